@@ -1,0 +1,10 @@
+module github.com/twnsbench/twnsbench
+
+go 1.26.8
+
+require (
+	github.com/safchain/ethtool v0.7.0
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
+	golang.org/x/sys v0.50.0
+)

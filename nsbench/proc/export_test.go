@@ -1,0 +1,3 @@
+package proc
+
+var ParseCgroup2MountForTest = parseCgroup2Mount

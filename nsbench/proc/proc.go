@@ -1,0 +1,187 @@
+// Package proc starts programs inside a role's network namespace and cgroup,
+// as the harness's direct children, logs their output, waits for readiness
+// by condition, and stops them by PID.
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+)
+
+// Spec describes one program to run.
+type Spec struct {
+	Name   string     // "server/sshd": for logs and errors
+	NetNS  string     // path of the network namespace to run in
+	Cgroup *Cgroup    // the role's cgroup; nil keeps the harness's own
+	Argv   []string   // Argv[0] is resolved on PATH when not absolute
+	Env    []string   // added to the harness's environment
+	Dir    string     // working directory
+	Mounts []ns.Mount // private mount namespace changes (hosts file, ...)
+	Log    string     // file that receives stdout and stderr of a daemon
+}
+
+// Process is a running daemon.
+type Process struct {
+	Name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // valid after done is closed
+	log  *os.File
+}
+
+// Start launches a daemon. Its output goes to spec.Log.
+func Start(spec Spec) (*Process, error) {
+	cmd, release, err := command(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var log *os.File
+	if spec.Log != "" {
+		log, err = os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("%s: open log: %w", spec.Name, err)
+		}
+		cmd.Stdout, cmd.Stderr = log, log
+	}
+	if err := cmd.Start(); err != nil {
+		if log != nil {
+			log.Close()
+		}
+		return nil, fmt.Errorf("%s: start: %w", spec.Name, err)
+	}
+	p := &Process{Name: spec.Name, cmd: cmd, done: make(chan struct{}), log: log}
+	go func() {
+		p.err = cmd.Wait()
+		if p.log != nil {
+			p.log.Close()
+		}
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// PID is the daemon's process ID (the real program's, not a wrapper's).
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited and been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is the exit status; valid once Done is closed.
+func (p *Process) Err() error { return p.err }
+
+// Stop sends SIGTERM, waits up to grace for the exit, then SIGKILL. Safe to
+// call on an exited process and to call twice.
+func (p *Process) Stop(grace time.Duration) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("%s: stop pid %d: %w", p.Name, p.PID(), err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+	}
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("%s: kill pid %d: %w", p.Name, p.PID(), err)
+	}
+	<-p.done
+	return nil
+}
+
+// Result is a finished client program.
+type Result struct {
+	Stdout, Stderr []byte
+	Wall           time.Duration // from start to exit, launcher included (~ms)
+}
+
+// Run runs a client program to completion and captures its output. A
+// cancelled ctx kills it. A non-zero exit is returned as an *exec.ExitError
+// together with the output, so callers can quote the tool's own message.
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	cmd, release, err := command(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if spec.Log != "" {
+		log, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: open log: %w", spec.Name, err)
+		}
+		defer log.Close()
+		fmt.Fprintf(log, "$ %q\n", spec.Argv)
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, log), io.MultiWriter(&stderr, log)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("%s: start: %w", spec.Name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill() // our own child, by PID
+		<-done
+		err = fmt.Errorf("%s: %w", spec.Name, ctx.Err())
+	}
+	return Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Wall: time.Since(start)}, err
+}
+
+// command builds the launcher command for spec. release closes what only
+// Start needs; call it once Start has returned.
+func command(spec Spec) (cmd *exec.Cmd, release func(), err error) {
+	if len(spec.Argv) == 0 {
+		return nil, nil, fmt.Errorf("%s: empty command", spec.Name)
+	}
+	argv := append([]string(nil), spec.Argv...)
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	if argv[0], err = filepath.Abs(path); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	helperArgv, planEnv, err := ns.HelperCommand(ns.Plan{NetNS: spec.NetNS, Mounts: spec.Mounts, Argv: argv})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	cmd = exec.Command(helperArgv[0], helperArgv[1:]...)
+	cmd.Env = append(append(os.Environ(), spec.Env...), planEnv)
+	cmd.Dir = spec.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid: true, // a terminal's Ctrl-C reaches the harness only; it stops children itself
+		// If the harness dies without teardown, its children die with it;
+		// `twnsbench clean` removes what they forked.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	release = func() {}
+	if spec.Cgroup != nil {
+		fd, err := syscall.Open(spec.Cgroup.Path, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: open cgroup: %w", spec.Name, err)
+		}
+		// clone3(CLONE_INTO_CGROUP): the child is born in the role's cgroup.
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = fd
+		release = func() { syscall.Close(fd) }
+	}
+	return cmd, release, nil
+}

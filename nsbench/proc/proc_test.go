@@ -1,0 +1,167 @@
+package proc_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+)
+
+func TestMain(m *testing.M) { nstest.Main(m) }
+
+func TestParseCgroup2Mount(t *testing.T) {
+	got, err := proc.ParseCgroup2MountForTest(strings.NewReader(
+		"25 30 0:22 / /sys/fs/cgroup rw shared:9 - tmpfs tmpfs ro,mode=755\n" +
+			"36 25 0:31 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw\n"))
+	if err != nil || got != "/sys/fs/cgroup/unified" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if _, err := proc.ParseCgroup2MountForTest(strings.NewReader("1 2 0:1 / / rw - ext4 /dev/vda rw\n")); err == nil {
+		t.Fatal("no cgroup2 line: want an error")
+	}
+}
+
+func TestParseCPUStat(t *testing.T) {
+	got, err := proc.ParseCPUStatUsage([]byte("usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\n"))
+	if err != nil || got != 123456 {
+		t.Fatalf("got %d, %v", got, err)
+	}
+	if _, err := proc.ParseCPUStatUsage([]byte("user_usec 1\n")); err == nil {
+		t.Fatal("missing usage_usec: want an error")
+	}
+}
+
+// newEnv makes a namespace and a cgroup owned by the test.
+func newEnv(t *testing.T) (*ns.NS, *proc.Cgroup) {
+	nstest.RequireRoot(t)
+	prefix := nstest.Prefix(t)
+	n, err := ns.Create(prefix + "-proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close(); ns.Delete(n.Name) })
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := proc.NewCgroup(filepath.Join(root, prefix, "role"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := cg.Remove(ctx); err != nil {
+			t.Error(err)
+		}
+		os.Remove(filepath.Dir(cg.Path))
+	})
+	return n, cg
+}
+
+func TestRunInNamespaceAndCgroup(t *testing.T) {
+	n, cg := newEnv(t)
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	os.WriteFile(hosts, []byte("10.9.9.9 only-in-this-namespace\n"), 0o644)
+	res, err := proc.Run(context.Background(), proc.Spec{
+		Name:   "test/sh",
+		NetNS:  n.Path(),
+		Cgroup: cg,
+		Argv:   []string{"sh", "-c", "cat /etc/hosts; cat /proc/self/cgroup; readlink /proc/self/ns/net"},
+		Mounts: []ns.Mount{{Kind: "bind", Source: hosts, Target: "/etc/hosts"}},
+	})
+	if err != nil {
+		t.Fatalf("run: %v: %s", err, res.Stderr)
+	}
+	out := string(res.Stdout)
+	if !strings.Contains(out, "only-in-this-namespace") {
+		t.Errorf("hosts file not bound: %q", out)
+	}
+	if !strings.Contains(out, "0::/"+filepath.Base(filepath.Dir(cg.Path))+"/role") {
+		t.Errorf("not in the role cgroup: %q", out)
+	}
+	self, _ := os.Readlink("/proc/self/ns/net")
+	if strings.Contains(out, self) {
+		t.Errorf("ran in the host network namespace (%s): %q", self, out)
+	}
+	// The bind mount stayed private to the child.
+	host, _ := os.ReadFile("/etc/hosts")
+	if strings.Contains(string(host), "only-in-this-namespace") {
+		t.Fatal("the child's mount leaked into the host mount namespace")
+	}
+	usage, err := cg.UsageUsec()
+	if err != nil || usage == 0 {
+		t.Errorf("cgroup usage = %d, %v; want > 0", usage, err)
+	}
+}
+
+func TestRunReportsToolFailure(t *testing.T) {
+	n, cg := newEnv(t)
+	res, err := proc.Run(context.Background(), proc.Spec{
+		Name: "test/false", NetNS: n.Path(), Cgroup: cg,
+		Argv: []string{"sh", "-c", "echo boom >&2; exit 3"},
+	})
+	if err == nil {
+		t.Fatal("want an error for exit 3")
+	}
+	if strings.TrimSpace(string(res.Stderr)) != "boom" {
+		t.Errorf("stderr = %q, want boom", res.Stderr)
+	}
+}
+
+func TestStartWaitStop(t *testing.T) {
+	n, cg := newEnv(t)
+	log := filepath.Join(t.TempDir(), "nc.log")
+	p, err := proc.Start(proc.Spec{
+		Name: "test/listener", NetNS: n.Path(), Cgroup: cg, Log: log,
+		// iperf3 is one of the harness's real servers.
+		Argv: []string{"iperf3", "-s", "-p", "5299", "-B", "127.0.0.1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lo, _ := n.Netlink()
+	l, _ := lo.LinkByName("lo")
+	lo.LinkSetUp(l)
+	lo.Close()
+	if err := proc.WaitTCP(ctx, n, "127.0.0.1:5299", p); err != nil {
+		t.Fatal(err)
+	}
+	pids, err := cg.PIDs()
+	if err != nil || len(pids) != 1 || pids[0] != p.PID() {
+		t.Errorf("cgroup members = %v, want [%d] (the program itself, not a wrapper)", pids, p.PID())
+	}
+	if err := p.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Fatal("Stop returned before the process was reaped")
+	}
+	if err := p.Stop(time.Second); err != nil {
+		t.Fatalf("second stop: %v", err)
+	}
+}
+
+func TestWaitTCPGivesUpWhenProcessExits(t *testing.T) {
+	n, cg := newEnv(t)
+	p, err := proc.Start(proc.Spec{Name: "test/exits", NetNS: n.Path(), Cgroup: cg, Argv: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = proc.WaitTCP(ctx, n, "127.0.0.1:1", p)
+	if err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("want an 'exited' error, got %v", err)
+	}
+}

@@ -1,0 +1,181 @@
+// Package results owns the results document: its JSON schema, atomic writes
+// after every sample, and reading it back.
+//
+// Field names follow tw's Docker benchmark (bench-results.json) so that a
+// result from either harness can be read by the other's tooling. New fields
+// are additions, never renames.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// SchemaVersion is bumped when a field changes meaning. The reference
+// harness's files carry none (read as 0).
+const SchemaVersion = 1
+
+// FileName is the results document's name inside the output directory.
+const FileName = "bench-results.json"
+
+// Document is one run's results.
+type Document struct {
+	SchemaVersion int          `json:"schema_version"`
+	Env           Env          `json:"env"`
+	Timings       *Timings     `json:"timings,omitempty"`
+	Transports    []Transport  `json:"transports,omitempty"`
+	Conditions    []Condition  `json:"conditions"`
+	Samples       []Sample     `json:"samples"`
+	RSS           []RSS        `json:"rss"`
+	Diagnostics   []Diagnostic `json:"diagnostics"`
+	Skipped       []Skipped    `json:"skipped,omitempty"`
+	Interrupted   string       `json:"interrupted,omitempty"`
+}
+
+// Env describes where and how the run was made. The first block of fields is
+// the reference's; the rest are twnsbench's additions.
+type Env struct {
+	Generated  string  `json:"generated"`
+	CPUModel   string  `json:"cpu_model"`
+	Cores      int     `json:"cores"`
+	Kernel     string  `json:"kernel"`
+	Docker     string  `json:"docker,omitempty"`
+	TW         string  `json:"tw,omitempty"`
+	OpenSSH    string  `json:"openssh,omitempty"`
+	IPerf3     string  `json:"iperf3,omitempty"`
+	Netperf    string  `json:"netperf,omitempty"`
+	WireGuard  string  `json:"wireguard,omitempty"`
+	Image      string  `json:"image,omitempty"`
+	WAN        string  `json:"wan"`
+	Offloads   string  `json:"offloads"`
+	ScpForm    string  `json:"scp_form"`
+	ScpOptions string  `json:"scp_options"`
+	Runs       int     `json:"runs"`
+	SizeGB     float64 `json:"size_gb"`
+
+	Harness        string   `json:"harness,omitempty"`
+	SizeBytes      int64    `json:"size_bytes,omitempty"`
+	DurationSec    float64  `json:"duration_sec,omitempty"`
+	WarmupSec      float64  `json:"warmup_sec,omitempty"`
+	Congestion     string   `json:"congestion,omitempty"`
+	CongestionNote string   `json:"congestion_note,omitempty"`
+	Impairment     string   `json:"impairment,omitempty"`
+	Topology       string   `json:"topology,omitempty"`
+	SysctlChanges  []string `json:"sysctl_changes,omitempty"`
+	Fallbacks      []string `json:"fallbacks,omitempty"`
+}
+
+// Timings are the harness's own costs, in seconds.
+type Timings struct {
+	TopologyUpSec float64 `json:"topology_up_sec"`
+	TeardownSec   float64 `json:"teardown_sec"`
+	TotalSec      float64 `json:"total_sec,omitempty"`
+	HarnessCPUSec float64 `json:"harness_cpu_sec,omitempty"`
+}
+
+// Transport is a transport that took part, with its report label.
+type Transport struct {
+	Name  string `json:"name"`
+	Label string `json:"label"`
+}
+
+// Condition is a network condition the transports were measured under.
+type Condition struct {
+	Name            string `json:"name"`
+	Label           string `json:"label"`
+	ScpPayloadBytes int64  `json:"scp_payload_bytes"`
+}
+
+// Sample is one measurement of one instrument. Pointer fields are absent when
+// the instrument does not produce them: a report never shows a number that
+// was not measured.
+type Sample struct {
+	Transport       string             `json:"transport"`
+	Condition       string             `json:"condition"`
+	Instrument      string             `json:"instrument"`
+	Run             int                `json:"run"`
+	WallSec         float64            `json:"wall_sec"`
+	Value           float64            `json:"value"`
+	Unit            string             `json:"unit,omitempty"`
+	MeanUs          *float64           `json:"mean_us,omitempty"`
+	P50Us           *float64           `json:"p50_us,omitempty"`
+	P99Us           *float64           `json:"p99_us,omitempty"`
+	PayloadBytes    *int64             `json:"payload_bytes,omitempty"`
+	WireBytes       *int64             `json:"wire_bytes,omitempty"`
+	HostCPUSec      float64            `json:"host_cpu_sec"`
+	ContainerCPUSec map[string]float64 `json:"container_cpu_sec"`
+	Extra           map[string]float64 `json:"extra,omitempty"`
+}
+
+// RSS holds the peak resident set (VmHWM) of a transport's processes, keyed
+// "role / process".
+type RSS struct {
+	Transport string           `json:"transport"`
+	Label     string           `json:"label,omitempty"`
+	PeakKB    map[string]int64 `json:"peak_kb"`
+}
+
+// Diagnostic is raw state captured for a cell, so a result can be reconciled
+// against the kernel's own counters.
+type Diagnostic struct {
+	Transport string `json:"transport"`
+	Condition string `json:"condition"`
+	Name      string `json:"name"`
+	Output    string `json:"output"`
+}
+
+// Skipped is a transport that could not run, with the reason the report shows.
+type Skipped struct {
+	Transport string `json:"transport"`
+	Label     string `json:"label,omitempty"`
+	Condition string `json:"condition,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// Read loads a results document.
+func Read(path string) (*Document, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var d Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("parse results %s: %w", path, err)
+	}
+	return &d, nil
+}
+
+// WriteAtomic writes d to path through a temporary file and a rename, so a
+// reader (or an interrupted run) never sees a half-written document.
+func WriteAtomic(path string, d *Document) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	b = append(b, '\n')
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".bench-results-*.json")
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}

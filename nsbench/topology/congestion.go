@@ -1,0 +1,125 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	sysctlCC        = "/proc/sys/net/ipv4/tcp_congestion_control"
+	sysctlAllowedCC = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+	sysctlAvailCC   = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+)
+
+// applyCongestion sets the default TCP congestion control in every role
+// namespace. Outside the init namespace the kernel only accepts algorithms
+// in the global allowed list (EPERM otherwise); when the requested one is
+// available but not allowed, the list is extended for the few milliseconds
+// it takes to set the namespaces' defaults and then restored. A namespace
+// keeps its default after the restore. The change is recorded.
+func (t *Topology) applyCongestion() error {
+	want := t.Spec.Congestion
+	if want == "" {
+		cc, err := t.readCongestion()
+		t.Congestion = cc + " (inherited from the host)"
+		return err
+	}
+	err := t.setCongestion(want)
+	if errors.Is(err, syscall.EPERM) {
+		restore, change, rerr := allowCongestion(want)
+		if rerr != nil {
+			return fmt.Errorf("congestion control %s: %w", want, rerr)
+		}
+		err = t.setCongestion(want)
+		if rerr := restore(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		t.SysctlChanges = append(t.SysctlChanges, change())
+	}
+	if err != nil {
+		return fmt.Errorf("congestion control %s: %w", want, err)
+	}
+	cc, err := t.readCongestion()
+	if err != nil {
+		return err
+	}
+	if cc != want {
+		return fmt.Errorf("congestion control: asked for %s, namespaces use %s", want, cc)
+	}
+	t.Congestion = cc
+	return nil
+}
+
+func (t *Topology) setCongestion(algo string) error {
+	for _, name := range t.Spec.Roles {
+		// /proc/sys/net resolves to the opening thread's namespace.
+		err := t.Roles[name].NS.Do(func() error {
+			return os.WriteFile(sysctlCC, []byte(algo), 0)
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// readCongestion returns the namespaces' common algorithm.
+func (t *Topology) readCongestion() (string, error) {
+	seen := ""
+	for _, name := range t.Spec.Roles {
+		var b []byte
+		err := t.Roles[name].NS.Do(func() (err error) {
+			b, err = os.ReadFile(sysctlCC)
+			return err
+		})
+		if err != nil {
+			return "", fmt.Errorf("%s: read congestion control: %w", name, err)
+		}
+		cc := strings.TrimSpace(string(b))
+		if seen != "" && cc != seen {
+			return "", fmt.Errorf("congestion control differs between namespaces: %s vs %s", seen, cc)
+		}
+		seen = cc
+	}
+	return seen, nil
+}
+
+// allowCongestion adds algo to the global allowed list. restore puts the
+// original list back; change describes what happened, for the report.
+func allowCongestion(algo string) (restore func() error, change func() string, err error) {
+	avail, err := os.ReadFile(sysctlAvailCC)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !contains(strings.Fields(string(avail)), algo) {
+		return nil, nil, fmt.Errorf("not available in this kernel (available: %s)", strings.TrimSpace(string(avail)))
+	}
+	orig, err := os.ReadFile(sysctlAllowedCC)
+	if err != nil {
+		return nil, nil, err
+	}
+	origList := strings.TrimSpace(string(orig))
+	extended := origList + " " + algo
+	if err := os.WriteFile(sysctlAllowedCC, []byte(extended), 0); err != nil {
+		return nil, nil, fmt.Errorf("extend %s: %w", sysctlAllowedCC, err)
+	}
+	start := time.Now()
+	var held time.Duration
+	restore = func() error {
+		err := os.WriteFile(sysctlAllowedCC, []byte(origList), 0)
+		held = time.Since(start)
+		if err != nil {
+			return fmt.Errorf("restore %s to %q: %w", sysctlAllowedCC, origList, err)
+		}
+		return nil
+	}
+	change = func() string {
+		return fmt.Sprintf("net.ipv4.tcp_allowed_congestion_control %q → %q for %.1f ms while setting the namespaces' default, then restored",
+			origList, extended, float64(held.Microseconds())/1000)
+	}
+	return restore, change, nil
+}

@@ -1,0 +1,161 @@
+package topology_test
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+func TestMain(m *testing.M) { nstest.Main(m) }
+
+func TestSpecValidate(t *testing.T) {
+	good := topology.DefaultSpec("twnsb-abc123")
+	if err := good.Validate(); err != nil {
+		t.Fatalf("default spec: %v", err)
+	}
+	if got := good.Addr(topology.Server).String(); got != "10.77.0.4" {
+		t.Errorf("server address = %s, want 10.77.0.4", got)
+	}
+	if got := good.NetnsName(topology.Client); got != "twnsb-abc123-client" {
+		t.Errorf("netns name = %s", got)
+	}
+	bad := good
+	bad.Prefix = "mine"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "must start with") {
+		t.Errorf("foreign prefix accepted: %v", err)
+	}
+	bad = good
+	bad.HostNames = map[string]string{"x": "nowhere"}
+	if err := bad.Validate(); err == nil {
+		t.Error("host name for unknown role accepted")
+	}
+}
+
+func TestUpDown(t *testing.T) {
+	nstest.RequireRoot(t)
+	spec := topology.DefaultSpec(nstest.Prefix(t))
+	topo, err := topology.Up(spec)
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	t.Cleanup(func() { topo.Down() })
+
+	if topo.Congestion != "cubic" {
+		t.Errorf("congestion = %q, want cubic", topo.Congestion)
+	}
+	for _, role := range topology.DefaultRoles {
+		r := topo.Roles[role]
+		h, err := r.NS.Netlink()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := h.LinkByName(topology.RoleLink)
+		h.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", role, err)
+		}
+		if got := l.Attrs().GSOMaxSegs; got != 1 {
+			t.Errorf("%s: gso_max_segs = %d, want 1", role, got)
+		}
+		if l.Attrs().OperState != netlink.OperUp {
+			t.Errorf("%s: %s is %v, want up", role, topology.RoleLink, l.Attrs().OperState)
+		}
+		err = r.NS.Do(func() error {
+			e, err := ethtool.NewEthtool()
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			f, err := e.Features(topology.RoleLink)
+			if err != nil {
+				return err
+			}
+			for _, k := range []string{"tx-tcp-segmentation", "tx-generic-segmentation", "rx-gro"} {
+				if f[k] {
+					t.Errorf("%s: %s still on", role, k)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts, err := os.ReadFile(topo.HostsFile(role))
+		if err != nil || !strings.Contains(string(hosts), "10.77.0.3\trelay relay.tw.test") {
+			t.Errorf("%s hosts file: %v %q", role, err, hosts)
+		}
+	}
+
+	// A byte crosses from server to client over the bridge, and the client's
+	// rx counter sees it.
+	srv := topo.Roles[topology.Server]
+	var ln net.Listener
+	if err := srv.NS.Do(func() (err error) {
+		ln, err = net.Listen("tcp", net.JoinHostPort(srv.Addr.String(), "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Write([]byte("x"))
+			c.Close()
+		}
+	}()
+	before, err := topo.RxBytes(topology.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf [1]byte
+	err = topo.Roles[topology.Client].NS.Do(func() error {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Read(buf[:])
+		return err
+	})
+	if err != nil || buf[0] != 'x' {
+		t.Fatalf("client → server: %v %q", err, buf)
+	}
+	after, err := topo.RxBytes(topology.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("client rx bytes did not grow: %d → %d", before, after)
+	}
+
+	// The host namespace never sees the run's links.
+	hostLinks, _ := netlink.LinkList()
+	for _, l := range hostLinks {
+		if strings.HasPrefix(l.Attrs().Name, "twnsb") || l.Attrs().Name == "br0" {
+			t.Errorf("link %s in the host namespace", l.Attrs().Name)
+		}
+	}
+
+	if err := topo.Down(); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	if err := topo.Down(); err != nil {
+		t.Fatalf("second down: %v", err)
+	}
+	if left := nstest.Residue(spec.Prefix); len(left) > 0 {
+		t.Errorf("left after down: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(ns.RunDir, spec.NetnsName("client"))); !os.IsNotExist(err) {
+		t.Errorf("client netns still mounted: %v", err)
+	}
+}
