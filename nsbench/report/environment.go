@@ -1,0 +1,153 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+type envRow struct{ item, value string }
+
+// envRows lists the environment facts that were recorded, in the reference's
+// order followed by twnsbench's additions. An empty field gets no row.
+func (v *view) envRows() []envRow {
+	e := v.doc.Env
+	rows := []envRow{
+		{"CPU", cpuText(e)},
+		{"Host kernel", e.Kernel},
+		{"Docker", e.Docker},
+		{"Container image", e.Image},
+		{"tw", e.TW},
+		{"OpenSSH", e.OpenSSH},
+		{"iperf3", e.IPerf3},
+		{"netperf", e.Netperf},
+		{"WireGuard", e.WireGuard},
+		{"WAN emulation", e.WAN},
+		{"NIC offloads", e.Offloads},
+		{"scp form / options", scpFormText(e)},
+		{"Runs per cell", runsText(e)},
+		{"scp payload", v.payloadText()},
+		{"Congestion control", congestionText(e)},
+		{"Impairment", e.Impairment},
+		{"Topology", e.Topology},
+		{"Harness", e.Harness},
+		{"Sysctl changes (restored)", strings.Join(e.SysctlChanges, "; ")},
+		{"Fallbacks used", strings.Join(e.Fallbacks, "; ")},
+	}
+	out := rows[:0]
+	for _, r := range rows {
+		if r.value != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func cpuText(e results.Env) string {
+	switch {
+	case e.CPUModel != "" && e.Cores > 0:
+		return fmt.Sprintf("%s (%d logical cores)", e.CPUModel, e.Cores)
+	case e.Cores > 0:
+		return fmt.Sprintf("%d logical cores", e.Cores)
+	}
+	return e.CPUModel
+}
+
+func scpFormText(e results.Env) string {
+	if e.ScpOptions == "" {
+		return e.ScpForm
+	}
+	return e.ScpForm + " · `" + e.ScpOptions + "`"
+}
+
+// runsText states the method: one untimed warm-up per cell, then the timed
+// runs the cells summarise.
+func runsText(e results.Env) string {
+	if e.Runs <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d timed (after 1 warm-up); cells show median (min–max)", e.Runs)
+}
+
+func congestionText(e results.Env) string {
+	switch {
+	case e.Congestion != "" && e.CongestionNote != "":
+		return e.Congestion + " (" + e.CongestionNote + ")"
+	case e.Congestion != "":
+		return e.Congestion
+	}
+	return e.CongestionNote
+}
+
+// payloadText describes the scp payload per condition, as the reference
+// does: the full-size random file where it was used, the smaller warm-up
+// file elsewhere, and why. Conditions sharing a size are named together.
+func (v *view) payloadText() string {
+	groups, largest := payloadGroups(v.doc.Conditions)
+	if len(groups) == 0 {
+		return ""
+	}
+	var parts, smaller []string
+	for _, g := range groups {
+		names := joinAnd(g.names)
+		if g.bytes == largest {
+			parts = append(parts, sizeLabel(g.bytes)+" of /dev/urandom on "+names)
+			continue
+		}
+		parts = append(parts, "the "+sizeLabel(g.bytes)+" warm-up file on "+names)
+		smaller = append(smaller, g.conditions...)
+	}
+	text := strings.Join(parts, ", ")
+	if len(smaller) > 0 {
+		text += " (" + v.smallerPayloadReason(smaller, largest) + ")"
+	}
+	return text + "; served from tmpfs, written to /dev/null"
+}
+
+// smallerPayloadReason says why the full payload was not used: the measured
+// scp rate there (median over every transport's scp samples) makes it take
+// too long. Without scp samples no rate is claimed.
+func (v *view) smallerPayloadReason(conditions []string, largest int64) string {
+	var rates []float64
+	for _, s := range v.doc.Samples {
+		if s.Instrument == instScp && slices.Contains(conditions, s.Condition) {
+			rates = append(rates, s.Value)
+		}
+	}
+	if sum := stats.Summarize(rates); sum.N > 0 {
+		return fmt.Sprintf("TCP loss-bound ≈%s MB/s makes %s impractical", num(sum.Median, precMBps), sizeLabel(largest))
+	}
+	return sizeLabel(largest) + " would take too long there"
+}
+
+type payloadGroup struct {
+	bytes      int64
+	names      []string // display names, e.g. "LAN"
+	conditions []string // condition names, e.g. "lan"
+}
+
+// payloadGroups groups the conditions by scp payload size in first-appearance
+// order and returns the largest size.
+func payloadGroups(conds []results.Condition) ([]payloadGroup, int64) {
+	var groups []payloadGroup
+	var largest int64
+	index := map[int64]int{}
+	for _, c := range conds {
+		if c.ScpPayloadBytes <= 0 {
+			continue
+		}
+		largest = max(largest, c.ScpPayloadBytes)
+		i, ok := index[c.ScpPayloadBytes]
+		if !ok {
+			i = len(groups)
+			index[c.ScpPayloadBytes] = i
+			groups = append(groups, payloadGroup{bytes: c.ScpPayloadBytes})
+		}
+		groups[i].names = append(groups[i].names, strings.ToUpper(c.Name))
+		groups[i].conditions = append(groups[i].conditions, c.Name)
+	}
+	return groups, largest
+}

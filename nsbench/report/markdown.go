@@ -1,0 +1,166 @@
+// Package report renders a results document as a Markdown report with the
+// reference harness's layout and precision. It reads only the document:
+// the same document always gives the same bytes.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// Markdown renders d. It is deterministic: no clock, no map-order
+// dependence; the generation time shown is d.Env.Generated.
+func Markdown(d *results.Document) []byte {
+	if d == nil {
+		return nil
+	}
+	v := newView(d)
+	w := &writer{}
+	v.writeHeader(w)
+	v.writeEnvironment(w)
+	for _, c := range d.Conditions {
+		v.writeResults(w, c)
+	}
+	v.writeMemory(w)
+	v.writeDiagnostics(w)
+	v.writeTimings(w)
+	v.writeReading(w)
+	return w.buf.Bytes()
+}
+
+// writer puts Markdown blocks one blank line apart.
+type writer struct{ buf bytes.Buffer }
+
+func (w *writer) block(lines ...string) {
+	if w.buf.Len() > 0 {
+		w.buf.WriteByte('\n')
+	}
+	for _, l := range lines {
+		w.buf.WriteString(l)
+		w.buf.WriteByte('\n')
+	}
+}
+
+func (v *view) writeHeader(w *writer) {
+	w.block("# " + v.title())
+	generated := v.doc.Env.Generated
+	if generated == "" {
+		generated = dash
+	}
+	w.block("Generated: " + generated)
+	if v.doc.Interrupted != "" {
+		w.block("**Interrupted:** " + v.doc.Interrupted + " — the tables show the samples measured before it.")
+	}
+	w.block(v.intro())
+}
+
+func (v *view) writeEnvironment(w *writer) {
+	w.block("## Environment")
+	lines := []string{"| Item | Value |", "|------|-------|"}
+	for _, r := range v.envRows() {
+		lines = append(lines, tableRow(r.item, r.value))
+	}
+	w.block(lines...)
+}
+
+func (v *view) writeResults(w *writer, c results.Condition) {
+	label := c.Label
+	if label == "" {
+		label = c.Name
+	}
+	w.block("## Results — " + label)
+	header := resultsHeader(c.ScpPayloadBytes)
+	lines := []string{tableRow(header...), separatorRow(len(header))}
+	for _, t := range v.order {
+		lines = append(lines, tableRow(v.resultsRow(t, c.Name)...))
+	}
+	w.block(lines...)
+}
+
+func (v *view) writeMemory(w *writer) {
+	w.block("## Memory footprint")
+	if len(v.doc.RSS) == 0 {
+		w.block("No peak-RSS samples were recorded.")
+		return
+	}
+	w.block(v.memoryNote())
+	lines := []string{"| Transport | Process | Peak RSS |", separatorRow(3)}
+	for _, r := range v.doc.RSS {
+		lines = append(lines, v.rssRows(r)...)
+	}
+	w.block(lines...)
+}
+
+// rssRows renders one rss entry, its processes sorted by key so the map's
+// order cannot change the report.
+func (v *view) rssRows(r results.RSS) []string {
+	label := r.Label
+	if label == "" {
+		label = v.label(r.Transport)
+	}
+	keys := make([]string, 0, len(r.PeakKB))
+	for k := range r.PeakKB {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	rows := make([]string, 0, len(keys))
+	for _, k := range keys {
+		mib := float64(r.PeakKB[k]) / 1024
+		rows = append(rows, tableRow(label, k, num(mib, precMiB)+" MiB"))
+	}
+	return rows
+}
+
+func (v *view) writeDiagnostics(w *writer) {
+	if len(v.doc.Diagnostics) == 0 {
+		return
+	}
+	w.block("## Diagnostics")
+	w.block(v.diagnosticsNote())
+	for _, d := range v.doc.Diagnostics {
+		w.block(fmt.Sprintf("### %s / %s — %s", d.Transport, d.Condition, d.Name))
+		out := trimTrailingNewlines(d.Output)
+		f := fence(out)
+		w.block(f, out, f)
+	}
+}
+
+func trimTrailingNewlines(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// writeTimings shows the harness's own costs; sub-second steps get three
+// decimals, whole-run figures two.
+func (v *view) writeTimings(w *writer) {
+	t := v.doc.Timings
+	if t == nil {
+		return
+	}
+	w.block("## Timings")
+	lines := []string{"| Step | Time |", separatorRow(2),
+		tableRow("Topology up", num(t.TopologyUpSec, 3)+" s"),
+		tableRow("Teardown", num(t.TeardownSec, 3)+" s"),
+	}
+	if t.TotalSec > 0 {
+		lines = append(lines, tableRow("Total", num(t.TotalSec, 2)+" s"))
+	}
+	if t.HarnessCPUSec > 0 {
+		lines = append(lines, tableRow("Harness CPU", num(t.HarnessCPUSec, 2)+" CPU-s"))
+	}
+	w.block(lines...)
+}
+
+func (v *view) writeReading(w *writer) {
+	w.block("## Reading the numbers")
+	var lines []string
+	for _, b := range v.readingBullets() {
+		lines = append(lines, "- "+b)
+	}
+	w.block(lines...)
+}

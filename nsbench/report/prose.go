@@ -1,0 +1,115 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The report's prose. A document of the reference (Docker) harness gets the
+// reference report's own sentences, so that rendering it reproduces that
+// report; a twnsbench document gets sentences about namespaces on one host.
+
+func (v *view) title() string {
+	if !v.twnsbench {
+		return "Tunnel Whisperer throughput & footprint benchmark"
+	}
+	return "twnsbench: throughput & footprint benchmark"
+}
+
+func (v *view) intro() string {
+	if !v.twnsbench {
+		return "Three transports, same workload: the client pulls data from the server over plain SSH, " +
+			"over SSH inside a direct kernel-WireGuard link, and over SSH inside the real Tunnel Whisperer path " +
+			"(`tw client connect` → VLESS/XHTTP/mTLS :443 → relay Caddy + Xray → reverse SSH → `tw serve` → sshd). " +
+			"Every instrument moves bytes server → client."
+	}
+	labels := make([]string, len(v.order))
+	for i, t := range v.order {
+		labels[i] = v.label(t)
+	}
+	return "Same workload for every transport: the client pulls data from the server over each transport (" +
+		joinAnd(labels) + "), with client, relay and server in their own Linux network namespaces on one host. " +
+		"Every instrument moves bytes server → client."
+}
+
+func (v *view) memoryNote() string {
+	if !v.twnsbench {
+		return "Peak resident set (VmHWM) of the transport processes. The baseline rows are idle listeners " +
+			"sampled after the SSH transport's runs (the first transport) closed their connections; VmHWM is a " +
+			"since-start high-water mark, so a higher peak reached later by these shared listeners is not captured. " +
+			"The tw and WireGuard rows are transfer-time peaks sampled at the end of that transport's own runs. " +
+			"WireGuard has no userspace process: its footprint is kernel memory, reported as 0."
+	}
+	note := "Peak resident set (VmHWM, from /proc/PID/status) of each transport's processes, sampled once per " +
+		"transport at the end of its own runs. VmHWM is a since-start high-water mark: for a process shared by " +
+		"several transports (the idle baseline listeners), it is the highest peak up to the moment it was sampled, " +
+		"and a higher peak reached later is not captured."
+	if v.hasRSS("wireguard") {
+		note += " Kernel WireGuard has no userspace process: its footprint is kernel memory, reported as 0."
+	}
+	return note
+}
+
+func (v *view) diagnosticsNote() string {
+	if !v.twnsbench {
+		return "Raw tc/wg state captured per WAN cell, so a result can be reconciled against the qdisc's own " +
+			"drop/overlimit counters (and, for WireGuard, wg0's MTU and transfer stats) instead of taken on faith."
+	}
+	return "Raw kernel state captured per cell (netem's sent/dropped counters with the drop ratio; for WireGuard " +
+		"the device's MTU and transfer counters), so a result can be reconciled against the kernel's own counters " +
+		"instead of taken on faith."
+}
+
+func (v *view) readingBullets() []string {
+	if !v.twnsbench {
+		return []string{
+			"**Pure SSH** is the ceiling: one OpenSSH connection straight across the Compose bridge.",
+			"**WireGuard** is a direct peer-to-peer link (mesh-style): one hop fewer than tw, encryption in the kernel — its CPU shows up only in the host-wide CPU-seconds, never in a container's cgroup.",
+			"**Tunnel Whisperer** is the real product path through the relay. For scp that is SSH inside tw's own end-to-end SSH inside TLS; the iperf3 rows have no inner OpenSSH and are tw's own ceiling.",
+			"LAN cells measure encryption/framing cost only (~0 RTT). WAN cells add netem delay and loss on both ends; that is where TCP-over-TLS-over-TCP and UDP diverge.",
+			"Gbit/s per busy core = iperf3 1-stream goodput ÷ average host cores busy during the run.",
+		}
+	}
+	var b []string
+	if v.measured("ssh") {
+		b = append(b, "**Pure SSH** is the ceiling: one OpenSSH connection straight from the server's namespace to the client's.")
+	}
+	if v.measured("wireguard") {
+		b = append(b, "**WireGuard** is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup.")
+	}
+	if v.measured("tw") {
+		b = append(b, "**Tunnel Whisperer** is the real product path through the relay namespace. For scp that is SSH inside tw's own end-to-end SSH inside TLS; the iperf3 rows have no inner OpenSSH and are tw's own ceiling.")
+	}
+	if c := v.conditionsBullet(); c != "" {
+		b = append(b, c)
+	}
+	b = append(b,
+		"Gbit/s per busy core = iperf3 1-stream goodput ÷ average host cores busy during the run (host-wide busy CPU-seconds from /proc/stat ÷ wall time), per run, then the median.",
+		"— marks a value that was not measured (the transport was skipped, or its instrument gave no sample); no cell is estimated. `n=K` in a range marks a cell built from fewer runs than configured.",
+	)
+	if r := v.doc.Env.Runs; r > 0 && r < 6 {
+		b = append(b, fmt.Sprintf("With %d runs per cell the median has no bounded 95 %% confidence interval (that needs at least 6); read differences smaller than the min–max spread as noise.", r))
+	}
+	return b
+}
+
+// conditionsBullet explains what the conditions measure: "lan" isolates the
+// transports' own cost, any other condition adds the emulated path.
+func (v *view) conditionsBullet() string {
+	var lan, impaired bool
+	for _, c := range v.doc.Conditions {
+		if c.Name == "lan" {
+			lan = true
+		} else {
+			impaired = true
+		}
+	}
+	var parts []string
+	if lan {
+		parts = append(parts, "LAN cells measure encryption/framing cost only (~0 RTT).")
+	}
+	if impaired {
+		parts = append(parts, "The other conditions add netem delay and loss; that is where TCP-over-TLS-over-TCP and UDP diverge.")
+	}
+	return strings.Join(parts, " ")
+}
