@@ -1,0 +1,218 @@
+package instrument
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// iperf3Result is what a TCP `iperf3 -c HOST -p PORT [-R] -t T -P N -J` run
+// reports (client side).
+type iperf3Result struct {
+	// ReceivedBitsPerSec is end.sum_received.bits_per_second: the benchmark's
+	// value (divide by 1e9 for Gbit/s).
+	ReceivedBitsPerSec float64
+	// SentBitsPerSec is end.sum_sent.bits_per_second.
+	SentBitsPerSec float64
+	// ReceivedBytes and SentBytes are end.sum_received.bytes and
+	// end.sum_sent.bytes.
+	ReceivedBytes int64
+	SentBytes     int64
+	// Retransmits is end.sum_sent.retransmits, counted by the sending side
+	// (the server with -R; iperf3 carries it over the control connection).
+	// HasRetransmits is false when iperf3 left the field out (a sender that
+	// cannot read TCP_INFO).
+	Retransmits    int64
+	HasRetransmits bool
+	// SenderCongestion and ReceiverCongestion are end.sender_tcp_congestion
+	// and end.receiver_tcp_congestion ("" when absent). With -R the sender
+	// is the server.
+	SenderCongestion   string
+	ReceiverCongestion string
+	// DurationSec is end.sum_received.seconds, the receiver's measured
+	// interval; TestDurationSec is the requested -t (start.test_start.duration).
+	DurationSec     float64
+	TestDurationSec float64
+	// Streams is start.test_start.num_streams (-P); Reverse is -R.
+	Streams int
+	Reverse bool
+}
+
+// iperf3UDPResult is what `iperf3 -c HOST -u -l 200 -b 0 [-R] -J` reports
+// (client side).
+//
+// iperf3 3.12 puts the same figures in several places; the fields below come
+// from end.sum_sent (the sender's own counts) and end.sum_received (the
+// receiver's), which mean the same thing with and without -R. (end.sum mixes
+// the two: its packets, bytes and bits_per_second are the sender's, its
+// lost_packets and jitter_ms the receiver's.)
+type iperf3UDPResult struct {
+	// PacketsSent is end.sum_sent.packets: datagrams the sender wrote.
+	PacketsSent int64
+	// ReceiverPackets is end.sum_received.packets: the highest sequence
+	// number the receiver saw, i.e. received + gaps. Datagrams sent after
+	// the last one that arrived are in neither (see Unreceived).
+	ReceiverPackets int64
+	// Lost is end.sum_received.lost_packets: sequence gaps counted by the
+	// receiver (iperf3's own loss figure).
+	Lost int64
+	// LostPercent is end.sum.lost_percent, iperf3's figure:
+	// Lost / PacketsSent * 100.
+	LostPercent float64
+	// PacketsReceived = ReceiverPackets - Lost: datagrams that arrived
+	// (equals end.sum_received.bytes / the datagram size).
+	PacketsReceived int64
+	// Unreceived = PacketsSent - PacketsReceived: every datagram that did
+	// not arrive, including the tail iperf3 does not count as lost.
+	Unreceived int64
+	// ReceivedPPS = PacketsReceived / DurationSec.
+	ReceivedPPS float64
+	// JitterMs is end.sum_received.jitter_ms (mean over streams).
+	JitterMs float64
+	// DurationSec is end.sum_received.seconds (the receiver's interval;
+	// start.test_start.duration when that is zero).
+	DurationSec float64
+	// ReceivedBitsPerSec and SentBitsPerSec are end.sum_received and
+	// end.sum_sent bits_per_second.
+	ReceivedBitsPerSec float64
+	SentBitsPerSec     float64
+	// BlockSize is start.test_start.blksize (-l); Reverse is -R.
+	BlockSize int
+	Reverse   bool
+}
+
+type iperf3JSONSum struct {
+	Seconds       float64  `json:"seconds"`
+	Bytes         int64    `json:"bytes"`
+	BitsPerSecond float64  `json:"bits_per_second"`
+	Retransmits   *int64   `json:"retransmits"`
+	JitterMs      *float64 `json:"jitter_ms"`
+	LostPackets   *int64   `json:"lost_packets"`
+	Packets       *int64   `json:"packets"`
+	LostPercent   *float64 `json:"lost_percent"`
+}
+
+type iperf3JSON struct {
+	Start struct {
+		TestStart struct {
+			Protocol   string  `json:"protocol"`
+			NumStreams int     `json:"num_streams"`
+			BlkSize    int     `json:"blksize"`
+			Duration   float64 `json:"duration"`
+			Reverse    int     `json:"reverse"`
+		} `json:"test_start"`
+	} `json:"start"`
+	End struct {
+		Sum                   *iperf3JSONSum `json:"sum"`
+		SumSent               *iperf3JSONSum `json:"sum_sent"`
+		SumReceived           *iperf3JSONSum `json:"sum_received"`
+		SenderTCPCongestion   string         `json:"sender_tcp_congestion"`
+		ReceiverTCPCongestion string         `json:"receiver_tcp_congestion"`
+	} `json:"end"`
+	Error string `json:"error"`
+}
+
+// decodeIperf3 decodes iperf3 -J output and turns a non-empty "error" field
+// into an error. iperf3 3.12 exits 0 when it fails with -J (connection
+// refused, server busy), so this field is the only sign of failure.
+func decodeIperf3(out []byte) (*iperf3JSON, error) {
+	trimmed := bytes.TrimSpace(out)
+	if len(trimmed) == 0 {
+		return nil, errors.New("iperf3: empty output")
+	}
+	var doc iperf3JSON
+	if err := json.Unmarshal(trimmed, &doc); err != nil {
+		return nil, fmt.Errorf("iperf3: output is not valid JSON (%v, %d bytes), %s", err, len(out), parseDescribe(out))
+	}
+	if doc.Error != "" {
+		return nil, fmt.Errorf("iperf3: error - %s", doc.Error)
+	}
+	if doc.End.SumReceived == nil {
+		return nil, errors.New("iperf3: JSON has no end.sum_received (test did not finish)")
+	}
+	if doc.End.SumSent == nil {
+		return nil, errors.New("iperf3: JSON has no end.sum_sent (test did not finish)")
+	}
+	return &doc, nil
+}
+
+// parseIperf3 reads the -J output of a TCP iperf3 client.
+func parseIperf3(out []byte) (iperf3Result, error) {
+	doc, err := decodeIperf3(out)
+	if err != nil {
+		return iperf3Result{}, err
+	}
+	ts := doc.Start.TestStart
+	if ts.Protocol != "" && ts.Protocol != "TCP" {
+		return iperf3Result{}, fmt.Errorf("iperf3: expected a TCP test, got protocol %q", ts.Protocol)
+	}
+	recv, sent := doc.End.SumReceived, doc.End.SumSent
+	r := iperf3Result{
+		ReceivedBitsPerSec: recv.BitsPerSecond,
+		SentBitsPerSec:     sent.BitsPerSecond,
+		ReceivedBytes:      recv.Bytes,
+		SentBytes:          sent.Bytes,
+		SenderCongestion:   doc.End.SenderTCPCongestion,
+		ReceiverCongestion: doc.End.ReceiverTCPCongestion,
+		DurationSec:        recv.Seconds,
+		TestDurationSec:    ts.Duration,
+		Streams:            ts.NumStreams,
+		Reverse:            ts.Reverse != 0,
+	}
+	if sent.Retransmits != nil {
+		r.Retransmits, r.HasRetransmits = *sent.Retransmits, true
+	}
+	if r.ReceivedBitsPerSec < 0 || r.SentBitsPerSec < 0 {
+		return iperf3Result{}, fmt.Errorf("iperf3: negative bits_per_second (received %g, sent %g)", r.ReceivedBitsPerSec, r.SentBitsPerSec)
+	}
+	return r, nil
+}
+
+// parseIperf3UDP reads the -J output of a UDP iperf3 client (-u), with or
+// without -R.
+func parseIperf3UDP(out []byte) (iperf3UDPResult, error) {
+	doc, err := decodeIperf3(out)
+	if err != nil {
+		return iperf3UDPResult{}, err
+	}
+	ts := doc.Start.TestStart
+	if ts.Protocol != "UDP" {
+		return iperf3UDPResult{}, fmt.Errorf("iperf3: expected a UDP test, got protocol %q", ts.Protocol)
+	}
+	recv, sent := doc.End.SumReceived, doc.End.SumSent
+	if sent.Packets == nil || recv.Packets == nil || recv.LostPackets == nil {
+		return iperf3UDPResult{}, errors.New("iperf3: UDP JSON lacks packets/lost_packets in end.sum_sent or end.sum_received")
+	}
+	r := iperf3UDPResult{
+		PacketsSent:        *sent.Packets,
+		ReceiverPackets:    *recv.Packets,
+		Lost:               *recv.LostPackets,
+		DurationSec:        recv.Seconds,
+		ReceivedBitsPerSec: recv.BitsPerSecond,
+		SentBitsPerSec:     sent.BitsPerSecond,
+		BlockSize:          ts.BlkSize,
+		Reverse:            ts.Reverse != 0,
+	}
+	if recv.JitterMs != nil {
+		r.JitterMs = *recv.JitterMs
+	}
+	switch {
+	case doc.End.Sum != nil && doc.End.Sum.LostPercent != nil:
+		r.LostPercent = *doc.End.Sum.LostPercent
+	case r.PacketsSent > 0:
+		r.LostPercent = 100 * float64(r.Lost) / float64(r.PacketsSent)
+	}
+	r.PacketsReceived = r.ReceiverPackets - r.Lost
+	if r.PacketsReceived < 0 || r.Lost < 0 || r.PacketsSent < 0 {
+		return iperf3UDPResult{}, fmt.Errorf("iperf3: inconsistent UDP counts (sent %d, receiver packets %d, lost %d)", r.PacketsSent, r.ReceiverPackets, r.Lost)
+	}
+	r.Unreceived = r.PacketsSent - r.PacketsReceived
+	if r.DurationSec <= 0 {
+		r.DurationSec = ts.Duration
+	}
+	if r.DurationSec > 0 {
+		r.ReceivedPPS = float64(r.PacketsReceived) / r.DurationSec
+	}
+	return r, nil
+}
