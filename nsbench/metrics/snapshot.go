@@ -1,0 +1,112 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Snapshot is one reading of every cumulative counter a sample uses.
+type Snapshot struct {
+	HostBusyTicks uint64            // CPUTimes.BusyTicks of the whole host
+	RoleUsageUsec map[string]uint64 // role → its cgroup's cpu.stat usage_usec
+	ClientRxBytes uint64            // rx_bytes of the client's interface
+	HarnessCPUSec float64           // SelfCPUSec: the harness's own CPU
+}
+
+// Delta is what happened between two snapshots: a sample's metrics.
+type Delta struct {
+	HostCPUSec    float64            // busy CPU-s of the host, all roles and the kernel
+	RoleCPUSec    map[string]float64 // role → CPU-s of its cgroup
+	ClientRxBytes int64              // bytes the client's interface received
+	HarnessCPUSec float64            // CPU-s the harness itself used
+}
+
+// Sub returns the change from prev to s (s is the later snapshot).
+//
+// A role must be in both snapshots to have a delta. A role that only one of
+// them holds is left out of RoleCPUSec, never reported as its whole
+// cumulative count: the result then lacks that role rather than carrying a
+// wrong number. A counter that went backwards (its cgroup or link was
+// replaced between the reads) gives a negative value, reported as it is
+// rather than hidden; callers must not use it as a measurement.
+func (s Snapshot) Sub(prev Snapshot) Delta {
+	d := Delta{
+		// Subtract in uint64 and reinterpret: exact for any difference
+		// below 2^63, and negative when the counter went backwards.
+		HostCPUSec:    float64(int64(s.HostBusyTicks-prev.HostBusyTicks)) / UserHZ,
+		RoleCPUSec:    make(map[string]float64, len(s.RoleUsageUsec)),
+		ClientRxBytes: int64(s.ClientRxBytes - prev.ClientRxBytes),
+		HarnessCPUSec: s.HarnessCPUSec - prev.HarnessCPUSec,
+	}
+	for role, now := range s.RoleUsageUsec {
+		if before, ok := prev.RoleUsageUsec[role]; ok {
+			d.RoleCPUSec[role] = float64(int64(now-before)) / 1e6
+		}
+	}
+	return d
+}
+
+// String formats the delta for logs: "host 1.23 CPU-s, client 0.50 CPU-s,
+// server 0.40 CPU-s, rx 1048576 B, harness 0.01 CPU-s" (roles sorted).
+func (d Delta) String() string {
+	parts := []string{fmt.Sprintf("host %.2f CPU-s", d.HostCPUSec)}
+	for _, r := range slices.Sorted(maps.Keys(d.RoleCPUSec)) {
+		parts = append(parts, fmt.Sprintf("%s %.2f CPU-s", r, d.RoleCPUSec[r]))
+	}
+	parts = append(parts,
+		fmt.Sprintf("rx %d B", d.ClientRxBytes),
+		fmt.Sprintf("harness %.2f CPU-s", d.HarnessCPUSec))
+	return strings.Join(parts, ", ")
+}
+
+// Sampler reads a Snapshot: the host's busy ticks and the harness's own CPU
+// always, and the counters it is given. A nil func is skipped (its role or
+// counter is then absent from the snapshot).
+type Sampler struct {
+	Roles         map[string]func() (uint64, error) // role → usage_usec, e.g. (*proc.Cgroup).UsageUsec
+	ClientRxBytes func() (uint64, error)            // rx_bytes of the client's interface
+}
+
+// Snapshot reads every counter once. On error it returns every reader's
+// failure and a zero Snapshot, which must not be subtracted.
+func (sm *Sampler) Snapshot() (Snapshot, error) {
+	var s Snapshot
+	var errs []error
+	if len(sm.Roles) > 0 {
+		s.RoleUsageUsec = make(map[string]uint64, len(sm.Roles))
+	}
+	for role, read := range sm.Roles {
+		if read == nil {
+			continue
+		}
+		v, err := read()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read role %s cpu: %w", role, err))
+			continue
+		}
+		s.RoleUsageUsec[role] = v
+	}
+	if sm.ClientRxBytes != nil {
+		v, err := sm.ClientRxBytes()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read client rx bytes: %w", err))
+		}
+		s.ClientRxBytes = v
+	}
+	host, err := ReadHostCPU()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s.HostBusyTicks = host.BusyTicks()
+	s.HarnessCPUSec, err = SelfCPUSec()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return Snapshot{}, fmt.Errorf("snapshot: %w", errors.Join(errs...))
+	}
+	return s, nil
+}
