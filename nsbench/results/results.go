@@ -31,6 +31,7 @@ type Document struct {
 	RSS           []RSS        `json:"rss"`
 	Diagnostics   []Diagnostic `json:"diagnostics"`
 	Skipped       []Skipped    `json:"skipped,omitempty"`
+	Failures      []Failure    `json:"failures,omitempty"`
 	Interrupted   string       `json:"interrupted,omitempty"`
 }
 
@@ -132,6 +133,16 @@ type Skipped struct {
 	Label     string `json:"label,omitempty"`
 	Condition string `json:"condition,omitempty"`
 	Reason    string `json:"reason"`
+}
+
+// Failure is a sample that could not be measured, with the tool's own
+// message. Its cell shows the other runs' values, or "—" when none remain.
+type Failure struct {
+	Transport  string `json:"transport"`
+	Condition  string `json:"condition"`
+	Instrument string `json:"instrument"`
+	Run        int    `json:"run"`
+	Error      string `json:"error"`
 }
 
 // Read loads a results document.

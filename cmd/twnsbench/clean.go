@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+)
+
+func cleanCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "clean",
+		Usage: "remove what killed runs left behind (namespaces, processes, cgroups, mounts, files named twnsb-*)",
+		Description: "Removes only things named with twnsbench's prefix. Runs whose harness is still alive\n" +
+			"are left alone unless --force is given.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force", Usage: "also remove runs whose harness process is still alive"},
+		},
+		Action: func(c *cli.Context) error {
+			rep, err := nsbench.Clean(c.Context, c.Bool("force"))
+			for _, r := range rep.Removed {
+				fmt.Fprintf(c.App.Writer, "removed %s\n", r)
+			}
+			for _, l := range rep.Live {
+				fmt.Fprintf(c.App.Writer, "left alone (still running): %s\n", l)
+			}
+			if len(rep.Removed) == 0 && len(rep.Live) == 0 {
+				fmt.Fprintln(c.App.Writer, "nothing to clean")
+			}
+			return err
+		},
+	}
+}

@@ -1,0 +1,119 @@
+// Command twnsbench benchmarks tunnel transports in Linux network
+// namespaces on one host: `sudo twnsbench run`.
+//
+// Exit codes: 0 success; 1 the run failed or some samples could not be
+// measured; 2 refused (bad input or the host is not ready; nothing was
+// created); 130 interrupted (the results measured so far are kept).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+)
+
+func main() {
+	ns.MaybeRunHelper() // a re-execution as the namespace launcher never returns
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitRefused     = 2
+	exitInterrupted = 130
+)
+
+// refusedError marks input or preflight refusals (exit 2).
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string { return e.err.Error() }
+func (e refusedError) Unwrap() error { return e.err }
+
+func refuse(err error) error { return refusedError{err} }
+
+// run is the whole command as a function of its arguments and outputs.
+// The first SIGINT/SIGTERM cancels the context and teardown unwinds; a
+// second one exits at once and leaves the rest to `twnsbench clean`.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	// A closed stdout or stderr (`twnsbench run | head`) must not kill the
+	// harness before its teardown: writes then fail with EPIPE instead.
+	signal.Ignore(syscall.SIGPIPE)
+	go func() {
+		s, ok := <-sigs
+		if !ok {
+			return
+		}
+		fmt.Fprintf(stderr, "twnsbench: %v: stopping, tearing down (again to force)\n", s)
+		cancel()
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(stderr, "twnsbench: forced exit; run `sudo twnsbench clean` to remove what is left")
+			os.Exit(exitInterrupted)
+		}
+	}()
+
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintf(stderr, "twnsbench: %v\n", err)
+		return exitInterrupted
+	case errors.As(err, new(refusedError)):
+		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
+		return exitRefused
+	default:
+		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
+		return exitFailed
+	}
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "twnsbench",
+		Usage: "benchmark tunnel transports in network namespaces on one Linux host",
+		Description: "twnsbench builds client, relay and server network namespaces joined by veth pairs,\n" +
+			"runs iperf3, netperf TCP_RR and scp through each transport, and writes JSON and Markdown reports.\n" +
+			"It needs root. Everything it creates is named twnsb-<run id> and removed when it ends.",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// Errors are printed once, by run, as one line.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			runCommand(),
+			doctorCommand(),
+			cleanCommand(),
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return refuse(err) },
+	}
+}
+
+// oneLine joins a multi-line error into one line.
+func oneLine(err error) string {
+	s := err.Error()
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\n' {
+			out = append(out, ';', ' ')
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}

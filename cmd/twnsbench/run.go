@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+var errInterrupted = errors.New("interrupted: results measured so far are kept")
+
+// allTransports is every transport twnsbench knows, in the report's order.
+func allTransports() []transport.Transport {
+	return []transport.Transport{transport.SSH{}}
+}
+
+func transportNames() []string {
+	var names []string
+	for _, t := range allTransports() {
+		names = append(names, t.Name())
+	}
+	return names
+}
+
+// tools are the programs a run starts.
+var tools = []string{"iperf3", "netperf", "netserver", "ssh", "scp", "sshd", "ssh-keygen"}
+
+func runCommand() *cli.Command {
+	d := nsbench.Defaults()
+	return &cli.Command{
+		Name:  "run",
+		Usage: "build the namespaces, measure every transport, write the reports, tear down",
+		Description: "Measures each transport with iperf3 (1 and 4 streams), netperf TCP_RR and scp, after an\n" +
+			"untimed warm-up, --runs times in the reference's order. Results are written after every\n" +
+			"sample to OUT/bench-results.json; the report goes to OUT/bench-report.md and tool logs to\n" +
+			"OUT/logs/<run id>/. Ctrl-C stops, tears down and keeps what was measured.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transportNames(), ", ") + "); default: every transport available on this host"},
+			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (e.g. 30ms:0.1%) or off; only off is implemented so far"},
+			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
+			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "scp payload on the LAN, e.g. 5GiB, 256MiB (env BENCH_SIZE_GB: GiB)"},
+			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "length of each iperf3 and TCP_RR sample (whole seconds)"},
+			&cli.DurationFlag{Name: "warmup", Value: d.Warmup, Usage: "length of each untimed warm-up (whole seconds; 0 for none)"},
+			&cli.StringFlag{Name: "out", Value: d.OutDir, Usage: "output directory"},
+			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
+			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
+			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
+		},
+		Action: runAction,
+	}
+}
+
+func runAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return refuse(fmt.Errorf("run: unexpected argument %q", c.Args().First()))
+	}
+	opts, err := optionsFrom(c)
+	if err != nil {
+		return refuse(err)
+	}
+	plan, err := nsbench.NewPlan(opts, transportNames())
+	if err != nil {
+		return refuse(err)
+	}
+	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: plan.SizeBytes + plan.WarmBytes(), Tools: tools})
+	if err := pre.Err(); err != nil {
+		fmt.Fprint(c.App.ErrWriter, pre.String())
+		return refuse(err)
+	}
+	ts, err := selectTransports(opts.Transports)
+	if err != nil {
+		return refuse(err)
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	res, err := nsbench.Run(c.Context, plan, nsbench.Deps{
+		Transports:  ts,
+		Instruments: instrument.Default(),
+		Versions:    pre.Versions,
+		Logf:        logf,
+	})
+	if res != nil && res.Doc != nil {
+		summarize(c, res)
+	}
+	if errors.Is(err, nsbench.ErrInterrupted) {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	if res.Failures > 0 {
+		return fmt.Errorf("%d samples could not be measured (see failures in %s)", res.Failures, results.FileName)
+	}
+	return nil
+}
+
+func summarize(c *cli.Context, res *nsbench.Result) {
+	t := res.Doc.Timings
+	fmt.Fprintf(c.App.Writer, "results: %s/%s\nreport:  %s/%s\n", res.OutDir, results.FileName, res.OutDir, nsbench.ReportFile)
+	if t != nil {
+		fmt.Fprintf(c.App.Writer, "samples: %d, failures: %d; topology up %.3f s, teardown %.3f s, harness CPU %.2f s during measurements\n",
+			len(res.Doc.Samples), res.Failures, t.TopologyUpSec, t.TeardownSec, t.HarnessCPUSec)
+	}
+}
+
+// optionsFrom reads flags and environment knobs; explicit flags win over
+// --quick.
+func optionsFrom(c *cli.Context) (nsbench.Options, error) {
+	o := nsbench.Defaults()
+	if c.Bool("quick") {
+		o = nsbench.Quick()
+	}
+	if c.IsSet("transports") {
+		for _, t := range strings.Split(c.String("transports"), ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				o.Transports = append(o.Transports, t)
+			}
+		}
+		if len(o.Transports) == 0 {
+			return o, errors.New("--transports: empty list")
+		}
+	}
+	o.WAN = c.String("wan")
+	if c.IsSet("runs") {
+		o.Runs = c.Int("runs")
+	}
+	if c.IsSet("duration") {
+		o.Duration = c.Duration("duration")
+	}
+	if c.IsSet("warmup") {
+		o.Warmup = c.Duration("warmup")
+	}
+	o.OutDir = c.String("out")
+	o.Keep = c.Bool("keep")
+	o.Congestion = c.String("congestion")
+	switch {
+	case c.IsSet("size"):
+		n, err := nsbench.ParseSize(c.String("size"))
+		if err != nil {
+			return o, fmt.Errorf("--size: %w", err)
+		}
+		o.SizeBytes = n
+	case os.Getenv("BENCH_SIZE_GB") != "":
+		n, err := nsbench.ParseSizeGB(os.Getenv("BENCH_SIZE_GB"))
+		if err != nil {
+			return o, err
+		}
+		o.SizeBytes = n
+	}
+	return o, nil
+}
+
+// selectTransports returns the named transports, or all of them.
+func selectTransports(names []string) ([]transport.Transport, error) {
+	all := allTransports()
+	if len(names) == 0 {
+		return all, nil
+	}
+	byName := map[string]transport.Transport{}
+	for _, t := range all {
+		byName[t.Name()] = t
+	}
+	var ts []transport.Transport
+	for _, n := range names {
+		t, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown transport %q", n)
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}

@@ -1,0 +1,121 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// ownerFile in a run's private directory holds the harness's PID, so clean
+// can tell a live run from a dead one's leftovers.
+const ownerFile = "harness.pid"
+
+// CleanReport is what Clean found and did.
+type CleanReport struct {
+	Removed []string // "netns twnsb-3fa9c1-client", ...
+	Live    []string // runs left alone because their harness still runs
+}
+
+// Clean removes everything that dead runs left behind (a run killed with
+// SIGKILL, say): processes (through the run's cgroups), namespaces,
+// /etc/netns entries, payload mounts, private directories and cgroups. It
+// needs nothing but the names, skips runs whose harness is alive unless
+// force is set, and is safe to run twice.
+func Clean(ctx context.Context, force bool) (CleanReport, error) {
+	var rep CleanReport
+	var errs []error
+	for _, run := range leftoverRuns() {
+		if pid, alive := ownerAlive(run); alive && !force {
+			rep.Live = append(rep.Live, fmt.Sprintf("%s (harness pid %d)", run, pid))
+			continue
+		}
+		removed, err := cleanRun(ctx, run)
+		rep.Removed = append(rep.Removed, removed...)
+		errs = append(errs, err)
+	}
+	return rep, errors.Join(errs...)
+}
+
+// runPrefixLen is the length of a run prefix such as "twnsb-3fa9c1".
+var runPrefixLen = len(topology.Prefix) + 6
+
+// leftoverRuns lists the run prefixes found in every place a run creates
+// something.
+func leftoverRuns() []string {
+	var names []string
+	nss, _ := ns.List(topology.Prefix)
+	names = append(names, nss...)
+	for _, pattern := range []string{
+		filepath.Join(topology.EtcNetns, topology.Prefix+"*"),
+		filepath.Join(PrivateBase, topology.Prefix+"*"),
+	} {
+		m, _ := filepath.Glob(pattern)
+		for _, p := range m {
+			names = append(names, filepath.Base(p))
+		}
+	}
+	if root, err := proc.Cgroup2Root(); err == nil {
+		m, _ := filepath.Glob(filepath.Join(root, topology.Prefix+"*"))
+		for _, p := range m {
+			names = append(names, filepath.Base(p))
+		}
+	}
+	var runs []string
+	for _, n := range names {
+		if len(n) >= runPrefixLen {
+			runs = append(runs, n[:runPrefixLen])
+		}
+	}
+	slices.Sort(runs)
+	return slices.Compact(runs)
+}
+
+func ownerAlive(run string) (int, bool) {
+	b, err := os.ReadFile(filepath.Join(privateDir(run), ownerFile))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, unix.Kill(pid, 0) == nil
+}
+
+// cleanRun removes one run's leftovers, processes first: a namespace
+// outlives its deletion while a process is inside it.
+func cleanRun(ctx context.Context, run string) (removed []string, err error) {
+	var errs []error
+	if root, rerr := proc.Cgroup2Root(); rerr == nil {
+		if _, serr := os.Stat(cgroupDir(root, run)); serr == nil {
+			removed = append(removed, "cgroup "+cgroupDir(root, run)+" (and its processes)")
+			errs = append(errs, removeCgroups(ctx, root, run))
+		}
+	}
+	nss, lerr := ns.List(run)
+	errs = append(errs, lerr)
+	for _, n := range nss {
+		removed = append(removed, "netns "+n)
+	}
+	etc, _ := filepath.Glob(filepath.Join(topology.EtcNetns, run+"*"))
+	for _, e := range etc {
+		removed = append(removed, "file "+e)
+	}
+	errs = append(errs, topology.Clean(run)...)
+	if _, serr := os.Lstat(privateDir(run)); serr == nil {
+		removed = append(removed, "dir "+privateDir(run))
+		errs = append(errs, removePrivateDir(privateDir(run)))
+	}
+	return removed, errors.Join(errs...)
+}

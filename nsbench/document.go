@@ -1,0 +1,160 @@
+package nsbench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// newDocument starts the results with what is known before anything runs.
+func newDocument(plan *Plan, versions map[string]string) *results.Document {
+	d := &results.Document{
+		SchemaVersion: results.SchemaVersion,
+		Env: results.Env{
+			Generated:   time.Now().UTC().Format(time.RFC3339),
+			CPUModel:    cpuModel(),
+			Cores:       runtime.NumCPU(),
+			Kernel:      kernelRelease(),
+			OpenSSH:     versions["ssh"],
+			IPerf3:      versions["iperf3"],
+			Netperf:     versions["netperf"],
+			WAN:         "off",
+			Runs:        plan.Runs,
+			SizeGB:      float64(plan.SizeBytes) / (1 << 30),
+			Harness:     harnessVersion(),
+			SizeBytes:   plan.SizeBytes,
+			DurationSec: plan.Duration.Seconds(),
+			WarmupSec:   plan.Warmup.Seconds(),
+			Impairment:  "none (LAN only)",
+		},
+		Timings:     &results.Timings{},
+		Conditions:  []results.Condition{{Name: "lan", Label: "LAN (0 ms RTT, no loss)", ScpPayloadBytes: plan.SizeBytes}},
+		Samples:     []results.Sample{},
+		RSS:         []results.RSS{},
+		Diagnostics: []results.Diagnostic{},
+	}
+	if plan.WANCondition != nil {
+		d.Env.WAN = plan.WANCondition.String()
+	}
+	return d
+}
+
+func (r *runner) recordTopology() {
+	t := r.topo
+	var parts []string
+	for _, role := range t.Spec.Roles {
+		parts = append(parts, fmt.Sprintf("%s %s", role, t.Spec.Addr(role)))
+	}
+	mtu := t.Spec.MTU
+	if mtu == 0 {
+		mtu = 1500
+	}
+	r.doc.Env.Topology = fmt.Sprintf("network namespaces %s-{%s} joined by veth pairs to one Linux bridge (switch namespace); %s; MTU %d",
+		r.prefix, strings.Join(t.Spec.Roles, ","), strings.Join(parts, ", "), mtu)
+	r.doc.Env.Offloads = t.Offloads
+	r.doc.Env.Congestion = t.Congestion
+	r.doc.Env.SysctlChanges = t.SysctlChanges
+	if len(t.SysctlChanges) > 0 {
+		r.doc.Env.CongestionNote = "set as each namespace's default (net.ipv4.tcp_congestion_control), so every TCP socket of every tool uses it"
+	}
+}
+
+// recordPath adds a transport's facts and fallbacks to the env block.
+func (r *runner) recordPath(t transport.Transport, p *transport.Path) {
+	for k, v := range p.Facts {
+		switch k {
+		case "wireguard":
+			r.doc.Env.WireGuard = v
+		case "tw":
+			r.doc.Env.TW = v
+		}
+	}
+	for _, f := range p.Fallbacks {
+		r.doc.Env.Fallbacks = append(r.doc.Env.Fallbacks, t.Name()+": "+f)
+	}
+}
+
+// recordRSS samples VmHWM of the transport's processes once, after its
+// cells; the first transport also records the fixtures' baseline.
+func (r *runner) recordRSS(t transport.Transport, p *transport.Path, first bool) {
+	if first {
+		r.doc.RSS = append(r.doc.RSS, r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
+	}
+	if len(p.Procs) > 0 {
+		r.doc.RSS = append(r.doc.RSS, r.peakKB(t.Name(), "", p.Procs))
+	}
+}
+
+func (r *runner) peakKB(transport, label string, procs []transport.RSSProc) results.RSS {
+	rss := results.RSS{Transport: transport, Label: label, PeakKB: map[string]int64{}}
+	for _, p := range procs {
+		if p.PID == 0 {
+			rss.PeakKB[p.Key] = 0 // a kernel implementation: no userspace process
+			continue
+		}
+		kb, err := metrics.ReadVmHWM(p.PID)
+		if err != nil {
+			r.logf("%s: peak RSS of %s: %v", transport, p.Key, err)
+			continue
+		}
+		rss.PeakKB[p.Key] = kb
+	}
+	return rss
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+func harnessVersion() string {
+	v := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) >= 12 {
+			v += " " + rev[:12] + dirty
+		}
+	}
+	return "twnsbench " + v + " (" + runtime.Version() + ")"
+}

@@ -1,0 +1,52 @@
+package instrument
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// TCPRR is netperf's TCP_RR with 64-byte requests and responses and pinned
+// data ports (local 12867, remote 12866), so a port-forwarding transport
+// can map them: transactions/s plus mean, p50 and p99 latency in µs.
+type TCPRR struct{}
+
+var _ Instrument = TCPRR{}
+
+func (TCPRR) Name() string { return "tcp_rr" }
+
+func (TCPRR) Supports(t transport.Target) error {
+	if t.NetperfPort == 0 || t.NetperfDataPort == 0 {
+		return fmt.Errorf("the transport carries no netperf ports")
+	}
+	return nil
+}
+
+func (r TCPRR) Measure(ctx context.Context, env *Env) (Measurement, error) {
+	res, err := env.Run(ctx, "netperf", r.Args(env)...)
+	rr, perr := parseNetperfRR(res.Stdout)
+	if perr != nil {
+		return Measurement{}, perr
+	}
+	if err != nil {
+		return Measurement{}, fmt.Errorf("netperf: %w: %s", err, parseFirstLine(res.Stderr))
+	}
+	return Measurement{
+		Value:   rr.TransPerSec,
+		Unit:    "trans/s",
+		WallSec: res.Wall.Seconds(),
+		MeanUs:  ptr(rr.MeanLatencyUs),
+		P50Us:   ptr(rr.P50LatencyUs),
+		P99Us:   ptr(rr.P99LatencyUs),
+	}, nil
+}
+
+// Args is the tool's command line after the program name.
+func (TCPRR) Args(env *Env) []string {
+	return []string{"-H", env.Target.Host, "-p", strconv.Itoa(env.Target.NetperfPort),
+		"-t", "TCP_RR", "-l", seconds(env.Duration), "-P", "0", "--",
+		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(env.Target.NetperfDataPort),
+		"-o", "THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY"}
+}

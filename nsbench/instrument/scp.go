@@ -1,0 +1,114 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// ScpOptions are the reference's scp options (cipher pinned, no
+// compression, no host-key prompts) plus BatchMode, so a broken key fails
+// at once instead of waiting for a password nobody types.
+var ScpOptions = []string{
+	"-c", "aes128-gcm@openssh.com", "-o", "Compression=no",
+	"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+	"-o", "LogLevel=ERROR", "-o", "BatchMode=yes",
+}
+
+// The scp forms, in the order they are tried.
+const (
+	FormSCP       = "scp"       // OpenSSH ≥ 9: SFTP protocol
+	FormSCPLegacy = "scp -O"    // legacy SCP protocol
+	FormSSHCat    = "ssh … cat" // no scp on the server side
+)
+
+// SSHClient is the client's identity and the detected scp form.
+type SSHClient struct {
+	User    string
+	KeyPath string
+	Form    string
+}
+
+// Scp copies the payload from the server to /dev/null: MB/s = payload
+// bytes / wall / 1e6.
+type Scp struct{}
+
+var _ Instrument = Scp{}
+
+func (Scp) Name() string { return "scp" }
+
+func (Scp) Supports(t transport.Target) error {
+	if t.SSHPort == 0 {
+		return errors.New("the transport carries no SSH port")
+	}
+	return nil
+}
+
+func (s Scp) Measure(ctx context.Context, env *Env) (Measurement, error) {
+	argv := CopyCommand(env.SSH, env.Target, env.Payload)
+	res, err := env.Run(ctx, argv[0], argv[1:]...)
+	if err := classifyScpError(res.Stderr, err); err != nil {
+		return Measurement{}, err
+	}
+	wall := res.Wall.Seconds()
+	if wall <= 0 {
+		return Measurement{}, fmt.Errorf("scp: no wall time measured")
+	}
+	return Measurement{
+		Value:        float64(env.PayloadBytes) / wall / 1e6,
+		Unit:         "MB/s",
+		WallSec:      wall,
+		PayloadBytes: ptr(env.PayloadBytes),
+	}, nil
+}
+
+// CopyCommand is the full command that copies file from the server to
+// /dev/null in the given form.
+func CopyCommand(c SSHClient, t transport.Target, file string) []string {
+	port := strconv.Itoa(t.SSHPort)
+	remote := c.User + "@" + t.Host
+	switch c.Form {
+	case FormSSHCat:
+		argv := append([]string{"ssh"}, ScpOptions...)
+		argv = append(argv, "-i", c.KeyPath, "-p", port, remote, "cat "+shellQuote(file)+" > /dev/null")
+		// ssh writes to /dev/null on the server side; the client only drains.
+		return argv
+	case FormSCPLegacy:
+		argv := append([]string{"scp", "-O"}, ScpOptions...)
+		return append(argv, "-i", c.KeyPath, "-P", port, remote+":"+file, "/dev/null")
+	default:
+		argv := append([]string{"scp"}, ScpOptions...)
+		return append(argv, "-i", c.KeyPath, "-P", port, remote+":"+file, "/dev/null")
+	}
+}
+
+// OptionsString is the options as the report shows them.
+func OptionsString(keyPath string) string {
+	return strings.Join(ScpOptions, " ") + " -i " + keyPath
+}
+
+// DetectForm tries each scp form once with a small file and returns the
+// first that works, with every failure when none does.
+func DetectForm(ctx context.Context, env *Env, probe string) (string, error) {
+	var errs []error
+	for _, form := range []string{FormSCP, FormSCPLegacy, FormSSHCat} {
+		c := env.SSH
+		c.Form = form
+		argv := CopyCommand(c, env.Target, probe)
+		res, err := env.Run(ctx, argv[0], argv[1:]...)
+		if err = classifyScpError(res.Stderr, err); err == nil {
+			return form, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", form, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return "", fmt.Errorf("no scp form works: %w", errors.Join(errs...))
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,215 @@
+// Package nsbench runs a benchmark: it validates the options into a Plan,
+// builds the topology and the server fixtures, brings each transport up in
+// turn, runs every instrument in the reference's order with meters around
+// each sample, writes the results after every sample, and tears everything
+// down on every exit path.
+package nsbench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options are the user's choices, unvalidated.
+type Options struct {
+	Transports []string // empty: every transport available on this host
+	WAN        string   // "off" or "<rtt>ms:<loss>%"
+	Runs       int
+	SizeBytes  int64
+	Duration   time.Duration
+	Warmup     time.Duration
+	OutDir     string
+	Keep       bool
+	Congestion string // a kernel algorithm name, or "host"
+}
+
+// Defaults are the reference's settings.
+func Defaults() Options {
+	return Options{
+		WAN:        "off",
+		Runs:       3,
+		SizeBytes:  5 << 30,
+		Duration:   10 * time.Second,
+		Warmup:     2 * time.Second,
+		OutDir:     "results",
+		Congestion: "cubic",
+	}
+}
+
+// Quick are the smoke-run settings: about a minute for one transport.
+func Quick() Options {
+	o := Defaults()
+	o.Runs, o.Duration, o.Warmup, o.SizeBytes = 1, 2*time.Second, time.Second, 64<<20
+	return o
+}
+
+// WarmBytes is the warm-up payload: 256 MiB as in the reference, or the
+// payload itself when that is smaller.
+func (o Options) WarmBytes() int64 { return min(o.SizeBytes, 256<<20) }
+
+// WAN is a parsed WAN condition.
+type WAN struct {
+	RTT     time.Duration
+	LossPct float64
+}
+
+func (w WAN) String() string {
+	return fmt.Sprintf("%sms:%s%%", strconv.FormatFloat(float64(w.RTT)/float64(time.Millisecond), 'f', -1, 64),
+		strconv.FormatFloat(w.LossPct, 'f', -1, 64))
+}
+
+var wanRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)ms:([0-9]+(?:\.[0-9]+)?)%$`)
+
+// ParseWAN parses BENCH_WAN's grammar: "off", or "<rtt>ms:<loss>%" such as
+// "30ms:0.1%". It returns nil for off.
+func ParseWAN(s string) (*WAN, error) {
+	s = strings.TrimSpace(s)
+	if s == "off" {
+		return nil, nil
+	}
+	m := wanRE.FindStringSubmatch(s)
+	if m == nil {
+		return nil, fmt.Errorf("--wan %q: want off or RTTms:LOSS%% (e.g. 30ms:0.1%%)", s)
+	}
+	rtt, _ := strconv.ParseFloat(m[1], 64)
+	loss, _ := strconv.ParseFloat(m[2], 64)
+	if rtt > 10000 {
+		return nil, fmt.Errorf("--wan %q: RTT above 10000 ms", s)
+	}
+	if loss >= 100 {
+		return nil, fmt.Errorf("--wan %q: loss must be below 100 %%", s)
+	}
+	return &WAN{RTT: time.Duration(rtt * float64(time.Millisecond)), LossPct: loss}, nil
+}
+
+var sizeRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|B)?$`)
+
+// ParseSize parses a payload size: "5GiB", "256MiB", "1.5GiB", "100MB",
+// or plain bytes.
+func ParseSize(s string) (int64, error) {
+	m := sizeRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("size %q: want a positive number with a unit such as 256MiB or 5GiB", s)
+	}
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m[2]]
+	b := n * mult
+	if b < 1 || b > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q: out of range", s)
+	}
+	return int64(b), nil
+}
+
+// ParseSizeGB parses BENCH_SIZE_GB (GiB, as in the reference).
+func ParseSizeGB(s string) (int64, error) {
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || n <= 0 || n > 1<<20 {
+		return 0, fmt.Errorf("BENCH_SIZE_GB=%q: want a positive number of GiB", s)
+	}
+	return int64(n * (1 << 30)), nil
+}
+
+// FormatSize renders bytes the way the report's column headers do.
+func FormatSize(b int64) string {
+	for _, u := range []struct {
+		name string
+		n    int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b >= u.n {
+			return strconv.FormatFloat(float64(b)/float64(u.n), 'f', -1, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(b, 10) + " B"
+}
+
+// Plan is validated options: everything Run needs, checked before anything
+// is created.
+type Plan struct {
+	Options
+	WANCondition *WAN
+}
+
+// minPayload keeps scp's MB/s meaningful (its ~0.1 s handshake is excluded
+// nowhere).
+const minPayload = 1 << 20
+
+// NewPlan validates o against the known transports. It creates nothing.
+func NewPlan(o Options, known []string) (*Plan, error) {
+	var errs []error
+	seen := map[string]bool{}
+	for _, t := range o.Transports {
+		switch {
+		case !slices.Contains(known, t):
+			errs = append(errs, fmt.Errorf("--transports: unknown transport %q (known: %s)", t, strings.Join(known, ", ")))
+		case seen[t]:
+			errs = append(errs, fmt.Errorf("--transports: %q given twice", t))
+		}
+		seen[t] = true
+	}
+	wan, err := ParseWAN(o.WAN)
+	if err != nil {
+		errs = append(errs, err)
+	} else if wan != nil {
+		errs = append(errs, fmt.Errorf("--wan %s: the WAN condition is not implemented yet; use --wan off", o.WAN))
+	}
+	if o.Runs < 1 || o.Runs > 1000 {
+		errs = append(errs, fmt.Errorf("--runs %d: want 1 to 1000", o.Runs))
+	}
+	if o.SizeBytes < minPayload {
+		errs = append(errs, fmt.Errorf("--size %d bytes: want at least 1MiB", o.SizeBytes))
+	}
+	if o.Duration < time.Second || o.Duration%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--duration %s: want whole seconds, at least 1s (iperf3 and netperf take seconds)", o.Duration))
+	}
+	if o.Warmup < 0 || o.Warmup%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--warmup %s: want whole seconds, or 0 for none", o.Warmup))
+	}
+	if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(o.Congestion) {
+		errs = append(errs, fmt.Errorf("--congestion %q: want an algorithm name such as cubic or bbr, or host", o.Congestion))
+	}
+	if err := checkOutDir(o.OutDir); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &Plan{Options: o, WANCondition: wan}, nil
+}
+
+// checkOutDir accepts an existing directory, or a path whose nearest
+// existing ancestor is a directory (Run creates the rest).
+func checkOutDir(dir string) error {
+	if dir == "" {
+		return errors.New("--out: empty path")
+	}
+	p := filepath.Clean(dir)
+	for {
+		st, err := os.Stat(p)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("--out %s: %s is not a directory", dir, p)
+			}
+			return nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--out %s: %w", dir, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("--out %s: no existing parent directory", dir)
+		}
+		p = parent
+	}
+}

@@ -1,0 +1,391 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// ReportFile is the Markdown report's name inside the output directory.
+const ReportFile = "bench-report.md"
+
+// teardownTimeout bounds the whole teardown, which runs under a fresh
+// context so that a cancelled run still cleans up.
+const teardownTimeout = 60 * time.Second
+
+// Logf is a printf-style logger.
+type Logf func(format string, args ...any)
+
+// Deps are what Run uses but does not decide.
+type Deps struct {
+	Transports  []transport.Transport // in run order; unavailable ones are reported as skipped
+	Instruments []instrument.Instrument
+	Versions    map[string]string // tool → version, from preflight
+	Logf        Logf
+}
+
+// ErrInterrupted is returned when the run's context was cancelled; the
+// results measured so far are kept.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Result is what a run produced.
+type Result struct {
+	Doc      *results.Document
+	OutDir   string
+	Prefix   string
+	Failures int // samples that could not be measured
+}
+
+// Run executes plan. It returns the results written so far even when it
+// fails or is interrupted.
+func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
+	logf := deps.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	prefix, err := topology.NewPrefix()
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{plan: plan, deps: deps, logf: logf, prefix: prefix, start: time.Now()}
+	r.res = &Result{OutDir: plan.OutDir, Prefix: prefix}
+	if err := r.openOutput(); err != nil {
+		return r.res, err
+	}
+	defer func() {
+		p := recover()
+		err = errors.Join(err, r.finish(err))
+		if p != nil {
+			panic(p) // after teardown: a panic never leaves the topology behind
+		}
+	}()
+	return r.res, r.run(ctx)
+}
+
+type runner struct {
+	plan   *Plan
+	deps   Deps
+	logf   Logf
+	prefix string
+	start  time.Time
+	res    *Result
+	doc    *results.Document
+	logDir string
+	stack  undoStack
+
+	topo     *topology.Topology
+	env      *transport.Env
+	payload  *payload
+	sampler  *metrics.Sampler
+	ssh      instrument.SSHClient
+	progress progress
+}
+
+func (r *runner) openOutput() error {
+	r.logDir = filepath.Join(r.plan.OutDir, "logs", r.prefix)
+	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	r.doc = newDocument(r.plan, r.deps.Versions)
+	r.res.Doc = r.doc
+	return r.write()
+}
+
+// write saves the results document atomically; called after every sample.
+func (r *runner) write() error {
+	return results.WriteAtomic(filepath.Join(r.plan.OutDir, results.FileName), r.doc)
+}
+
+func (r *runner) run(ctx context.Context) error {
+	if err := r.setUp(ctx); err != nil {
+		return err
+	}
+	for i, t := range r.deps.Transports {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.runTransport(ctx, t, i == 0); err != nil {
+			return err
+		}
+	}
+	if r.plan.Keep {
+		// The daemons are the harness's children and die with it, so
+		// keeping the topology means staying alive until told to stop.
+		if err := r.write(); err != nil {
+			return err
+		}
+		for _, l := range r.keptHelp() {
+			r.logf("keep: %s", l)
+		}
+		r.logf("keep: topology is up; press Ctrl-C to tear it down")
+		<-ctx.Done()
+	}
+	return nil
+}
+
+// setUp builds everything the transports share, pushing each undo as soon
+// as its creation succeeded.
+func (r *runner) setUp(ctx context.Context) error {
+	dir := privateDir(r.prefix)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("private directory: %w", err)
+	}
+	r.stack.push("private directory", func(context.Context) error { return removePrivateDir(dir) })
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("private directory: %w", err)
+	}
+
+	spec := topology.DefaultSpec(r.prefix)
+	spec.Congestion = r.plan.Congestion
+	if spec.Congestion == "host" {
+		spec.Congestion = ""
+	}
+	t0 := time.Now()
+	topo, err := topology.Up(spec)
+	if err != nil {
+		return fmt.Errorf("topology: %w", err)
+	}
+	r.doc.Timings.TopologyUpSec = time.Since(t0).Seconds()
+	r.topo = topo
+	r.stack.push("topology", func(context.Context) error { return topo.Down() })
+	r.recordTopology()
+	r.logf("topology up in %.0f ms: %s", r.doc.Timings.TopologyUpSec*1000, r.doc.Env.Topology)
+
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		return err
+	}
+	cgs, err := roleCgroups(root, r.prefix, spec.Roles)
+	r.stack.push("cgroups", func(ctx context.Context) error { return removeCgroups(ctx, root, r.prefix) })
+	if err != nil {
+		return err
+	}
+
+	r.logf("writing %s of random payload to tmpfs", FormatSize(r.plan.SizeBytes+r.plan.WarmBytes()))
+	p, err := mountPayload(dir, r.plan.SizeBytes, r.plan.WarmBytes())
+	if p != nil {
+		r.stack.push("payload tmpfs", func(context.Context) error { return p.unmount() })
+	}
+	if err != nil {
+		return err
+	}
+	r.payload = p
+
+	r.env = &transport.Env{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: r.logDir, Logf: r.logf}
+	fx, err := transport.StartFixtures(ctx, r.env)
+	if err != nil {
+		return err
+	}
+	r.env.Fixtures = fx
+	r.stack.push("server fixtures", func(context.Context) error { return fx.Stop() })
+
+	r.sampler = &metrics.Sampler{
+		Roles:         map[string]func() (uint64, error){},
+		ClientRxBytes: func() (uint64, error) { return topo.RxBytes(topology.Client) },
+	}
+	for role, cg := range cgs {
+		r.sampler.Roles[role] = cg.UsageUsec
+	}
+
+	r.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
+	probe := r.instrumentEnv(transport.DirectTarget(topo.Spec.Addr(topology.Server).String()))
+	form, err := instrument.DetectForm(ctx, probe, p.Probe)
+	if err != nil {
+		return fmt.Errorf("scp against plain SSH: %w", err)
+	}
+	r.ssh.Form = form
+	r.doc.Env.ScpForm = form
+	r.doc.Env.ScpOptions = instrument.OptionsString(fx.KeyPath)
+	r.progress = newProgress(r.plan, len(r.deps.Transports), len(r.deps.Instruments))
+	return r.write()
+}
+
+func (r *runner) instrumentEnv(t transport.Target) *instrument.Env {
+	return &instrument.Env{
+		Target:   t,
+		Duration: r.plan.Duration,
+		SSH:      r.ssh,
+		Run: func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
+			return proc.Run(ctx, r.env.Spec(topology.Client, name, append([]string{name}, argv...)...))
+		},
+	}
+}
+
+// runTransport brings one transport up, measures it under every condition
+// and closes it. A transport that cannot run is reported as skipped; only
+// an interruption stops the run.
+func (r *runner) runTransport(ctx context.Context, t transport.Transport, first bool) error {
+	r.doc.Transports = append(r.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label()})
+	if err := t.Check(); err != nil {
+		r.skip(t, err.Error())
+		return r.write()
+	}
+	r.logf("%s: setting up", t.Label())
+	path, err := t.Up(ctx, r.env)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.skip(t, "set-up failed: "+err.Error())
+		return r.write()
+	}
+	r.stack.push(t.Name()+" path", func(context.Context) error { return path.Close() })
+	r.recordPath(t, path)
+	for _, cond := range r.doc.Conditions {
+		if err := r.runCell(ctx, t, path, cond); err != nil {
+			return err
+		}
+	}
+	r.recordRSS(t, path, first)
+	if err := path.Close(); err != nil {
+		r.logf("%s: close: %v", t.Label(), err)
+	}
+	return r.write()
+}
+
+func (r *runner) skip(t transport.Transport, reason string) {
+	r.logf("%s: skipped: %s", t.Label(), reason)
+	r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(), Reason: reason})
+}
+
+// runCell runs the untimed warm-up, then the timed runs in the reference's
+// order: for run 1..N, every instrument once.
+func (r *runner) runCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition) error {
+	env := r.instrumentEnv(path.Target)
+	if r.plan.Warmup > 0 {
+		warm := *env
+		warm.Duration = r.plan.Warmup
+		warm.Payload, warm.PayloadBytes = r.payload.Warm, r.payload.WarmBytes
+		r.logf("%s / %s: warm-up", t.Name(), cond.Name)
+		for _, in := range r.deps.Instruments {
+			if in.Supports(path.Target) != nil {
+				continue
+			}
+			if _, err := in.Measure(ctx, &warm); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				r.logf("%s / %s: warm-up %s: %v", t.Name(), cond.Name, in.Name(), err)
+			}
+		}
+	}
+	env.Payload, env.PayloadBytes = r.payload.Large, cond.ScpPayloadBytes
+	for run := 1; run <= r.plan.Runs; run++ {
+		for _, in := range r.deps.Instruments {
+			if err := r.sample(ctx, t, in, env, cond, run); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sample measures once with meters read just before and just after, and
+// saves the document. A tool error is recorded as a failure with the
+// tool's own message; only an interruption is returned.
+func (r *runner) sample(ctx context.Context, t transport.Transport, in instrument.Instrument, env *instrument.Env, cond results.Condition, run int) error {
+	if err := in.Supports(env.Target); err != nil {
+		if run == 1 {
+			r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Condition: cond.Name, Reason: in.Name() + ": " + err.Error()})
+		}
+		return nil
+	}
+	before, err := r.sampler.Snapshot()
+	if err != nil {
+		return fmt.Errorf("meters: %w", err)
+	}
+	m, merr := in.Measure(ctx, env)
+	after, err := r.sampler.Snapshot()
+	if err != nil {
+		return fmt.Errorf("meters: %w", err)
+	}
+	if merr != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.res.Failures++
+		r.doc.Failures = append(r.doc.Failures, results.Failure{
+			Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
+			Error: merr.Error() + " (log: " + filepath.Join(r.logDir, "client-"+toolOf(in)+".log") + ")",
+		})
+		r.progress.done(r.logf, t.Name(), cond.Name, in.Name(), run, "FAILED: "+merr.Error())
+		return r.write()
+	}
+	d := after.Sub(before)
+	s := results.Sample{
+		Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
+		WallSec: m.WallSec, Value: m.Value, Unit: m.Unit,
+		MeanUs: m.MeanUs, P50Us: m.P50Us, P99Us: m.P99Us,
+		PayloadBytes:    m.PayloadBytes,
+		HostCPUSec:      d.HostCPUSec,
+		ContainerCPUSec: d.RoleCPUSec,
+		Extra:           m.Extra,
+	}
+	if len(s.Extra) == 0 {
+		s.Extra = nil
+	}
+	if m.PayloadBytes != nil {
+		wire := d.ClientRxBytes
+		s.WireBytes = &wire
+	}
+	r.doc.Samples = append(r.doc.Samples, s)
+	r.doc.Timings.HarnessCPUSec += d.HarnessCPUSec
+	r.progress.done(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
+	return r.write()
+}
+
+func toolOf(in instrument.Instrument) string {
+	switch in.(type) {
+	case instrument.IPerf3:
+		return "iperf3"
+	case instrument.TCPRR:
+		return "netperf"
+	default:
+		return "scp"
+	}
+}
+
+// finish tears down (unless --keep), records the run's end and writes the
+// results and the report one last time.
+func (r *runner) finish(runErr error) error {
+	var errs []error
+	if r.doc == nil {
+		return nil
+	}
+	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
+		r.doc.Interrupted = "interrupted after " + time.Since(r.start).Round(time.Second).String()
+		r.logf("interrupted: keeping the %d samples measured so far", len(r.doc.Samples))
+	}
+	t0 := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
+	errs = append(errs, r.stack.unwind(ctx))
+	cancel()
+	r.doc.Timings.TeardownSec = time.Since(t0).Seconds()
+	r.doc.Timings.TotalSec = time.Since(r.start).Seconds()
+	errs = append(errs, r.write())
+	errs = append(errs, os.WriteFile(filepath.Join(r.plan.OutDir, ReportFile), report.Markdown(r.doc), 0o644))
+	if r.doc.Interrupted != "" {
+		errs = append(errs, ErrInterrupted)
+	}
+	return errors.Join(errs...)
+}
+
+func (r *runner) keptHelp() []string {
+	var lines []string
+	for _, role := range r.topo.Spec.Roles {
+		lines = append(lines, fmt.Sprintf("sudo ip netns exec %s bash   # %s, %s", r.topo.Spec.NetnsName(role), role, r.topo.Spec.Addr(role)))
+	}
+	return lines
+}

@@ -1,0 +1,243 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// The server role's listeners, as in the reference.
+const (
+	SSHPort          = 22
+	IPerf3Port       = 5201
+	NetperfPort      = 12865
+	NetperfDataPort  = 12866
+	NetperfLocalPort = 12867
+
+	// BenchUser is the account scp logs in as. It exists only inside
+	// sshd's private mount namespace (see benchAccount): no host user is
+	// created.
+	BenchUser = "bench"
+)
+
+const stopGrace = 3 * time.Second
+
+// Fixtures are the server role's daemons (sshd, iperf3, netserver) and the
+// client's SSH identity, shared by every transport.
+type Fixtures struct {
+	KeyPath string // the client's private key
+	procs   []fixtureProc
+}
+
+type fixtureProc struct {
+	key string // "server / sshd"
+	p   *proc.Process
+}
+
+// StartFixtures writes sshd's configuration and keys into env.Dir/ssh and
+// starts sshd, iperf3 and netserver in the server role, each waited for
+// on its port. On failure it stops what it started.
+func StartFixtures(ctx context.Context, env *Env) (f *Fixtures, err error) {
+	dir := filepath.Join(env.Dir, "ssh")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("server fixtures: %w", err)
+	}
+	f = &Fixtures{KeyPath: filepath.Join(dir, "id_ed25519")}
+	defer func() {
+		if err != nil {
+			f.Stop()
+		}
+	}()
+	if err := keygen(f.KeyPath, "twnsbench client"); err != nil {
+		return f, err
+	}
+	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
+	if err := keygen(hostKey, "twnsbench host"); err != nil {
+		return f, err
+	}
+	pub, err := os.ReadFile(f.KeyPath + ".pub")
+	if err != nil {
+		return f, fmt.Errorf("server fixtures: %w", err)
+	}
+	authKeys := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(authKeys, pub, 0o644); err != nil {
+		return f, fmt.Errorf("server fixtures: %w", err)
+	}
+	acct, err := benchAccount(dir)
+	if err != nil {
+		return f, err
+	}
+	conf := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
+		return f, fmt.Errorf("server fixtures: %w", err)
+	}
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		if sshd, err = exec.LookPath("/usr/sbin/sshd"); err != nil {
+			return f, fmt.Errorf("server fixtures: sshd not found (install openssh-server)")
+		}
+	}
+	server := env.Topo.Spec.Addr(topology.Server).String()
+	spec := env.Spec(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
+	spec.Mounts = append(spec.Mounts, acct...)
+	if err := f.start(ctx, env, "sshd", spec, server, SSHPort); err != nil {
+		return f, err
+	}
+	if err := f.start(ctx, env, "iperf3",
+		env.Spec(topology.Server, "iperf3", "iperf3", "-s", "-p", strconv.Itoa(IPerf3Port)),
+		server, IPerf3Port); err != nil {
+		return f, err
+	}
+	// -D keeps netserver in the foreground as our child (a daemonized one
+	// becomes a zombie of PID 1 and loses its PID).
+	if err := f.start(ctx, env, "netserver",
+		env.Spec(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
+		server, NetperfPort); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+func (f *Fixtures) start(ctx context.Context, env *Env, name string, spec proc.Spec, host string, port int) error {
+	p, err := env.Start(ctx, topology.Server, spec, net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("server fixtures: %w", err)
+	}
+	f.procs = append(f.procs, fixtureProc{key: "server / " + name, p: p})
+	return nil
+}
+
+// Procs are the fixture daemons, for the memory table's baseline rows.
+func (f *Fixtures) Procs() []RSSProc {
+	var ps []RSSProc
+	for _, fp := range f.procs {
+		ps = append(ps, RSSProc{Key: fp.key, PID: fp.p.PID()})
+	}
+	return ps
+}
+
+// Stop stops the daemons in reverse start order. Safe to call twice.
+func (f *Fixtures) Stop() error {
+	var errs []error
+	for i := len(f.procs) - 1; i >= 0; i-- {
+		errs = append(errs, f.procs[i].p.Stop(stopGrace))
+	}
+	return errors.Join(errs...)
+}
+
+// SSHDConfig is the fixture sshd's configuration: key-only logins for the
+// bench user, no PAM (no host account is touched), SFTP in-process.
+func SSHDConfig(hostKey, authorizedKeys, pidFile string) string {
+	return strings.Join([]string{
+		"# twnsbench server fixture",
+		"Port " + strconv.Itoa(SSHPort),
+		"ListenAddress 0.0.0.0",
+		"HostKey " + hostKey,
+		"PidFile " + pidFile,
+		"AuthorizedKeysFile " + authorizedKeys,
+		"AllowUsers " + BenchUser,
+		"UsePAM no",
+		"PubkeyAuthentication yes",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"PermitRootLogin no",
+		"StrictModes no",
+		"UseDNS no",
+		"PrintMotd no",
+		"PrintLastLog no",
+		"X11Forwarding no",
+		"AllowTcpForwarding yes",
+		"MaxStartups 100:30:200",
+		"Subsystem sftp internal-sftp",
+		"",
+	}, "\n")
+}
+
+func keygen(path, comment string) error {
+	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ssh-keygen %s: %v: %s", filepath.Base(path), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// benchAccount writes passwd, group and shadow files that add the bench
+// user to the host's, and returns the mounts that show them to sshd only,
+// plus a fresh /run with sshd's privilege-separation directory. sshd runs
+// in its own mount namespace, so the host's account database and /run are
+// never changed.
+func benchAccount(dir string) ([]ns.Mount, error) {
+	uid, err := freeUID()
+	if err != nil {
+		return nil, err
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return nil, fmt.Errorf("bench account: %w", err)
+	}
+	if err := os.Chown(home, uid, uid); err != nil {
+		return nil, fmt.Errorf("bench account: %w", err)
+	}
+	files := map[string]string{
+		"passwd": fmt.Sprintf("%s:x:%d:%d:twnsbench:%s:/bin/sh\n", BenchUser, uid, uid, home),
+		"group":  fmt.Sprintf("%s:x:%d:\n", BenchUser, uid),
+		// "*": no password, and not locked ("!"), which sshd would refuse
+		// without PAM.
+		"shadow": BenchUser + ":*:19000:0:99999:7:::\n",
+	}
+	var mounts []ns.Mount
+	for name, line := range files {
+		host, err := os.ReadFile(filepath.Join("/etc", name))
+		if err != nil {
+			return nil, fmt.Errorf("bench account: %w", err)
+		}
+		if len(host) > 0 && host[len(host)-1] != '\n' {
+			host = append(host, '\n')
+		}
+		path := filepath.Join(dir, name)
+		mode := os.FileMode(0o644)
+		if name == "shadow" {
+			mode = 0o640
+		}
+		if err := os.WriteFile(path, append(host, line...), mode); err != nil {
+			return nil, fmt.Errorf("bench account: %w", err)
+		}
+		mounts = append(mounts, ns.Mount{Kind: "bind", Source: path, Target: filepath.Join("/etc", name)})
+	}
+	mounts = append(mounts,
+		ns.Mount{Kind: "tmpfs", Target: "/run"},
+		ns.Mount{Kind: "mkdir", Target: "/run/sshd"})
+	return mounts, nil
+}
+
+// freeUID picks a uid no host account uses.
+func freeUID() (int, error) {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return 0, fmt.Errorf("bench account: %w", err)
+	}
+	used := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, ":"); len(f) > 3 {
+			used[f[2]] = true
+			used[f[3]] = true
+		}
+	}
+	for uid := 64990; uid > 60000; uid-- {
+		if !used[strconv.Itoa(uid)] {
+			return uid, nil
+		}
+	}
+	return 0, errors.New("bench account: no free uid between 60001 and 64990")
+}

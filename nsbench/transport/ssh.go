@@ -1,0 +1,36 @@
+package transport
+
+import (
+	"context"
+
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// SSH is the reference's ceiling: the instruments go straight across the
+// bridge to the server's address (scp through one OpenSSH connection).
+type SSH struct{}
+
+var _ Transport = SSH{}
+
+func (SSH) Name() string  { return "ssh" }
+func (SSH) Label() string { return "Pure SSH" }
+func (SSH) Check() error  { return nil }
+
+func (SSH) Up(ctx context.Context, env *Env) (*Path, error) {
+	return &Path{
+		Target: DirectTarget(env.Topo.Spec.Addr(topology.Server).String()),
+		Close:  func() error { return nil },
+	}, nil
+}
+
+// DirectTarget aims at the fixtures' own ports on host.
+func DirectTarget(host string) Target {
+	return Target{
+		Host:            host,
+		SSHPort:         SSHPort,
+		IPerf3Port:      IPerf3Port,
+		NetperfPort:     NetperfPort,
+		NetperfDataPort: NetperfDataPort,
+		ICMP:            true,
+	}
+}

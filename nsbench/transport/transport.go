@@ -1,0 +1,119 @@
+// Package transport defines how a transport builds the path between the
+// client and server roles, and holds the server fixtures every transport
+// carries traffic to. A new transport is one file here.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// Transport builds one way of carrying the instruments' traffic from the
+// server role to the client role.
+type Transport interface {
+	// Name is the stable id used in results ("ssh", "wireguard", "tw").
+	Name() string
+	// Label is the report's text ("Pure SSH").
+	Label() string
+	// Check reports whether the transport can run on this host. It creates
+	// nothing; a non-nil error is an *UnavailableError whose reason the
+	// report shows as "skipped: …".
+	Check() error
+	// Up builds the path. If it fails, it removes whatever it had built.
+	Up(ctx context.Context, env *Env) (*Path, error)
+}
+
+// UnavailableError says why a transport cannot run here and how to fix it.
+type UnavailableError struct {
+	Transport string
+	Reason    string // what is missing
+	Fix       string // how to get it; may be empty
+}
+
+func (e *UnavailableError) Error() string {
+	if e.Fix == "" {
+		return e.Reason
+	}
+	return e.Reason + " — " + e.Fix
+}
+
+// IsUnavailable reports whether err says a transport cannot run here.
+func IsUnavailable(err error) bool {
+	var u *UnavailableError
+	return errors.As(err, &u)
+}
+
+// Target is where the instruments aim from inside the client namespace.
+type Target struct {
+	Host            string // address or name of the server as the client reaches it
+	SSHPort         int
+	IPerf3Port      int
+	NetperfPort     int // netperf control port
+	NetperfDataPort int // remote data port (pinned so a port-forwarding transport can map it)
+	// ICMP says whether packets (not just TCP ports) reach Host, so ping works.
+	ICMP bool
+}
+
+// RSSProc is a process whose peak RSS the report lists.
+type RSSProc struct {
+	Key string // "role / process"
+	PID int
+}
+
+// Path is a built transport.
+type Path struct {
+	Target Target
+	// Facts go into the results' env block, e.g. {"wireguard": "wireguard-go …"}.
+	Facts map[string]string
+	// Fallbacks name every fallback the path used, for the report.
+	Fallbacks []string
+	// Procs are the transport's own processes, for the memory table. A
+	// transport without processes names its kernel part with PID 0.
+	Procs []RSSProc
+	// Close undoes Up in reverse order. Safe to call twice.
+	Close func() error
+}
+
+// Env is what a transport may use to build its path.
+type Env struct {
+	Topo     *topology.Topology
+	Cgroups  map[string]*proc.Cgroup // per role
+	Dir      string                  // the run's private directory
+	LogDir   string
+	Fixtures *Fixtures
+	Logf     func(format string, args ...any)
+}
+
+// Spec returns a launcher spec for a program in role's namespace and cgroup,
+// with the namespace's hosts file and a log file named after the program.
+func (e *Env) Spec(role, name string, argv ...string) proc.Spec {
+	r := e.Topo.Roles[role]
+	return proc.Spec{
+		Name:   role + "/" + name,
+		NetNS:  r.NS.Path(),
+		Cgroup: e.Cgroups[role],
+		Argv:   argv,
+		Mounts: []ns.Mount{{Kind: "bind", Source: e.Topo.HostsFile(role), Target: "/etc/hosts"}},
+		Log:    filepath.Join(e.LogDir, role+"-"+name+".log"),
+	}
+}
+
+// Start starts a daemon from spec and waits until addr accepts TCP inside
+// the spec's role namespace.
+func (e *Env) Start(ctx context.Context, role string, spec proc.Spec, addr string) (*proc.Process, error) {
+	p, err := proc.Start(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.WaitTCP(ctx, e.Topo.Roles[role].NS, addr, p); err != nil {
+		p.Stop(stopGrace)
+		return nil, fmt.Errorf("%s: not ready (log: %s): %w", spec.Name, spec.Log, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,164 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	crand "crypto/rand"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// PrivateBase holds each run's private directory (keys, configs, the
+// payload tmpfs), named by the run's prefix.
+const PrivateBase = "/tmp"
+
+// privateDir is the run's private directory.
+func privateDir(prefix string) string { return filepath.Join(PrivateBase, prefix) }
+
+// cgroupDir is the run's cgroup, parent of one cgroup per role.
+func cgroupDir(root, prefix string) string { return filepath.Join(root, prefix) }
+
+// payload is the scp payload on its own tmpfs.
+type payload struct {
+	dir         string
+	Large, Warm string
+	Probe       string
+	LargeBytes  int64
+	WarmBytes   int64
+}
+
+// mountPayload mounts a tmpfs sized for the payloads under dir and fills it
+// with random bytes (incompressible, so no transport can cheat with
+// compression). Served from RAM, the disk never limits scp.
+func mountPayload(dir string, large, warm int64) (*payload, error) {
+	p := &payload{dir: filepath.Join(dir, "payload"), LargeBytes: large, WarmBytes: warm}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	size := large + warm + 1<<20
+	if err := unix.Mount("tmpfs", p.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV,
+		"mode=0755,size="+strconv.FormatInt(size, 10)); err != nil {
+		return nil, fmt.Errorf("payload: mount tmpfs of %d bytes: %w", size, err)
+	}
+	p.Large = filepath.Join(p.dir, "payload.bin")
+	p.Warm = filepath.Join(p.dir, "warm.bin")
+	p.Probe = filepath.Join(p.dir, "probe.bin")
+	var seed [32]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return p, fmt.Errorf("payload: seed: %w", err)
+	}
+	src := rand.NewChaCha8(seed)
+	for _, f := range []struct {
+		path string
+		n    int64
+	}{{p.Large, large}, {p.Warm, warm}, {p.Probe, 4096}} {
+		if err := writeRandom(f.path, f.n, src); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func writeRandom(path string, n int64, src io.Reader) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("payload: %w", err)
+	}
+	buf := make([]byte, 4<<20)
+	for left := n; left > 0; {
+		chunk := buf[:min(int64(len(buf)), left)]
+		src.Read(chunk) // ChaCha8.Read never fails
+		if _, err := f.Write(chunk); err != nil {
+			f.Close()
+			return fmt.Errorf("payload: write %s: %w", filepath.Base(path), err)
+		}
+		left -= int64(len(chunk))
+	}
+	return f.Close()
+}
+
+// unmount removes the payload tmpfs. Safe to call twice.
+func (p *payload) unmount() error {
+	if err := unix.Unmount(p.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount payload: %w", err)
+	}
+	return nil
+}
+
+// removePrivateDir removes a run's private directory. It unmounts a payload
+// left mounted and refuses to cross into any other mount, so a bug can never
+// delete outside the directory.
+func removePrivateDir(dir string) error {
+	if !strings.HasPrefix(filepath.Base(dir), topology.Prefix) {
+		return fmt.Errorf("refusing to remove %s: not a twnsbench directory", dir)
+	}
+	(&payload{dir: filepath.Join(dir, "payload")}).unmount()
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	if err := checkSameDevice(dir, st.Dev); err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
+}
+
+func checkSameDevice(dir string, dev uint64) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err == nil && st.Dev != dev {
+			return fmt.Errorf("refusing to remove %s: %s is another mount", dir, path)
+		}
+		return nil
+	})
+}
+
+// roleCgroups creates one cgroup per role under the run's cgroup.
+func roleCgroups(root, prefix string, roles []string) (map[string]*proc.Cgroup, error) {
+	cgs := map[string]*proc.Cgroup{}
+	for _, r := range roles {
+		cg, err := proc.NewCgroup(filepath.Join(cgroupDir(root, prefix), r))
+		if err != nil {
+			return cgs, err
+		}
+		cgs[r] = cg
+	}
+	return cgs, nil
+}
+
+// removeCgroups kills what is left in the run's cgroups and removes them.
+func removeCgroups(ctx context.Context, root, prefix string) error {
+	dir := cgroupDir(root, prefix)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove cgroups: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			errs = append(errs, (&proc.Cgroup{Path: filepath.Join(dir, e.Name())}).Remove(ctx))
+		}
+	}
+	errs = append(errs, (&proc.Cgroup{Path: dir}).Remove(ctx))
+	return errors.Join(errs...)
+}
