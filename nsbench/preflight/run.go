@@ -13,8 +13,13 @@ import (
 
 // Options says what the run about to start needs.
 type Options struct {
-	NeedTmpfsBytes int64    // payload bytes to hold in tmpfs; 0 skips the memory check
+	NeedTmpfsBytes int64    // bytes to hold in tmpfs (payload and warm-up file); 0 skips the memory check
 	Tools          []string // programs the run will start, e.g. iperf3, netperf, sshd
+
+	// SizeBytes is the part of NeedTmpfsBytes that --size sets. When the
+	// memory is short, the fix repeats the command line with --size reduced
+	// by the shortfall. 0 means all of NeedTmpfsBytes.
+	SizeBytes int64
 }
 
 // tmpfsHeadroom is memory left free beside the payload, for the processes
@@ -43,7 +48,11 @@ func Run(o Options) Report {
 		}
 	}
 	if o.NeedTmpfsBytes > 0 {
-		r.Checks = append(r.Checks, checkTmpfs(o.NeedTmpfsBytes))
+		size := o.SizeBytes
+		if size <= 0 || size > o.NeedTmpfsBytes {
+			size = o.NeedTmpfsBytes
+		}
+		r.Checks = append(r.Checks, checkTmpfs(o.NeedTmpfsBytes, size))
 	}
 	return r
 }
@@ -142,33 +151,37 @@ func checkCgroup() Check {
 	return c
 }
 
-func checkTmpfs(need int64) Check {
-	c := Check{Name: "tmpfs room", Required: true}
+func checkTmpfs(need, size int64) Check {
 	avail, err := memAvailable()
 	if err != nil {
-		c.Detail = err.Error()
-		c.Fix = "none: /proc/meminfo has no MemAvailable (Linux 3.14+)"
-		return c
+		return Check{Name: "tmpfs room", Required: true, Detail: err.Error(),
+			Fix: "none: /proc/meminfo has no MemAvailable (Linux 3.14+)"}
 	}
-	return tmpfsRoom(need, avail, os.Args)
+	return tmpfsRoom(need, size, avail, os.Args)
 }
 
-// tmpfsRoom compares the payload plus headroom with MemAvailable; a failure
-// suggests the command line again with the largest --size that fits.
-func tmpfsRoom(need, avail int64, args []string) Check {
+// tmpfsRoom compares need plus headroom with MemAvailable. A failure's fix
+// is the command line again with --size (the size part of need) reduced by
+// the shortfall, rounded down to 0.1 GiB, or to a MiB below 1 GiB.
+func tmpfsRoom(need, size, avail int64, args []string) Check {
 	c := Check{Name: "tmpfs room", Required: true}
 	c.Detail = fmt.Sprintf("MemAvailable %.2f GiB, need %.2f GiB (payload %.2f GiB + %.2f GiB headroom)",
 		gib(avail), gib(need+tmpfsHeadroom), gib(need), gib(tmpfsHeadroom))
 	if c.OK = avail >= need+tmpfsHeadroom; c.OK {
 		return c
 	}
-	// The largest size in tenths of a GiB that still fits.
-	fit := math.Floor(gib(avail-tmpfsHeadroom)*10) / 10
-	if fit < 0.1 {
-		c.Fix = "none: not even --size 0.1 fits; stop what uses the memory"
+	fit := size - (need + tmpfsHeadroom - avail)
+	var arg string
+	switch {
+	case fit >= 1<<30:
+		arg = fmt.Sprintf("%gGiB", math.Floor(gib(fit)*10)/10)
+	case fit >= 1<<20:
+		arg = fmt.Sprintf("%dMiB", fit>>20)
+	default:
+		c.Fix = "none: no --size fits; stop what uses the memory"
 		return c
 	}
-	c.Fix = commandLine(withFlag(args, "--size", fmt.Sprintf("%g", fit)))
+	c.Fix = commandLine(withFlag(args, "--size", arg))
 	return c
 }
 

@@ -78,23 +78,35 @@ func TestRunTools(t *testing.T) {
 }
 
 func TestTmpfsRoom(t *testing.T) {
-	const gi = 1 << 30
-	args := []string{"./twnsbench", "run", "--size", "5", "--runs", "3"}
-	ok := tmpfsRoom(5*gi, 24339828*1024, args)
-	want := Check{Name: "tmpfs room", Required: true, OK: true,
-		Detail: "MemAvailable 23.21 GiB, need 5.50 GiB (payload 5.00 GiB + 0.50 GiB headroom)"}
-	if ok != want {
-		t.Errorf("enough room: %+v\nwant %+v", ok, want)
+	const gi, mi = 1 << 30, 1 << 20
+	args := []string{"./twnsbench", "run", "--size", "5GiB", "--runs", "3"}
+	need := int64(5*gi + 256*mi) // payload and warm-up file
+	tests := []struct {
+		name        string
+		size, avail int64
+		want        Check
+	}{
+		{"enough (this machine)", 5 * gi, 24339828 * 1024, Check{OK: true,
+			Detail: "MemAvailable 23.21 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)"}},
+		{"short: 2.25 GiB less", 5 * gi, 3*gi + gi/2, Check{
+			Detail: "MemAvailable 3.50 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Fix:    "./twnsbench run --size 2.7GiB --runs 3"}},
+		{"short, size unknown: all of need is payload", need, 3*gi + gi/2, Check{
+			Detail: "MemAvailable 3.50 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Fix:    "./twnsbench run --size 3GiB --runs 3"}},
+		{"below a GiB", 5 * gi, gi + 256*mi + 300*mi, Check{
+			Detail: "MemAvailable 1.54 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Fix:    "./twnsbench run --size 812MiB --runs 3"}},
+		{"nothing fits", 5 * gi, 700 * mi, Check{
+			Detail: "MemAvailable 0.68 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Fix:    "none: no --size fits; stop what uses the memory"}},
 	}
-	short := tmpfsRoom(5*gi, 3*gi+gi/4, args) // 3.25 GiB available: 2.75 GiB fit
-	want = Check{Name: "tmpfs room", Required: true,
-		Detail: "MemAvailable 3.25 GiB, need 5.50 GiB (payload 5.00 GiB + 0.50 GiB headroom)",
-		Fix:    "./twnsbench run --size 2.7 --runs 3"}
-	if short != want {
-		t.Errorf("short of room: %+v\nwant %+v", short, want)
-	}
-	none := tmpfsRoom(gi, gi/2, args)
-	if none.OK || none.Fix != "none: not even --size 0.1 fits; stop what uses the memory" {
-		t.Errorf("no room: %+v", none)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.want.Name, tt.want.Required = "tmpfs room", true
+			if got := tmpfsRoom(need, tt.size, tt.avail, args); got != tt.want {
+				t.Errorf("tmpfsRoom = %+v\nwant        %+v", got, tt.want)
+			}
+		})
 	}
 }

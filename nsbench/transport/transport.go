@@ -76,8 +76,18 @@ type Path struct {
 	// Procs are the transport's own processes, for the memory table. A
 	// transport without processes names its kernel part with PID 0.
 	Procs []RSSProc
+	// Diagnose, when set, captures the path's own state after a cell (for
+	// WireGuard: the device's MTU and the peer's transfer counters). It
+	// must not change anything.
+	Diagnose func() []Diagnostic
 	// Close undoes Up in reverse order. Safe to call twice.
 	Close func() error
+}
+
+// Diagnostic is one named piece of raw state, shown verbatim in the report.
+type Diagnostic struct {
+	Name   string // "client wg show twnsb0c transfer"
+	Output string
 }
 
 // Env is what a transport may use to build its path.
