@@ -23,7 +23,7 @@ func doctorCommand() *cli.Command {
 			}
 			o := nsbench.Defaults()
 			o.SizeBytes = size
-			rep := preflight.Run(preflight.Options{NeedTmpfsBytes: o.SizeBytes + o.WarmBytes(), Tools: tools})
+			rep := preflight.Run(preflight.Options{NeedTmpfsBytes: o.SizeBytes + o.WarmBytes(), SizeBytes: o.SizeBytes, Tools: tools})
 			fmt.Fprint(c.App.Writer, rep.String())
 			if err := rep.Err(); err != nil {
 				return refuse(err)

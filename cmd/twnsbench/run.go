@@ -71,7 +71,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return refuse(err)
 	}
-	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: plan.SizeBytes + plan.WarmBytes(), Tools: tools})
+	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: plan.SizeBytes + plan.WarmBytes(), SizeBytes: plan.SizeBytes, Tools: tools})
 	if err := pre.Err(); err != nil {
 		fmt.Fprint(c.App.ErrWriter, pre.String())
 		return refuse(err)

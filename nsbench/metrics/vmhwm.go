@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ func ReadVmHWM(pid int) (kB int64, err error) {
 	case err != nil:
 		return 0, fmt.Errorf("read vmhwm: %w", err) // names the path
 	}
-	kB, err = parseVmHWM(strings.NewReader(string(b)))
+	kB, err = parseVmHWM(bytes.NewReader(b))
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -165,7 +165,7 @@ func checkTmpfs(need, size int64) Check {
 // the shortfall, rounded down to 0.1 GiB, or to a MiB below 1 GiB.
 func tmpfsRoom(need, size, avail int64, args []string) Check {
 	c := Check{Name: "tmpfs room", Required: true}
-	c.Detail = fmt.Sprintf("MemAvailable %.2f GiB, need %.2f GiB (payload %.2f GiB + %.2f GiB headroom)",
+	c.Detail = fmt.Sprintf("MemAvailable %.2f GiB, need %.2f GiB (tmpfs %.2f GiB + %.2f GiB headroom)",
 		gib(avail), gib(need+tmpfsHeadroom), gib(need), gib(tmpfsHeadroom))
 	if c.OK = avail >= need+tmpfsHeadroom; c.OK {
 		return c

@@ -35,7 +35,7 @@ func TestRunThisMachine(t *testing.T) {
 	if c := got["cgroup v2"]; c.OK != (os.Geteuid() == 0) || !strings.HasPrefix(c.Detail, "cgroup2 at /") {
 		t.Errorf("cgroup v2 check = %+v with euid %d", c, os.Geteuid())
 	}
-	if c := got["tmpfs room"]; !c.OK || !strings.Contains(c.Detail, "need 1.50 GiB (payload 1.00 GiB + 0.50 GiB headroom)") {
+	if c := got["tmpfs room"]; !c.OK || !strings.Contains(c.Detail, "need 1.50 GiB (tmpfs 1.00 GiB + 0.50 GiB headroom)") {
 		t.Errorf("tmpfs check = %+v", c)
 	}
 	if len(r.Checks) != 9 {
@@ -87,18 +87,18 @@ func TestTmpfsRoom(t *testing.T) {
 		want        Check
 	}{
 		{"enough (this machine)", 5 * gi, 24339828 * 1024, Check{OK: true,
-			Detail: "MemAvailable 23.21 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)"}},
+			Detail: "MemAvailable 23.21 GiB, need 5.75 GiB (tmpfs 5.25 GiB + 0.50 GiB headroom)"}},
 		{"short: 2.25 GiB less", 5 * gi, 3*gi + gi/2, Check{
-			Detail: "MemAvailable 3.50 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Detail: "MemAvailable 3.50 GiB, need 5.75 GiB (tmpfs 5.25 GiB + 0.50 GiB headroom)",
 			Fix:    "./twnsbench run --size 2.7GiB --runs 3"}},
 		{"short, size unknown: all of need is payload", need, 3*gi + gi/2, Check{
-			Detail: "MemAvailable 3.50 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Detail: "MemAvailable 3.50 GiB, need 5.75 GiB (tmpfs 5.25 GiB + 0.50 GiB headroom)",
 			Fix:    "./twnsbench run --size 3GiB --runs 3"}},
 		{"below a GiB", 5 * gi, gi + 256*mi + 300*mi, Check{
-			Detail: "MemAvailable 1.54 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Detail: "MemAvailable 1.54 GiB, need 5.75 GiB (tmpfs 5.25 GiB + 0.50 GiB headroom)",
 			Fix:    "./twnsbench run --size 812MiB --runs 3"}},
 		{"nothing fits", 5 * gi, 700 * mi, Check{
-			Detail: "MemAvailable 0.68 GiB, need 5.75 GiB (payload 5.25 GiB + 0.50 GiB headroom)",
+			Detail: "MemAvailable 0.68 GiB, need 5.75 GiB (tmpfs 5.25 GiB + 0.50 GiB headroom)",
 			Fix:    "none: no --size fits; stop what uses the memory"}},
 	}
 	for _, tt := range tests {
