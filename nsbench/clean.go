@@ -47,6 +47,19 @@ func Clean(ctx context.Context, force bool) (CleanReport, error) {
 	return rep, errors.Join(errs...)
 }
 
+// Leftovers lists the runs whose harness is gone but that left something on
+// this host (namespaces, /etc/netns entries, private directories, cgroups):
+// what Clean would remove.
+func Leftovers() []string {
+	var dead []string
+	for _, run := range leftoverRuns() {
+		if _, alive := ownerAlive(run); !alive {
+			dead = append(dead, run)
+		}
+	}
+	return dead
+}
+
 // runPrefixLen is the length of a run prefix such as "twnsb-3fa9c1".
 var runPrefixLen = len(topology.Prefix) + 6
 

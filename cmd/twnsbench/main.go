@@ -84,7 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	usageError := func(_ *cli.Context, err error, _ bool) error { return refuse(err) }
+	app := &cli.App{
 		Name:  "twnsbench",
 		Usage: "benchmark tunnel transports in network namespaces on one Linux host",
 		Description: "twnsbench builds client, relay and server network namespaces joined by veth pairs,\n" +
@@ -100,8 +101,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			doctorCommand(),
 			cleanCommand(),
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return refuse(err) },
+		OnUsageError: usageError,
 	}
+	for _, c := range app.Commands {
+		c.OnUsageError = usageError
+	}
+	return app
 }
 
 // oneLine joins a multi-line error into one line.

@@ -1,0 +1,39 @@
+# twnsbench — see README.md. Targets that touch namespaces need root.
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+BIN := bin/twnsbench
+ARGS ?=
+
+.PHONY: all build deps run test unit bench vet clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/twnsbench
+
+# System packages the harness needs (Debian/Ubuntu; root).
+deps:
+	bash scripts/install-deps.sh
+
+# Set up and run the main job with its defaults: sudo make run [ARGS='--quick']
+run: deps build
+	./$(BIN) run $(ARGS)
+
+vet:
+	$(GO) vet ./...
+
+# Every test, the root-only integration tests included (they skip, saying
+# so, without root). -p 1: integration tests measure real throughput and
+# latency, so packages must not compete for the two cores.
+test: vet
+	$(GO) test -p 1 -count=1 ./...
+
+# Unit tests only: no root, no namespaces.
+unit:
+	$(GO) test -short -count=1 ./...
+
+# A quick benchmark of every available transport into results/quick.
+bench: build
+	./$(BIN) run --quick --out results/quick $(ARGS)
+
+clean:
+	rm -rf bin

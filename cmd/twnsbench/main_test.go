@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// The test binary doubles as the twnsbench command: with this variable set
+// it runs main's logic instead of the tests, so tests can signal a real
+// process.
+const asCommandEnv = "TWNSBENCH_TEST_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommandEnv) == "1" {
+		ns.MaybeRunHelper()
+		os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	}
+	ns.MaybeRunHelper() // the runs below start children through the launcher
+	code := m.Run()
+	if left := nsbench.Leftovers(); os.Geteuid() == 0 && len(left) > 0 && code == 0 {
+		os.Stderr.WriteString("tests left runs behind: " + strings.Join(left, " ") + "\n")
+		code = 99
+	}
+	os.Exit(code)
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (skipped by -short)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (run: sudo go test ./...)")
+	}
+}
+
+// command returns the test binary set up to act as `twnsbench args...`.
+func command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
+	return cmd
+}
+
+func runInProcess(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(append([]string{"twnsbench"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
+	before := nsbench.Leftovers()
+	for _, args := range [][]string{
+		{"run", "--wan", "30xx"},
+		{"run", "--runs", "0"},
+		{"run", "--size", "-1"},
+		{"run", "--transports", "nope"},
+		{"run", "--duration", "1500ms"},
+		{"run", "--bogus-flag"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := runInProcess(append(args, "--out", out)...)
+		if code != exitRefused {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitRefused, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "twnsbench: ") {
+			t.Errorf("%v: want one line 'twnsbench: …', got %q", args, stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: created the output directory", args)
+		}
+	}
+	if after := nsbench.Leftovers(); len(after) != len(before) {
+		t.Errorf("refused runs created %v", after)
+	}
+}
+
+func TestRunWithBenchEnvKnobs(t *testing.T) {
+	t.Setenv("BENCH_RUNS", "0")
+	if code, _, stderr := runInProcess("run", "--out", t.TempDir()); code != exitRefused || !strings.Contains(stderr, "--runs 0") {
+		t.Errorf("BENCH_RUNS=0: exit %d, %q", code, stderr)
+	}
+	t.Setenv("BENCH_RUNS", "1")
+	t.Setenv("BENCH_SIZE_GB", "-3")
+	if code, _, stderr := runInProcess("run", "--out", t.TempDir()); code != exitRefused || !strings.Contains(stderr, "BENCH_SIZE_GB") {
+		t.Errorf("BENCH_SIZE_GB=-3: exit %d, %q", code, stderr)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	requireRoot(t)
+	code, stdout, stderr := runInProcess("doctor", "--size", "64MiB")
+	if code != exitOK {
+		t.Fatalf("doctor: exit %d: %s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"veth", "cgroup v2", "iperf3", "netperf", "sshd", "tmpfs room"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestQuickSSHRun is the foundation's end-to-end check: real namespaces,
+// real sshd, iperf3, netperf and scp.
+func TestQuickSSHRun(t *testing.T) {
+	requireRoot(t)
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "ssh", "--wan", "off", "--quick", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]results.Sample{}
+	for _, s := range doc.Samples {
+		if s.Transport != "ssh" || s.Condition != "lan" || s.Run != 1 {
+			t.Errorf("unexpected sample %+v", s)
+		}
+		got[s.Instrument] = s
+		if s.HostCPUSec <= 0 || s.ContainerCPUSec["client"] <= 0 || s.ContainerCPUSec["server"] <= 0 {
+			t.Errorf("%s: CPU not measured: host %.2f roles %v", s.Instrument, s.HostCPUSec, s.ContainerCPUSec)
+		}
+		if s.WallSec <= 0 {
+			t.Errorf("%s: wall %.3f", s.Instrument, s.WallSec)
+		}
+	}
+	for _, inst := range []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp"} {
+		if _, ok := got[inst]; !ok {
+			t.Errorf("no %s sample", inst)
+		}
+	}
+	if v := got["iperf3-1"].Value; v < 0.1 {
+		t.Errorf("iperf3-1 = %.3f Gbit/s, implausibly low", v)
+	}
+	rr := got["tcp_rr"]
+	if rr.P50Us == nil || rr.P99Us == nil || *rr.P50Us <= 0 || *rr.P99Us < *rr.P50Us || rr.Value <= 0 {
+		t.Errorf("tcp_rr: value %.0f p50 %v p99 %v", rr.Value, rr.P50Us, rr.P99Us)
+	}
+	scp := got["scp"]
+	if scp.Value <= 1 {
+		t.Errorf("scp = %.2f MB/s, want > 1", scp.Value)
+	}
+	if scp.PayloadBytes == nil || *scp.PayloadBytes != 64<<20 || scp.WireBytes == nil || *scp.WireBytes <= *scp.PayloadBytes {
+		t.Errorf("scp payload %v wire %v: want wire > payload = 64 MiB", scp.PayloadBytes, scp.WireBytes)
+	}
+	if doc.Env.Congestion != "cubic" || doc.Env.ScpForm == "" || doc.Env.IPerf3 == "" || doc.Env.Kernel == "" {
+		t.Errorf("env incomplete: %+v", doc.Env)
+	}
+	if doc.Timings == nil || doc.Timings.TopologyUpSec <= 0 || doc.Timings.TeardownSec <= 0 {
+		t.Errorf("timings not recorded: %+v", doc.Timings)
+	}
+	if len(doc.RSS) == 0 || doc.RSS[0].PeakKB["server / sshd"] <= 0 {
+		t.Errorf("baseline RSS missing: %+v", doc.RSS)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	if err != nil || !strings.Contains(string(md), "## Results — LAN (0 ms RTT, no loss)") || !strings.Contains(string(md), "| Pure SSH | ") {
+		t.Errorf("report: %v\n%s", err, md)
+	}
+	if left := nsbench.Leftovers(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// waitSamples polls the results file until it holds n samples.
+func waitSamples(t *testing.T, path string, n int, cmd *exec.Cmd) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for delay := 10 * time.Millisecond; time.Now().Before(deadline); delay = min(2*delay, 200*time.Millisecond) {
+		if doc, err := results.Read(path); err == nil && len(doc.Samples) >= n {
+			return
+		}
+		if cmd.ProcessState != nil {
+			t.Fatal("the run exited early")
+		}
+		time.Sleep(delay) // polling a file for a condition, not synchronising on time
+	}
+	t.Fatalf("no %d samples in %s within 2 minutes", n, path)
+}
+
+func TestInterruptKeepsResultsAndLeavesNothing(t *testing.T) {
+	requireRoot(t)
+	out := t.TempDir()
+	cmd := command("run", "--transports", "ssh", "--quick", "--runs", "5", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(t, filepath.Join(out, results.FileName), 1, cmd)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want %d\n%s", err, exitInterrupted, stderr.String())
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatalf("results after interrupt: %v", err)
+	}
+	if len(doc.Samples) < 1 || len(doc.Samples) >= 20 || doc.Interrupted == "" {
+		t.Errorf("samples %d, interrupted %q: want the partial run marked interrupted", len(doc.Samples), doc.Interrupted)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	if !strings.Contains(string(md), "Interrupted") {
+		t.Error("the report does not say the run was interrupted")
+	}
+	if left := nsbench.Leftovers(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if procs := cgroupLeftovers(t); len(procs) > 0 {
+		t.Errorf("cgroups left: %v", procs)
+	}
+}
+
+func TestCleanAfterKill(t *testing.T) {
+	requireRoot(t)
+	out := t.TempDir()
+	cmd := command("run", "--transports", "ssh", "--quick", "--runs", "5", "--out", out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(t, filepath.Join(out, results.FileName), 1, cmd)
+	cmd.Process.Kill() // no teardown at all
+	cmd.Wait()
+	if left := nsbench.Leftovers(); len(left) == 0 {
+		t.Fatal("a killed run left nothing to clean: the test proves nothing")
+	}
+	code, stdout, stderr := runInProcess("clean")
+	if code != exitOK || !strings.Contains(stdout, "removed netns") {
+		t.Fatalf("clean: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if left := nsbench.Leftovers(); len(left) > 0 {
+		t.Errorf("left after clean: %v", left)
+	}
+	if procs := cgroupLeftovers(t); len(procs) > 0 {
+		t.Errorf("cgroups left: %v", procs)
+	}
+	matches, _ := filepath.Glob("/tmp/" + topology.Prefix + "*")
+	if len(matches) > 0 {
+		t.Errorf("private directories left: %v", matches)
+	}
+	code, stdout, _ = runInProcess("clean")
+	if code != exitOK || !strings.Contains(stdout, "nothing to clean") {
+		t.Errorf("second clean: exit %d %q", code, stdout)
+	}
+	// The results written before the kill are intact.
+	b, err := os.ReadFile(filepath.Join(out, results.FileName))
+	if err != nil || !json.Valid(b) {
+		t.Errorf("results after SIGKILL: %v", err)
+	}
+}
+
+func cgroupLeftovers(t *testing.T) []string {
+	for _, root := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+		if m, _ := filepath.Glob(filepath.Join(root, topology.Prefix+"*")); len(m) > 0 {
+			return m
+		}
+	}
+	return nil
+}

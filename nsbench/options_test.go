@@ -1,0 +1,129 @@
+package nsbench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseWAN(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		off     bool
+		rtt     time.Duration
+		loss    float64
+		wantErr string
+	}{
+		{in: "off", off: true},
+		{in: "30ms:0.1%", rtt: 30 * time.Millisecond, loss: 0.1},
+		{in: "0ms:0%", rtt: 0, loss: 0},
+		{in: "2.5ms:1%", rtt: 2500 * time.Microsecond, loss: 1},
+		{in: "30xx", wantErr: "want off or RTTms:LOSS%"},
+		{in: "30ms", wantErr: "want off or RTTms:LOSS%"},
+		{in: "30ms:-1%", wantErr: "want off or RTTms:LOSS%"},
+		{in: "30ms:100%", wantErr: "below 100"},
+		{in: "20000ms:0%", wantErr: "above 10000"},
+		{in: "", wantErr: "want off"},
+	} {
+		w, err := ParseWAN(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseWAN(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseWAN(%q): %v", tc.in, err)
+			continue
+		}
+		if tc.off != (w == nil) {
+			t.Errorf("ParseWAN(%q) = %v, off want %v", tc.in, w, tc.off)
+			continue
+		}
+		if w != nil && (w.RTT != tc.rtt || w.LossPct != tc.loss) {
+			t.Errorf("ParseWAN(%q) = %+v, want %v %v", tc.in, *w, tc.rtt, tc.loss)
+		}
+	}
+	if w, _ := ParseWAN("30ms:0.1%"); w.String() != "30ms:0.1%" {
+		t.Errorf("String() = %q", w.String())
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"5GiB": 5 << 30, "256MiB": 256 << 20, "1.5GiB": 3 << 29, "100MB": 100e6,
+		"64 MiB": 64 << 20, "4096": 4096, "2KiB": 2048,
+	} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1", "0", "", "5XB", "GiB", "1e3MiB", "0.1B"} {
+		if got, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", in, got)
+		}
+	}
+	if got, err := ParseSizeGB("5"); err != nil || got != 5<<30 {
+		t.Errorf("ParseSizeGB(5) = %d, %v", got, err)
+	}
+	if got, err := ParseSizeGB("0.25"); err != nil || got != 256<<20 {
+		t.Errorf("ParseSizeGB(0.25) = %d, %v", got, err)
+	}
+	for _, in := range []string{"0", "-2", "x", ""} {
+		if _, err := ParseSizeGB(in); err == nil {
+			t.Errorf("ParseSizeGB(%q): want an error", in)
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for b, want := range map[int64]string{5 << 30: "5 GiB", 256 << 20: "256 MiB", 3 << 29: "1.5 GiB", 512: "512 B"} {
+		if got := FormatSize(b); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", b, got, want)
+		}
+	}
+}
+
+func TestNewPlan(t *testing.T) {
+	known := []string{"ssh", "wireguard"}
+	ok := Defaults()
+	ok.OutDir = t.TempDir() + "/new/sub"
+	p, err := NewPlan(ok, known)
+	if err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	if p.Runs != 3 || p.SizeBytes != 5<<30 || p.Duration != 10*time.Second || p.Congestion != "cubic" {
+		t.Errorf("defaults changed: %+v", p.Options)
+	}
+	if q := Quick(); q.Runs != 1 || q.SizeBytes != 64<<20 || q.Duration != 2*time.Second || q.Warmup != time.Second {
+		t.Errorf("quick = %+v", q)
+	}
+	if got := Quick().WarmBytes(); got != 64<<20 {
+		t.Errorf("quick warm bytes = %d, want the whole 64 MiB payload", got)
+	}
+	if got := Defaults().WarmBytes(); got != 256<<20 {
+		t.Errorf("default warm bytes = %d, want 256 MiB", got)
+	}
+
+	for name, tc := range map[string]struct {
+		mutate func(*Options)
+		want   string
+	}{
+		"unknown transport": {func(o *Options) { o.Transports = []string{"ipsec"} }, `unknown transport "ipsec"`},
+		"twice":             {func(o *Options) { o.Transports = []string{"ssh", "ssh"} }, "given twice"},
+		"bad wan":           {func(o *Options) { o.WAN = "30xx" }, "--wan"},
+		"runs 0":            {func(o *Options) { o.Runs = 0 }, "--runs 0"},
+		"tiny size":         {func(o *Options) { o.SizeBytes = 10 }, "--size"},
+		"fractional dur":    {func(o *Options) { o.Duration = 1500 * time.Millisecond }, "--duration"},
+		"negative warmup":   {func(o *Options) { o.Warmup = -time.Second }, "--warmup"},
+		"bad congestion":    {func(o *Options) { o.Congestion = "cu bic" }, "--congestion"},
+		"out is a file":     {func(o *Options) { o.OutDir = "/etc/hostname/x" }, "not a directory"},
+	} {
+		o := ok
+		tc.mutate(&o)
+		if _, err := NewPlan(o, known); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error = %v, want %q", name, err, tc.want)
+		}
+	}
+}
