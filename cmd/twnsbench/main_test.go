@@ -170,7 +170,7 @@ func TestQuickSSHRun(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "## Results — LAN (0 ms RTT, no loss)") || !strings.Contains(string(md), "| Pure SSH | ") {
 		t.Errorf("report: %v\n%s", err, md)
 	}
-	if left := nsbench.Leftovers(); len(left) > 0 {
+	if left := leftoversOf(runPrefix(t, out)); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
 }
@@ -217,11 +217,8 @@ func TestInterruptKeepsResultsAndLeavesNothing(t *testing.T) {
 	if !strings.Contains(string(md), "Interrupted") {
 		t.Error("the report does not say the run was interrupted")
 	}
-	if left := nsbench.Leftovers(); len(left) > 0 {
+	if left := leftoversOf(runPrefix(t, out)); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
-	}
-	if procs := cgroupLeftovers(t); len(procs) > 0 {
-		t.Errorf("cgroups left: %v", procs)
 	}
 }
 
@@ -235,25 +232,19 @@ func TestCleanAfterKill(t *testing.T) {
 	waitSamples(t, filepath.Join(out, results.FileName), 1, cmd)
 	cmd.Process.Kill() // no teardown at all
 	cmd.Wait()
-	if left := nsbench.Leftovers(); len(left) == 0 {
+	prefix := runPrefix(t, out)
+	if left := leftoversOf(prefix); len(left) == 0 {
 		t.Fatal("a killed run left nothing to clean: the test proves nothing")
 	}
 	code, stdout, stderr := runInProcess("clean")
-	if code != exitOK || !strings.Contains(stdout, "removed netns") {
+	if code != exitOK || !strings.Contains(stdout, "removed netns "+prefix) {
 		t.Fatalf("clean: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if left := nsbench.Leftovers(); len(left) > 0 {
+	if left := leftoversOf(prefix); len(left) > 0 {
 		t.Errorf("left after clean: %v", left)
 	}
-	if procs := cgroupLeftovers(t); len(procs) > 0 {
-		t.Errorf("cgroups left: %v", procs)
-	}
-	matches, _ := filepath.Glob("/tmp/" + topology.Prefix + "*")
-	if len(matches) > 0 {
-		t.Errorf("private directories left: %v", matches)
-	}
 	code, stdout, _ = runInProcess("clean")
-	if code != exitOK || !strings.Contains(stdout, "nothing to clean") {
+	if code != exitOK || strings.Contains(stdout, prefix) {
 		t.Errorf("second clean: exit %d %q", code, stdout)
 	}
 	// The results written before the kill are intact.
@@ -263,11 +254,29 @@ func TestCleanAfterKill(t *testing.T) {
 	}
 }
 
-func cgroupLeftovers(t *testing.T) []string {
-	for _, root := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
-		if m, _ := filepath.Glob(filepath.Join(root, topology.Prefix+"*")); len(m) > 0 {
-			return m
-		}
+// runPrefix is the run id of the run that wrote to out (its log directory).
+func runPrefix(t *testing.T, out string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(out, "logs", topology.Prefix+"*"))
+	if len(m) != 1 {
+		t.Fatalf("want one run log directory in %s, got %v", out, m)
 	}
-	return nil
+	return filepath.Base(m[0])
+}
+
+// leftoversOf lists everything named with one run's prefix: namespaces,
+// /etc/netns entries, cgroups, the private directory.
+func leftoversOf(prefix string) []string {
+	var left []string
+	for _, pattern := range []string{
+		"/run/netns/" + prefix + "*",
+		"/etc/netns/" + prefix + "*",
+		"/sys/fs/cgroup/unified/" + prefix,
+		"/sys/fs/cgroup/" + prefix,
+		"/tmp/" + prefix,
+	} {
+		m, _ := filepath.Glob(pattern)
+		left = append(left, m...)
+	}
+	return left
 }
