@@ -105,6 +105,7 @@ func (r *runner) openOutput() error {
 
 // write saves the results document atomically; called after every sample.
 func (r *runner) write() error {
+	r.doc.Cells = results.Cells(r.doc.Samples)
 	return results.WriteAtomic(filepath.Join(r.plan.OutDir, results.FileName), r.doc)
 }
 

@@ -32,6 +32,7 @@ type Document struct {
 	Diagnostics   []Diagnostic `json:"diagnostics"`
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Failures      []Failure    `json:"failures,omitempty"`
+	Cells         []Cell       `json:"cells,omitempty"`
 	Interrupted   string       `json:"interrupted,omitempty"`
 }
 

@@ -1,0 +1,85 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestMedianCIFewSamples(t *testing.T) {
+	// Three runs, as the reference makes: no 95 % interval exists; the
+	// widest one, [min, max], covers the median with 1 − 2/8 = 75 %.
+	ci := MedianCI([]float64{3.65, 3.63, 3.64}, 0.95)
+	if ci.Reached || !near(ci.Level, 0.75) || ci.Low != 3.63 || ci.High != 3.65 {
+		t.Errorf("n=3: %+v, want [3.63, 3.65] at 75 %%, not reached", ci)
+	}
+	if got := MinSamplesFor(0.95); got != 6 {
+		t.Errorf("MinSamplesFor(0.95) = %d, want 6", got)
+	}
+}
+
+func TestMedianCIKnownData(t *testing.T) {
+	// n = 6: only [min, max] reaches 95 % (coverage 1 − 2/64 = 0.96875).
+	six := []float64{6, 1, 5, 2, 4, 3}
+	ci := MedianCI(six, 0.95)
+	if !ci.Reached || ci.Low != 1 || ci.High != 6 || !near(ci.Level, 0.96875) {
+		t.Errorf("n=6: %+v", ci)
+	}
+	// n = 10: k = 2 gives 1 − 2·(1+10)/1024 = 0.978515625; k = 3 gives
+	// 1 − 2·56/1024 = 0.890625 < 0.95, so the interval is (x(2), x(9)).
+	ten := []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
+	ci = MedianCI(ten, 0.95)
+	if !ci.Reached || ci.Low != 2 || ci.High != 9 || !near(ci.Level, 0.978515625) {
+		t.Errorf("n=10: %+v", ci)
+	}
+	if ci := MedianCI(nil, 0.95); ci != (Interval{}) {
+		t.Errorf("empty: %+v", ci)
+	}
+	// The input is not reordered.
+	if six[0] != 6 || six[1] != 1 {
+		t.Error("MedianCI sorted its input")
+	}
+}
+
+func TestMannWhitneyExact(t *testing.T) {
+	// Complete separation of 3 vs 3: U = 0, exact two-sided p = 2/20 = 0.1
+	// (the smallest p three runs each can give, never below 0.05).
+	u, p := MannWhitney([]float64{1, 2, 3}, []float64{4, 5, 6})
+	if u != 0 || !near(p, 0.1) {
+		t.Errorf("3 vs 3 separated: U %v p %v, want 0, 0.1", u, p)
+	}
+	// 4 vs 4 separated: p = 2/70.
+	if _, p := MannWhitney([]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}); !near(p, 2.0/70) {
+		t.Errorf("4 vs 4 separated: p %v, want %v", p, 2.0/70)
+	}
+	// Interleaved samples: U = 4 of 9 → p = 1 (two-sided, capped).
+	if _, p := MannWhitney([]float64{1, 3, 5}, []float64{2, 4, 6}); p < 0.5 {
+		t.Errorf("interleaved: p %v, want large", p)
+	}
+	// Known table value: n1 = n2 = 5, U = 3 (5>4, 7>4, 7>6): P(U ≤ 3) =
+	// (1+1+2+3)/252, two-sided 14/252.
+	if u, p := MannWhitney([]float64{1, 2, 3, 5, 7}, []float64{4, 6, 8, 9, 10}); u != 3 || !near(p, 14.0/252) {
+		t.Errorf("5 vs 5: U %v p %v, want 3, %v", u, p, 14.0/252)
+	}
+}
+
+func TestMannWhitneyTiesAndIdentical(t *testing.T) {
+	same := []float64{3.64, 3.63, 3.65}
+	if _, p := MannWhitney(same, same); p < 0.99 {
+		t.Errorf("identical samples: p %v, want 1", p)
+	}
+	// All values equal: no evidence of a shift.
+	if _, p := MannWhitney([]float64{1, 1, 1}, []float64{1, 1, 1}); p != 1 {
+		t.Errorf("all ties: p %v, want 1", p)
+	}
+	if _, p := MannWhitney(nil, []float64{1}); p != 1 {
+		t.Errorf("empty side: p %v, want 1", p)
+	}
+	// Ties, clear shift, larger samples: normal approximation, small p.
+	a := []float64{1, 1, 2, 2, 3, 3, 4, 4, 5, 5}
+	b := []float64{11, 11, 12, 12, 13, 13, 14, 14, 15, 15}
+	if _, p := MannWhitney(a, b); p > 0.001 {
+		t.Errorf("shifted with ties: p %v, want < 0.001", p)
+	}
+}
