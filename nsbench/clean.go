@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/wg"
 )
 
 // ownerFile in a run's private directory holds the harness's PID, so clean
@@ -60,8 +62,9 @@ func Leftovers() []string {
 	return dead
 }
 
-// runPrefixLen is the length of a run prefix such as "twnsb-3fa9c1".
-var runPrefixLen = len(topology.Prefix) + 6
+// runName matches a run prefix such as "twnsb-3fa9c1" at the start of a
+// name, followed by nothing or a dash: nothing else is ever cleaned.
+var runName = regexp.MustCompile("^" + topology.Prefix + "[0-9a-f]{6}(?:$|-)")
 
 // leftoverRuns lists the run prefixes found in every place a run creates
 // something.
@@ -84,10 +87,13 @@ func leftoverRuns() []string {
 			names = append(names, filepath.Base(p))
 		}
 	}
+	for _, p := range wg.Sockets(topology.Prefix) {
+		names = append(names, filepath.Base(p))
+	}
 	var runs []string
 	for _, n := range names {
-		if len(n) >= runPrefixLen {
-			runs = append(runs, n[:runPrefixLen])
+		if m := runName.FindString(n); m != "" {
+			runs = append(runs, strings.TrimSuffix(m, "-"))
 		}
 	}
 	slices.Sort(runs)
@@ -126,6 +132,12 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 		removed = append(removed, "file "+e)
 	}
 	errs = append(errs, topology.Clean(run)...)
+	// wireguard-go's control sockets, once its daemons are dead.
+	socks, serr := wg.CleanSockets(run)
+	errs = append(errs, serr)
+	for _, s := range socks {
+		removed = append(removed, "socket "+s)
+	}
 	if _, serr := os.Lstat(privateDir(run)); serr == nil {
 		removed = append(removed, "dir "+privateDir(run))
 		errs = append(errs, removePrivateDir(privateDir(run)))

@@ -100,6 +100,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			runCommand(),
 			doctorCommand(),
 			cleanCommand(),
+			compareCommand(),
+			wgUserspaceCommand(),
 		},
 		OnUsageError: usageError,
 	}

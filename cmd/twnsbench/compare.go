@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench/compare"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "compare two results files: medians, change and significance per cell",
+		ArgsUsage: "OLD.json NEW.json",
+		Description: "For every transport × condition × instrument in both files: the old and new medians,\n" +
+			"the change in %, and a two-sided Mann-Whitney U verdict at α = 0.05 (\"~\": no significant\n" +
+			"change). Refuses results whose environments differ (kernel, CPU, congestion control,\n" +
+			"impairment, WAN, offloads, WireGuard implementation, payload) unless --force.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force", Usage: "compare even when the environments differ"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return refuse(fmt.Errorf("compare: want OLD.json NEW.json, got %d arguments", c.NArg()))
+			}
+			old, err := results.Read(c.Args().Get(0))
+			if err != nil {
+				return refuse(err)
+			}
+			cur, err := results.Read(c.Args().Get(1))
+			if err != nil {
+				return refuse(err)
+			}
+			if diffs := compare.EnvDiffs(old, cur); len(diffs) > 0 {
+				if !c.Bool("force") {
+					return refuse(fmt.Errorf("compare: environments differ (%s); --force to compare anyway", strings.Join(diffs, "; ")))
+				}
+				fmt.Fprintf(c.App.Writer, "environments differ: %s\n\n", strings.Join(diffs, "; "))
+			}
+			rows := compare.Rows(old, cur)
+			if len(rows) == 0 {
+				return refuse(fmt.Errorf("compare: the two files have no cell in common"))
+			}
+			return compare.Write(c.App.Writer, rows)
+		},
+	}
+}

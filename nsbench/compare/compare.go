@@ -1,0 +1,147 @@
+// Package compare puts two results documents side by side, per transport ×
+// condition × instrument × metric, in the style of benchstat: both medians,
+// the change, and whether the change is significant (Mann-Whitney U).
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+// Alpha is the significance level of the verdicts.
+const Alpha = 0.05
+
+// Row compares one metric of one cell.
+type Row struct {
+	Transport, Condition, Instrument, Metric string
+	Old, New                                 []float64
+	OldMedian, NewMedian                     float64
+	ChangePct                                float64 // (new − old) / old × 100; NaN when old is 0
+	P                                        float64
+	Significant                              bool
+}
+
+// Verdict is benchstat's notation: "~" for no significant change,
+// otherwise the signed change.
+func (r Row) Verdict() string {
+	if !r.Significant {
+		return "~"
+	}
+	return fmt.Sprintf("%+.1f %%", r.ChangePct)
+}
+
+// Rows compares every metric present in both documents, in the new
+// document's order. Metrics present in only one document are left out.
+func Rows(old, cur *results.Document) []Row {
+	oldVals := values(old)
+	var rows []Row
+	for _, k := range order(cur) {
+		o, ok := oldVals.m[k]
+		if !ok {
+			continue
+		}
+		n := values(cur).m[k]
+		r := Row{Transport: k.t, Condition: k.c, Instrument: k.i, Metric: k.m, Old: o, New: n,
+			OldMedian: stats.Median(o), NewMedian: stats.Median(n)}
+		r.ChangePct = math.NaN()
+		if r.OldMedian != 0 {
+			r.ChangePct = (r.NewMedian - r.OldMedian) / math.Abs(r.OldMedian) * 100
+		}
+		_, r.P = stats.MannWhitney(o, n)
+		r.Significant = r.P < Alpha
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+type key struct{ t, c, i, m string }
+
+type valueSet struct {
+	keys []key
+	m    map[key][]float64
+}
+
+func values(d *results.Document) valueSet {
+	vs := valueSet{m: map[key][]float64{}}
+	add := func(k key, v float64) {
+		if _, ok := vs.m[k]; !ok {
+			vs.keys = append(vs.keys, k)
+		}
+		vs.m[k] = append(vs.m[k], v)
+	}
+	for _, s := range d.Samples {
+		add(key{s.Transport, s.Condition, s.Instrument, "value"}, s.Value)
+		if s.P50Us != nil {
+			add(key{s.Transport, s.Condition, s.Instrument, "p50_us"}, *s.P50Us)
+		}
+		if s.P99Us != nil {
+			add(key{s.Transport, s.Condition, s.Instrument, "p99_us"}, *s.P99Us)
+		}
+	}
+	return vs
+}
+
+func order(d *results.Document) []key { return values(d).keys }
+
+// EnvDiffs lists the environment differences that make a comparison
+// meaningless: a different kernel, CPU, congestion control, impairment,
+// WAN condition, offloads, WireGuard implementation or payload measures
+// something else.
+func EnvDiffs(old, cur *results.Document) []string {
+	a, b := old.Env, cur.Env
+	var diffs []string
+	check := func(name, x, y string) {
+		if x != y {
+			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", name, x, y))
+		}
+	}
+	check("kernel", a.Kernel, b.Kernel)
+	check("cpu", a.CPUModel, b.CPUModel)
+	check("cores", strconv.Itoa(a.Cores), strconv.Itoa(b.Cores))
+	check("congestion control", a.Congestion, b.Congestion)
+	check("impairment", a.Impairment, b.Impairment)
+	check("wan", a.WAN, b.WAN)
+	check("offloads", a.Offloads, b.Offloads)
+	check("wireguard", a.WireGuard, b.WireGuard)
+	check("scp payload", strconv.FormatFloat(a.SizeGB, 'f', -1, 64)+" GiB", strconv.FormatFloat(b.SizeGB, 'f', -1, 64)+" GiB")
+	return diffs
+}
+
+// Write prints rows as an aligned table with a legend.
+func Write(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "transport\tcondition\tinstrument\tmetric\told\tnew\tchange\tverdict")
+	for _, r := range rows {
+		change := "n/a"
+		if !math.IsNaN(r.ChangePct) {
+			change = fmt.Sprintf("%+.1f %%", r.ChangePct)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (p=%.3f n=%d+%d)\n",
+			r.Transport, r.Condition, r.Instrument, r.Metric,
+			num(r.OldMedian), num(r.NewMedian), change, r.Verdict(), r.P, len(r.Old), len(r.New))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nMedians; verdict: two-sided Mann-Whitney U test at α = %.2f, \"~\" = no significant change.\n"+
+		"With 3 runs per side the smallest possible p is 0.100: use --runs 5 or more to detect a change.\n", Alpha)
+	return err
+}
+
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strings.TrimRight(strconv.FormatFloat(v, 'f', 4, 64), "0")
+	}
+}
