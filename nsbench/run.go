@@ -34,6 +34,9 @@ type Deps struct {
 	Instruments []instrument.Instrument
 	Versions    map[string]string // tool → version, from preflight
 	Logf        Logf
+	// Status, when set, is told which sample is about to run (for a live
+	// progress line on a terminal).
+	Status func(Status)
 }
 
 // ErrInterrupted is returned when the run's context was cancelled; the
@@ -209,7 +212,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	r.ssh.Form = form
 	r.doc.Env.ScpForm = form
 	r.doc.Env.ScpOptions = instrument.OptionsString(fx.KeyPath)
-	r.progress = newProgress(r.plan, len(r.deps.Transports), len(r.deps.Instruments))
+	r.progress = newProgress(r.plan, len(r.deps.Transports), len(r.doc.Conditions), len(r.deps.Instruments), r.deps.Status)
 	return r.write()
 }
 
@@ -303,6 +306,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		}
 		return nil
 	}
+	r.progress.begin(t.Name(), cond.Name, in.Name(), run)
 	before, err := r.sampler.Snapshot()
 	if err != nil {
 		return fmt.Errorf("meters: %w", err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -80,15 +79,15 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return refuse(err)
 	}
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(c.App.ErrWriter, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-	}
+	con := newConsole(c.App.ErrWriter)
 	res, err := nsbench.Run(c.Context, plan, nsbench.Deps{
 		Transports:  ts,
 		Instruments: instrument.Default(),
 		Versions:    pre.Versions,
-		Logf:        logf,
+		Logf:        con.Logf,
+		Status:      con.Status,
 	})
+	con.Close()
 	if res != nil && res.Doc != nil {
 		summarize(c, res)
 	}
