@@ -30,6 +30,9 @@ type Env struct {
 	// Run runs a program in the client role (namespace and cgroup).
 	Run func(ctx context.Context, name string, argv ...string) (proc.Result, error)
 	SSH SSHClient
+	// UDPRcvbufErrors, when set, reads the client namespace's cumulative
+	// UDP RcvbufErrors counter (datagrams dropped for lack of buffer).
+	UDPRcvbufErrors func() (uint64, error)
 	// Payload is the file scp copies and its size.
 	Payload      string
 	PayloadBytes int64

@@ -1,0 +1,150 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// replay is an Env whose Run returns captured tool output instead of
+// running the tool, recording the command it was asked to run.
+func replay(t *testing.T, stdoutFile string, exitCode int) (*Env, *[]string) {
+	t.Helper()
+	var out []byte
+	if stdoutFile != "" {
+		var err error
+		if out, err = os.ReadFile("testdata/" + stdoutFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var argv []string
+	env := &Env{
+		Target:   transport.DirectTarget("10.77.0.4"),
+		Duration: 10 * time.Second,
+		Run: func(_ context.Context, name string, args ...string) (proc.Result, error) {
+			argv = append([]string{name}, args...)
+			var err error
+			if exitCode != 0 {
+				err = exec.Command("sh", "-c", "exit "+itoa(exitCode)).Run()
+			}
+			return proc.Result{Stdout: out, Wall: 2 * time.Second}, err
+		},
+	}
+	return env, &argv
+}
+
+func TestIPerf3Measure(t *testing.T) {
+	env, argv := replay(t, "iperf3-tcp-p4-reverse.json", 0)
+	m, err := IPerf3{Streams: 4}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"iperf3", "-c", "10.77.0.4", "-p", "5201", "-R", "-t", "10", "-P", "4", "-J"}
+	if !reflect.DeepEqual(*argv, want) {
+		t.Errorf("argv = %q\nwant   %q", *argv, want)
+	}
+	if m.Unit != "Gbit/s" || m.Value <= 0 || m.WallSec != 2 {
+		t.Errorf("measurement %+v", m)
+	}
+	env, _ = replay(t, "iperf3-error-refused.json", 0) // iperf3 -J exits 0 on errors
+	if _, err := (IPerf3{Streams: 1}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "Connection refused") {
+		t.Errorf("refused: %v", err)
+	}
+}
+
+func TestTCPRRMeasure(t *testing.T) {
+	env, argv := replay(t, "netperf-rr-p0.txt", 0)
+	m, err := TCPRR{}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(*argv, " "); got != "netperf -H 10.77.0.4 -p 12865 -t TCP_RR -l 10 -P 0 -- -r 64,64 -P 12867,12866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY" {
+		t.Errorf("argv = %s", got)
+	}
+	if m.Value <= 0 || m.P50Us == nil || m.P99Us == nil || *m.P99Us < *m.P50Us {
+		t.Errorf("measurement %+v", m)
+	}
+	env, _ = replay(t, "netperf-rr-refused.txt", 255)
+	if _, err := (TCPRR{}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "netserver") {
+		t.Errorf("refused: %v", err)
+	}
+}
+
+func TestScpMeasureAndForms(t *testing.T) {
+	env, argv := replay(t, "", 0)
+	env.SSH = SSHClient{User: "bench", KeyPath: "/k", Form: FormSCP}
+	env.Payload, env.PayloadBytes = "/p/payload.bin", 500_000_000
+	m, err := Scp{}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Value != 250 || *m.PayloadBytes != 500_000_000 {
+		t.Errorf("500 MB in 2 s = %v MB/s, payload %v", m.Value, *m.PayloadBytes)
+	}
+	got := strings.Join(*argv, " ")
+	if !strings.HasPrefix(got, "scp -c aes128-gcm@openssh.com -o Compression=no") || !strings.HasSuffix(got, "-i /k -P 22 bench@10.77.0.4:/p/payload.bin /dev/null") {
+		t.Errorf("argv = %s", got)
+	}
+	legacy := CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: FormSCPLegacy}, env.Target, "/f")
+	if legacy[0] != "scp" || legacy[1] != "-O" {
+		t.Errorf("legacy form: %q", legacy)
+	}
+	cat := strings.Join(CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: FormSSHCat}, env.Target, "/f'x"), " ")
+	if !strings.HasPrefix(cat, "ssh ") || !strings.HasSuffix(cat, `-p 22 bench@10.77.0.4 cat '/f'\''x' > /dev/null`) {
+		t.Errorf("ssh cat form: %s", cat)
+	}
+}
+
+func TestPingMeasure(t *testing.T) {
+	env, argv := replay(t, "ping-loopback.txt", 0)
+	m, err := Ping{}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(*argv, " "); got != "ping -q -n -c 200 -i 0.01 -W 2 10.77.0.4" {
+		t.Errorf("argv = %s", got)
+	}
+	if m.Value != 0.056 || m.Extra["min_ms"] != 0.039 || m.Extra["max_ms"] != 0.114 || m.Extra["loss_pct"] != 0 {
+		t.Errorf("measurement %+v", m)
+	}
+	env, _ = replay(t, "ping-loss100.txt", 1)
+	if _, err := (Ping{}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("100 %% loss: %v", err)
+	}
+	if err := (Ping{}).Supports(transport.Target{Host: "127.0.0.1"}); err == nil || !strings.Contains(err.Error(), "no ICMP path") {
+		t.Errorf("a port-forwarding target must refuse ping: %v", err)
+	}
+}
+
+func TestUDPRateMeasure(t *testing.T) {
+	env, argv := replay(t, "iperf3-udp-reverse.json", 0)
+	errs := []uint64{100, 160}
+	env.UDPRcvbufErrors = func() (uint64, error) { v := errs[0]; errs = errs[1:]; return v, nil }
+	m, err := UDPRate{}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(*argv, " "); got != "iperf3 -c 10.77.0.4 -p 5201 -u -l 200 -b 0 -w 4M -R -t 10 -J" {
+		t.Errorf("argv = %s", got)
+	}
+	// 136330 sent, 135665 received over 1.000016 s (see testdata/README.md).
+	if math.Abs(m.Value-135665/1.000016) > 1 || m.Extra["sent"] != 136330 || m.Extra["rcvbuf_errors"] != 60 {
+		t.Errorf("measurement %+v", m)
+	}
+	if math.Abs(m.Extra["loss_pct"]-100*665.0/136330) > 1e-9 {
+		t.Errorf("loss %.4f %%, want the unreceived share of what was sent", m.Extra["loss_pct"])
+	}
+	env.UDPRcvbufErrors = func() (uint64, error) { return 0, errors.New("no snmp") }
+	if _, err := (UDPRate{}).Measure(context.Background(), env); err == nil {
+		t.Error("a failing counter must fail the sample")
+	}
+}

@@ -1,0 +1,62 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// Ping is seed 001's latency figure: 200 ICMP echoes at 10 ms intervals from
+// client to server; value = average RTT in ms, with min, max and loss.
+type Ping struct {
+	Count int // 0: 200
+}
+
+var _ Instrument = Ping{}
+
+func (Ping) Name() string { return "ping" }
+
+// Supports refuses transports that forward TCP ports, not packets: ICMP
+// cannot cross them (TCP_RR is their latency figure).
+func (Ping) Supports(t transport.Target) error {
+	if !t.ICMP {
+		return errors.New("no ICMP path: the transport forwards TCP ports, not packets (TCP_RR is its latency figure)")
+	}
+	return nil
+}
+
+func (p Ping) Measure(ctx context.Context, env *Env) (Measurement, error) {
+	res, err := env.Run(ctx, "ping", p.Args(env)...)
+	r, perr := parsePing(res.Stdout)
+	if perr != nil {
+		if err != nil {
+			return Measurement{}, fmt.Errorf("%w (%v: %s)", perr, err, parseFirstLine(res.Stderr))
+		}
+		return Measurement{}, perr
+	}
+	if !r.HasRTT {
+		return Measurement{}, fmt.Errorf("ping: all %d echoes lost", r.Transmitted)
+	}
+	// ping exits 1 when some echoes were lost; the summary says how many.
+	return Measurement{
+		Value:   r.RTTAvgMs,
+		Unit:    "ms",
+		WallSec: res.Wall.Seconds(),
+		Extra: map[string]float64{
+			"min_ms": r.RTTMinMs, "max_ms": r.RTTMaxMs, "mdev_ms": r.RTTMdevMs,
+			"loss_pct": r.LossPercent, "transmitted": float64(r.Transmitted),
+		},
+	}, nil
+}
+
+// Args is the tool's command line after the program name.
+func (p Ping) Args(env *Env) []string {
+	n := p.Count
+	if n == 0 {
+		n = 200
+	}
+	return []string{"-q", "-n", "-c", strconv.Itoa(n), "-i", "0.01", "-W", "2", env.Target.Host}
+}

@@ -1,0 +1,92 @@
+package instrument
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// UDPRate is seed 001's packet rate: iperf3 UDP with 200-byte payloads as
+// fast as the sender can go (-b 0), server → client; value = datagrams per
+// second received, with the loss at that rate and the sent rate.
+//
+// iperf3's "loss" at full speed is often the receiver's socket buffer
+// overflowing, not the network: the measurement also records how many
+// datagrams the client namespace's UDP stack dropped for lack of buffer
+// (RcvbufErrors), so the report can tell host loss from network loss.
+type UDPRate struct{}
+
+var _ Instrument = UDPRate{}
+
+func (UDPRate) Name() string { return "udp-pps" }
+
+func (UDPRate) Supports(t transport.Target) error {
+	if !t.ICMP {
+		return fmt.Errorf("no UDP path: the transport forwards TCP ports, not packets")
+	}
+	if t.IPerf3Port == 0 {
+		return fmt.Errorf("the transport carries no iperf3 port")
+	}
+	return nil
+}
+
+func (u UDPRate) Measure(ctx context.Context, env *Env) (Measurement, error) {
+	var before uint64
+	if env.UDPRcvbufErrors != nil {
+		var err error
+		if before, err = env.UDPRcvbufErrors(); err != nil {
+			return Measurement{}, err
+		}
+	}
+	res, err := env.Run(ctx, "iperf3", u.Args(env)...)
+	r, perr := parseIperf3UDP(res.Stdout)
+	if perr != nil {
+		if err != nil {
+			return Measurement{}, fmt.Errorf("%w (%v)", perr, err)
+		}
+		return Measurement{}, perr
+	}
+	if err != nil {
+		return Measurement{}, fmt.Errorf("iperf3: %w: %s", err, parseFirstLine(res.Stderr))
+	}
+	if r.DurationSec <= 0 {
+		return Measurement{}, fmt.Errorf("iperf3 udp: no duration in its report")
+	}
+	m := Measurement{
+		Value:   r.ReceivedPPS,
+		Unit:    "pps",
+		WallSec: res.Wall.Seconds(),
+		Extra: map[string]float64{
+			"sent_pps":        float64(r.PacketsSent) / r.DurationSec,
+			"loss_pct":        lossPct(r.Unreceived, r.PacketsSent),
+			"sent":            float64(r.PacketsSent),
+			"received":        float64(r.PacketsReceived),
+			"jitter_ms":       r.JitterMs,
+			"iperf3_lost_pct": r.LostPercent,
+		},
+	}
+	if env.UDPRcvbufErrors != nil {
+		after, err := env.UDPRcvbufErrors()
+		if err != nil {
+			return Measurement{}, err
+		}
+		m.Extra["rcvbuf_errors"] = float64(after - before)
+	}
+	return m, nil
+}
+
+func lossPct(lost, sent int64) float64 {
+	if sent <= 0 {
+		return 0
+	}
+	return 100 * float64(lost) / float64(sent)
+}
+
+// Args is the tool's command line after the program name. -w sizes the
+// socket buffers (the kernel caps it at net.core.rmem_max).
+func (UDPRate) Args(env *Env) []string {
+	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.IPerf3Port),
+		"-u", "-l", "200", "-b", "0", "-w", "4M", "-R", "-t", seconds(env.Duration), "-J"}
+}
