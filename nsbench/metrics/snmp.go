@@ -1,0 +1,69 @@
+package metrics
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+)
+
+// UDPStats are a namespace's cumulative UDP counters (/proc/net/snmp).
+type UDPStats struct {
+	InDatagrams, InErrors, RcvbufErrors, SndbufErrors uint64
+}
+
+// ReadUDPStats reads n's UDP counters. /proc/thread-self/net is the calling
+// thread's namespace, so it is read from a thread inside n.
+func ReadUDPStats(n *ns.NS) (UDPStats, error) {
+	var st UDPStats
+	err := n.Do(func() error {
+		f, err := os.Open("/proc/thread-self/net/snmp")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		st, err = parseSNMPUDP(f)
+		return err
+	})
+	if err != nil {
+		return UDPStats{}, fmt.Errorf("udp counters of %s: %w", n.Name, err)
+	}
+	return st, nil
+}
+
+// parseSNMPUDP reads the "Udp:" header and value lines of /proc/net/snmp.
+func parseSNMPUDP(r io.Reader) (UDPStats, error) {
+	sc := bufio.NewScanner(r)
+	var header []string
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if header == nil {
+			header = f
+			continue
+		}
+		if len(f) != len(header) {
+			return UDPStats{}, fmt.Errorf("snmp Udp: %d values for %d names", len(f), len(header))
+		}
+		vals := map[string]uint64{}
+		for i := 1; i < len(f); i++ {
+			v, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				return UDPStats{}, fmt.Errorf("snmp Udp %s: %w", header[i], err)
+			}
+			vals[header[i]] = v
+		}
+		return UDPStats{InDatagrams: vals["InDatagrams"], InErrors: vals["InErrors"],
+			RcvbufErrors: vals["RcvbufErrors"], SndbufErrors: vals["SndbufErrors"]}, nil
+	}
+	if err := sc.Err(); err != nil {
+		return UDPStats{}, err
+	}
+	return UDPStats{}, fmt.Errorf("snmp: no Udp lines")
+}
