@@ -302,7 +302,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 func (r *runner) sample(ctx context.Context, t transport.Transport, in instrument.Instrument, env *instrument.Env, cond results.Condition, run int) error {
 	if err := in.Supports(env.Target); err != nil {
 		if run == 1 {
-			r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Condition: cond.Name, Reason: in.Name() + ": " + err.Error()})
+			r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Reason: err.Error()})
 		}
 		return nil
 	}

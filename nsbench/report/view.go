@@ -97,10 +97,11 @@ func (v *view) samples(transport, condition, instrument string) []results.Sample
 }
 
 // skipReason reports whether transport was skipped under condition; a skip
-// record without a condition covers every condition.
+// record without a condition covers every condition. A skip of one
+// instrument does not skip the row.
 func (v *view) skipReason(transport, condition string) (string, bool) {
 	for _, s := range v.doc.Skipped {
-		if s.Transport == transport && (s.Condition == "" || s.Condition == condition) {
+		if s.Instrument == "" && s.Transport == transport && (s.Condition == "" || s.Condition == condition) {
 			return s.Reason, true
 		}
 	}

@@ -133,7 +133,11 @@ type Skipped struct {
 	Transport string `json:"transport"`
 	Label     string `json:"label,omitempty"`
 	Condition string `json:"condition,omitempty"`
-	Reason    string `json:"reason"`
+	// Instrument, when set, says only that instrument could not measure
+	// through the transport (e.g. no ICMP over a port forwarder); the rest
+	// of the transport's row stands.
+	Instrument string `json:"instrument,omitempty"`
+	Reason     string `json:"reason"`
 }
 
 // Failure is a sample that could not be measured, with the tool's own
