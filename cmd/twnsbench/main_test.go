@@ -15,6 +15,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/wg"
 )
 
 // The test binary doubles as the twnsbench command: with this variable set
@@ -23,7 +24,9 @@ import (
 const asCommandEnv = "TWNSBENCH_TEST_AS_COMMAND"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asCommandEnv) == "1" {
+	// A run started in-process re-executes this binary as its userspace
+	// WireGuard daemon (`wg-userspace IFNAME`): serve it, don't test.
+	if os.Getenv(asCommandEnv) == "1" || len(os.Args) > 1 && os.Args[1] == wg.UserspaceCommand {
 		ns.MaybeRunHelper()
 		os.Exit(run(os.Args, os.Stdout, os.Stderr))
 	}

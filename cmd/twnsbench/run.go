@@ -19,7 +19,7 @@ var errInterrupted = errors.New("interrupted: results measured so far are kept")
 
 // allTransports is every transport twnsbench knows, in the report's order.
 func allTransports() []transport.Transport {
-	return []transport.Transport{transport.SSH{}}
+	return []transport.Transport{transport.SSH{}, &transport.WireGuard{}}
 }
 
 func transportNames() []string {
@@ -53,6 +53,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
+			wireguardFlag(),
 		},
 		Action: runAction,
 	}
@@ -77,6 +78,9 @@ func runAction(c *cli.Context) error {
 	}
 	ts, err := selectTransports(opts.Transports)
 	if err != nil {
+		return refuse(err)
+	}
+	if err := setWireGuardMode(c, ts); err != nil {
 		return refuse(err)
 	}
 	con := newConsole(c.App.ErrWriter)

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/wg"
+)
+
+// wireguardModeEnv picks --wireguard for TestQuickWireGuardRun: auto here,
+// kernel in the stock-kernel VM.
+const wireguardModeEnv = "TWNSBENCH_TEST_WIREGUARD"
+
+func TestWireGuardFlagRefusals(t *testing.T) {
+	args := [][]string{{"run", "--transports", "wireguard", "--wireguard", "wireguard-go"}}
+	if has, _ := preflight.KernelFeature("wireguard"); !has {
+		args = append(args, []string{"run", "--transports", "ssh,wireguard", "--wireguard", "kernel"})
+	}
+	before := nsbench.Leftovers()
+	for _, a := range args {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := runInProcess(append(a, "--out", out, "--quick")...)
+		if code != exitRefused {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", a, code, exitRefused, stderr)
+		}
+		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "twnsbench: --wireguard") {
+			t.Errorf("%v: want one line 'twnsbench: --wireguard …', got %q", a, stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: created the output directory", a)
+		}
+	}
+	if after := nsbench.Leftovers(); len(after) != len(before) {
+		t.Errorf("refused runs created %v", after)
+	}
+}
+
+// TestQuickWireGuardRun is issue 3's end-to-end check: a quick ssh,wireguard
+// run with real namespaces and tools, plausible values for every
+// instrument, the implementation named, and nothing left behind.
+func TestQuickWireGuardRun(t *testing.T) {
+	requireRoot(t)
+	mode := os.Getenv(wireguardModeEnv)
+	if mode == "" {
+		mode = "auto"
+	}
+	has, how := preflight.KernelFeature("wireguard")
+	kernel := mode == "kernel" || mode == "auto" && has
+	// Other runs may share this host: only what this run adds counts.
+	before, beforeSockets := nsbench.Leftovers(), wg.Sockets(topology.Prefix)
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "ssh,wireguard", "--wireguard", mode, "--wan", "off", "--quick", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Skipped) > 0 || len(doc.Failures) > 0 {
+		t.Fatalf("skipped %+v failures %+v", doc.Skipped, doc.Failures)
+	}
+	got := map[string]results.Sample{}
+	for _, s := range doc.Samples {
+		if s.Transport != "wireguard" {
+			continue
+		}
+		got[s.Instrument] = s
+		// With wireguard-go the roles' CPU includes the daemons'; with
+		// the kernel's it is still the tools' own.
+		if s.HostCPUSec <= 0 || s.ContainerCPUSec["client"] <= 0 || s.ContainerCPUSec["server"] <= 0 {
+			t.Errorf("%s: CPU not measured: host %.2f roles %v", s.Instrument, s.HostCPUSec, s.ContainerCPUSec)
+		}
+	}
+	if v := got["iperf3-1"].Value; v < 0.1 {
+		t.Errorf("iperf3-1 = %.3f Gbit/s over WireGuard, implausibly low", v)
+	}
+	if v := got["iperf3-4"].Value; v < 0.1 {
+		t.Errorf("iperf3-4 = %.3f Gbit/s over WireGuard, implausibly low", v)
+	}
+	rr := got["tcp_rr"]
+	if rr.P50Us == nil || rr.P99Us == nil || *rr.P50Us <= 0 || *rr.P99Us < *rr.P50Us || rr.Value <= 0 {
+		t.Errorf("tcp_rr: value %.0f p50 %v p99 %v", rr.Value, rr.P50Us, rr.P99Us)
+	}
+	scp := got["scp"]
+	if scp.Value <= 1 {
+		t.Errorf("scp = %.2f MB/s over WireGuard, want > 1", scp.Value)
+	}
+	// Wire bytes are the encrypted UDP on the client's veth: more than the
+	// payload, by WireGuard's and SSH's framing.
+	if scp.PayloadBytes == nil || scp.WireBytes == nil || *scp.WireBytes <= *scp.PayloadBytes {
+		t.Errorf("scp payload %v wire %v: want wire > payload", scp.PayloadBytes, scp.WireBytes)
+	}
+
+	var rss map[string]int64
+	for _, r := range doc.RSS {
+		if r.Transport == "wireguard" {
+			rss = r.PeakKB
+		}
+	}
+	if kernel {
+		if !strings.HasPrefix(doc.Env.WireGuard, "kernel module") || len(doc.Env.Fallbacks) != 0 {
+			t.Errorf("env: wireguard %q fallbacks %q", doc.Env.WireGuard, doc.Env.Fallbacks)
+		}
+		if v, ok := rss["kernel (no userspace process)"]; !ok || v != 0 || len(rss) != 1 {
+			t.Errorf("rss %v: want the kernel's 0 row only", rss)
+		}
+	} else {
+		if !strings.HasPrefix(doc.Env.WireGuard, "wireguard-go ") || !strings.Contains(doc.Env.WireGuard, "(userspace; ") {
+			t.Errorf("env.wireguard = %q", doc.Env.WireGuard)
+		}
+		if mode == "auto" && (len(doc.Env.Fallbacks) != 1 || !strings.Contains(doc.Env.Fallbacks[0], how)) {
+			t.Errorf("fallbacks %q: want the userspace fallback and why (%s)", doc.Env.Fallbacks, how)
+		}
+		if rss["client / wireguard-go"] <= 0 || rss["server / wireguard-go"] <= 0 {
+			t.Errorf("rss %v: want non-zero rows for both wireguard-go daemons", rss)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	if err != nil || !strings.Contains(string(md), "| SSH over WireGuard | ") || !strings.Contains(string(md), "| WireGuard | "+doc.Env.WireGuard+" |") {
+		t.Errorf("report: %v\n%s", err, md)
+	}
+
+	if left := added(before, nsbench.Leftovers()); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if left := added(beforeSockets, wg.Sockets(topology.Prefix)); len(left) > 0 {
+		t.Errorf("sockets left: %v", left)
+	}
+	if b, _ := exec.Command("pgrep", "-f", wg.UserspaceCommand+" "+topology.Prefix).Output(); len(b) > 0 {
+		t.Errorf("wireguard-go processes left: %s", b)
+	}
+}
+
+// added lists what is in after but not in before.
+func added(before, after []string) []string {
+	var out []string
+	for _, a := range after {
+		if !slices.Contains(before, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// A killed run's wireguard-go daemons die with it (their parent death
+// signal) and leave their control sockets; `clean` removes them.
+func TestCleanRemovesWireGuardSockets(t *testing.T) {
+	requireRoot(t)
+	if has, _ := preflight.KernelFeature("wireguard"); has {
+		t.Skip("the kernel has WireGuard: a run uses no control sockets (run with --wireguard userspace to test them)")
+	}
+	beforeSockets := wg.Sockets(topology.Prefix)
+	out := t.TempDir()
+	cmd := command("run", "--transports", "wireguard", "--quick", "--runs", "5", "--out", out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(t, filepath.Join(out, results.FileName), 1, cmd)
+	cmd.Process.Kill() // no teardown at all
+	cmd.Wait()
+	stale := added(beforeSockets, wg.Sockets(topology.Prefix))
+	if len(stale) != 2 {
+		t.Fatalf("a killed run left sockets %v, want its two: the test proves nothing", stale)
+	}
+	code, stdout, stderr := runInProcess("clean")
+	if code != exitOK {
+		t.Fatalf("clean: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, s := range stale {
+		if !strings.Contains(stdout, "removed socket "+s) {
+			t.Errorf("clean did not report %s:\n%s", s, stdout)
+		}
+		if _, err := os.Stat(s); !os.IsNotExist(err) {
+			t.Errorf("%s still there: %v", s, err)
+		}
+	}
+	if b, _ := exec.Command("pgrep", "-f", wg.UserspaceCommand+" "+topology.Prefix).Output(); len(b) > 0 {
+		t.Errorf("wireguard-go processes left: %s", b)
+	}
+}

@@ -1,0 +1,203 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/wg"
+)
+
+// The tunnel as in the reference: the server listens on WireGuardPort, the
+// client reaches it at the server's veth address and keeps the path alive.
+var (
+	WireGuardServerAddr = netip.MustParsePrefix("10.99.0.1/24")
+	WireGuardClientAddr = netip.MustParsePrefix("10.99.0.2/24")
+)
+
+const (
+	WireGuardPort      = 51820
+	WireGuardKeepalive = 25 * time.Second
+
+	// wireguardReady bounds the whole set-up: devices, handshake (one
+	// lost initiation is retried after 5 s) and sshd through the tunnel.
+	wireguardReady = 30 * time.Second
+)
+
+// tunDevice is what wireguard-go needs from the kernel.
+const tunDevice = "/dev/net/tun"
+
+// kernelFeature probes the running kernel (a variable so that tests can
+// play a kernel this machine is not).
+var kernelFeature = preflight.KernelFeature
+
+// WireGuard is SSH over a WireGuard tunnel between the client and server
+// namespaces: every instrument aims at the server's tunnel address. The
+// kernel's WireGuard is used when the kernel has it (or Mode says so),
+// else wireguard-go, run from this binary inside each namespace.
+type WireGuard struct {
+	Mode wg.Mode // "" is wg.Auto
+	MTU  int     // 0 is wg.DefaultMTU
+
+	choice *wg.Choice
+}
+
+var _ Transport = (*WireGuard)(nil)
+
+func (*WireGuard) Name() string  { return "wireguard" }
+func (*WireGuard) Label() string { return "SSH over WireGuard" }
+
+// Resolve chooses the implementation from Mode and the running kernel,
+// once; later calls return the same choice. Kernel mode on a kernel
+// without WireGuard is an error wrapping wg.ErrNoKernel, which the CLI
+// turns into a refusal before anything is created.
+func (w *WireGuard) Resolve() (wg.Choice, error) {
+	if w.choice != nil {
+		return *w.choice, nil
+	}
+	has, how := kernelFeature("wireguard")
+	c, err := wg.Choose(w.Mode, has, how)
+	if err != nil {
+		return wg.Choice{}, err
+	}
+	w.choice = &c
+	return c, nil
+}
+
+func (w *WireGuard) Check() error {
+	c, err := w.Resolve()
+	if err != nil {
+		return &UnavailableError{Transport: w.Name(), Reason: err.Error()}
+	}
+	if c.Impl == wg.ImplUserspace {
+		if _, err := os.Stat(tunDevice); err != nil {
+			return &UnavailableError{Transport: w.Name(),
+				Reason: "wireguard-go needs " + tunDevice + ": " + err.Error(),
+				Fix:    "load the tun module (modprobe tun) or use a kernel with CONFIG_TUN"}
+		}
+	}
+	return nil
+}
+
+// Up builds the tunnel (wg.Up: devices in the server's and the client's
+// namespaces, configuration, handshake), then waits until the server's
+// sshd accepts through it. Userspace daemons run in their role's cgroup,
+// so their CPU counts for that role.
+func (w *WireGuard) Up(ctx context.Context, env *Env) (*Path, error) {
+	c, err := w.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, wireguardReady)
+	defer cancel()
+	t0 := time.Now()
+	tun, err := w.tunnel(ctx, env, c)
+	if errors.Is(err, wg.ErrNoKernel) && c.Impl == wg.ImplKernel && w.Mode != wg.Kernel {
+		// The probe could not be sure (a kernel without a readable
+		// config, say); creating the device was the real test. Auto
+		// falls back as it would have had the probe known.
+		c, _ = wg.Choose(wg.Auto, false, "creating the kernel device failed: "+err.Error())
+		w.choice = &c
+		t0 = time.Now()
+		tun, err = w.tunnel(ctx, env, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	handshake := time.Since(t0)
+	host := WireGuardServerAddr.Addr().String()
+	if err := proc.WaitTCP(ctx, env.Topo.Roles[topology.Client].NS, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
+		return nil, errors.Join(fmt.Errorf("sshd through the tunnel: %w", err), tun.Close())
+	}
+	desc := wg.Describe(c, wg.KernelVersion(), wg.GoVersion())
+	if env.Logf != nil {
+		env.Logf("%s: %s, %s ↔ %s, handshake after %.0f ms", w.Label(), desc, tun.Client.Name, tun.Server.Name,
+			float64(handshake)/float64(time.Millisecond))
+	}
+	p := &Path{
+		Target:   DirectTarget(host),
+		Facts:    map[string]string{"wireguard": desc},
+		Diagnose: func() []Diagnostic { return wireguardDiagnostics(tun) },
+		Close:    tun.Close,
+	}
+	if c.Fallback != "" {
+		p.Fallbacks = []string{c.Fallback}
+	}
+	if c.Impl == wg.ImplKernel {
+		p.Procs = []RSSProc{{Key: "kernel (no userspace process)", PID: 0}}
+	} else {
+		p.Procs = []RSSProc{
+			{Key: topology.Client + " / wireguard-go", PID: tun.Client.Proc.PID()},
+			{Key: topology.Server + " / wireguard-go", PID: tun.Server.Proc.PID()},
+		}
+	}
+	return p, nil
+}
+
+// tunnel builds the tunnel with implementation c.
+func (w *WireGuard) tunnel(ctx context.Context, env *Env, c wg.Choice) (*wg.Tunnel, error) {
+	server, err := w.end(env, c, topology.Server, WireGuardServerAddr)
+	if err != nil {
+		return nil, err
+	}
+	client, err := w.end(env, c, topology.Client, WireGuardClientAddr)
+	if err != nil {
+		return nil, err
+	}
+	return wg.Up(ctx, wg.TunnelSpec{
+		Server:    server,
+		Client:    client,
+		Endpoint:  netip.AddrPortFrom(env.Topo.Spec.Addr(topology.Server), WireGuardPort),
+		Keepalive: WireGuardKeepalive,
+	})
+}
+
+// end describes one side: its namespace, its device, and how wireguard-go
+// is started there (in the role's namespace and cgroup, logging to the
+// run's log directory).
+func (w *WireGuard) end(env *Env, c wg.Choice, role string, addr netip.Prefix) (wg.End, error) {
+	r, ok := env.Topo.Roles[role]
+	if !ok {
+		return wg.End{}, fmt.Errorf("wireguard: the topology has no %s role", role)
+	}
+	name, err := wg.IfName(env.Topo.Spec.Prefix, role)
+	if err != nil {
+		return wg.End{}, err
+	}
+	return wg.End{
+		NS:   r.NS,
+		Link: wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr},
+		Start: func(argv []string) (*proc.Process, error) {
+			return proc.Start(env.Spec(role, "wireguard-go", argv...))
+		},
+	}, nil
+}
+
+// wireguardDiagnostics reads each side's MTU and its peer's transfer
+// counters, in wg(8)'s `transfer` format (peer, rx bytes, tx bytes).
+func wireguardDiagnostics(t *wg.Tunnel) []Diagnostic {
+	var ds []Diagnostic
+	for _, side := range []struct {
+		role string
+		d    *wg.Device
+	}{{topology.Client, t.Client}, {topology.Server, t.Server}} {
+		tr, err := side.d.Transfer()
+		if err != nil {
+			ds = append(ds, Diagnostic{Name: side.role + " wg show " + side.d.Name, Output: "error: " + err.Error()})
+			continue
+		}
+		ds = append(ds,
+			Diagnostic{Name: side.role + " " + tr.Name + " mtu", Output: strconv.Itoa(tr.MTU)},
+			Diagnostic{Name: side.role + " wg show " + tr.Name + " transfer",
+				Output: fmt.Sprintf("%s\t%d\t%d", tr.Peer, tr.RxBytes, tr.TxBytes)})
+	}
+	return ds
+}

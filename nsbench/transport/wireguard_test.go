@@ -1,0 +1,355 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/wg"
+)
+
+// TestMain doubles as the userspace WireGuard daemon: the transport starts
+// this very binary as `wg-userspace IFNAME` inside a namespace.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == wg.UserspaceCommand {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		err := wg.ServeUserspace(ctx, os.Args[2])
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	nstest.Main(m)
+}
+
+func TestWireGuardNames(t *testing.T) {
+	w := &transport.WireGuard{}
+	if w.Name() != "wireguard" || w.Label() != "SSH over WireGuard" {
+		t.Errorf("name %q label %q", w.Name(), w.Label())
+	}
+}
+
+// The choice follows the kernel's answer; kernel mode without a kernel
+// WireGuard is an unavailable transport (the CLI refuses it earlier).
+func TestWireGuardResolveWithFakeKernels(t *testing.T) {
+	for _, tt := range []struct {
+		mode     wg.Mode
+		has      bool
+		impl     wg.Impl
+		fallback bool
+		err      bool
+	}{
+		{wg.Auto, true, wg.ImplKernel, false, false},
+		{wg.Auto, false, wg.ImplUserspace, true, false},
+		{wg.Kernel, true, wg.ImplKernel, false, false},
+		{wg.Kernel, false, "", false, true},
+		{wg.Userspace, true, wg.ImplUserspace, false, false},
+	} {
+		restore := transport.SetKernelFeature(func(name string) (bool, string) {
+			if name != "wireguard" {
+				t.Errorf("probed %q", name)
+			}
+			if tt.has {
+				return true, "built in (CONFIG_WIREGUARD=y)"
+			}
+			return false, "CONFIG_WIREGUARD is not set"
+		})
+		w := &transport.WireGuard{Mode: tt.mode}
+		c, err := w.Resolve()
+		checkErr := w.Check()
+		restore()
+		if tt.err {
+			if !errors.Is(err, wg.ErrNoKernel) || !transport.IsUnavailable(checkErr) {
+				t.Errorf("%s without kernel WireGuard: resolve %v, check %v", tt.mode, err, checkErr)
+			}
+			continue
+		}
+		if err != nil || checkErr != nil || c.Impl != tt.impl || (c.Fallback != "") != tt.fallback {
+			t.Errorf("%s, kernel has it %v: %+v, %v, check %v", tt.mode, tt.has, c, err, checkErr)
+		}
+	}
+}
+
+// env builds what the orchestrator gives a transport: the topology, role
+// cgroups and the server fixtures, each removed when the test ends.
+func env(t *testing.T) *transport.Env {
+	t.Helper()
+	nstest.RequireRoot(t)
+	prefix := nstest.Prefix(t)
+	topo, err := topology.Up(topology.DefaultSpec(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Down(); err != nil {
+			t.Error(err)
+		}
+	})
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cgs := map[string]*proc.Cgroup{}
+	for _, role := range topo.Spec.Roles {
+		cg, err := proc.NewCgroup(filepath.Join(root, prefix, role))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cgs[role] = cg
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, cg := range cgs {
+			if err := cg.Remove(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+		os.Remove(filepath.Join(root, prefix))
+	})
+	dir := t.TempDir()
+	e := &transport.Env{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: t.TempDir(), Logf: t.Logf}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fx, err := transport.StartFixtures(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fx.Stop() })
+	e.Fixtures = fx
+	return e
+}
+
+// wantImpl is what the kernel offers: the kernel's WireGuard when the
+// preflight probe finds it, wireguard-go otherwise.
+func wantImpl() wg.Impl {
+	if has, _ := preflight.KernelFeature("wireguard"); has {
+		return wg.ImplKernel
+	}
+	return wg.ImplUserspace
+}
+
+// TestWireGuardUpClose brings the tunnel up in real namespaces with the
+// implementation auto picks, checks what the path reports against the
+// kernel's and the daemons' own state, and proves Close leaves nothing.
+func TestWireGuardUpClose(t *testing.T) {
+	e := env(t)
+	w := &transport.WireGuard{}
+	if err := w.Check(); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	c, _ := w.Resolve()
+	if c.Impl != wantImpl() {
+		t.Fatalf("auto chose %s, the kernel offers %s", c.Impl, wantImpl())
+	}
+	p, err := w.Up(context.Background(), e)
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			p.Close()
+		}
+	})
+	prefix := e.Topo.Spec.Prefix
+	names := []string{prefix + "-c", prefix + "-s"}
+
+	if p.Target.Host != "10.99.0.1" || p.Target.SSHPort != 22 || !p.Target.ICMP {
+		t.Errorf("target %+v", p.Target)
+	}
+	fact := p.Facts["wireguard"]
+	switch c.Impl {
+	case wg.ImplUserspace:
+		if !strings.HasPrefix(fact, "wireguard-go ") || !strings.HasSuffix(fact, "(userspace; kernel module unavailable)") {
+			t.Errorf("facts: wireguard = %q", fact)
+		}
+		if len(p.Fallbacks) != 1 || !strings.Contains(p.Fallbacks[0], "userspace wireguard-go instead of kernel WireGuard") {
+			t.Errorf("fallbacks %q", p.Fallbacks)
+		}
+		if len(p.Procs) != 2 || p.Procs[0].Key != "client / wireguard-go" || p.Procs[1].Key != "server / wireguard-go" {
+			t.Fatalf("procs %+v", p.Procs)
+		}
+		for i, role := range []string{topology.Client, topology.Server} {
+			pid := p.Procs[i].PID
+			pids, err := e.Cgroups[role].PIDs()
+			if err != nil || !contains(pids, pid) {
+				t.Errorf("%s wireguard-go pid %d not in the role's cgroup (%v, %v)", role, pid, pids, err)
+			}
+			if _, err := os.Stat(wg.SocketPath(names[i])); err != nil {
+				t.Errorf("%s control socket: %v", role, err)
+			}
+		}
+	case wg.ImplKernel:
+		if !strings.HasPrefix(fact, "kernel module") || len(p.Fallbacks) != 0 {
+			t.Errorf("facts %q, fallbacks %q", fact, p.Fallbacks)
+		}
+		if len(p.Procs) != 1 || p.Procs[0] != (transport.RSSProc{Key: "kernel (no userspace process)", PID: 0}) {
+			t.Errorf("procs %+v", p.Procs)
+		}
+	}
+
+	// The tunnel carries traffic: a TCP exchange with sshd through it,
+	// and both sides' counters move.
+	before := diagnostics(t, p)
+	if err := proc.WaitTCP(context.Background(), e.Topo.Roles[topology.Client].NS, "10.99.0.1:22", nil); err != nil {
+		t.Fatal(err)
+	}
+	after := diagnostics(t, p)
+	for _, n := range names {
+		role := map[byte]string{'c': "client", 's': "server"}[n[len(n)-1]]
+		if got := after[role+" "+n+" mtu"]; got != "1420" {
+			t.Errorf("%s mtu = %q, want 1420", n, got)
+		}
+		rx0, tx0 := transfer(t, before[role+" wg show "+n+" transfer"])
+		rx1, tx1 := transfer(t, after[role+" wg show "+n+" transfer"])
+		if rx1 <= rx0 || tx1 <= tx0 || rx0 <= 0 {
+			t.Errorf("%s transfer rx %d→%d tx %d→%d: want counters that moved", n, rx0, rx1, tx0, tx1)
+		}
+	}
+
+	closed = true
+	if err := p.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	if left := wg.Sockets(prefix); len(left) > 0 {
+		t.Errorf("sockets left: %v", left)
+	}
+	for _, rp := range p.Procs {
+		if rp.PID == 0 {
+			continue
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rp.PID)); err == nil && strings.Contains(string(b), wg.UserspaceCommand) {
+			t.Errorf("%s (pid %d) still runs", rp.Key, rp.PID)
+		}
+	}
+	for i, role := range []string{topology.Client, topology.Server} {
+		h, err := e.Topo.Roles[role].NS.Netlink()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.LinkByName(names[i]); err == nil {
+			t.Errorf("%s: link %s left", role, names[i])
+		}
+		h.Close()
+	}
+}
+
+// TestWireGuardKernelMode: kernel mode uses the kernel's device where the
+// kernel has one (in the stock-kernel VM), and is unavailable here.
+func TestWireGuardKernelMode(t *testing.T) {
+	w := &transport.WireGuard{Mode: wg.Kernel}
+	if wantImpl() != wg.ImplKernel {
+		_, err := w.Resolve()
+		if !errors.Is(err, wg.ErrNoKernel) || !transport.IsUnavailable(w.Check()) {
+			t.Fatalf("kernel mode without kernel WireGuard: %v", err)
+		}
+		return
+	}
+	e := env(t)
+	p, err := w.Up(context.Background(), e)
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	defer p.Close()
+	if len(p.Procs) != 1 || p.Procs[0].PID != 0 || !strings.HasPrefix(p.Facts["wireguard"], "kernel module") {
+		t.Errorf("procs %+v facts %v", p.Procs, p.Facts)
+	}
+}
+
+func diagnostics(t *testing.T, p *transport.Path) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, d := range p.Diagnose() {
+		if strings.HasPrefix(d.Output, "error:") {
+			t.Errorf("%s: %s", d.Name, d.Output)
+		}
+		m[d.Name] = d.Output
+	}
+	if len(m) != 4 {
+		t.Errorf("diagnostics %v: want mtu and transfer for both sides", m)
+	}
+	return m
+}
+
+// transfer parses wg(8)'s `transfer` line: peer, rx bytes, tx bytes.
+func transfer(t *testing.T, line string) (rx, tx int64) {
+	t.Helper()
+	f := strings.Split(line, "\t")
+	if len(f) != 3 {
+		t.Fatalf("transfer line %q", line)
+	}
+	rx, err1 := strconv.ParseInt(f[1], 10, 64)
+	tx, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("transfer line %q", line)
+	}
+	return rx, tx
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// When the probe says yes but the kernel cannot make the device (a kernel
+// without a readable config), auto falls back to wireguard-go at Up and
+// says why.
+func TestWireGuardAutoFallsBackWhenKernelDeviceFails(t *testing.T) {
+	if wantImpl() == wg.ImplKernel {
+		t.Skip("this kernel has WireGuard: creating its device does not fail")
+	}
+	e := env(t)
+	restore := transport.SetKernelFeature(func(string) (bool, string) { return true, "unknown (will be tried)" })
+	defer restore()
+	w := &transport.WireGuard{}
+	if c, err := w.Resolve(); err != nil || c.Impl != wg.ImplKernel {
+		t.Fatalf("resolve with a probe that says yes: %+v, %v", c, err)
+	}
+	p, err := w.Up(context.Background(), e)
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	defer p.Close()
+	if c, _ := w.Resolve(); c.Impl != wg.ImplUserspace {
+		t.Errorf("after the fallback, Resolve says %s", c.Impl)
+	}
+	if len(p.Fallbacks) != 1 || !strings.Contains(p.Fallbacks[0], "creating the kernel device failed: ") ||
+		!strings.Contains(p.Fallbacks[0], "this kernel has no WireGuard") {
+		t.Errorf("fallbacks %q", p.Fallbacks)
+	}
+	if len(p.Procs) != 2 || p.Procs[0].PID <= 0 {
+		t.Errorf("procs %+v", p.Procs)
+	}
+	// The failed kernel attempt left no link behind.
+	h, _ := e.Topo.Roles[topology.Server].NS.Netlink()
+	defer h.Close()
+	links, _ := h.LinkList()
+	for _, l := range links {
+		if l.Type() == "wireguard" {
+			t.Errorf("kernel link %s left", l.Attrs().Name)
+		}
+	}
+}

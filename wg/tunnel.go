@@ -1,0 +1,139 @@
+package wg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+)
+
+// End is one side of a tunnel: where its device lives and how it is made.
+type End struct {
+	NS    *ns.NS
+	Link  Link
+	Start StartFunc // starts wireguard-go inside NS; unused for the kernel
+}
+
+// TunnelSpec is a point-to-point tunnel: the server listens on Endpoint's
+// port, the client knows the server at Endpoint (an address of the
+// server's namespace that the client's namespace reaches) and keeps the
+// path alive every Keepalive.
+type TunnelSpec struct {
+	Server, Client End
+	Endpoint       netip.AddrPort
+	Keepalive      time.Duration
+}
+
+// Tunnel is a built tunnel: two devices that have completed a handshake.
+type Tunnel struct {
+	Server, Client *Device
+	ServerKey      wgtypes.Key // public keys, to find each side's peer
+	ClientKey      wgtypes.Key
+}
+
+// Up builds the tunnel in this order: keys, the server's device, its
+// configuration (key, port, the client as peer), the client's device, its
+// configuration (key, the server as peer with endpoint and keepalive) —
+// turning the keepalive on sends the first handshake initiation — and
+// then waits until the client has completed a handshake. Waiting ends with
+// ctx. On failure it removes what it made.
+func Up(ctx context.Context, spec TunnelSpec) (t *Tunnel, err error) {
+	serverPriv, err := wgtypes.GeneratePrivateKey()
+	if err != nil {
+		return nil, fmt.Errorf("wireguard keys: %w", err)
+	}
+	clientPriv, err := wgtypes.GeneratePrivateKey()
+	if err != nil {
+		return nil, fmt.Errorf("wireguard keys: %w", err)
+	}
+	t = &Tunnel{ServerKey: serverPriv.PublicKey(), ClientKey: clientPriv.PublicKey()}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, t.Close())
+			t = nil
+		}
+	}()
+	port := int(spec.Endpoint.Port())
+	if t.Server, err = Create(ctx, spec.Server.NS, spec.Server.Link, spec.Server.Start); err != nil {
+		return t, fmt.Errorf("server: %w", err)
+	}
+	if err := t.Server.Configure(wgtypes.Config{
+		PrivateKey:   &serverPriv,
+		ListenPort:   &port,
+		ReplacePeers: true,
+		Peers: []wgtypes.PeerConfig{{
+			PublicKey:         t.ClientKey,
+			ReplaceAllowedIPs: true,
+			AllowedIPs:        []net.IPNet{*hostNet(spec.Client.Link.Addr.Addr())},
+		}},
+	}); err != nil {
+		return t, fmt.Errorf("server: %w", err)
+	}
+	if t.Client, err = Create(ctx, spec.Client.NS, spec.Client.Link, spec.Client.Start); err != nil {
+		return t, fmt.Errorf("client: %w", err)
+	}
+	keepalive := spec.Keepalive
+	if err := t.Client.Configure(wgtypes.Config{
+		PrivateKey:   &clientPriv,
+		ReplacePeers: true,
+		Peers: []wgtypes.PeerConfig{{
+			PublicKey:                   t.ServerKey,
+			Endpoint:                    net.UDPAddrFromAddrPort(spec.Endpoint),
+			PersistentKeepaliveInterval: &keepalive,
+			ReplaceAllowedIPs:           true,
+			AllowedIPs:                  []net.IPNet{*hostNet(spec.Server.Link.Addr.Addr())},
+		}},
+	}); err != nil {
+		return t, fmt.Errorf("client: %w", err)
+	}
+	if err := t.Client.WaitHandshake(ctx, t.ServerKey); err != nil {
+		return t, fmt.Errorf("client: %w", err)
+	}
+	return t, nil
+}
+
+// Close removes the client's device, then the server's. Safe to call twice.
+func (t *Tunnel) Close() error {
+	return errors.Join(t.Client.Close(), t.Server.Close())
+}
+
+// Transfer is one side's view of its peer.
+type Transfer struct {
+	Name          string // the interface
+	MTU           int
+	Peer          wgtypes.Key
+	RxBytes       int64
+	TxBytes       int64
+	LastHandshake time.Time
+}
+
+// Transfer reads a side's MTU and its peer's counters.
+func (d *Device) Transfer() (Transfer, error) {
+	tr := Transfer{Name: d.Name}
+	mtu, err := d.LinkMTU()
+	if err != nil {
+		return tr, err
+	}
+	tr.MTU = mtu
+	dev, err := d.Show()
+	if err != nil {
+		return tr, err
+	}
+	if len(dev.Peers) != 1 {
+		return tr, fmt.Errorf("wireguard %s: %d peers, want 1", d.Name, len(dev.Peers))
+	}
+	p := dev.Peers[0]
+	tr.Peer, tr.RxBytes, tr.TxBytes, tr.LastHandshake = p.PublicKey, p.ReceiveBytes, p.TransmitBytes, p.LastHandshakeTime
+	return tr, nil
+}
+
+// hostNet is addr as a single-host network (/32 or /128).
+func hostNet(addr netip.Addr) *net.IPNet {
+	return ipNet(netip.PrefixFrom(addr, addr.BitLen()))
+}
