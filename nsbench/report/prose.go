@@ -45,7 +45,11 @@ func (v *view) memoryNote() string {
 		"several transports (the idle baseline listeners), it is the highest peak up to the moment it was sampled, " +
 		"and a higher peak reached later is not captured."
 	if v.hasRSS("wireguard") {
-		note += " Kernel WireGuard has no userspace process: its footprint is kernel memory, reported as 0."
+		if v.wireguardKernel() {
+			note += " Kernel WireGuard has no userspace process: its footprint is kernel memory, reported as 0."
+		} else {
+			note += " WireGuard ran as wireguard-go (userspace): its rows are the two daemons' own peaks."
+		}
 	}
 	return note
 }
@@ -75,7 +79,11 @@ func (v *view) readingBullets() []string {
 		b = append(b, "**Pure SSH** is the ceiling: one OpenSSH connection straight from the server's namespace to the client's.")
 	}
 	if v.measured("wireguard") {
-		b = append(b, "**WireGuard** is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup.")
+		if v.wireguardKernel() {
+			b = append(b, "**WireGuard** is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup.")
+		} else {
+			b = append(b, "**WireGuard** is a direct peer-to-peer link between the client and server namespaces, here "+v.doc.Env.WireGuard+": one wireguard-go process per namespace, in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide).")
+		}
 	}
 	if v.measured("tw") {
 		b = append(b, "**Tunnel Whisperer** is the real product path through the relay namespace. For scp that is SSH inside tw's own end-to-end SSH inside TLS; the iperf3 rows have no inner OpenSSH and are tw's own ceiling.")
@@ -112,4 +120,11 @@ func (v *view) conditionsBullet() string {
 		parts = append(parts, "The other conditions add netem delay and loss; that is where TCP-over-TLS-over-TCP and UDP diverge.")
 	}
 	return strings.Join(parts, " ")
+}
+
+// wireguardKernel reports whether WireGuard ran in the kernel. Documents
+// name the implementation in env.wireguard ("kernel module …" or
+// "wireguard-go …"); the reference's always used the kernel.
+func (v *view) wireguardKernel() bool {
+	return !strings.HasPrefix(v.doc.Env.WireGuard, "wireguard-go")
 }
