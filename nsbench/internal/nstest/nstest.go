@@ -14,6 +14,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/wg"
 )
 
 // RequireRoot skips a test that needs root when not root. With root it runs.
@@ -88,6 +89,9 @@ func Residue(prefix string) []string {
 	matches, _ := filepath.Glob(filepath.Join(topology.EtcNetns, prefix+"*"))
 	for _, m := range matches {
 		left = append(left, "file "+m)
+	}
+	for _, s := range wg.Sockets(prefix) {
+		left = append(left, "socket "+s)
 	}
 	return left
 }
