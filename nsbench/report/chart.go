@@ -1,0 +1,513 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+// Chart file names, beside the report in the output directory.
+const (
+	ChartFile     = "bench-chart.svg"
+	ChartDarkFile = "bench-chart-dark.svg"
+)
+
+// Theme is a chart's colour scheme.
+type Theme int
+
+const (
+	Light Theme = iota
+	Dark
+)
+
+// palette is one theme's colours. Transport colours go by report order;
+// role colours are distinct from them, since a stacked bar's colours mean
+// roles, not transports.
+type palette struct {
+	bg, panel, border, text, muted, grid, whisker string
+	transports                                    []string
+	roles                                         []string // client, server, relay
+}
+
+var palettes = map[Theme]palette{
+	Light: {
+		bg: "#ffffff", panel: "#f6f8fa", border: "#d1d9e0", text: "#1f2328", muted: "#59636e",
+		grid: "#d1d9e0", whisker: "#1f2328",
+		transports: []string{"#0969da", "#bf8700", "#1a7f37", "#8250df", "#cf222e"},
+		roles:      []string{"#1b7c83", "#bc4c00", "#bf3989"},
+	},
+	Dark: {
+		bg: "#0d1117", panel: "#151b23", border: "#3d444d", text: "#e6edf3", muted: "#9198a1",
+		grid: "#3d444d", whisker: "#e6edf3",
+		transports: []string{"#4493f8", "#d29922", "#3fb950", "#ab7df8", "#f85149"},
+		roles:      []string{"#39c5cf", "#f0883e", "#db61a2"},
+	},
+}
+
+// chartPanel is one small chart: one condition, one quantity, one bar per
+// transport.
+type chartPanel struct {
+	id         string // stable: the SVG group's id, "panel-" + id
+	condition  string
+	instrument string
+	metric     string // "value" or "p50_us", as results.Cell names them
+	title      string
+	unit       string
+	prec       int
+	stacked    bool // CPU-s by role: one stacked bar per transport
+}
+
+// chartPanels are the reference chart's panels, in reading order (two per
+// row).
+var chartPanels = []chartPanel{
+	{id: "lan-iperf3-1", condition: "lan", instrument: instIperf1, metric: "value", title: "iperf3, 1 stream", unit: "Gbit/s · higher is better", prec: precGbps},
+	{id: "lan-scp", condition: "lan", instrument: instScp, metric: "value", title: "scp", unit: "MB/s · higher is better", prec: precMBps},
+	{id: "lan-tcp_rr-p50", condition: "lan", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
+	{id: "wan-iperf3-4", condition: "wan", instrument: instIperf4, metric: "value", title: "iperf3, 4 streams", unit: "Gbit/s · higher is better", prec: precGbps},
+	{id: "lan-scp-cpu", condition: "lan", instrument: instScp, metric: "cpu", title: "scp CPU-s by role", unit: "CPU-s per run · lower is better", prec: precCPU, stacked: true},
+	{id: "wan-tcp_rr-p50", condition: "wan", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
+}
+
+// Layout, in SVG user units (px).
+const (
+	chartWidth   = 960.0
+	chartMargin  = 24.0
+	panelGap     = 20.0
+	panelCols    = 2
+	panelPad     = 14.0
+	panelTop     = 58.0 // title and unit lines
+	rowHeight    = 30.0
+	barHeight    = 16.0
+	axisHeight   = 26.0
+	headerHeight = 70.0
+	footerHeight = 46.0
+	fontFamily   = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', Helvetica, Arial, sans-serif"
+)
+
+// Chart draws d's key results as an SVG image: small panels of horizontal
+// bars, one bar per transport, each labelled with its median and with an
+// error bar from the spread source (spreadFor). A panel without data says
+// so instead of drawing zeros. Like Markdown, it is deterministic.
+func Chart(d *results.Document, theme Theme) []byte {
+	if d == nil {
+		return nil
+	}
+	pal, ok := palettes[theme]
+	if !ok {
+		pal = palettes[Light]
+	}
+	c := &chart{v: newView(d), pal: pal, src: spreadFor(d)}
+	return c.render()
+}
+
+type chart struct {
+	v   *view
+	pal palette
+	src spreadSource
+	buf bytes.Buffer
+	// levels collects the confidence level of every whisker drawn from
+	// an interval (0 for a min–max whisker), for the footer.
+	levels []float64
+}
+
+func (c *chart) render() []byte {
+	// Every bar first: the header's description and the footer say what
+	// the whiskers drawn are.
+	bars := make([][]bar, len(chartPanels))
+	for i, p := range chartPanels {
+		bars[i] = c.bars(p)
+	}
+	rows := (len(chartPanels) + panelCols - 1) / panelCols
+	ph := panelTop + float64(max(1, len(c.v.order)))*rowHeight + axisHeight
+	height := headerHeight + float64(rows)*(ph+panelGap) - panelGap + footerHeight + chartMargin/2
+	pw := (chartWidth - 2*chartMargin - float64(panelCols-1)*panelGap) / panelCols
+
+	title := c.v.title()
+	c.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="chart-title chart-desc" font-family="%s">`+"\n",
+		n1(chartWidth), n1(height), n1(chartWidth), n1(height), esc(fontFamily))
+	c.printf(`<title id="chart-title">%s</title>`+"\n", esc(title))
+	c.printf(`<desc id="chart-desc">%s</desc>`+"\n", esc(c.description()))
+	c.printf(`<rect class="background" width="100%%" height="100%%" rx="8" fill="%s"/>`+"\n", c.pal.bg)
+	c.text(chartMargin, 34, 18, "bold", c.pal.text, "", title)
+	c.text(chartMargin, 56, 12, "", c.pal.muted, "", c.subtitle())
+	for i, p := range chartPanels {
+		x := chartMargin + float64(i%panelCols)*(pw+panelGap)
+		y := headerHeight + float64(i/panelCols)*(ph+panelGap)
+		c.panel(p, bars[i], x, y, pw, ph)
+	}
+	c.text(chartMargin, height-chartMargin/2-22, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption())
+	c.text(chartMargin, height-chartMargin/2-6, 12, "", c.pal.muted, "", "CPU bars stack the per-role medians; their whiskers span the runs' totals.")
+	c.printf("</svg>\n")
+	return c.buf.Bytes()
+}
+
+func (c *chart) description() string {
+	return "Bar charts of " + c.v.title() + ": one bar per transport and panel; " + c.footerCaption()
+}
+
+func (c *chart) subtitle() string {
+	parts := []string{}
+	if g := c.v.doc.Env.Generated; g != "" {
+		parts = append(parts, "Generated "+g)
+	}
+	if cpu := cpuText(c.v.doc.Env); cpu != "" {
+		parts = append(parts, cpu)
+	}
+	if k := c.v.doc.Env.Kernel; k != "" {
+		parts = append(parts, "kernel "+k)
+	}
+	if r := c.v.doc.Env.Runs; r > 0 {
+		parts = append(parts, fmt.Sprintf("%d runs per cell", r))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// footerCaption says what the whiskers of this chart are, from the levels
+// actually drawn.
+func (c *chart) footerCaption() string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range c.levels {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	switch {
+	case len(c.levels) == 0 || hi == 0:
+		return "whiskers: min–max of the runs."
+	case lo == hi && lo >= 0.95:
+		return fmt.Sprintf("whiskers: %s %% confidence interval of the median.", pct(lo))
+	case lo == hi:
+		return fmt.Sprintf("whiskers: %s %% confidence interval of the median (too few runs for 95 %%: the min–max range).", pct(lo))
+	}
+	return fmt.Sprintf("whiskers: confidence intervals of the median, %s–%s %% (below 95 %% with too few runs: the min–max range).", pct(lo), pct(hi))
+}
+
+// pct renders a level as a percentage with at most one decimal.
+func pct(level float64) string {
+	return strings.TrimSuffix(strconv.FormatFloat(100*level, 'f', 1, 64), ".0")
+}
+
+// bar is one transport's drawing in a panel.
+type bar struct {
+	transport string
+	spread    spread
+	segments  []float64 // stacked panels: per-role medians
+	note      string    // set instead of a bar: "no data", "skipped"
+}
+
+func (c *chart) bars(p chartPanel) []bar {
+	bars := make([]bar, 0, len(c.v.order))
+	for _, t := range c.v.order {
+		ss := c.v.samples(t, p.condition, p.instrument)
+		b := bar{transport: t}
+		switch {
+		case p.stacked:
+			b.segments, b.spread = c.cpuBar(t, p, ss)
+		default:
+			if xs := metricValues(ss, p.metric); len(xs) > 0 {
+				b.spread = c.src.spread(metricKey{t, p.condition, p.instrument, p.metric}, xs)
+				if b.spread.n > 1 {
+					c.levels = append(c.levels, b.spread.level)
+				}
+			}
+		}
+		if b.spread.n == 0 {
+			b.note = "no data"
+			if _, skipped := c.v.skipReason(t, p.condition); skipped {
+				b.note = "skipped"
+			}
+		}
+		bars = append(bars, b)
+	}
+	return bars
+}
+
+// cpuBar stacks the per-role medians of the scp samples' cgroup CPU-s, as
+// the report's CPU column shows them; the whisker spans the runs' totals.
+func (c *chart) cpuBar(t string, p chartPanel, ss []results.Sample) ([]float64, spread) {
+	segs := make([]float64, len(cpuRoles))
+	measured := false
+	for i, role := range cpuRoles {
+		var xs []float64
+		for _, s := range ss {
+			if sec, ok := s.ContainerCPUSec[role]; ok {
+				xs = append(xs, sec)
+			}
+		}
+		if sum := stats.Summarize(xs); sum.N > 0 {
+			segs[i], measured = sum.Median, true
+		}
+	}
+	if !measured {
+		return nil, spread{}
+	}
+	var totals []float64
+	for _, s := range ss {
+		total, ok := 0.0, false
+		for _, role := range cpuRoles {
+			if sec, has := s.ContainerCPUSec[role]; has {
+				total, ok = total+sec, true
+			}
+		}
+		if ok {
+			totals = append(totals, total)
+		}
+	}
+	center := 0.0
+	for _, s := range segs {
+		center += s
+	}
+	sum := stats.Summarize(totals)
+	return segs, spread{center: center, lo: sum.Min, hi: sum.Max, n: sum.N}
+}
+
+// metricValues are the samples' values of one metric, as results.Cells
+// collects them.
+func metricValues(ss []results.Sample, metric string) []float64 {
+	var xs []float64
+	for _, s := range ss {
+		switch metric {
+		case "value":
+			xs = append(xs, s.Value)
+		case "p50_us":
+			if s.P50Us != nil {
+				xs = append(xs, *s.P50Us)
+			}
+		case "p99_us":
+			if s.P99Us != nil {
+				xs = append(xs, *s.P99Us)
+			}
+		}
+	}
+	return xs
+}
+
+func (c *chart) panel(p chartPanel, bars []bar, x, y, w, h float64) {
+	c.printf(`<g class="panel" id="panel-%s">`+"\n", esc(p.id))
+	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
+		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
+	c.text(x+panelPad, y+24, 14, "bold", c.pal.text, "", p.title+" — "+c.conditionLabel(p.condition))
+	c.text(x+panelPad, y+42, 11.5, "", c.pal.muted, "", p.unit)
+	if p.stacked {
+		c.legend(x+w-panelPad, y+42)
+	}
+	hasData := false
+	for _, b := range bars {
+		hasData = hasData || b.note == ""
+	}
+	if !hasData {
+		c.printf(`<text class="nodata" x="%s" y="%s" font-size="14" fill="%s" text-anchor="middle">no data</text>`+"\n",
+			n1(x+w/2), n1(y+panelTop+(h-panelTop)/2), c.pal.muted)
+		c.printf("</g>\n")
+		return
+	}
+
+	labelW := 0.0
+	valueW := 0.0
+	for _, b := range bars {
+		labelW = max(labelW, textWidth(c.v.label(b.transport), 12))
+		valueW = max(valueW, textWidth(c.valueLabel(p, b), 12))
+	}
+	labelW = min(labelW, 190)
+	x0 := x + panelPad + labelW + 10 // the bars' zero
+	x1 := x + w - panelPad - valueW - 8
+	top := y + panelTop
+	scaleMax, step := niceScale(maxExtent(bars))
+	scale := func(v float64) float64 { return x0 + (x1-x0)*v/scaleMax }
+
+	// Grid and tick labels under the bars.
+	rowsBottom := top + float64(len(bars))*rowHeight
+	for i := 0; float64(i)*step <= scaleMax*(1+1e-9); i++ {
+		v := float64(i) * step
+		gx := scale(v)
+		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>`+"\n",
+			n1(gx), n1(top-4), n1(gx), n1(rowsBottom), c.pal.grid)
+		c.text(gx, rowsBottom+14, 10.5, "", c.pal.muted, "middle", tickLabel(v, step))
+	}
+
+	for i, b := range bars {
+		rowY := top + float64(i)*rowHeight
+		mid := rowY + rowHeight/2
+		label := c.v.label(b.transport)
+		c.text(x+panelPad+labelW, mid+4, 12, "", c.pal.text, "end", truncate(label, labelW, 12))
+		if b.note != "" {
+			c.printf(`<text class="no-bar" x="%s" y="%s" font-size="12" font-style="italic" fill="%s">%s</text>`+"\n",
+				n1(x0+6), n1(mid+4), c.pal.muted, esc(b.note))
+			continue
+		}
+		c.printf(`<g class="bar" data-transport="%s">`+"\n", esc(b.transport))
+		c.printf(`<title>%s</title>`+"\n", esc(c.barTitle(p, b)))
+		if p.stacked {
+			sx := x0
+			for r, sec := range b.segments {
+				sw := scale(sec) - x0
+				c.printf(`<rect class="segment segment-%s" x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n",
+					cpuRoles[r], n1(sx), n1(mid-barHeight/2), n1(sw), n1(barHeight), c.pal.roles[r])
+				sx += sw
+			}
+		} else {
+			c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="2" fill="%s"/>`+"\n",
+				n1(x0), n1(mid-barHeight/2), n1(scale(b.spread.center)-x0), n1(barHeight), c.transportColor(b.transport))
+		}
+		end := scale(b.spread.center)
+		if b.spread.n > 1 && b.spread.hi > b.spread.lo {
+			lo, hi := scale(b.spread.lo), scale(b.spread.hi)
+			c.printf(`<path class="whisker" d="M%s %sH%sM%s %sV%sM%s %sV%s" stroke="%s" stroke-width="1.5" fill="none"/>`+"\n",
+				n1(lo), n1(mid), n1(hi), n1(lo), n1(mid-5), n1(mid+5), n1(hi), n1(mid-5), n1(mid+5), c.pal.whisker)
+			end = max(end, hi)
+		}
+		c.text(end+6, mid+4, 12, "", c.pal.text, "", c.valueLabel(p, b))
+		c.printf("</g>\n")
+	}
+	c.printf("</g>\n")
+}
+
+// legend draws the role colours right-aligned, ending at x.
+func (c *chart) legend(x, y float64) {
+	for i := len(cpuRoles) - 1; i >= 0; i-- {
+		role := cpuRoles[i]
+		x -= textWidth(role, 11.5)
+		c.text(x, y, 11.5, "", c.pal.muted, "", role)
+		x -= 14
+		c.printf(`<rect class="legend-%s" x="%s" y="%s" width="10" height="10" fill="%s"/>`+"\n", role, n1(x), n1(y-9), c.pal.roles[i])
+		x -= 10
+	}
+}
+
+func (c *chart) valueLabel(p chartPanel, b bar) string {
+	if b.note != "" {
+		return ""
+	}
+	s := num(b.spread.center, p.prec)
+	if runs := c.v.doc.Env.Runs; b.spread.n < runs {
+		s += fmt.Sprintf(" (n=%d)", b.spread.n)
+	}
+	return s
+}
+
+// barTitle is the bar's tooltip: the label, the median and the whisker's
+// meaning in numbers.
+func (c *chart) barTitle(p chartPanel, b bar) string {
+	s := fmt.Sprintf("%s: %s", c.v.label(b.transport), num(b.spread.center, p.prec))
+	if p.stacked {
+		parts := make([]string, len(cpuRoles))
+		for i, r := range cpuRoles {
+			parts[i] = r + " " + num(b.segments[i], p.prec)
+		}
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if b.spread.n > 1 {
+		what := "min–max"
+		if b.spread.level > 0 {
+			what = pct(b.spread.level) + " % CI"
+		}
+		s += fmt.Sprintf("; %s %s–%s; n=%d", what, num(b.spread.lo, p.prec), num(b.spread.hi, p.prec), b.spread.n)
+	}
+	return s
+}
+
+func (c *chart) conditionLabel(name string) string {
+	for _, cond := range c.v.doc.Conditions {
+		if cond.Name == name && cond.Label != "" {
+			return cond.Label
+		}
+	}
+	return strings.ToUpper(name)
+}
+
+func (c *chart) transportColor(t string) string {
+	for i, name := range c.v.order {
+		if name == t {
+			return c.pal.transports[i%len(c.pal.transports)]
+		}
+	}
+	return c.pal.transports[0]
+}
+
+func (c *chart) printf(format string, args ...any) { fmt.Fprintf(&c.buf, format, args...) }
+
+// text writes one <text> element; s is escaped.
+func (c *chart) text(x, y, size float64, weight, fill, anchor, s string) {
+	attrs := fmt.Sprintf(`x="%s" y="%s" font-size="%s" fill="%s"`, n1(x), n1(y), n1(size), fill)
+	if weight != "" {
+		attrs += ` font-weight="` + weight + `"`
+	}
+	if anchor != "" {
+		attrs += ` text-anchor="` + anchor + `"`
+	}
+	c.printf("<text %s>%s</text>\n", attrs, esc(s))
+}
+
+// maxExtent is the largest value a panel must show: bar ends and whisker
+// ends.
+func maxExtent(bars []bar) float64 {
+	m := 0.0
+	for _, b := range bars {
+		if b.note == "" {
+			m = max(m, b.spread.center, b.spread.hi)
+		}
+	}
+	return m
+}
+
+// niceScale returns an axis maximum at or above m and a tick step of 1, 2,
+// 2.5 or 5 times a power of ten, giving 3 to 6 ticks.
+func niceScale(m float64) (top, step float64) {
+	if m <= 0 || math.IsNaN(m) || math.IsInf(m, 0) {
+		return 1, 0.25
+	}
+	raw := m / 4
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, f := range []float64{1, 2, 2.5, 5, 10} {
+		if step = f * pow; step >= raw {
+			break
+		}
+	}
+	return math.Ceil(m/step-1e-9) * step, step
+}
+
+// tickLabel prints v with the decimals step needs.
+func tickLabel(v, step float64) string {
+	prec := 0
+	for s := step; prec < 6 && math.Abs(s-math.Round(s)) > 1e-9; s *= 10 {
+		prec++
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// textWidth estimates the rendered width of s: an average glyph of 0.6 em,
+// which holds for the sans-serif fonts above and errs wide.
+func textWidth(s string, size float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * size * 0.6
+}
+
+// truncate shortens s with an ellipsis so that it fits width.
+func truncate(s string, width, size float64) string {
+	if textWidth(s, size) <= width {
+		return s
+	}
+	r := []rune(s)
+	keep := max(1, int(width/(size*0.6))-1)
+	if keep >= len(r) {
+		return s
+	}
+	return string(r[:keep]) + "…"
+}
+
+// n1 formats a coordinate with at most one decimal: stable bytes, no
+// exponent notation.
+func n1(x float64) string {
+	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
+}
+
+// esc escapes text for XML character data and attribute values.
+func esc(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s)) // writing to a strings.Builder cannot fail
+	return b.String()
+}

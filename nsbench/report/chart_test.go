@@ -1,0 +1,301 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// docsChart is the README's picture: the reference run drawn by Chart.
+const docsChart = "../../docs/bench-chart.svg"
+
+// svgNode is a parsed SVG element, enough to find panels and bars.
+type svgNode struct {
+	XMLName xml.Name
+	Attrs   []xml.Attr `xml:",any,attr"`
+	Nodes   []svgNode  `xml:",any"`
+	Text    string     `xml:",chardata"`
+}
+
+func (n svgNode) attr(name string) string {
+	for _, a := range n.Attrs {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// all returns n and its descendants whose class attribute is class.
+func (n svgNode) all(class string) []svgNode {
+	var out []svgNode
+	if n.attr("class") == class {
+		out = append(out, n)
+	}
+	for _, c := range n.Nodes {
+		out = append(out, c.all(class)...)
+	}
+	return out
+}
+
+// texts is the character data of n's <text> elements, in document order.
+func (n svgNode) texts() []string {
+	var out []string
+	if n.XMLName.Local == "text" {
+		out = append(out, n.Text)
+	}
+	for _, c := range n.Nodes {
+		out = append(out, c.texts()...)
+	}
+	return out
+}
+
+// parseSVG checks that b is well-formed XML, token by token to the end, and
+// returns its tree.
+func parseSVG(t *testing.T, b []byte) svgNode {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("chart is not well-formed XML: %v", err)
+		}
+	}
+	var root svgNode
+	if err := xml.Unmarshal(b, &root); err != nil {
+		t.Fatalf("chart does not parse: %v", err)
+	}
+	if root.XMLName.Local != "svg" || root.XMLName.Space != "http://www.w3.org/2000/svg" {
+		t.Fatalf("root element is %v, want svg in the SVG namespace", root.XMLName)
+	}
+	return root
+}
+
+// panelsByID maps "panel-…" ids to their groups.
+func panelsByID(root svgNode) map[string]svgNode {
+	m := map[string]svgNode{}
+	for _, p := range root.all("panel") {
+		m[p.attr("id")] = p
+	}
+	return m
+}
+
+func barTransports(panel svgNode) []string {
+	var ts []string
+	for _, b := range panel.all("bar") {
+		ts = append(ts, b.attr("data-transport"))
+	}
+	return ts
+}
+
+func referenceDoc(t *testing.T) *results.Document {
+	t.Helper()
+	d, err := results.Read(referenceJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// The reference run has every panel's data: each panel draws one bar per
+// transport, in report order, in both themes.
+func TestChartReferenceOneBarPerTransport(t *testing.T) {
+	for _, theme := range []Theme{Light, Dark} {
+		root := parseSVG(t, Chart(referenceDoc(t), theme))
+		panels := panelsByID(root)
+		if len(panels) != len(chartPanels) {
+			t.Fatalf("theme %d: %d panels, want %d", theme, len(panels), len(chartPanels))
+		}
+		for _, p := range chartPanels {
+			got := strings.Join(barTransports(panels["panel-"+p.id]), ",")
+			if got != "ssh,wireguard,tw" {
+				t.Errorf("theme %d, panel %s: bars %q, want ssh,wireguard,tw", theme, p.id, got)
+			}
+		}
+		if nd := root.all("nodata"); len(nd) != 0 {
+			t.Errorf("theme %d: %d panels say no data", theme, len(nd))
+		}
+	}
+}
+
+// Each bar is labelled with its median at the report's precision, and the
+// stacked CPU bar has one segment per role.
+func TestChartLabels(t *testing.T) {
+	panels := panelsByID(parseSVG(t, Chart(referenceDoc(t), Light)))
+	want := map[string][]string{
+		"lan-iperf3-1":   {"3.64", "1.20", "0.97"},
+		"lan-scp":        {"359", "149", "122"},
+		"lan-tcp_rr-p50": {"29", "135", "682"},
+		"wan-iperf3-4":   {"0.10", "0.10", "0.03"},
+		"wan-tcp_rr-p50": {"30503", "30510", "31524"},
+		// 12.9 + 17.1 + 0.0 of the report's CPU column.
+		"lan-scp-cpu": {"30.0", "32.1", "407.4"},
+	}
+	for id, labels := range want {
+		bars := panels["panel-"+id].all("bar")
+		if len(bars) != len(labels) {
+			t.Fatalf("panel %s: %d bars", id, len(bars))
+		}
+		for i, b := range bars {
+			if got := b.texts(); len(got) != 1 || got[0] != labels[i] {
+				t.Errorf("panel %s bar %d: label %q, want %q", id, i, got, labels[i])
+			}
+		}
+	}
+	cpu := panels["panel-lan-scp-cpu"].all("bar")[0]
+	for _, role := range cpuRoles {
+		if n := len(cpu.all("segment segment-" + role)); n != 1 {
+			t.Errorf("CPU bar has %d %s segments, want 1", n, role)
+		}
+	}
+}
+
+// A LAN-only run with a skipped transport: the WAN panels say "no data"
+// instead of drawing zeros, and the skipped transport gets no bar.
+func TestChartNoData(t *testing.T) {
+	root := parseSVG(t, Chart(twnsbenchDoc(), Light))
+	panels := panelsByID(root)
+	for _, id := range []string{"wan-iperf3-4", "wan-tcp_rr-p50"} {
+		p := panels["panel-"+id]
+		if len(p.all("bar")) != 0 || len(p.all("nodata")) != 1 {
+			t.Errorf("panel %s: %d bars, %d no-data notes; want 0 and 1", id, len(p.all("bar")), len(p.all("nodata")))
+		}
+	}
+	wantBars := map[string]string{
+		"lan-iperf3-1":   "ssh,tw",
+		"lan-scp":        "ssh,tw",
+		"lan-tcp_rr-p50": "ssh", // tw's TCP_RR failed
+		"lan-scp-cpu":    "ssh,tw",
+	}
+	for id, want := range wantBars {
+		if got := strings.Join(barTransports(panels["panel-"+id]), ","); got != want {
+			t.Errorf("panel %s: bars %q, want %q", id, got, want)
+		}
+	}
+	var notes []string
+	for _, n := range panels["panel-lan-tcp_rr-p50"].all("no-bar") {
+		notes = append(notes, n.Text)
+	}
+	if got := strings.Join(notes, ","); got != "skipped,no data" {
+		t.Errorf("TCP_RR panel notes %q, want skipped (wireguard), no data (tw)", got)
+	}
+	// ssh has two iperf3-1 runs of three: the label says so.
+	if got := panels["panel-lan-iperf3-1"].all("bar")[0].texts(); len(got) != 1 || got[0] != "3.60 (n=2)" {
+		t.Errorf("thin cell label %q, want 3.60 (n=2)", got)
+	}
+}
+
+func TestChartEscapesText(t *testing.T) {
+	d := twnsbenchDoc()
+	d.Transports[0].Label = `SSH <"fast"> & 'small'`
+	d.Env.Generated = "]]> <!-- not a comment -->"
+	d.Conditions[0].Label = "LAN & <loopback>"
+	b := Chart(d, Dark)
+	root := parseSVG(t, b)
+	all := strings.Join(root.texts(), "\n")
+	for _, want := range []string{`SSH <"fast"> & 'small'`, "LAN & <loopback>", "]]> <!-- not a comment -->"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("chart text lacks %q after parsing", want)
+		}
+	}
+}
+
+func TestChartDeterministic(t *testing.T) {
+	first := Chart(referenceDoc(t), Light)
+	for i := 0; i < 20; i++ {
+		if got := Chart(referenceDoc(t), Light); !bytes.Equal(got, first) {
+			t.Fatalf("render %d differs from the first", i+2)
+		}
+	}
+	if bytes.Equal(first, Chart(referenceDoc(t), Dark)) {
+		t.Error("light and dark charts are identical")
+	}
+	if Chart(nil, Light) != nil {
+		t.Error("Chart(nil) is not nil")
+	}
+}
+
+// Whiskers come from the document's cells when it has them (their
+// confidence interval), else from the runs' min–max; the footer says which.
+func TestChartWhiskerSource(t *testing.T) {
+	d := referenceDoc(t)
+	if _, ok := spreadFor(d).(minMaxSpread); !ok {
+		t.Fatalf("a document without cells: source %T, want minMaxSpread", spreadFor(d))
+	}
+	footer := func(d *results.Document) string {
+		texts := parseSVG(t, Chart(d, Light)).texts()
+		return texts[len(texts)-2] // the caption, above the CPU note
+	}
+	if f := footer(d); !strings.Contains(f, "whiskers: min–max of the runs.") {
+		t.Errorf("footer without cells: %q", f)
+	}
+	d.Cells = results.Cells(d.Samples)
+	if f := footer(d); !strings.Contains(f, "whiskers: 75 % confidence interval of the median (too few runs for 95 %: the min–max range).") {
+		t.Errorf("footer with 3-run cells: %q", f)
+	}
+
+	// Six runs: the 96.9 % interval is narrower than min–max, and the
+	// whisker follows the cell, not the samples.
+	var xs []float64
+	var samples []results.Sample
+	for i, v := range []float64{1, 2, 3, 4, 5, 60} {
+		xs = append(xs, v)
+		samples = append(samples, results.Sample{Transport: "ssh", Condition: "lan", Instrument: instIperf1, Run: i + 1, Value: v})
+	}
+	src := spreadFor(&results.Document{Cells: results.Cells(samples)})
+	k := metricKey{"ssh", "lan", instIperf1, "value"}
+	got := src.spread(k, xs)
+	if got.lo != 1 || got.hi != 60 || got.center != 3.5 || got.level < 0.96 || got.n != 6 {
+		t.Errorf("six-run spread = %+v, want the cell's [1, 60] at 96.9 %%", got)
+	}
+	// A cell that does not match the samples (hand-edited document) is
+	// not used.
+	if got := src.spread(k, xs[:4]); got.level != 0 || got.hi != 4 {
+		t.Errorf("mismatched cell used: %+v", got)
+	}
+	if got := src.spread(metricKey{"tw", "lan", instIperf1, "value"}, []float64{2, 4}); got.level != 0 || got.center != 3 {
+		t.Errorf("missing cell: %+v, want min–max", got)
+	}
+}
+
+func TestNiceScale(t *testing.T) {
+	for _, tt := range []struct{ m, top, step float64 }{
+		{3.73, 4, 1},
+		{0.11, 0.15, 0.05},
+		{361, 400, 100},
+		{32909, 40000, 10000},
+		{407.4, 600, 200},
+		{0, 1, 0.25},
+	} {
+		top, step := niceScale(tt.m)
+		if math.Abs(top-tt.top) > 1e-9 || math.Abs(step-tt.step) > 1e-9 {
+			t.Errorf("niceScale(%v) = %v, %v; want %v, %v", tt.m, top, step, tt.top, tt.step)
+		}
+	}
+}
+
+// docs/bench-chart.svg, the README's picture, is what Chart draws from the
+// reference run now: it cannot go stale.
+func TestDocsChartUpToDate(t *testing.T) {
+	got := Chart(referenceDoc(t), Light)
+	if *update {
+		if err := os.WriteFile(docsChart, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(docsChart)
+	if err != nil {
+		t.Fatalf("%v (run `go test ./nsbench/report/ -run TestDocsChartUpToDate -update` to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is stale: rerun `go test ./nsbench/report/ -run TestDocsChartUpToDate -update`", docsChart)
+	}
+}
