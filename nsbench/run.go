@@ -12,7 +12,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
-	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -379,8 +378,8 @@ func (r *runner) finish(runErr error) error {
 	cancel()
 	r.doc.Timings.TeardownSec = time.Since(t0).Seconds()
 	r.doc.Timings.TotalSec = time.Since(r.start).Seconds()
-	errs = append(errs, r.write())
-	errs = append(errs, os.WriteFile(filepath.Join(r.plan.OutDir, ReportFile), report.Markdown(r.doc), 0o644))
+	werr := r.write()
+	errs = append(errs, werr, r.writeReports(werr == nil))
 	if r.doc.Interrupted != "" {
 		errs = append(errs, ErrInterrupted)
 	}

@@ -100,6 +100,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			runCommand(),
 			doctorCommand(),
 			cleanCommand(),
+			reportCommand(),
 			compareCommand(),
 			wgUserspaceCommand(),
 		},

@@ -55,6 +55,10 @@ func (v *view) writeHeader(w *writer) {
 		w.block("**Interrupted:** " + v.doc.Interrupted + " — the tables show the samples measured before it.")
 	}
 	w.block(v.intro())
+	if v.twnsbench {
+		// Written beside the report by the run and by `twnsbench report`.
+		w.block("![benchmark chart](" + ChartFile + ")")
+	}
 }
 
 func (v *view) writeEnvironment(w *writer) {

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "re-render the Markdown report and the charts from a results JSON alone (no root needed)",
+		UsageText: "twnsbench report --in RESULTS.json [--out DIR]",
+		Description: "Reads RESULTS.json (a twnsbench run's, or the reference harness's) and writes\n" +
+			nsbench.ReportFile + ", " + report.ChartFile + " and " + report.ChartDarkFile + " into --out. For a run's own\n" +
+			"JSON the Markdown is byte for byte what the run wrote. Existing files of those names are replaced.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "in", Usage: "the `RESULTS.json` document to render (required), e.g. results/" + results.FileName},
+			&cli.StringFlag{Name: "out", Usage: "write into `DIR` (default: the directory of --in)"},
+		},
+		Action: reportAction,
+	}
+}
+
+func reportAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return refuse(fmt.Errorf("report: unexpected argument %q (the results file goes in --in)", c.Args().First()))
+	}
+	in := c.String("in")
+	if in == "" {
+		return refuse(errors.New("report: --in RESULTS.json is required"))
+	}
+	d, err := results.Read(in)
+	if err != nil {
+		return refuse(fmt.Errorf("report: %w", err))
+	}
+	out := c.String("out")
+	if out == "" {
+		out = filepath.Dir(in)
+	}
+	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
+		return refuse(fmt.Errorf("report: --out %s is not a directory", out))
+	}
+	paths, err := nsbench.WriteReports(out, d)
+	for _, p := range paths {
+		fmt.Fprintf(c.App.Writer, "wrote %s\n", p)
+	}
+	return err
+}

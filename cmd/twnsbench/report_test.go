@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// referenceReport is the report the reference harness made from
+// referenceJSON (compare_test.go), as the report package's golden tests use
+// it.
+const referenceReport = "../../nsbench/report/testdata/reference-bench-report.md"
+
+// copyReference puts the reference JSON in a fresh directory.
+func copyReference(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(referenceJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), results.FileName)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// `twnsbench report` on the reference run's JSON reproduces the reference
+// report byte for byte, into the JSON's directory by default, with both
+// charts beside it.
+func TestReportReproducesReference(t *testing.T) {
+	in := copyReference(t)
+	code, stdout, stderr := runInProcess("report", "--in", in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	want, err := os.ReadFile(referenceReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(in)
+	got, err := os.ReadFile(filepath.Join(dir, nsbench.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("re-rendered report differs from %s", referenceReport)
+	}
+	for _, name := range []string{report.ChartFile, report.ChartDarkFile} {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wellFormed(t, p, b)
+		if !strings.Contains(stdout, "wrote "+p+"\n") {
+			t.Errorf("stdout does not name %s:\n%s", p, stdout)
+		}
+	}
+}
+
+func wellFormed(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			return
+		} else if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", name, err)
+		}
+	}
+}
+
+func TestReportOut(t *testing.T) {
+	in := copyReference(t)
+	out := t.TempDir()
+	if code, stdout, stderr := runInProcess("report", "--in", in, "--out", out); code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	for _, name := range []string{nsbench.ReportFile, report.ChartFile, report.ChartDarkFile} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("--out: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(in), name)); err == nil {
+			t.Errorf("--out given, but %s was written beside the input too", name)
+		}
+	}
+}
+
+// Bad input is refused with one line and exit 2, writing nothing.
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	invalid := filepath.Join(dir, "invalid.json")
+	if err := os.WriteFile(invalid, []byte(`{"samples": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"missing file":      {"report", "--in", filepath.Join(dir, "nope.json")},
+		"invalid JSON":      {"report", "--in", invalid},
+		"no --in":           {"report"},
+		"positional file":   {"report", invalid},
+		"--out not a dir":   {"report", "--in", copyReference(t), "--out", filepath.Join(dir, "nope")},
+		"unknown flag":      {"report", "--in", invalid, "--bogus"},
+		"--out is a file":   {"report", "--in", copyReference(t), "--out", invalid},
+		"empty --in string": {"report", "--in", ""},
+	} {
+		code, stdout, stderr := runInProcess(args...)
+		if code != exitRefused {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, exitRefused, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "twnsbench: ") {
+			t.Errorf("%s: want one line 'twnsbench: …' on stderr, got %q", name, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("%s: stdout %q", name, stdout)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "bench-*")); len(m) > 0 {
+		t.Errorf("refused reports wrote %v", m)
+	}
+}
+
+// Every subcommand's --help lists each of its flags, and the top-level
+// help lists every subcommand.
+func TestHelpListsFlags(t *testing.T) {
+	app := newApp(io.Discard, io.Discard)
+	code, top, stderr := runInProcess("--help")
+	if code != exitOK {
+		t.Fatalf("--help: exit %d: %s", code, stderr)
+	}
+	for _, cmd := range app.Commands {
+		if cmd.Hidden {
+			if strings.Contains(top, cmd.Name) {
+				t.Errorf("top-level help shows hidden command %s", cmd.Name)
+			}
+			continue
+		}
+		if !strings.Contains(top, cmd.Name) || !strings.Contains(top, cmd.Usage) {
+			t.Errorf("top-level help lacks %s: %s", cmd.Name, cmd.Usage)
+		}
+		code, help, stderr := runInProcess(cmd.Name, "--help")
+		if code != exitOK {
+			t.Errorf("%s --help: exit %d: %s", cmd.Name, code, stderr)
+			continue
+		}
+		if !strings.Contains(help, cmd.Usage) {
+			t.Errorf("%s --help lacks its usage line %q", cmd.Name, cmd.Usage)
+		}
+		for _, f := range cmd.Flags {
+			for _, name := range f.Names() {
+				dashes := "--"
+				if len(name) == 1 {
+					dashes = "-"
+				}
+				if !strings.Contains(help, dashes+name) {
+					t.Errorf("%s --help does not list %s%s:\n%s", cmd.Name, dashes, name, help)
+				}
+			}
+		}
+	}
+}
+
+// The issue's "done when": after a real run, `twnsbench report` on its JSON
+// reproduces its Markdown byte for byte, and the charts draw its transport.
+func TestReportReproducesRun(t *testing.T) {
+	requireRoot(t)
+	out := t.TempDir()
+	if code, stdout, stderr := runInProcess("run", "--transports", "ssh", "--quick", "--out", out); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	written := map[string][]byte{}
+	for _, name := range []string{nsbench.ReportFile, report.ChartFile, report.ChartDarkFile} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatalf("the run did not write %s: %v", name, err)
+		}
+		written[name] = b
+	}
+	if !bytes.Contains(written[nsbench.ReportFile], []byte("![benchmark chart]("+report.ChartFile+")")) {
+		t.Error("the run's report does not link its chart")
+	}
+	again := t.TempDir()
+	if code, stdout, stderr := runInProcess("report", "--in", filepath.Join(out, results.FileName), "--out", again); code != exitOK {
+		t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for name, want := range written {
+		got, err := os.ReadFile(filepath.Join(again, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s re-rendered from the run's JSON differs from the run's own", name)
+		}
+	}
+	svg := string(written[report.ChartFile])
+	wellFormed(t, report.ChartFile, written[report.ChartFile])
+	if n := strings.Count(svg, `<g class="bar" data-transport="ssh">`); n != 4 {
+		t.Errorf("chart has %d ssh bars, want 4 (the LAN panels)", n)
+	}
+}
