@@ -1,0 +1,12 @@
+package impair
+
+import (
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+)
+
+func TestMain(m *testing.M) {
+	MaybeRunForwarder() // the userspace tests start this binary as the forwarder
+	nstest.Main(m)
+}

@@ -1,0 +1,376 @@
+package impair
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+)
+
+func TestConditionLabelAndValidate(t *testing.T) {
+	c := Condition{RTT: 30 * time.Millisecond, LossPct: 0.1}
+	if got, want := c.Label(), "WAN (30 ms RTT, 0.1 % loss)"; got != want {
+		t.Errorf("Label() = %q, want %q", got, want)
+	}
+	if got := (Condition{RTT: 2500 * time.Microsecond}).Label(); got != "WAN (2.5 ms RTT, no loss)" {
+		t.Errorf("Label() = %q", got)
+	}
+	if got := c.String(); got != "30ms:0.1%" {
+		t.Errorf("String() = %q", got)
+	}
+	if c.OneWay() != 15*time.Millisecond || c.QueueLimit() != DefaultLimit {
+		t.Errorf("OneWay %s, QueueLimit %d", c.OneWay(), c.QueueLimit())
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	for _, bad := range []Condition{
+		{RTT: -time.Millisecond}, {RTT: MaxRTT + 1}, {LossPct: 100}, {LossPct: -1}, {LossPct: math.NaN()}, {Limit: -1},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("Validate(%+v) accepted", bad)
+		}
+	}
+}
+
+// dropPositions returns the packet positions (0-based) a direction drops
+// among n packets.
+func dropPositions(pct float64, seed, direction uint64, n int) []int {
+	l := newLossGen(pct, seed, direction)
+	var pos []int
+	for i := range n {
+		if l.drop() {
+			pos = append(pos, i)
+		}
+	}
+	return pos
+}
+
+func TestLossSameSeedSamePositions(t *testing.T) {
+	a := dropPositions(1, 42, 0, 100000)
+	b := dropPositions(1, 42, 0, 100000)
+	if len(a) == 0 || !equalInts(a, b) {
+		t.Fatalf("same seed, different drops: %d vs %d positions", len(a), len(b))
+	}
+	if c := dropPositions(1, 43, 0, 100000); equalInts(a, c) {
+		t.Error("another seed gave the same drops")
+	}
+	if c := dropPositions(1, 42, 1, 100000); equalInts(a, c) {
+		t.Error("the two directions share one loss sequence")
+	}
+	// The sequence restarts with a new generator (each Set makes one).
+	if first := dropPositions(1, 42, 0, 5000); !equalInts(first, prefixBelow(a, 5000)) {
+		t.Error("a restarted sequence differs from the first")
+	}
+}
+
+func TestLossRate(t *testing.T) {
+	for _, pct := range []float64{0.1, 1, 10, 50} {
+		const n = 1_000_000
+		got := 100 * float64(len(dropPositions(pct, 7, 0, n))) / n
+		sd := 100 * math.Sqrt(pct/100*(1-pct/100)/n)
+		if math.Abs(got-pct) > 5*sd {
+			t.Errorf("loss %v %%: measured %.4f %% over %d packets (5σ = %.4f)", pct, got, n, 5*sd)
+		}
+	}
+	if len(dropPositions(0, 1, 0, 100000)) != 0 {
+		t.Error("0 % dropped packets")
+	}
+	if lossThreshold(100) != math.MaxUint64 || lossThreshold(0) != 0 || lossThreshold(math.NaN()) != 0 {
+		t.Error("lossThreshold edge cases")
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func prefixBelow(xs []int, n int) []int {
+	var out []int
+	for _, x := range xs {
+		if x < n {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// fakeClock advances only when the line sleeps; it records the sleeps.
+type fakeClock struct {
+	mu     sync.Mutex
+	t      int64
+	sleeps []int64
+}
+
+func (c *fakeClock) now() int64 { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) sleepUntil(t int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, t)
+	if t > c.t {
+		c.t = t
+	}
+}
+
+func TestDelayLineReleasesOnTimeInOrder(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	d := newDelayLine(15*ms, 3)
+	for i, at := range []int64{0, 1 * ms, 1 * ms} {
+		if !d.push(at, []byte{byte(i)}) {
+			t.Fatalf("push %d refused", i)
+		}
+	}
+	if d.push(2*ms, []byte{9}) {
+		t.Error("push beyond the limit accepted")
+	}
+	if d.backlog() != 3 {
+		t.Errorf("backlog %d, want 3", d.backlog())
+	}
+	clk := &fakeClock{}
+	type release struct {
+		at    int64
+		frame byte
+	}
+	var got []release
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		d.run(ctx, clk, func(f []byte) {
+			got = append(got, release{clk.now(), f[0]})
+			if len(got) == 3 {
+				cancel()
+			}
+		})
+		close(done)
+	}()
+	<-done
+	want := []release{{15 * ms, 0}, {16 * ms, 1}, {16 * ms, 2}}
+	if len(got) != len(want) {
+		t.Fatalf("released %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("release %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// One sleep per distinct due time: frames due together leave together.
+	if len(clk.sleeps) != 2 || clk.sleeps[0] != 15*ms || clk.sleeps[1] != 16*ms {
+		t.Errorf("sleeps %v, want [15ms 16ms]", clk.sleeps)
+	}
+	if d.backlog() != 0 {
+		t.Errorf("backlog %d after release", d.backlog())
+	}
+}
+
+func TestDelayLineGrowsAndWraps(t *testing.T) {
+	d := newDelayLine(10, 5000)
+	var next byte
+	var out []delayed
+	for round := range 3 {
+		for i := range 1500 {
+			if !d.push(int64(round*10000+i), []byte{next}) {
+				t.Fatal("push refused below the limit")
+			}
+			next++
+		}
+		out = d.popDue(int64(round*10000+2000), out)
+		if len(out) != 1500 {
+			t.Fatalf("round %d: popped %d, want 1500", round, len(out))
+		}
+		for i, f := range out {
+			if want := byte(round*1500 + i); f.frame[0] != want {
+				t.Fatalf("round %d: frame %d is %d, want %d (order lost)", round, i, f.frame[0], want)
+			}
+		}
+	}
+}
+
+func TestDelayLineWakesWhenFed(t *testing.T) {
+	d := newDelayLine(0, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan byte, 1)
+	go d.run(ctx, newMonoClock(), func(f []byte) { got <- f[0] })
+	time.Sleep(10 * time.Millisecond) // the line is idle, waiting
+	d.push(newMonoClock().now(), []byte{7})
+	select {
+	case b := <-got:
+		if b != 7 {
+			t.Errorf("got frame %d", b)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("an idle line did not wake for a new frame")
+	}
+}
+
+func TestMonoClockSleepPrecision(t *testing.T) {
+	c := newMonoClock()
+	var over []time.Duration
+	for range 41 {
+		due := c.now() + int64(2*time.Millisecond)
+		c.sleepUntil(due)
+		over = append(over, time.Duration(c.now()-due))
+	}
+	r := summarizeRTT(over, 0)
+	// Go's own timers overshoot by about half a millisecond here; the
+	// clock_nanosleep path must do clearly better (the median, because a
+	// busy shared host delays some wake-ups by milliseconds).
+	if r.Median > 300*time.Microsecond {
+		t.Errorf("median oversleep %s (min %s, max %s)", r.Median, r.Min, r.Max)
+	}
+	t.Logf("oversleep over %d sleeps of 2 ms: median %s, min %s, max %s", r.N, r.Median, r.Min, r.Max)
+}
+
+func TestFDB(t *testing.T) {
+	f := newFDB()
+	a, b := [6]byte{2, 0, 0, 0, 0, 1}, [6]byte{2, 0, 0, 0, 0, 2}
+	bcast := [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	if _, flood := f.egress(a, 1); !flood {
+		t.Error("unknown destination not flooded")
+	}
+	f.learn(a, 0)
+	f.learn(b, 2)
+	f.learn([6]byte{1, 0, 0x5e, 0, 0, 1}, 1) // multicast source: ignored
+	if p, flood := f.egress(a, 1); flood || p != 0 {
+		t.Errorf("to a from 1: port %d flood %v", p, flood)
+	}
+	if p, flood := f.egress(a, 0); flood || p != -1 {
+		t.Errorf("to a from a's own port: port %d flood %v, want nowhere", p, flood)
+	}
+	if _, flood := f.egress(bcast, 0); !flood {
+		t.Error("broadcast not flooded")
+	}
+	f.learn(a, 2) // a moved
+	if p, _ := f.egress(a, 1); p != 2 {
+		t.Errorf("moved station: port %d, want 2", p)
+	}
+}
+
+func TestNetemAttrsRoundTrip(t *testing.T) {
+	const tickInUsec = 15.625 // /proc/net/psched: 1000 ns per µs / 64 ns per tick
+	for _, c := range []Condition{
+		{RTT: 30 * time.Millisecond, LossPct: 0.1},
+		{RTT: 0, LossPct: 0},
+		{RTT: 2*time.Millisecond + 2*time.Microsecond, LossPct: 1, Limit: 5000},
+		{RTT: 200 * time.Millisecond, LossPct: 12.345678},
+	} {
+		a := netemAttrs(c)
+		if a.Latency != uint32(c.OneWay()/time.Microsecond) || a.Limit != uint32(c.QueueLimit()) || a.Loss != float32(c.LossPct) {
+			t.Errorf("%v: attrs %+v", c, a)
+		}
+		if a.Jitter != 0 || a.LossCorr != 0 || a.ReorderProb != 0 {
+			t.Errorf("%v: unexpected jitter/correlation/reorder in %+v", c, a)
+		}
+		// What the kernel would hold: netlink's conversion to ticks and
+		// the scaled loss, as NewNetem makes them.
+		q := netlink.NewNetem(netlink.QdiscAttrs{}, a)
+		held := &netlink.Netem{
+			Latency: uint32(float64(a.Latency) * tickInUsec),
+			Loss:    netlink.Percentage2u32(a.Loss),
+			Limit:   q.Limit,
+		}
+		back := fromNetem(held, tickInUsec)
+		if err := back.matches(c); err != nil {
+			t.Errorf("%v: read back %+v: %v", c, back, err)
+		}
+	}
+	if a := fromNetem(&netlink.Netem{Latency: 234375, Loss: 4294967, Limit: 100000}, 15.625); a.Delay != 15*time.Millisecond ||
+		a.LossPct != 0.1 || a.Limit != 100000 {
+		t.Errorf("fromNetem(15ms, 0.1%%) = %+v", a)
+	}
+}
+
+func TestAppliedMismatch(t *testing.T) {
+	c := Condition{RTT: 30 * time.Millisecond, LossPct: 0.1}
+	a := Applied{Where: "client eth0", Delay: 15 * time.Millisecond, LossPct: 0.1, Limit: 1000}
+	err := a.matches(c)
+	if err == nil || !strings.Contains(err.Error(), "limit 1000, want 100000") {
+		t.Errorf("limit mismatch: %v", err)
+	}
+}
+
+func TestCountersSubAndText(t *testing.T) {
+	before := Counters{Role: "client", Where: "client eth0", Sent: 100, SentBytes: 1e4, Dropped: 1, Backlog: 5}
+	after := Counters{Role: "client", Where: "client eth0", Sent: 84744, SentBytes: 6219807, Dropped: 84, Backlog: 2, BacklogBytes: 3000}
+	d := SubAll([]Counters{after}, []Counters{before})[0]
+	if d.Sent != 84644 || d.Dropped != 83 || d.Backlog != 2 || d.SentBytes != 6209807 {
+		t.Errorf("Sub = %+v", d)
+	}
+	if r := (Counters{Sent: 1}).Sub(Counters{Sent: 5}); r.Sent != 0 {
+		t.Errorf("a reset counter gave %d, want 0", r.Sent)
+	}
+	a := &Applied{Delay: 15 * time.Millisecond, LossPct: 0.1, Limit: 100000}
+	got := d.Text(MethodNetem, a)
+	want := "netem on client eth0 (client egress): limit 100000 delay 15ms loss 0.1%\n" +
+		" Sent 6209807 bytes 84644 pkt (dropped 83, overlimits 0 requeues 0)\n" +
+		" backlog 3000b 2p\n" +
+		"drop ratio: 83/(84644+83) = 0.098 %"
+	if got != want {
+		t.Errorf("Text:\n%s\nwant:\n%s", got, want)
+	}
+	seed := uint64(7)
+	a.Seed = &seed
+	if got := d.Text(MethodUserspace, a); !strings.Contains(got, "userspace impairment on client eth0") ||
+		!strings.Contains(got, "seed 7") || !strings.Contains(got, "socket drops 0, send errors 0") {
+		t.Errorf("userspace Text:\n%s", got)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	c := Condition{RTT: 30 * time.Millisecond, LossPct: 0.1}
+	rtt := func(ms float64) RTT {
+		return RTT{Median: time.Duration(ms * float64(time.Millisecond)), N: 20}
+	}
+	dir := func(sent, dropped uint64) Counters { return Counters{Role: "x", Sent: sent, Dropped: dropped} }
+	for _, tc := range []struct {
+		name       string
+		c          Condition
+		rtt        RTT
+		cell       []Counters
+		ok, judged bool
+		note       string
+	}{
+		{"on target", c, rtt(30.4), []Counters{dir(200000, 200), dir(100000, 100)}, true, true, ""},
+		{"RTT just inside", c, rtt(30.99), []Counters{dir(300000, 300)}, true, true, ""},
+		{"RTT too long", c, rtt(31.2), []Counters{dir(300000, 300)}, false, true, "RTT off by +1.20 ms"},
+		{"RTT too short", c, rtt(28.9), []Counters{dir(300000, 300)}, false, true, "RTT off by -1.10 ms"},
+		{"loss too high", c, rtt(30), []Counters{dir(300000, 400)}, false, true, "loss off by +33 % relative"},
+		{"loss too low", c, rtt(30), []Counters{dir(300000, 230)}, false, true, "loss off by -23 % relative"},
+		{"loss within 20 %", c, rtt(30), []Counters{dir(300000, 350)}, true, true, ""},
+		{"too few packets", c, rtt(30), []Counters{dir(5000, 30)}, true, false, "5030 packets predict 5 drops, fewer than 225"},
+		{"no packets", c, rtt(30), nil, true, false, "no packets counted"},
+		{"no RTT", c, RTT{Failed: 20}, []Counters{dir(300000, 300)}, false, true, "RTT not measured; 20 of 20 RTT probes failed"},
+		{"zero loss, none lost", Condition{RTT: 0}, rtt(0.1), []Counters{dir(1000, 0)}, true, true, ""},
+		{"zero loss, some lost", Condition{RTT: 0}, rtt(0.1), []Counters{{Sent: 1000, SocketDrops: 3}}, false, true, "3 packets lost outside the emulation"},
+		{"overflow noted", c, rtt(30), []Counters{{Sent: 300000, Dropped: 300, Overlimits: 10}}, true, true, "10 packets dropped by the queue limit"},
+	} {
+		v := Judge(tc.c, tc.rtt, tc.cell)
+		if v.OK != tc.ok || v.LossJudged != tc.judged || !strings.Contains(v.Note, tc.note) || tc.note == "" && v.Note != "" {
+			t.Errorf("%s: ok %v judged %v note %q; want ok %v judged %v note ~%q", tc.name, v.OK, v.LossJudged, v.Note, tc.ok, tc.judged, tc.note)
+		}
+	}
+	v := Judge(c, rtt(30.2), []Counters{dir(199800, 200), dir(99900, 100)})
+	if v.Packets != 300000 || v.Lost != 300 || math.Abs(v.MeasuredLossPct-0.1) > 1e-9 || v.MeasuredRTT != 30200*time.Microsecond {
+		t.Errorf("measured: %+v", v)
+	}
+}
+
+func TestSummarizeRTT(t *testing.T) {
+	ms := time.Millisecond
+	r := summarizeRTT([]time.Duration{31 * ms, 30 * ms, 1030 * ms, 32 * ms}, 1)
+	if r.Median != 31500*time.Microsecond || r.Min != 30*ms || r.Max != 1030*ms || r.N != 4 || r.Failed != 1 {
+		t.Errorf("summarizeRTT = %+v", r)
+	}
+}

@@ -1,0 +1,278 @@
+package impair
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// upTopology builds the reference topology for one test and a TCP
+// listener in the server namespace (the probes' target).
+func upTopology(t *testing.T) (*topology.Topology, string) {
+	t.Helper()
+	nstest.RequireRoot(t)
+	topo, err := topology.Up(topology.DefaultSpec(nstest.Prefix(t)))
+	if err != nil {
+		t.Fatalf("topology: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Down(); err != nil {
+			t.Errorf("topology down: %v", err)
+		}
+	})
+	addr := net.JoinHostPort(topo.Spec.Addr(topology.Server).String(), "7777")
+	var ln net.Listener
+	if err := topo.Roles[topology.Server].NS.Do(func() (err error) {
+		ln, err = net.Listen("tcp", addr)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return topo, addr
+}
+
+// rtPrio is the forwarder's priority in the tests: a run's, unless
+// TWNSB_RT_PRIO says otherwise (0 for none) for an experiment.
+var rtPrio = func() int {
+	if v, err := strconv.Atoi(os.Getenv("TWNSB_RT_PRIO")); err == nil {
+		return v
+	}
+	return DefaultRTPriority
+}()
+
+func newTestUserspace(t *testing.T, topo *topology.Topology) *Userspace {
+	dir := t.TempDir()
+	u := NewUserspace(UserspaceConfig{
+		RTPriority: rtPrio,
+		Switch:     topo.Switch,
+		Ports:      []Port{{"client", "client", true}, {"relay", "relay", false}, {"server", "server", true}},
+		Control:    filepath.Join(dir, "impair.sock"),
+	})
+	u.cfg.Process.Name = "switch/impair-forwarder"
+	u.cfg.Process.NetNS = topo.Switch.Path()
+	u.cfg.Process.Log = filepath.Join(dir, "forwarder.log")
+	t.Cleanup(func() {
+		if err := u.Clear(context.Background()); err != nil {
+			t.Errorf("clear: %v", err)
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(u.cfg.Process.Log)
+			t.Logf("forwarder log:\n%s", b)
+		}
+	})
+	return u
+}
+
+// bridgePorts lists the switch ports attached to br0.
+func bridgePorts(t *testing.T, topo *topology.Topology) []string {
+	t.Helper()
+	h, err := topo.Switch.Netlink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	br, err := h.LinkByName("br0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := h.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var on []string
+	for _, l := range links {
+		if l.Attrs().MasterIndex == br.Attrs().Index {
+			on = append(on, l.Attrs().Name)
+		}
+	}
+	return on
+}
+
+func TestUserspaceSetProbeClear(t *testing.T) {
+	topo, addr := upTopology(t)
+	ctx := context.Background()
+	client := topo.Roles[topology.Client].NS
+
+	base, err := ProbeRTT(ctx, client, addr, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := newTestUserspace(t, topo)
+	c := Condition{RTT: 30 * time.Millisecond, LossPct: 0.1, Seed: 42}
+	applied, err := u.Set(ctx, c)
+	if err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	if len(applied) != 2 || applied[0].Role != "client" || applied[1].Role != "server" || *applied[0].Seed != 42 {
+		t.Fatalf("applied %+v", applied)
+	}
+	if on := bridgePorts(t, topo); len(on) != 0 {
+		t.Errorf("ports still on the bridge while impaired: %v", on)
+	}
+	before, err := u.Counters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtt, err := ProbeRTT(ctx, client, addr, ProbeCount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := u.Counters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := SubAll(after, before)
+	v := Judge(c, rtt, cell)
+	t.Logf("base RTT %s; impaired RTT median %s (min %s, max %s); verdict %+v", base.Median, rtt.Median, rtt.Min, rtt.Max, v)
+	if !v.RTTOK {
+		t.Errorf("RTT %s, want 30ms ± 1ms", rtt.Median)
+	}
+	for _, d := range cell {
+		// Each connect: SYN and ACK/FIN from the client, SYN-ACK etc. from
+		// the server; at least the SYNs must have been counted.
+		if d.Offered() < ProbeCount {
+			t.Errorf("%s: %d packets counted for %d connects", d.Where, d.Offered(), ProbeCount)
+		}
+		t.Logf("%s", d.Text(MethodUserspace, nil))
+	}
+
+	// Set again (idempotent): still impaired, counters restart.
+	if _, err := u.Set(ctx, c); err != nil {
+		t.Fatalf("second set: %v", err)
+	}
+	if cs, err := u.Counters(ctx); err != nil || cs[0].Sent > 10 {
+		t.Errorf("after a second Set: %+v, %v", cs, err)
+	}
+	if err := u.Clear(ctx); err != nil {
+		t.Fatalf("clear: %v", err)
+	}
+	if err := u.Clear(ctx); err != nil {
+		t.Fatalf("second clear: %v", err)
+	}
+	if on := bridgePorts(t, topo); strings.Join(on, ",") != "client,relay,server" {
+		t.Errorf("bridge ports after clear: %v, want client,relay,server", on)
+	}
+	if _, err := os.Stat(u.cfg.Control); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("control socket left behind: %v", err)
+	}
+	back, err := ProbeRTT(ctx, client, addr, 10)
+	if err != nil {
+		t.Fatalf("after clear: %v", err)
+	}
+	if back.Median > 5*time.Millisecond {
+		t.Errorf("RTT after clear %s: the bridge is not back", back.Median)
+	}
+}
+
+// TestUserspaceStates walks conditions in random order, as the run does
+// (LAN → WAN → LAN …), and checks each is in force.
+func TestUserspaceStates(t *testing.T) {
+	topo, addr := upTopology(t)
+	ctx := context.Background()
+	client := topo.Roles[topology.Client].NS
+	u := newTestUserspace(t, topo)
+	states := []*Condition{nil, {RTT: 10 * time.Millisecond}, {RTT: 40 * time.Millisecond, LossPct: 1}, {RTT: 0}}
+	order := append(rand.Perm(len(states)), rand.Perm(len(states))...)
+	for _, i := range order {
+		want := time.Duration(0)
+		if s := states[i]; s == nil {
+			if err := u.Clear(ctx); err != nil {
+				t.Fatalf("clear: %v", err)
+			}
+		} else {
+			if _, err := u.Set(ctx, *s); err != nil {
+				t.Fatalf("set %v: %v", s, err)
+			}
+			want = s.RTT
+		}
+		rtt, err := ProbeRTT(ctx, client, addr, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if off := rtt.Median - want; off.Abs() > RTTTolerance {
+			t.Errorf("state %d: RTT %s, want %s", i, rtt.Median, want)
+		}
+	}
+}
+
+// TestNetem runs only where the kernel has sch_netem (the stock-kernel VM).
+func TestNetem(t *testing.T) {
+	nstest.RequireRoot(t)
+	if ok, how := preflight.KernelFeature("netem"); !ok {
+		t.Skipf("this kernel has no netem (%s); the stock-kernel VM runs this test", how)
+	}
+	topo, addr := upTopology(t)
+	ctx := context.Background()
+	var targets []Target
+	for _, role := range []string{topology.Client, topology.Server} {
+		targets = append(targets, Target{Role: role, NS: topo.Roles[role].NS, Link: topology.RoleLink})
+	}
+	n := NewNetem(targets)
+	t.Cleanup(func() { n.Clear(context.Background()) })
+	c := Condition{RTT: 30 * time.Millisecond, LossPct: 0.1}
+	applied, err := n.Set(ctx, c)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skipf("netem: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	if len(applied) != 2 || applied[0].Delay != 15*time.Millisecond || applied[1].Limit != DefaultLimit {
+		t.Fatalf("applied %+v", applied)
+	}
+	if _, err := n.Set(ctx, c); err != nil {
+		t.Fatalf("second set: %v", err)
+	}
+	before, err := n.Counters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtt, err := ProbeRTT(ctx, topo.Roles[topology.Client].NS, addr, ProbeCount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := n.Counters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Judge(c, rtt, SubAll(after, before))
+	t.Logf("netem RTT median %s; verdict %+v", rtt.Median, v)
+	if !v.RTTOK {
+		t.Errorf("RTT %s, want 30ms ± 1ms", rtt.Median)
+	}
+	if err := n.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Clear(ctx); err != nil {
+		t.Fatalf("second clear: %v", err)
+	}
+	for _, tg := range targets {
+		h, _ := tg.NS.Netlink()
+		l, _ := h.LinkByName(tg.Link)
+		if q, _ := rootNetem(h, l); q != nil {
+			t.Errorf("%s: netem left after clear", tg.Role)
+		}
+		h.Close()
+	}
+}

@@ -1,0 +1,201 @@
+package impair
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+)
+
+// The closed loop: before a cell, ProbeRTT measures the round trip the
+// condition set; after it, the counters say what loss the traffic met.
+// Judge compares both with the condition.
+
+// RTTTolerance is how far the measured RTT may be from the configured one.
+const RTTTolerance = time.Millisecond
+
+// LossTolerance is how far, relative, the measured loss may be from the
+// configured one.
+const LossTolerance = 0.20
+
+// MinExpectedDrops is how many drops the configured loss must predict
+// before the measured loss is judged. The drop count of n packets at
+// probability p is binomial, with standard deviation √(np(1−p)) ≈ √(np);
+// at np = 225 the ±20 % band is ±3 standard deviations, so a correct
+// impairment is flagged less than 0.3 % of the time. Below it the loss is
+// reported but not judged.
+const MinExpectedDrops = 225
+
+// ProbeCount is how many connects ProbeRTT makes by default.
+const ProbeCount = 20
+
+// RTT is a measured round trip: the median, min and max over the probes
+// that completed.
+type RTT struct {
+	Median, Min, Max time.Duration
+	N                int // completed probes
+	Failed           int
+}
+
+// ProbeRTT measures the round trip from inside n to addr (host:port of a
+// listening TCP socket) with count TCP connects, one after another. Each
+// connect's RTT is the kernel's own measurement of the handshake (the
+// SYN-ACK's arrival minus the SYN's departure, TCP_INFO's tcpi_rtt of the
+// fresh connection, in µs), so the prober's scheduling on a busy host does
+// not count; where the kernel has none (a retransmitted SYN), the connect's
+// wall time stands in. The median keeps a lost SYN's timeout out.
+func ProbeRTT(ctx context.Context, n *ns.NS, addr string, count int) (RTT, error) {
+	var rtts []time.Duration
+	var failed int
+	var last error
+	for range count {
+		if err := ctx.Err(); err != nil {
+			return RTT{}, err
+		}
+		var d time.Duration
+		err := n.Do(func() error {
+			start := time.Now()
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			d = time.Since(start)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if k := handshakeRTT(c); k > 0 {
+				d = k
+			}
+			return nil
+		})
+		if err != nil {
+			failed++
+			last = err
+			continue
+		}
+		rtts = append(rtts, d)
+	}
+	if len(rtts) == 0 {
+		return RTT{Failed: failed}, fmt.Errorf("probe RTT to %s from %s: every connect failed: %w", addr, n.Name, last)
+	}
+	return summarizeRTT(rtts, failed), nil
+}
+
+// handshakeRTT is the kernel's RTT sample of a fresh connection, or 0.
+func handshakeRTT(c net.Conn) time.Duration {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return 0
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var rtt time.Duration
+	raw.Control(func(fd uintptr) {
+		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			rtt = time.Duration(info.Rtt) * time.Microsecond
+		}
+	})
+	return rtt
+}
+
+func summarizeRTT(rtts []time.Duration, failed int) RTT {
+	s := slices.Clone(rtts)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return RTT{Median: med, Min: s[0], Max: s[len(s)-1], N: len(s), Failed: failed}
+}
+
+// Verdict is a cell's configured condition against what was measured.
+type Verdict struct {
+	ConfiguredRTT time.Duration
+	MeasuredRTT   time.Duration // the probes' median
+	RTTOK         bool
+
+	ConfiguredLossPct float64
+	MeasuredLossPct   float64 // lost / offered over the impaired directions
+	Packets           uint64  // offered to the impaired directions
+	Lost              uint64
+	LossJudged        bool // enough packets passed (MinExpectedDrops)
+	LossOK            bool // within LossTolerance, or not judged
+
+	OK   bool
+	Note string
+}
+
+// Judge compares c with the RTT probed before a cell and the counters of
+// the cell (already the difference of two snapshots).
+func Judge(c Condition, rtt RTT, cell []Counters) Verdict {
+	v := Verdict{
+		ConfiguredRTT:     c.RTT,
+		MeasuredRTT:       rtt.Median,
+		ConfiguredLossPct: c.LossPct,
+	}
+	var notes []string
+	off := rtt.Median - c.RTT
+	v.RTTOK = rtt.N > 0 && off.Abs() <= RTTTolerance
+	switch {
+	case rtt.N == 0:
+		notes = append(notes, "RTT not measured")
+	case !v.RTTOK:
+		notes = append(notes, fmt.Sprintf("RTT off by %s (tolerance ±%s)", fmtOffset(off), RTTTolerance))
+	}
+	if rtt.Failed > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d RTT probes failed", rtt.Failed, rtt.Failed+rtt.N))
+	}
+
+	var overflow, outside uint64
+	for _, d := range cell {
+		v.Packets += d.Offered()
+		v.Lost += d.Lost()
+		overflow += d.Overlimits
+		outside += d.SocketDrops + d.SendErrors
+	}
+	if v.Packets > 0 {
+		v.MeasuredLossPct = 100 * float64(v.Lost) / float64(v.Packets)
+	}
+	p := c.LossPct / 100
+	expected := float64(v.Packets) * p
+	switch {
+	case v.Packets == 0:
+		v.LossOK = true
+		notes = append(notes, "no packets counted: loss not judged")
+	case p == 0:
+		// Nothing should be lost; any loss is judged at once.
+		v.LossJudged = true
+		v.LossOK = v.Lost == 0
+	case expected < MinExpectedDrops:
+		v.LossOK = true
+		notes = append(notes, fmt.Sprintf("loss not judged: %d packets predict %.0f drops, fewer than %d",
+			v.Packets, expected, MinExpectedDrops))
+	default:
+		v.LossJudged = true
+		rel := (v.MeasuredLossPct - c.LossPct) / c.LossPct
+		v.LossOK = math.Abs(rel) <= LossTolerance
+		if !v.LossOK {
+			notes = append(notes, fmt.Sprintf("loss off by %+.0f %% relative (tolerance ±%.0f %%)", 100*rel, 100*LossTolerance))
+		}
+	}
+	if overflow > 0 {
+		notes = append(notes, fmt.Sprintf("%d packets dropped by the queue limit", overflow))
+	}
+	if outside > 0 {
+		notes = append(notes, fmt.Sprintf("%d packets lost outside the emulation", outside))
+	}
+	v.OK = v.RTTOK && v.LossOK
+	v.Note = strings.Join(notes, "; ")
+	return v
+}
+
+func fmtOffset(d time.Duration) string {
+	return fmt.Sprintf("%+.2f ms", float64(d)/float64(time.Millisecond))
+}
