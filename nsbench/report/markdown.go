@@ -24,6 +24,7 @@ func Markdown(d *results.Document) []byte {
 	for _, c := range d.Conditions {
 		v.writeResults(w, c)
 	}
+	v.writeVerification(w)
 	v.writeMemory(w)
 	v.writeDiagnostics(w)
 	v.writeTimings(w)
@@ -78,10 +79,19 @@ func (v *view) writeResults(w *writer, c results.Condition) {
 	w.block("## Results — " + label)
 	header := resultsHeader(c.ScpPayloadBytes)
 	lines := []string{tableRow(header...), separatorRow(len(header))}
+	flagged := false
 	for _, t := range v.order {
-		lines = append(lines, tableRow(v.resultsRow(t, c.Name)...))
+		row := v.resultsRow(t, c.Name)
+		if v.unverified(t, c.Name) {
+			row[0] += " " + flagMark
+			flagged = true
+		}
+		lines = append(lines, tableRow(row...))
 	}
 	w.block(lines...)
+	if flagged {
+		w.block(verificationFootnote())
+	}
 }
 
 func (v *view) writeMemory(w *writer) {

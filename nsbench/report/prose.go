@@ -59,6 +59,12 @@ func (v *view) diagnosticsNote() string {
 		return "Raw tc/wg state captured per WAN cell, so a result can be reconciled against the qdisc's own " +
 			"drop/overlimit counters (and, for WireGuard, wg0's MTU and transfer stats) instead of taken on faith."
 	}
+	if v.doc.Env.ImpairmentMethod == "userspace" {
+		return "Raw state captured per WAN cell, so a result can be reconciled against counters instead of taken on faith: " +
+			"the userspace impairment's own counters per impaired direction (what it sent on, dropped as emulated loss or " +
+			"at its queue limit, held, and lost outside the emulation) with the drop ratio, in the shape of netem's " +
+			"statistics; for WireGuard the device's MTU and transfer counters."
+	}
 	return "Raw kernel state captured per cell (netem's sent/dropped counters with the drop ratio; for WireGuard " +
 		"the device's MTU and transfer counters), so a result can be reconciled against the kernel's own counters " +
 		"instead of taken on faith."
@@ -117,7 +123,11 @@ func (v *view) conditionsBullet() string {
 		parts = append(parts, "LAN cells measure encryption/framing cost only (~0 RTT).")
 	}
 	if impaired {
-		parts = append(parts, "The other conditions add netem delay and loss; that is where TCP-over-TLS-over-TCP and UDP diverge.")
+		how := "netem"
+		if v.doc.Env.ImpairmentMethod == "userspace" {
+			how = "emulated (userspace impairment)"
+		}
+		parts = append(parts, "The other conditions add "+how+" delay and loss; that is where TCP-over-TLS-over-TCP and UDP diverge.")
 	}
 	return strings.Join(parts, " ")
 }

@@ -34,6 +34,10 @@ type Document struct {
 	Failures      []Failure    `json:"failures,omitempty"`
 	Cells         []Cell       `json:"cells,omitempty"`
 	Interrupted   string       `json:"interrupted,omitempty"`
+
+	// Verification holds, per impaired cell, the condition configured
+	// against the one measured (present when the run had a WAN condition).
+	Verification []Verification `json:"verification,omitempty"`
 }
 
 // Env describes where and how the run was made. The first block of fields is
@@ -67,6 +71,11 @@ type Env struct {
 	Topology       string   `json:"topology,omitempty"`
 	SysctlChanges  []string `json:"sysctl_changes,omitempty"`
 	Fallbacks      []string `json:"fallbacks,omitempty"`
+
+	// ImpairmentMethod is "netem" or "userspace"; WANSeed is the loss
+	// sequence's seed where the method uses one.
+	ImpairmentMethod string  `json:"impairment_method,omitempty"`
+	WANSeed          *uint64 `json:"wan_seed,omitempty"`
 }
 
 // Timings are the harness's own costs, in seconds.
@@ -126,6 +135,28 @@ type Diagnostic struct {
 	Condition string `json:"condition"`
 	Name      string `json:"name"`
 	Output    string `json:"output"`
+}
+
+// Verification is one impaired cell's condition, configured and measured:
+// the RTT probed just before the cell (median of TCP handshakes from the
+// client to the server) and the loss counted by the impairment during it.
+// OK is false when the RTT is off by more than 1 ms, or the loss by more
+// than 20 % relative once enough packets passed to judge it (Note says
+// which, or why the loss was not judged).
+type Verification struct {
+	Transport         string   `json:"transport"`
+	Condition         string   `json:"condition"`
+	Method            string   `json:"method,omitempty"`
+	ConfiguredRTTMs   float64  `json:"configured_rtt_ms"`
+	MeasuredRTTMs     *float64 `json:"measured_rtt_ms"` // null: no probe completed
+	RTTProbes         int      `json:"rtt_probes,omitempty"`
+	ConfiguredLossPct float64  `json:"configured_loss_pct"`
+	MeasuredLossPct   *float64 `json:"measured_loss_pct"` // null: no packet counted
+	Packets           uint64   `json:"packets"`           // offered to the impaired directions
+	Lost              uint64   `json:"lost"`
+	LossJudged        bool     `json:"loss_judged"`
+	OK                bool     `json:"ok"`
+	Note              string   `json:"note,omitempty"`
 }
 
 // Skipped is a transport that could not run, with the reason the report shows.
