@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/account"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -74,7 +74,7 @@ func StartFixtures(ctx context.Context, env *Env) (f *Fixtures, err error) {
 	if err := os.WriteFile(authKeys, pub, 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
-	acct, err := benchAccount(dir)
+	acct, err := account.SSHD(dir, BenchUser)
 	if err != nil {
 		return f, err
 	}
@@ -170,74 +170,4 @@ func keygen(path, comment string) error {
 		return fmt.Errorf("ssh-keygen %s: %v: %s", filepath.Base(path), err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// benchAccount writes passwd, group and shadow files that add the bench
-// user to the host's, and returns the mounts that show them to sshd only,
-// plus a fresh /run with sshd's privilege-separation directory. sshd runs
-// in its own mount namespace, so the host's account database and /run are
-// never changed.
-func benchAccount(dir string) ([]ns.Mount, error) {
-	uid, err := freeUID()
-	if err != nil {
-		return nil, err
-	}
-	home := filepath.Join(dir, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		return nil, fmt.Errorf("bench account: %w", err)
-	}
-	if err := os.Chown(home, uid, uid); err != nil {
-		return nil, fmt.Errorf("bench account: %w", err)
-	}
-	files := map[string]string{
-		"passwd": fmt.Sprintf("%s:x:%d:%d:twnsbench:%s:/bin/sh\n", BenchUser, uid, uid, home),
-		"group":  fmt.Sprintf("%s:x:%d:\n", BenchUser, uid),
-		// "*": no password, and not locked ("!"), which sshd would refuse
-		// without PAM.
-		"shadow": BenchUser + ":*:19000:0:99999:7:::\n",
-	}
-	var mounts []ns.Mount
-	for name, line := range files {
-		host, err := os.ReadFile(filepath.Join("/etc", name))
-		if err != nil {
-			return nil, fmt.Errorf("bench account: %w", err)
-		}
-		if len(host) > 0 && host[len(host)-1] != '\n' {
-			host = append(host, '\n')
-		}
-		path := filepath.Join(dir, name)
-		mode := os.FileMode(0o644)
-		if name == "shadow" {
-			mode = 0o640
-		}
-		if err := os.WriteFile(path, append(host, line...), mode); err != nil {
-			return nil, fmt.Errorf("bench account: %w", err)
-		}
-		mounts = append(mounts, ns.Mount{Kind: "bind", Source: path, Target: filepath.Join("/etc", name)})
-	}
-	mounts = append(mounts,
-		ns.Mount{Kind: "tmpfs", Target: "/run"},
-		ns.Mount{Kind: "mkdir", Target: "/run/sshd"})
-	return mounts, nil
-}
-
-// freeUID picks a uid no host account uses.
-func freeUID() (int, error) {
-	b, err := os.ReadFile("/etc/passwd")
-	if err != nil {
-		return 0, fmt.Errorf("bench account: %w", err)
-	}
-	used := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Split(line, ":"); len(f) > 3 {
-			used[f[2]] = true
-			used[f[3]] = true
-		}
-	}
-	for uid := 64990; uid > 60000; uid-- {
-		if !used[strconv.Itoa(uid)] {
-			return uid, nil
-		}
-	}
-	return 0, errors.New("bench account: no free uid between 60001 and 64990")
 }

@@ -1,0 +1,85 @@
+// Package account gives one child process (an sshd) a login account that
+// exists only in its private mount namespace: no host account is created
+// and the host's account database and /run are never changed.
+package account
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+)
+
+// SSHD writes passwd, group and shadow files into dir that add user to the
+// host's, with its home in dir/home, and returns the mounts that show them
+// to the child only, plus a fresh /run holding sshd's privilege-separation
+// directory. The child must run in its own mount namespace (every child of
+// the namespace launcher does).
+func SSHD(dir, user string) ([]ns.Mount, error) {
+	uid, err := freeUID()
+	if err != nil {
+		return nil, fmt.Errorf("%s account: %w", user, err)
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return nil, fmt.Errorf("%s account: %w", user, err)
+	}
+	if err := os.Chown(home, uid, uid); err != nil {
+		return nil, fmt.Errorf("%s account: %w", user, err)
+	}
+	files := map[string]string{
+		"passwd": fmt.Sprintf("%s:x:%d:%d:twnsbench:%s:/bin/sh\n", user, uid, uid, home),
+		"group":  fmt.Sprintf("%s:x:%d:\n", user, uid),
+		// "*": no password, and not locked ("!"), which sshd would refuse
+		// without PAM.
+		"shadow": user + ":*:19000:0:99999:7:::\n",
+	}
+	var mounts []ns.Mount
+	for name, line := range files {
+		host, err := os.ReadFile(filepath.Join("/etc", name))
+		if err != nil {
+			return nil, fmt.Errorf("%s account: %w", user, err)
+		}
+		if len(host) > 0 && host[len(host)-1] != '\n' {
+			host = append(host, '\n')
+		}
+		path := filepath.Join(dir, name)
+		mode := os.FileMode(0o644)
+		if name == "shadow" {
+			mode = 0o640
+		}
+		if err := os.WriteFile(path, append(host, line...), mode); err != nil {
+			return nil, fmt.Errorf("%s account: %w", user, err)
+		}
+		mounts = append(mounts, ns.Mount{Kind: "bind", Source: path, Target: filepath.Join("/etc", name)})
+	}
+	mounts = append(mounts,
+		ns.Mount{Kind: "tmpfs", Target: "/run"},
+		ns.Mount{Kind: "mkdir", Target: "/run/sshd"})
+	return mounts, nil
+}
+
+// freeUID picks a uid no host account uses.
+func freeUID() (int, error) {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return 0, err
+	}
+	used := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, ":"); len(f) > 3 {
+			used[f[2]] = true
+			used[f[3]] = true
+		}
+	}
+	for uid := 64990; uid > 60000; uid-- {
+		if !used[strconv.Itoa(uid)] {
+			return uid, nil
+		}
+	}
+	return 0, errors.New("no free uid between 60001 and 64990")
+}
