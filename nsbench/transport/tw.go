@@ -1,0 +1,304 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/relay"
+)
+
+// TW is the product's real path: tw client connect in the client role, the
+// relay (Caddy, Xray, sshd) assembled in the relay role, tw server start in
+// the server role, provisioned with tw's own offline commands
+// (tw_provision.go). The instruments aim at the client's loopback ports,
+// which tw maps to the server's fixtures.
+//
+// Up builds in this order and Close undoes it in reverse:
+//
+//	PKI of the run → provisioning (server join, harness's join response,
+//	user, export, client import) → relay → tw server start (ready when its
+//	reverse tunnel listens on the relay) → tw client connect (ready when
+//	127.0.0.1:18022 accepts and an SSH handshake passes through it)
+type TW struct {
+	Bin   string // tw; "" looks it up on PATH
+	Caddy string // caddy ≥ 2.8; "" looks it up on PATH
+	Xray  string // xray; "" looks it up on PATH
+}
+
+var _ Transport = TW{}
+
+// The client's local ports, as the reference maps them (client:server).
+const (
+	TWSSHPort         = 18022
+	TWIPerf3Port      = 18201
+	TWNetperfPort     = 18865
+	TWNetperfDataPort = NetperfDataPort // mapped to itself: netperf pins it
+)
+
+var twMaps = [][2]int{
+	{TWSSHPort, SSHPort},
+	{TWIPerf3Port, IPerf3Port},
+	{TWNetperfPort, NetperfPort},
+	{TWNetperfDataPort, NetperfDataPort},
+}
+
+const (
+	twRelayHost = "relay.tw.test"
+	// twRemotePort is the server's reverse-forward port on the relay: the
+	// first one tw's own enrollment allocates.
+	twRemotePort = 20000
+	twRelayUser  = "twrelay" // the relay account of the server's reverse tunnel
+	twReadyWait  = 90 * time.Second
+)
+
+func (TW) Name() string  { return "tw" }
+func (TW) Label() string { return "SSH over Tunnel Whisperer" }
+
+// Check finds tw, Caddy, Xray and sshd, checks their versions and that tw
+// has the offline provisioning commands. It starts only the programs'
+// version and help output.
+func (t TW) Check() error {
+	_, err := t.resolve()
+	return err
+}
+
+// twBins are the resolved programs and what they said about themselves.
+type twBins struct {
+	tw, caddy, xray, sshd string
+	twVersion             string // `tw --version`
+	caddyVersion          string
+	xrayVersion           string
+}
+
+// resolve finds every program and collects everything missing into one
+// *UnavailableError.
+func (t TW) resolve() (*twBins, error) {
+	b := &twBins{}
+	var reasons, fixes []string
+	missing := func(reason, fix string) {
+		reasons = append(reasons, reason)
+		if fix != "" && !slices.Contains(fixes, fix) {
+			fixes = append(fixes, fix)
+		}
+	}
+	const twFix = "build tw from the Tunnel-Whisperer repository (make build writes bin/tw) and pass --tw PATH"
+	var err error
+	if b.tw, err = lookPath(t.Bin, "tw", "--tw"); err != nil {
+		missing(err.Error(), twFix)
+	} else if b.twVersion, err = twVersion(b.tw); err != nil {
+		missing(err.Error(), twFix)
+	} else if err = twOfflineFlow(b.tw, b.twVersion); err != nil {
+		missing(err.Error(), "use a tw release that has `tw server join-relay --apply` (v2.0.x)")
+	}
+	if b.caddy, err = lookPath(t.Caddy, "caddy", "--caddy"); err == nil {
+		b.caddyVersion, err = relay.CaddyVersion(b.caddy)
+	}
+	if err != nil {
+		missing(err.Error(), relay.InstallHint)
+	}
+	if b.xray, err = lookPath(t.Xray, "xray", "--xray"); err == nil {
+		b.xrayVersion, err = relay.XrayVersion(b.xray)
+	}
+	if err != nil {
+		missing(err.Error(), relay.InstallHint)
+	}
+	if b.sshd, err = lookPath("", "sshd", ""); err != nil {
+		if b.sshd, err = lookPath("/usr/sbin/sshd", "sshd", ""); err != nil {
+			missing("sshd not found", "install openssh-server")
+		}
+	}
+	if len(reasons) > 0 {
+		return nil, &UnavailableError{Transport: "tw", Reason: strings.Join(reasons, "; "), Fix: strings.Join(fixes, "; ")}
+	}
+	return b, nil
+}
+
+// lookPath resolves an explicit path or a name on PATH to an absolute path.
+func lookPath(explicit, name, flag string) (string, error) {
+	p, where := explicit, flag+" "+explicit
+	if p == "" {
+		p, where = name, "PATH"
+	}
+	found, err := exec.LookPath(p)
+	if err != nil {
+		return "", fmt.Errorf("%s not found (%s)", name, where)
+	}
+	return filepath.Abs(found)
+}
+
+func (t TW) Up(ctx context.Context, env *Env) (path *Path, err error) {
+	b, err := t.resolve()
+	if err != nil {
+		return nil, err
+	}
+	u := &twUp{env: env, bins: b, dir: filepath.Join(env.Dir, "tw")}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, u.close())
+		}
+	}()
+	pki, err := relay.NewPKI(filepath.Join(u.dir, "relay", "tls"), twRelayHost)
+	if err != nil {
+		return nil, err
+	}
+	u.pki = pki
+	env.Logf("%s: provisioning with tw's offline commands (%s)", t.Label(), b.twVersion)
+	id, err := u.provision(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env.Logf("%s: starting the relay (Caddy %s, %s, sshd) for server %s", t.Label(), b.caddyVersion, b.xrayVersion, id.ServerID)
+	u.relay, err = relay.Start(ctx, relay.Config{
+		Domain:   twRelayHost,
+		Dir:      filepath.Join(u.dir, "relay"),
+		SSHUser:  twRelayUser,
+		Tenant:   id,
+		LeafCert: pki.LeafCert,
+		LeafKey:  pki.LeafKey,
+	}, relay.Bins{Caddy: b.caddy, Xray: b.xray, SSHD: b.sshd}, roleLauncher{env, topology.Relay})
+	if err != nil {
+		return nil, err
+	}
+	if err := u.startServer(ctx); err != nil {
+		return nil, err
+	}
+	if err := u.startClient(ctx); err != nil {
+		return nil, err
+	}
+	return &Path{
+		Target: Target{
+			Host:            "127.0.0.1",
+			SSHPort:         TWSSHPort,
+			IPerf3Port:      TWIPerf3Port,
+			NetperfPort:     TWNetperfPort,
+			NetperfDataPort: TWNetperfDataPort,
+			ICMP:            false, // tw forwards TCP ports only
+		},
+		Facts: map[string]string{
+			"tw":    b.twVersion,
+			"relay": fmt.Sprintf("Caddy %s, %s, OpenSSH sshd; provisioned with tw server join-relay (offline)", b.caddyVersion, b.xrayVersion),
+		},
+		Procs: u.procs(),
+		Close: u.close,
+	}, nil
+}
+
+// twUp is one tw path being built or running.
+type twUp struct {
+	env    *Env
+	bins   *twBins
+	dir    string // env.Dir/tw: one directory per role below it
+	pki    *relay.PKI
+	relay  *relay.Relay
+	server *proc.Process
+	client *proc.Process
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// close stops the client, the server and the relay, in that order. Safe
+// to call twice.
+func (u *twUp) close() error {
+	u.closeOnce.Do(func() {
+		var errs []error
+		for _, p := range []*proc.Process{u.client, u.server} {
+			if p != nil {
+				errs = append(errs, p.Stop(stopGrace))
+			}
+		}
+		if u.relay != nil {
+			errs = append(errs, u.relay.Stop())
+		}
+		u.closeErr = errors.Join(errs...)
+	})
+	return u.closeErr
+}
+
+func (u *twUp) procs() []RSSProc {
+	ps := []RSSProc{
+		{Key: "client / tw client connect", PID: u.client.PID()},
+		{Key: "server / tw server start", PID: u.server.PID()},
+	}
+	for _, p := range u.relay.Procs() {
+		ps = append(ps, RSSProc{Key: p.Key, PID: p.PID})
+	}
+	return ps
+}
+
+// startServer starts tw server start and waits for its reverse tunnel: the
+// relay sshd's forward of the server's remote port listening on the
+// relay's loopback.
+func (u *twUp) startServer(ctx context.Context) error {
+	spec := u.twSpec(topology.Server, "tw-server", "server", "start")
+	p, err := proc.Start(spec)
+	if err != nil {
+		return err
+	}
+	u.server = p
+	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
+	defer cancel()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(twRemotePort))
+	if err := proc.WaitTCP(ctx, u.env.Topo.Roles[topology.Relay].NS, addr, p); err != nil {
+		return fmt.Errorf("tw server start: reverse tunnel not up on the relay (log: %s): %w", spec.Log, err)
+	}
+	return nil
+}
+
+// startClient starts tw client connect, waits for its SSH port and then
+// for an SSH handshake with the server's sshd through the whole path.
+func (u *twUp) startClient(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
+	defer cancel()
+	spec := u.twSpec(topology.Client, "tw-client", "client", "connect")
+	p, err := u.env.Start(ctx, topology.Client, spec, net.JoinHostPort("127.0.0.1", strconv.Itoa(TWSSHPort)))
+	if err != nil {
+		return err
+	}
+	u.client = p
+	ssh := u.env.Spec(topology.Client, "tw-ready-ssh", "ssh",
+		"-i", u.env.Fixtures.KeyPath, "-p", strconv.Itoa(TWSSHPort),
+		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+		"-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
+		BenchUser+"@127.0.0.1", "true")
+	var last error
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		res, err := proc.Run(ctx, ssh)
+		if err == nil {
+			return nil
+		}
+		last = fmt.Errorf("%v: %s", err, strings.TrimSpace(string(res.Stderr)))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("tw client connect: no SSH handshake through the tunnel (logs: %s, %s): %w", spec.Log, ssh.Log, last)
+		case <-p.Done():
+			return fmt.Errorf("tw client connect exited: %v (log: %s)", p.Err(), spec.Log)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// roleLauncher starts the relay's programs through Env in one role.
+type roleLauncher struct {
+	env  *Env
+	role string
+}
+
+func (l roleLauncher) Spec(name string, argv ...string) proc.Spec {
+	return l.env.Spec(l.role, name, argv...)
+}
+
+func (l roleLauncher) Start(ctx context.Context, spec proc.Spec, addr string) (*proc.Process, error) {
+	return l.env.Start(ctx, l.role, spec, addr)
+}

@@ -1,0 +1,308 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/relay"
+)
+
+// Provisioning with tw's own offline commands. tw has two enrollment
+// flows:
+//
+//   - offline join (tw ≤ v2.0.x): `tw server join-relay <relay>` writes a
+//     join request locally; the relay admin's answer (a join response) is
+//     applied with `tw server join-relay --apply`; users are created with
+//     `tw server user create`, exported with `tw config export-user` and
+//     imported with `tw config import --activate`. twnsbench drives this
+//     one and writes the join response itself, as the relay's admin.
+//   - invite (newer releases): `tw relay invite`, `tw server user invite`,
+//     `tw join <relay> <code>`, which needs a live relay run by tw's own
+//     relay management. Not supported: that management writes /etc and
+//     calls systemctl, which the harness must never run on the host.
+//
+// Every tw command runs in its role's namespace with its config, HOME and
+// XDG directories inside the run's private directory and SSL_CERT_FILE
+// pointing at the run's CA, so tw trusts the relay and nothing else.
+
+// twJoinRequest is the part of tw's join request the relay needs.
+type twJoinRequest struct {
+	Version   int    `json:"version"`
+	ServerID  string `json:"server_id"`
+	UUID      string `json:"uuid"`
+	RelayHost string `json:"relay_host"`
+	CACertPEM string `json:"ca_cert_pem"`
+	SSHPubkey string `json:"ssh_pubkey"`
+}
+
+// twJoinResponse is what tw's relay admin (`tw relay enroll-server`) hands
+// back; unsigned, which tw accepts with a warning.
+type twJoinResponse struct {
+	Version    int    `json:"version"`
+	ServerID   string `json:"server_id"`
+	RelayHost  string `json:"relay_host"`
+	Path       string `json:"path"`
+	RemotePort int    `json:"remote_port"`
+	SSHUser    string `json:"ssh_user"`
+}
+
+func joinResponse(req twJoinRequest) twJoinResponse {
+	return twJoinResponse{
+		Version:    1,
+		ServerID:   req.ServerID,
+		RelayHost:  twRelayHost,
+		Path:       "/tw/" + req.ServerID,
+		RemotePort: twRemotePort,
+		SSHUser:    twRelayUser,
+	}
+}
+
+// provision runs the offline flow and returns the tenant the relay must
+// serve: the server's identity plus the client's VLESS id.
+func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
+	var t relay.Tenant
+	for _, role := range []string{topology.Server, topology.Client} {
+		for _, d := range []string{"config", "home", "work"} {
+			if err := os.MkdirAll(filepath.Join(u.dir, role, d), 0o700); err != nil {
+				return t, fmt.Errorf("tw: %w", err)
+			}
+		}
+	}
+	if err := os.MkdirAll(u.certDir(), 0o755); err != nil {
+		return t, fmt.Errorf("tw: %w", err)
+	}
+	srv := topology.Server
+	if err := u.tw(ctx, srv, "join-relay", "server", "join-relay", twRelayHost); err != nil {
+		return t, err
+	}
+	req, err := readJoinRequest(filepath.Join(u.dir, srv, "work"))
+	if err != nil {
+		return t, err
+	}
+	respPath := filepath.Join(u.dir, srv, "work", "join-response.json")
+	b, _ := json.MarshalIndent(joinResponse(req), "", "  ")
+	if err := os.WriteFile(respPath, b, 0o644); err != nil {
+		return t, fmt.Errorf("tw: write join response: %w", err)
+	}
+	if err := u.tw(ctx, srv, "join-apply", "server", "join-relay", "--apply", respPath); err != nil {
+		return t, err
+	}
+	// tw then tries to add the user's id to the relay over SSH; with no
+	// relay running yet that fails (after ~15 s of retries) with a warning,
+	// and the relay is rendered with the id below instead.
+	create := []string{"server", "user", "create", BenchUser}
+	for _, m := range twMaps {
+		create = append(create, "-m", fmt.Sprintf("%d:%d", m[0], m[1]))
+	}
+	if err := u.tw(ctx, srv, "user-create", create...); err != nil {
+		return t, err
+	}
+	if err := u.tw(ctx, srv, "export-user", "config", "export-user", BenchUser); err != nil {
+		return t, err
+	}
+	bundle := filepath.Join(u.dir, srv, "work", BenchUser+"-tw-context.twctx")
+	if err := u.tw(ctx, topology.Client, "import", "config", "import", bundle, "--activate"); err != nil {
+		return t, err
+	}
+	cfg, err := os.ReadFile(filepath.Join(u.dir, topology.Client, "config", "config.yaml"))
+	if err != nil {
+		return t, fmt.Errorf("tw: client config after import: %w", err)
+	}
+	clientUUID := yamlField(string(cfg), "xray", "uuid")
+	if clientUUID == "" {
+		return t, fmt.Errorf("tw: no xray uuid in the imported client config")
+	}
+	if port := yamlField(string(cfg), "client", "server_ssh_port"); port != strconv.Itoa(twRemotePort) {
+		return t, fmt.Errorf("tw: imported client dials server port %q, want %d", port, twRemotePort)
+	}
+	return relay.Tenant{
+		ServerID:   req.ServerID,
+		UUIDs:      []string{req.UUID, clientUUID},
+		RemotePort: twRemotePort,
+		SSHPubkey:  req.SSHPubkey,
+		CACertPEM:  req.CACertPEM,
+	}, nil
+}
+
+// readJoinRequest reads the tw_join_<id>.json that join-relay wrote.
+func readJoinRequest(dir string) (twJoinRequest, error) {
+	var req twJoinRequest
+	files, _ := filepath.Glob(filepath.Join(dir, "tw_join_*.json"))
+	if len(files) != 1 {
+		return req, fmt.Errorf("tw server join-relay: want one tw_join_*.json in %s, found %d", dir, len(files))
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		return req, fmt.Errorf("tw: join request: %w", err)
+	}
+	if err := json.Unmarshal(b, &req); err != nil {
+		return req, fmt.Errorf("tw: join request %s: %w", filepath.Base(files[0]), err)
+	}
+	if req.Version != 1 || req.ServerID == "" || req.UUID == "" || req.RelayHost != twRelayHost {
+		return req, fmt.Errorf("tw: unexpected join request %s: version %d, server %q, relay %q",
+			filepath.Base(files[0]), req.Version, req.ServerID, req.RelayHost)
+	}
+	return req, nil
+}
+
+// twSpec is a tw command in role with the role's private directories.
+func (u *twUp) twSpec(role, name string, args ...string) proc.Spec {
+	spec := u.env.Spec(role, name, append([]string{u.bins.tw}, args...)...)
+	spec.Env = u.roleEnv(role)
+	spec.Dir = filepath.Join(u.dir, role, "work")
+	return spec
+}
+
+// tw runs one provisioning command to completion.
+func (u *twUp) tw(ctx context.Context, role, step string, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	spec := u.twSpec(role, "tw-"+step, args...)
+	res, err := proc.Run(ctx, spec)
+	if err != nil {
+		out := strings.TrimSpace(string(res.Stderr) + "\n" + string(res.Stdout))
+		return fmt.Errorf("tw %s (%s): %v: %s (log: %s)", strings.Join(args, " "), role, err, twTail(out), spec.Log)
+	}
+	return nil
+}
+
+// roleEnv keeps every file tw writes inside the run's directory and makes
+// the run's CA the only one tw trusts.
+func (u *twUp) roleEnv(role string) []string {
+	home := filepath.Join(u.dir, role, "home")
+	return []string{
+		"TW_CONFIG_DIR=" + filepath.Join(u.dir, role, "config"),
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"SSL_CERT_FILE=" + u.pki.CACert,
+		"SSL_CERT_DIR=" + u.certDir(), // empty: no host CA is trusted
+	}
+}
+
+func (u *twUp) certDir() string { return filepath.Join(u.dir, "certs") }
+
+// twVersion is `tw --version` (tw has no version subcommand).
+func twVersion(bin string) (string, error) {
+	out, err := twHelp(bin, "--version")
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSpace(out)
+	if !strings.HasPrefix(v, "tw version ") {
+		return "", fmt.Errorf("%s --version: not a tw binary: %q", bin, twTail(v))
+	}
+	return v, nil
+}
+
+// twOfflineFlow checks that tw has the offline commands twnsbench drives,
+// and names the flow the binary has instead when it does not.
+func twOfflineFlow(bin, version string) error {
+	help := map[string]string{}
+	for _, cmd := range twFlowCommands {
+		out, _ := twHelp(bin, append(strings.Fields(cmd), "--help")...)
+		help[cmd] = out
+	}
+	return offlineFlow(version, help)
+}
+
+// twFlowCommands are the commands whose help output offlineFlow reads.
+var twFlowCommands = []string{
+	"server join-relay", "server user create", "config export-user", "config import",
+	"relay invite", "join",
+}
+
+// offlineFlow decides from the help outputs of twFlowCommands. cobra
+// prints the nearest parent's help for an unknown command, so a command
+// exists when its own usage line does.
+func offlineFlow(version string, help map[string]string) error {
+	has := func(cmd string, flags ...string) bool {
+		h := help[cmd]
+		if !strings.Contains(h, "Usage:\n  tw "+cmd) {
+			return false
+		}
+		for _, f := range flags {
+			if !strings.Contains(h, f) {
+				return false
+			}
+		}
+		return true
+	}
+	var lacks []string
+	for _, c := range []struct {
+		cmd   string
+		flags []string
+	}{
+		{"server join-relay", []string{"--apply"}},
+		{"server user create", []string{"--map"}},
+		{"config export-user", nil},
+		{"config import", []string{"--activate"}},
+	} {
+		if !has(c.cmd, c.flags...) {
+			lacks = append(lacks, "tw "+c.cmd+" "+strings.Join(c.flags, " "))
+		}
+	}
+	if len(lacks) == 0 {
+		return nil
+	}
+	if has("relay invite") || has("join") {
+		return fmt.Errorf("%s has only the invite enrollment flow (tw relay invite / tw join), which twnsbench does not drive; it needs %s",
+			version, strings.Join(lacks, ", "))
+	}
+	return fmt.Errorf("%s lacks the offline provisioning commands: %s", version, strings.Join(lacks, ", "))
+}
+
+// twHelp runs a help or version query. cobra answers these before it reads
+// any configuration; the config directory is a throwaway one all the same.
+func twHelp(bin string, args ...string) (string, error) {
+	dir, err := os.MkdirTemp("", "twnsbench-twcheck-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TW_CONFIG_DIR="+filepath.Join(dir, "config"), "HOME="+dir)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, twTail(string(out)))
+	}
+	return string(out), nil
+}
+
+// yamlField reads key from a top-level section of a flat YAML document,
+// as tw writes its config.yaml ("xray:\n    uuid: …").
+func yamlField(doc, section, key string) string {
+	in := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if line[0] != ' ' && line[0] != '\t' {
+			in = strings.TrimSpace(line) == section+":"
+			continue
+		}
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); in && ok && k == key {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+func twTail(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
