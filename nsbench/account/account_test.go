@@ -1,0 +1,44 @@
+package account
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSSHDAccount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to hand the home directory to the account (run: sudo go test ./nsbench/account)")
+	}
+	dir := t.TempDir()
+	mounts, err := SSHD(dir, "twtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.ReadFile("/etc/passwd")
+	passwd, _ := os.ReadFile(filepath.Join(dir, "passwd"))
+	if !strings.HasPrefix(string(passwd), string(host)) {
+		t.Error("passwd does not start with the host's accounts")
+	}
+	last := strings.Split(strings.TrimSpace(string(passwd)), "\n")
+	if f := strings.Split(last[len(last)-1], ":"); f[0] != "twtest" || f[5] != filepath.Join(dir, "home") {
+		t.Errorf("account line %q", last[len(last)-1])
+	}
+	shadow, _ := os.ReadFile(filepath.Join(dir, "shadow"))
+	if !strings.Contains(string(shadow), "twtest:*:") {
+		t.Error("the account must have no password and not be locked")
+	}
+	targets := map[string]string{}
+	for _, m := range mounts {
+		targets[m.Target] = m.Kind
+	}
+	for target, kind := range map[string]string{"/etc/passwd": "bind", "/etc/group": "bind", "/etc/shadow": "bind", "/run": "tmpfs", "/run/sshd": "mkdir"} {
+		if targets[target] != kind {
+			t.Errorf("mount %s: %q, want %s (all: %v)", target, targets[target], kind, mounts)
+		}
+	}
+	if b, _ := os.ReadFile("/etc/passwd"); string(b) != string(host) {
+		t.Error("the host's /etc/passwd changed")
+	}
+}
