@@ -89,8 +89,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Name:  "twnsbench",
 		Usage: "benchmark tunnel transports in network namespaces on one Linux host",
 		Description: "twnsbench builds client, relay and server network namespaces joined by veth pairs,\n" +
-			"runs iperf3, netperf TCP_RR and scp through each transport, and writes JSON and Markdown reports.\n" +
-			"It needs root. Everything it creates is named twnsb-<run id> and removed when it ends.",
+			"runs iperf3, netperf TCP_RR and scp through each transport, and writes the results as JSON,\n" +
+			"a Markdown report and SVG charts. run, doctor and clean need root; report and compare only\n" +
+			"read results files. Everything a run creates is named twnsb-<run id> and removed when it ends.",
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,

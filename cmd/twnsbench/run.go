@@ -40,8 +40,9 @@ func runCommand() *cli.Command {
 		Usage: "build the namespaces, measure every transport, write the reports, tear down",
 		Description: "Measures each transport with iperf3 (1 and 4 streams), netperf TCP_RR and scp, after an\n" +
 			"untimed warm-up, --runs times in the reference's order. Results are written after every\n" +
-			"sample to OUT/bench-results.json; the report goes to OUT/bench-report.md and tool logs to\n" +
-			"OUT/logs/<run id>/. Ctrl-C stops, tears down and keeps what was measured.",
+			"sample to OUT/bench-results.json; the report goes to OUT/bench-report.md with its charts\n" +
+			"OUT/bench-chart.svg and OUT/bench-chart-dark.svg, and tool logs to OUT/logs/<run id>/.\n" +
+			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transportNames(), ", ") + "); default: every transport available on this host"},
 			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (e.g. 30ms:0.1%) or off; only off is implemented so far"},
