@@ -23,8 +23,8 @@ const (
 type Theme int
 
 const (
-	Light Theme = iota
-	Dark
+	Light Theme = iota // dark text on white: bench-chart.svg
+	Dark               // light text on GitHub's dark background: bench-chart-dark.svg
 )
 
 // palette is one theme's colours. Transport colours go by report order;
