@@ -124,7 +124,8 @@ func env(t *testing.T) *transport.Env {
 	})
 	dir := t.TempDir()
 	e := &transport.Env{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: t.TempDir(), Logf: t.Logf}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fx, err := transport.StartFixtures(ctx, e)
 	if err != nil {
@@ -147,14 +148,27 @@ func wantImpl() wg.Impl {
 // TestWireGuardUpClose brings the tunnel up in real namespaces with the
 // implementation auto picks, checks what the path reports against the
 // kernel's and the daemons' own state, and proves Close leaves nothing.
+// Where the kernel has WireGuard, userspace mode runs too: wgctrl then asks
+// the kernel first and must fall through to the daemon's socket.
 func TestWireGuardUpClose(t *testing.T) {
+	nstest.RequireRoot(t)
+	modes := []wg.Mode{wg.Auto}
+	if wantImpl() == wg.ImplKernel {
+		modes = append(modes, wg.Userspace)
+	}
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { testUpClose(t, mode) })
+	}
+}
+
+func testUpClose(t *testing.T, mode wg.Mode) {
 	e := env(t)
-	w := &transport.WireGuard{}
+	w := &transport.WireGuard{Mode: mode}
 	if err := w.Check(); err != nil {
 		t.Fatalf("check: %v", err)
 	}
 	c, _ := w.Resolve()
-	if c.Impl != wantImpl() {
+	if mode == wg.Auto && c.Impl != wantImpl() {
 		t.Fatalf("auto chose %s, the kernel offers %s", c.Impl, wantImpl())
 	}
 	p, err := w.Up(context.Background(), e)
@@ -176,10 +190,14 @@ func TestWireGuardUpClose(t *testing.T) {
 	fact := p.Facts["wireguard"]
 	switch c.Impl {
 	case wg.ImplUserspace:
-		if !strings.HasPrefix(fact, "wireguard-go ") || !strings.HasSuffix(fact, "(userspace; kernel module unavailable)") {
+		why, fallbacks := "(userspace; kernel module unavailable)", 1
+		if mode == wg.Userspace {
+			why, fallbacks = "(userspace; chosen with --wireguard userspace)", 0
+		}
+		if !strings.HasPrefix(fact, "wireguard-go ") || !strings.HasSuffix(fact, why) {
 			t.Errorf("facts: wireguard = %q", fact)
 		}
-		if len(p.Fallbacks) != 1 || !strings.Contains(p.Fallbacks[0], "userspace wireguard-go instead of kernel WireGuard") {
+		if len(p.Fallbacks) != fallbacks || fallbacks == 1 && !strings.Contains(p.Fallbacks[0], "userspace wireguard-go instead of kernel WireGuard") {
 			t.Errorf("fallbacks %q", p.Fallbacks)
 		}
 		if len(p.Procs) != 2 || p.Procs[0].Key != "client / wireguard-go" || p.Procs[1].Key != "server / wireguard-go" {
