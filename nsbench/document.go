@@ -44,7 +44,12 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		Diagnostics: []results.Diagnostic{},
 	}
 	if plan.WANCondition != nil {
-		d.Env.WAN = plan.WANCondition.String()
+		c := plan.WANCondition.Condition(0)
+		d.Env.WAN = c.String()
+		d.Env.Impairment = "" // named once the method is chosen (setUpImpairment)
+		// WAN scp copies the warm-up file: a loss-bound copy of the full
+		// payload would take hours (the reference's choice).
+		d.Conditions = append(d.Conditions, results.Condition{Name: wanCondition, Label: c.Label(), ScpPayloadBytes: plan.WarmBytes()})
 	}
 	return d
 }

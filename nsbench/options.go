@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 )
 
 // Options are the user's choices, unvalidated.
@@ -29,20 +31,38 @@ type Options struct {
 	OutDir     string
 	Keep       bool
 	Congestion string // a kernel algorithm name, or "host"
+
+	// Impairment is how the WAN condition is made: "auto" (netem when the
+	// kernel has it, else the userspace impairment), "netem" or
+	// "userspace".
+	Impairment string
+	// Seed fixes the userspace impairment's loss sequence; nil draws one
+	// per run. Every transport of a run gets the same sequence.
+	Seed *uint64
+	// Strict makes a WAN cell that fails verification fail the run.
+	Strict bool
 }
 
 // Defaults are the reference's settings.
 func Defaults() Options {
 	return Options{
-		WAN:        "off",
+		WAN:        "30ms:0.1%",
 		Runs:       3,
 		SizeBytes:  5 << 30,
 		Duration:   10 * time.Second,
 		Warmup:     2 * time.Second,
 		OutDir:     "results",
 		Congestion: "cubic",
+		Impairment: ImpairmentAuto,
 	}
 }
+
+// The --impairment choices.
+const (
+	ImpairmentAuto      = "auto"
+	ImpairmentNetem     = "netem"
+	ImpairmentUserspace = "userspace"
+)
 
 // Quick are the smoke-run settings: about a minute for one transport.
 func Quick() Options {
@@ -61,6 +81,11 @@ type WAN struct {
 	LossPct float64
 }
 
+// Condition is w as the impairment takes it, with the run's loss seed.
+func (w WAN) Condition(seed uint64) impair.Condition {
+	return impair.Condition{RTT: w.RTT, LossPct: w.LossPct, Seed: seed}
+}
+
 func (w WAN) String() string {
 	return fmt.Sprintf("%sms:%s%%", strconv.FormatFloat(float64(w.RTT)/float64(time.Millisecond), 'f', -1, 64),
 		strconv.FormatFloat(w.LossPct, 'f', -1, 64))
@@ -72,7 +97,7 @@ var wanRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)ms:([0-9]+(?:\.[0-9]+)?)%$
 // "30ms:0.1%". It returns nil for off.
 func ParseWAN(s string) (*WAN, error) {
 	s = strings.TrimSpace(s)
-	if s == "off" {
+	if strings.EqualFold(s, "off") {
 		return nil, nil
 	}
 	m := wanRE.FindStringSubmatch(s)
@@ -161,8 +186,11 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	wan, err := ParseWAN(o.WAN)
 	if err != nil {
 		errs = append(errs, err)
-	} else if wan != nil {
-		errs = append(errs, fmt.Errorf("--wan %s: the WAN condition is not implemented yet; use --wan off", o.WAN))
+	}
+	switch o.Impairment {
+	case ImpairmentAuto, ImpairmentNetem, ImpairmentUserspace:
+	default:
+		errs = append(errs, fmt.Errorf("--impairment %q: want auto, netem or userspace", o.Impairment))
 	}
 	if o.Runs < 1 || o.Runs > 1000 {
 		errs = append(errs, fmt.Errorf("--runs %d: want 1 to 1000", o.Runs))

@@ -48,6 +48,9 @@ type Result struct {
 	OutDir   string
 	Prefix   string
 	Failures int // samples that could not be measured
+	// Unverified counts WAN cells whose measured RTT or loss was off the
+	// configured condition (see Doc.Verification).
+	Unverified int
 }
 
 // Run executes plan. It returns the results written so far even when it
@@ -92,6 +95,7 @@ type runner struct {
 	payload  *payload
 	sampler  *metrics.Sampler
 	ssh      instrument.SSHClient
+	wan      *wanRun // nil without a WAN condition
 	progress progress
 }
 
@@ -201,6 +205,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	for role, cg := range cgs {
 		r.sampler.Roles[role] = cg.UsageUsec
 	}
+	if err := r.setUpImpairment(ctx, root); err != nil {
+		return fmt.Errorf("WAN impairment: %w", err)
+	}
 
 	r.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
 	probe := r.instrumentEnv(transport.DirectTarget(topo.Spec.Addr(topology.Server).String()))
@@ -247,7 +254,11 @@ func (r *runner) runTransport(ctx context.Context, t transport.Transport, first 
 	r.stack.push(t.Name()+" path", func(context.Context) error { return path.Close() })
 	r.recordPath(t, path)
 	for _, cond := range r.doc.Conditions {
-		if err := r.runCell(ctx, t, path, cond); err != nil {
+		runCell := r.runCell
+		if cond.Name == wanCondition {
+			runCell = r.runWANCell
+		}
+		if err := runCell(ctx, t, path, cond); err != nil {
 			return err
 		}
 	}
@@ -276,6 +287,9 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 			if in.Supports(path.Target) != nil {
 				continue
 			}
+			if cond.Name == wanCondition && in.Name() == "scp" {
+				continue // the reference warms scp up on the LAN only
+			}
 			if _, err := in.Measure(ctx, &warm); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -284,7 +298,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 			}
 		}
 	}
-	env.Payload, env.PayloadBytes = r.payload.Large, cond.ScpPayloadBytes
+	env.Payload, env.PayloadBytes = r.scpPayload(cond), cond.ScpPayloadBytes
 	for run := 1; run <= r.plan.Runs; run++ {
 		for _, in := range r.deps.Instruments {
 			if err := r.sample(ctx, t, in, env, cond, run); err != nil {

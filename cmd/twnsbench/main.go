@@ -104,6 +104,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			reportCommand(),
 			compareCommand(),
 			wgUserspaceCommand(),
+			forwarderCommand(),
 		},
 		OnUsageError: usageError,
 	}

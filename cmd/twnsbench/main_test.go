@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -24,6 +25,9 @@ import (
 const asCommandEnv = "TWNSBENCH_TEST_AS_COMMAND"
 
 func TestMain(m *testing.M) {
+	// A WAN run started in-process re-executes this binary as its
+	// userspace impairment's forwarder: serve it, don't test.
+	impair.MaybeRunForwarder()
 	// A run started in-process re-executes this binary as its userspace
 	// WireGuard daemon (`wg-userspace IFNAME`): serve it, don't test.
 	if os.Getenv(asCommandEnv) == "1" || len(os.Args) > 1 && os.Args[1] == wg.UserspaceCommand {

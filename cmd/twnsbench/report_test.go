@@ -174,7 +174,7 @@ func TestHelpListsFlags(t *testing.T) {
 func TestReportReproducesRun(t *testing.T) {
 	requireRoot(t)
 	out := t.TempDir()
-	if code, stdout, stderr := runInProcess("run", "--transports", "ssh", "--quick", "--out", out); code != exitOK {
+	if code, stdout, stderr := runInProcess("run", "--transports", "ssh", "--wan", "off", "--quick", "--out", out); code != exitOK {
 		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
 	}
 	written := map[string][]byte{}

@@ -45,7 +45,7 @@ func runCommand() *cli.Command {
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transportNames(), ", ") + "); default: every transport available on this host"},
-			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (e.g. 30ms:0.1%) or off; only off is implemented so far"},
+			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (delay RTT/2 and the loss on the client's and the server's egress; measured after each transport's LAN cells) or off"},
 			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "scp payload on the LAN, e.g. 5GiB, 256MiB (env BENCH_SIZE_GB: GiB)"},
 			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "length of each iperf3 and TCP_RR sample (whole seconds)"},
@@ -55,6 +55,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			wireguardFlag(),
+			impairmentFlag(), seedFlag(), strictFlag(),
 		},
 		Action: runAction,
 	}
@@ -70,6 +71,9 @@ func runAction(c *cli.Context) error {
 	}
 	plan, err := nsbench.NewPlan(opts, transportNames())
 	if err != nil {
+		return refuse(err)
+	}
+	if err := checkImpairment(plan); err != nil {
 		return refuse(err)
 	}
 	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: plan.SizeBytes + plan.WarmBytes(), SizeBytes: plan.SizeBytes, Tools: tools})
@@ -102,10 +106,11 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	verr := verificationOutcome(c, plan, res)
 	if res.Failures > 0 {
 		return fmt.Errorf("%d samples could not be measured (see failures in %s)", res.Failures, results.FileName)
 	}
-	return nil
+	return verr
 }
 
 func summarize(c *cli.Context, res *nsbench.Result) {
@@ -135,6 +140,9 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 		}
 	}
 	o.WAN = c.String("wan")
+	if err := wanOptions(c, &o); err != nil {
+		return o, err
+	}
 	if c.IsSet("runs") {
 		o.Runs = c.Int("runs")
 	}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+)
+
+// impairmentFlag, seedFlag and strictFlag are run's flags for the WAN
+// condition, beside --wan.
+func impairmentFlag() cli.Flag {
+	return &cli.StringFlag{Name: "impairment", Value: nsbench.ImpairmentAuto,
+		Usage: "how the WAN condition is made: auto (netem when the kernel has sch_netem, else userspace), netem, or userspace (twnsbench's forwarder in the switch namespace)"}
+}
+
+func seedFlag() cli.Flag {
+	return &cli.StringFlag{Name: "seed",
+		Usage: "seed of the userspace impairment's loss sequence (default: drawn per run and recorded); every transport of a run meets the same drop positions"}
+}
+
+func strictFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "strict",
+		Usage: "fail the run (exit 1) when a WAN cell's measured RTT or loss is off the configured condition; without it a warning is printed"}
+}
+
+// wanOptions reads the WAN flags into o.
+func wanOptions(c *cli.Context, o *nsbench.Options) error {
+	o.Impairment = c.String("impairment")
+	o.Strict = c.Bool("strict")
+	if c.IsSet("seed") {
+		seed, err := strconv.ParseUint(c.String("seed"), 10, 64)
+		if err != nil {
+			return fmt.Errorf("--seed %q: want a whole number from 0 to 18446744073709551615", c.String("seed"))
+		}
+		o.Seed = &seed
+	}
+	return nil
+}
+
+// checkImpairment refuses --impairment netem on a kernel without netem,
+// before anything is created.
+func checkImpairment(plan *nsbench.Plan) error {
+	if plan.WANCondition == nil || plan.Impairment != nsbench.ImpairmentNetem {
+		return nil
+	}
+	if ok, how := preflight.KernelFeature("netem"); !ok {
+		return fmt.Errorf("--impairment netem: this kernel has no netem (%s); use --impairment userspace or auto", how)
+	}
+	return nil
+}
+
+// verificationOutcome reports WAN cells that failed verification: an error
+// with --strict, a warning line otherwise.
+func verificationOutcome(c *cli.Context, plan *nsbench.Plan, res *nsbench.Result) error {
+	if res == nil || res.Unverified == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d WAN cell(s) failed verification: the measured RTT or loss is off the configured %s (see the Verification section of %s)",
+		res.Unverified, plan.WANCondition.Condition(0), nsbench.ReportFile)
+	if plan.Strict {
+		return fmt.Errorf("%s", msg)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s; --strict makes this fail the run\n", msg)
+	return nil
+}
+
+// forwarderCommand is the hidden `twnsbench impair-forwarder --spec JSON`:
+// the userspace impairment's forwarder. `run` starts it through the
+// namespace launcher in the switch namespace, in its own cgroup, as the
+// harness's child; SIGTERM stops it.
+func forwarderCommand() *cli.Command {
+	return &cli.Command{
+		Name:            impair.ForwarderArg,
+		Hidden:          true,
+		Usage:           "run the userspace impairment's forwarder in the foreground, in the current network namespace",
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return impair.ForwarderMain(c.Context, c.Args().Slice(), c.App.Writer)
+		},
+	}
+}

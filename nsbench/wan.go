@@ -1,0 +1,276 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// The WAN condition. Each transport runs its LAN cells, then its WAN cell:
+//
+//	Set the impairment → probe the RTT → counters snapshot → the cell →
+//	counters snapshot → Clear → diagnostics and verification
+//
+// so the LAN cells of the next transport run on the plain bridge again.
+
+// wanCondition is the WAN condition's name in the results.
+const wanCondition = "wan"
+
+// impairCgroup is the forwarder's cgroup under the run's, beside the
+// roles': its CPU is recorded per sample as container_cpu_sec.impair.
+const impairCgroup = "impair"
+
+// wanRun is the run's impairment, chosen and proven at set-up.
+type wanRun struct {
+	cond impair.Condition
+	imp  impair.Impairment
+}
+
+// setUpImpairment chooses how the WAN condition is made, proves that it
+// works here with one Set and Clear before any transport runs, names the
+// method in the env block and pushes its Clear onto the teardown.
+func (r *runner) setUpImpairment(ctx context.Context, cgroupRoot string) error {
+	w := r.plan.WANCondition
+	if w == nil {
+		return nil
+	}
+	seed := rand.Uint64()
+	if r.plan.Seed != nil {
+		seed = *r.plan.Seed
+	}
+	r.wan = &wanRun{cond: w.Condition(seed)}
+
+	var netemErr error
+	method := r.plan.Impairment
+	if method == ImpairmentAuto {
+		method = ImpairmentUserspace
+		if ok, how := preflight.KernelFeature("netem"); ok {
+			method = ImpairmentNetem
+		} else {
+			netemErr = errors.New(how)
+		}
+	}
+	if method == ImpairmentNetem {
+		r.wan.imp = impair.NewNetem(r.netemTargets())
+		netemErr = r.proveImpairment(ctx)
+		if netemErr == nil || r.plan.Impairment == ImpairmentNetem {
+			if netemErr != nil {
+				return fmt.Errorf("--impairment netem: %w", netemErr)
+			}
+			r.describeImpairment()
+			return nil
+		}
+		method = ImpairmentUserspace
+	}
+	u, err := r.newUserspace(cgroupRoot)
+	if err != nil {
+		return err
+	}
+	r.wan.imp = u
+	if err := r.proveImpairment(ctx); err != nil {
+		return err
+	}
+	if netemErr != nil {
+		r.doc.Env.Fallbacks = append(r.doc.Env.Fallbacks, "wan: the userspace impairment instead of netem (netem: "+netemErr.Error()+")")
+	}
+	r.describeImpairment()
+	return nil
+}
+
+// proveImpairment sets and clears the condition once, pushing the Clear
+// onto the teardown first so a half-made impairment is undone too.
+func (r *runner) proveImpairment(ctx context.Context) error {
+	imp := r.wan.imp
+	r.stack.push("impairment ("+imp.Method()+")", func(ctx context.Context) error { return imp.Clear(ctx) })
+	t0 := time.Now()
+	_, err := imp.Set(ctx, r.wan.cond)
+	err = errors.Join(err, imp.Clear(ctx))
+	if err == nil {
+		r.logf("WAN %s through %s: set and cleared in %.0f ms", r.wan.cond, imp.Method(), float64(time.Since(t0))/1e6)
+	}
+	return err
+}
+
+func (r *runner) netemTargets() []impair.Target {
+	var ts []impair.Target
+	for _, role := range []string{topology.Client, topology.Server} {
+		ts = append(ts, impair.Target{Role: role, NS: r.topo.Roles[role].NS, Link: topology.RoleLink})
+	}
+	return ts
+}
+
+// newUserspace configures the forwarder: every role's switch port (named
+// after the role), the client's and the server's impaired, in its own
+// cgroup, metered per sample.
+func (r *runner) newUserspace(cgroupRoot string) (*impair.Userspace, error) {
+	cg, err := proc.NewCgroup(filepath.Join(cgroupDir(cgroupRoot, r.prefix), impairCgroup))
+	if err != nil {
+		return nil, err
+	}
+	r.sampler.Roles[impairCgroup] = cg.UsageUsec
+	var ports []impair.Port
+	for _, role := range r.topo.Spec.Roles {
+		ports = append(ports, impair.Port{Name: role, Role: role, Impaired: role == topology.Client || role == topology.Server})
+	}
+	return impair.NewUserspace(impair.UserspaceConfig{
+		Switch:  r.topo.Switch,
+		Ports:   ports,
+		Control: filepath.Join(r.env.Dir, "impair.sock"),
+		Process: proc.Spec{
+			Name:   "switch/" + impair.ForwarderArg,
+			NetNS:  r.topo.Switch.Path(),
+			Cgroup: cg,
+			Log:    filepath.Join(r.logDir, "switch-"+impair.ForwarderArg+".log"),
+		},
+		RTPriority: impair.DefaultRTPriority,
+	}), nil
+}
+
+// describeImpairment names the method and its settings in the env block.
+func (r *runner) describeImpairment() {
+	c := r.wan.cond
+	e := &r.doc.Env
+	e.ImpairmentMethod = r.wan.imp.Method()
+	oneWay := strconv.FormatFloat(float64(c.OneWay())/float64(time.Millisecond), 'f', -1, 64) + " ms"
+	loss := strconv.FormatFloat(c.LossPct, 'f', -1, 64) + " %"
+	switch r.wan.imp.Method() {
+	case impair.MethodNetem:
+		e.Impairment = fmt.Sprintf("netem through netlink on the client's and the server's eth0 egress (the relay has none): "+
+			"delay %s each way (RTT/2), loss %s each way, limit %d; set after each transport's LAN cells, removed after its WAN cell; %s",
+			oneWay, loss, c.QueueLimit(), impair.NetemSeedNote)
+	default:
+		seed := c.Seed
+		e.WANSeed = &seed
+		e.Impairment = fmt.Sprintf("userspace impairment (this kernel has no sch_netem): twnsbench's AF_PACKET forwarder in the switch "+
+			"namespace replaces the bridge during each WAN cell (the ports leave br0 and return after the cell); "+
+			"frames the client and the server send get a fixed %s delay (RTT/2) and independent random loss of %s each, "+
+			"limit %d frames per direction; the relay's are forwarded at once. Loss seed %d: every transport meets drops at the "+
+			"same packet positions (pass --seed %d to repeat them). Forwarder threads SCHED_FIFO %d; its CPU, including the "+
+			"kernel's delivery of the frames it sends on (which under the bridge falls to the sending role), is "+
+			"container_cpu_sec.%s in the samples and counts in the host CPU",
+			oneWay, loss, c.QueueLimit(), c.Seed, c.Seed, impair.DefaultRTPriority, impairCgroup)
+	}
+}
+
+// runWANCell runs one transport's WAN cell between Set and Clear of the
+// impairment, then records its diagnostics and verification. Only an
+// interruption or a broken impairment stops the run.
+func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition) (err error) {
+	w := r.wan
+	applied, err := w.imp.Set(ctx, w.cond)
+	if err != nil {
+		return errors.Join(fmt.Errorf("%s / %s: impairment: %w", t.Name(), cond.Name, err), w.imp.Clear(ctx))
+	}
+	defer func() {
+		if cerr := w.imp.Clear(context.WithoutCancel(ctx)); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s / %s: clear impairment: %w", t.Name(), cond.Name, cerr))
+		}
+	}()
+	server := net.JoinHostPort(r.topo.Spec.Addr(topology.Server).String(), strconv.Itoa(transport.SSHPort))
+	rtt, rttErr := impair.ProbeRTT(ctx, r.topo.Roles[topology.Client].NS, server, impair.ProbeCount)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	before, beforeErr := w.imp.Counters(ctx)
+	if err := r.runCell(ctx, t, path, cond); err != nil {
+		return err
+	}
+	after, afterErr := w.imp.Counters(ctx)
+	cell := impair.SubAll(after, before)
+	for _, d := range cell {
+		r.doc.Diagnostics = append(r.doc.Diagnostics, results.Diagnostic{
+			Transport: t.Name(), Condition: cond.Name, Name: diagnosticName(w.imp.Method(), d),
+			Output: d.Text(w.imp.Method(), appliedFor(applied, d.Role)),
+		})
+	}
+	if path.Diagnose != nil {
+		for _, d := range path.Diagnose() {
+			r.doc.Diagnostics = append(r.doc.Diagnostics, results.Diagnostic{Transport: t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
+		}
+	}
+	r.verify(t, cond, rtt, rttErr, cell, errors.Join(beforeErr, afterErr))
+	return r.write()
+}
+
+func diagnosticName(method string, c impair.Counters) string {
+	if method == impair.MethodNetem {
+		return c.Where + " netem (netlink qdisc statistics)"
+	}
+	return c.Where + " (userspace impairment counters)"
+}
+
+func appliedFor(applied []impair.Applied, role string) *impair.Applied {
+	for i := range applied {
+		if applied[i].Role == role {
+			return &applied[i]
+		}
+	}
+	return nil
+}
+
+// verify judges the cell and records configured against measured.
+func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impair.RTT, rttErr error, cell []impair.Counters, countersErr error) {
+	c := r.wan.cond
+	v := impair.Judge(c, rtt, cell)
+	note := v.Note
+	if rttErr != nil {
+		note = joinNote(note, "RTT probe: "+rttErr.Error())
+	}
+	if countersErr != nil {
+		v.OK = false
+		note = joinNote(note, "counters: "+countersErr.Error())
+	}
+	rec := results.Verification{
+		Transport: t.Name(), Condition: cond.Name, Method: r.wan.imp.Method(),
+		ConfiguredRTTMs: durationMs(c.RTT), RTTProbes: rtt.N,
+		ConfiguredLossPct: c.LossPct, Packets: v.Packets, Lost: v.Lost,
+		LossJudged: v.LossJudged, OK: v.OK, Note: note,
+	}
+	if rtt.N > 0 {
+		m := durationMs(rtt.Median)
+		rec.MeasuredRTTMs = &m
+	}
+	if v.Packets > 0 && countersErr == nil {
+		l := v.MeasuredLossPct
+		rec.MeasuredLossPct = &l
+	}
+	r.doc.Verification = append(r.doc.Verification, rec)
+	verdict := "ok"
+	if !v.OK {
+		verdict = "NOT VERIFIED"
+		r.res.Unverified++
+	}
+	r.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss %.3f %% of %d packets (configured %v %%)%s",
+		t.Name(), cond.Name, verdict, durationMs(rtt.Median), durationMs(c.RTT), v.MeasuredLossPct, v.Packets, c.LossPct,
+		map[bool]string{true: "; " + note, false: ""}[note != ""])
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// scpPayload is the file scp copies under cond: the full payload on the
+// LAN, the warm-up file elsewhere (as the reference does on its WAN).
+func (r *runner) scpPayload(cond results.Condition) string {
+	if cond.Name == wanCondition {
+		return r.payload.Warm
+	}
+	return r.payload.Large
+}

@@ -1,0 +1,125 @@
+package nsbench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// A quick Pure SSH run with the reference's WAN condition through the
+// userspace impairment: the WAN cell's TCP_RR shows the emulated RTT, the
+// verification measured it, and nothing is left behind.
+func TestWANQuickRunUserspace(t *testing.T) {
+	nstest.RequireRoot(t)
+	o := Quick()
+	o.Transports = []string{"ssh"}
+	o.WAN = "30ms:0.1%"
+	o.Impairment = ImpairmentUserspace
+	o.SizeBytes = 16 << 20 // the WAN scp copies it at the loss-bound ~2 MB/s
+	o.OutDir = t.TempDir()
+	seed := uint64(42)
+	o.Seed = &seed
+	plan, err := NewPlan(o, []string{"ssh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), plan, Deps{
+		Transports:  []transport.Transport{transport.SSH{}},
+		Instruments: instrument.Default(),
+		Logf:        t.Logf,
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	d := res.Doc
+
+	if d.Env.ImpairmentMethod != impair.MethodUserspace || d.Env.WANSeed == nil || *d.Env.WANSeed != 42 ||
+		!strings.Contains(d.Env.Impairment, "forwarder") {
+		t.Errorf("env: method %q seed %v impairment %q", d.Env.ImpairmentMethod, d.Env.WANSeed, d.Env.Impairment)
+	}
+	var rr *results.Sample
+	for i, s := range d.Samples {
+		if s.Condition == wanCondition && s.Instrument == "tcp_rr" {
+			rr = &d.Samples[i]
+		}
+		if s.Condition == wanCondition && s.ContainerCPUSec[impairCgroup] <= 0 {
+			t.Errorf("wan %s: no forwarder CPU recorded (%v)", s.Instrument, s.ContainerCPUSec)
+		}
+	}
+	if rr == nil || rr.P50Us == nil {
+		t.Fatalf("no WAN TCP_RR sample with a p50 (failures: %+v)", d.Failures)
+	}
+	if *rr.P50Us < 29000 || *rr.P50Us > 33000 {
+		t.Errorf("WAN TCP_RR p50 = %.0f µs, want 29000–33000", *rr.P50Us)
+	}
+	if len(d.Verification) != 1 {
+		t.Fatalf("verification: %+v", d.Verification)
+	}
+	v := d.Verification[0]
+	t.Logf("verification: %+v (measured RTT %v ms, loss %v %%)", v, deref(v.MeasuredRTTMs), deref(v.MeasuredLossPct))
+	if v.MeasuredRTTMs == nil || *v.MeasuredRTTMs < 29 || *v.MeasuredRTTMs > 31 || v.Packets == 0 {
+		t.Errorf("verification measured RTT %v ms over %d packets, want within 1 ms of 30", deref(v.MeasuredRTTMs), v.Packets)
+	}
+	if !v.OK || res.Unverified != 0 {
+		t.Errorf("verification not ok: %+v", v)
+	}
+	var diags int
+	for _, g := range d.Diagnostics {
+		if g.Condition == wanCondition && strings.Contains(g.Output, "drop ratio") {
+			diags++
+		}
+	}
+	if diags != 2 {
+		t.Errorf("want the client's and the server's impairment counters as diagnostics, got %d: %+v", diags, d.Diagnostics)
+	}
+	md, err := os.ReadFile(filepath.Join(o.OutDir, ReportFile))
+	if err != nil || !strings.Contains(string(md), "## Verification") || !strings.Contains(string(md), "## Results — WAN (30 ms RTT, 0.1 % loss)") {
+		t.Errorf("report lacks the WAN table or the Verification section (%v)", err)
+	}
+
+	// Nothing left: namespaces, /etc/netns, the forwarder, its socket,
+	// the run's cgroups and private directory.
+	if left := nstest.Residue(res.Prefix); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if pids := processesMentioning(res.Prefix); len(pids) > 0 {
+		t.Errorf("processes of the run still alive: %v", pids)
+	}
+	if _, err := os.Stat(privateDir(res.Prefix)); !os.IsNotExist(err) {
+		t.Errorf("private directory left: %v", err)
+	}
+	if root, err := proc.Cgroup2Root(); err == nil {
+		if _, err := os.Stat(cgroupDir(root, res.Prefix)); !os.IsNotExist(err) {
+			t.Errorf("cgroup left: %v", err)
+		}
+	}
+}
+
+func deref(x *float64) any {
+	if x == nil {
+		return nil
+	}
+	return *x
+}
+
+// processesMentioning lists the PIDs whose command line contains s.
+func processesMentioning(s string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), s) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}

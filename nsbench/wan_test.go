@@ -1,0 +1,77 @@
+package nsbench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// BENCH_WAN's grammar beyond TestParseWAN: spacing, case, precision, and
+// what each form becomes for the impairment.
+func TestParseWANGrammar(t *testing.T) {
+	for in, want := range map[string]string{
+		" 30ms:0.1% ":    "WAN (30 ms RTT, 0.1 % loss)",
+		"0.5ms:0.01%":    "WAN (0.5 ms RTT, 0.01 % loss)",
+		"100ms:0%":       "WAN (100 ms RTT, no loss)",
+		"10000ms:99.99%": "WAN (10000 ms RTT, 99.99 % loss)",
+	} {
+		w, err := ParseWAN(in)
+		if err != nil || w == nil {
+			t.Errorf("ParseWAN(%q) = %v, %v", in, w, err)
+			continue
+		}
+		if got := w.Condition(0).Label(); got != want {
+			t.Errorf("ParseWAN(%q) label %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{"OFF", "Off", " off\n"} {
+		if w, err := ParseWAN(in); w != nil || err != nil {
+			t.Errorf("ParseWAN(%q) = %v, %v; want off", in, w, err)
+		}
+	}
+	for _, in := range []string{"30 ms:0.1%", "30ms: 0.1%", "30ms:0.1", "30:0.1%", "30ms:.1%", "30ms:1e-3%", "30s:0.1%",
+		"30ms:0.1%:x", "ms:0.1%", "-30ms:0.1%", "on"} {
+		if w, err := ParseWAN(in); err == nil {
+			t.Errorf("ParseWAN(%q) = %+v, want an error", in, w)
+		}
+	}
+	w, _ := ParseWAN("30ms:0.1%")
+	c := w.Condition(7)
+	if c.RTT != 30*time.Millisecond || c.OneWay() != 15*time.Millisecond || c.LossPct != 0.1 || c.Seed != 7 || c.QueueLimit() != 100000 {
+		t.Errorf("Condition = %+v", c)
+	}
+}
+
+func TestWANPlanAndDocument(t *testing.T) {
+	o := Defaults()
+	o.OutDir = t.TempDir()
+	if o.WAN != "30ms:0.1%" || o.Impairment != ImpairmentAuto {
+		t.Errorf("defaults: wan %q impairment %q, want the reference's 30ms:0.1%% and auto", o.WAN, o.Impairment)
+	}
+	p, err := NewPlan(o, []string{"ssh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDocument(p, nil)
+	if len(d.Conditions) != 2 || d.Conditions[1].Name != "wan" || d.Conditions[1].Label != "WAN (30 ms RTT, 0.1 % loss)" {
+		t.Fatalf("conditions %+v", d.Conditions)
+	}
+	if d.Conditions[0].ScpPayloadBytes != 5<<30 || d.Conditions[1].ScpPayloadBytes != 256<<20 {
+		t.Errorf("scp payloads %d / %d, want 5 GiB on the LAN and the 256 MiB warm file on the WAN",
+			d.Conditions[0].ScpPayloadBytes, d.Conditions[1].ScpPayloadBytes)
+	}
+	if d.Env.WAN != "30ms:0.1%" {
+		t.Errorf("env wan %q", d.Env.WAN)
+	}
+
+	o.WAN = "off"
+	p, _ = NewPlan(o, []string{"ssh"})
+	if d := newDocument(p, nil); len(d.Conditions) != 1 || d.Env.WAN != "off" {
+		t.Errorf("--wan off: conditions %+v, env wan %q", d.Conditions, d.Env.WAN)
+	}
+
+	o.Impairment = "tc"
+	if _, err := NewPlan(o, []string{"ssh"}); err == nil || !strings.Contains(err.Error(), "--impairment") {
+		t.Errorf("--impairment tc: %v", err)
+	}
+}
