@@ -5,6 +5,9 @@ package instrument
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -55,6 +58,51 @@ type Measurement struct {
 // Default is the reference's instrument set, in its run order.
 func Default() []Instrument {
 	return []Instrument{IPerf3{Streams: 1}, IPerf3{Streams: 4}, TCPRR{}, Scp{}}
+}
+
+// All is every instrument in run order: the reference's four, then seed
+// 001's ICMP latency and UDP packet rate.
+func All() []Instrument {
+	return append(Default(), Ping{}, UDPRate{})
+}
+
+// Ready names the time-to-ready sample: seconds from the start of a
+// transport's set-up until the first SSH exchange through it, recorded by
+// the orchestrator once per transport and condition (it is not a tool run
+// per sample, so it is not an Instrument).
+const Ready = "ready"
+
+// Names lists every selectable instrument name, Ready included.
+func Names() []string {
+	var names []string
+	for _, in := range All() {
+		names = append(names, in.Name())
+	}
+	return append(names, Ready)
+}
+
+// Select returns the named instruments in run order, and whether Ready was
+// named. No names selects everything.
+func Select(names []string) (ins []Instrument, ready bool, err error) {
+	if len(names) == 0 {
+		return All(), true, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(Names(), n) {
+			return nil, false, fmt.Errorf("unknown instrument %q (known: %s)", n, strings.Join(Names(), ", "))
+		}
+		if want[n] {
+			return nil, false, fmt.Errorf("instrument %q given twice", n)
+		}
+		want[n] = true
+	}
+	for _, in := range All() {
+		if want[in.Name()] {
+			ins = append(ins, in)
+		}
+	}
+	return ins, want[Ready], nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -148,3 +148,22 @@ func TestUDPRateMeasure(t *testing.T) {
 		t.Error("a failing counter must fail the sample")
 	}
 }
+
+func TestSelect(t *testing.T) {
+	all, ready, err := Select(nil)
+	if err != nil || !ready || len(all) != 6 || all[0].Name() != "iperf3-1" || all[5].Name() != "udp-pps" {
+		t.Fatalf("default selection: %v %v %v", all, ready, err)
+	}
+	ins, ready, err := Select([]string{"scp", "iperf3-1"})
+	if err != nil || ready || len(ins) != 2 || ins[0].Name() != "iperf3-1" || ins[1].Name() != "scp" {
+		t.Errorf("want run order iperf3-1, scp without ready: %v %v %v", ins, ready, err)
+	}
+	if ins, ready, err := Select([]string{"ready"}); err != nil || !ready || len(ins) != 0 {
+		t.Errorf("ready alone: %v %v %v", ins, ready, err)
+	}
+	for _, bad := range [][]string{{"iperf"}, {"ping", "ping"}} {
+		if _, _, err := Select(bad); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
