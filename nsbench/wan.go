@@ -34,8 +34,9 @@ const impairCgroup = "impair"
 
 // wanRun is the run's impairment, chosen and proven at set-up.
 type wanRun struct {
-	cond impair.Condition
-	imp  impair.Impairment
+	cond  impair.Condition
+	imp   impair.Impairment
+	probe *impair.ProbeListener // in the server namespace
 }
 
 // setUpImpairment chooses how the WAN condition is made, proves that it
@@ -51,6 +52,13 @@ func (r *runner) setUpImpairment(ctx context.Context, cgroupRoot string) error {
 		seed = *r.plan.Seed
 	}
 	r.wan = &wanRun{cond: w.Condition(seed)}
+	probe, err := impair.ListenProbe(r.topo.Roles[topology.Server].NS,
+		net.JoinHostPort(r.topo.Spec.Addr(topology.Server).String(), strconv.Itoa(impair.ProbePort)))
+	if err != nil {
+		return err
+	}
+	r.wan.probe = probe
+	r.stack.push("RTT probe listener", func(context.Context) error { return probe.Close() })
 
 	var netemErr error
 	method := r.plan.Impairment
@@ -178,8 +186,7 @@ func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *tr
 			err = errors.Join(err, fmt.Errorf("%s / %s: clear impairment: %w", t.Name(), cond.Name, cerr))
 		}
 	}()
-	server := net.JoinHostPort(r.topo.Spec.Addr(topology.Server).String(), strconv.Itoa(transport.SSHPort))
-	rtt, rttErr := impair.ProbeRTT(ctx, r.topo.Roles[topology.Client].NS, server, impair.ProbeCount)
+	rtt, rttErr := impair.ProbeRTT(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), impair.ProbeCount)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -31,24 +31,12 @@ func upTopology(t *testing.T) (*topology.Topology, string) {
 			t.Errorf("topology down: %v", err)
 		}
 	})
-	addr := net.JoinHostPort(topo.Spec.Addr(topology.Server).String(), "7777")
-	var ln net.Listener
-	if err := topo.Roles[topology.Server].NS.Do(func() (err error) {
-		ln, err = net.Listen("tcp", addr)
-		return err
-	}); err != nil {
+	ln, err := ListenProbe(topo.Roles[topology.Server].NS, net.JoinHostPort(topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ProbePort)))
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	addr := ln.Addr()
 	return topo, addr
 }
 

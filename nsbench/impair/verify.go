@@ -2,6 +2,7 @@ package impair
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -35,6 +36,51 @@ const MinExpectedDrops = 225
 
 // ProbeCount is how many connects ProbeRTT makes by default.
 const ProbeCount = 20
+
+// ProbePort is where a ProbeListener listens: no transport or fixture uses
+// it (the "discard" port).
+const ProbePort = 9
+
+// ProbeListener is the target of ProbeRTT: a TCP listener in the far
+// namespace that accepts and closes. The handshake is the kernel's alone,
+// so probing touches no fixture (sshd's per-source penalties, in OpenSSH
+// 9.8 and later, would block a client that connects 20 times without
+// logging in).
+type ProbeListener struct {
+	ln net.Listener
+}
+
+// ListenProbe listens on addr (host:port) inside n.
+func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
+	var ln net.Listener
+	if err := n.Do(func() (err error) {
+		ln, err = net.Listen("tcp", addr)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("RTT probe listener in %s: %w", n.Name, err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // closed
+			}
+			c.Close()
+		}
+	}()
+	return &ProbeListener{ln: ln}, nil
+}
+
+// Addr is where to probe.
+func (p *ProbeListener) Addr() string { return p.ln.Addr().String() }
+
+// Close stops listening. Safe to call twice.
+func (p *ProbeListener) Close() error {
+	if err := p.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
 
 // RTT is a measured round trip: the median, min and max over the probes
 // that completed.

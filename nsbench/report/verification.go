@@ -19,8 +19,8 @@ func (v *view) writeVerification(w *writer) {
 		return
 	}
 	w.block("## Verification")
-	w.block("Each WAN cell's condition, configured against measured. RTT: the median of TCP handshakes from the client " +
-		"to the server's sshd, timed by the kernel (TCP_INFO), probed just before the cell. Loss: what the client's and " +
+	w.block("Each WAN cell's condition, configured against measured. RTT: the median of 20 TCP handshakes from the client " +
+		"to a listener in the server's namespace, timed by the kernel (TCP_INFO), probed just before the cell. Loss: what the client's and " +
 		"the server's egress lost during the cell by the impairment's own counters (lost ÷ offered, both directions " +
 		"together; loss outside the emulation counts). A cell is flagged " + flagMark + " when its RTT is off by more than " +
 		"1 ms, or its loss by more than ±20 % relative once the configured loss predicts at least 225 drops (±20 % is " +

@@ -138,8 +138,9 @@ type Diagnostic struct {
 }
 
 // Verification is one impaired cell's condition, configured and measured:
-// the RTT probed just before the cell (median of TCP handshakes from the
-// client to the server) and the loss counted by the impairment during it.
+// the RTT probed just before the cell (median of kernel-timed TCP
+// handshakes from the client to a listener in the server's namespace) and
+// the loss counted by the impairment during it.
 // OK is false when the RTT is off by more than 1 ms, or the loss by more
 // than 20 % relative once enough packets passed to judge it (Note says
 // which, or why the loss was not judged).
