@@ -19,7 +19,7 @@ var errInterrupted = errors.New("interrupted: results measured so far are kept")
 
 // allTransports is every transport twnsbench knows, in the report's order.
 func allTransports() []transport.Transport {
-	return []transport.Transport{transport.SSH{}, &transport.WireGuard{}}
+	return []transport.Transport{transport.SSH{}, &transport.WireGuard{}, &transport.TW{}}
 }
 
 func transportNames() []string {
@@ -43,7 +43,7 @@ func runCommand() *cli.Command {
 			"sample to OUT/bench-results.json; the report goes to OUT/bench-report.md with its charts\n" +
 			"OUT/bench-chart.svg and OUT/bench-chart-dark.svg, and tool logs to OUT/logs/<run id>/.\n" +
 			"Ctrl-C stops, tears down and keeps what was measured.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transportNames(), ", ") + "); default: every transport available on this host"},
 			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (delay RTT/2 and the loss on the client's and the server's egress; measured after each transport's LAN cells) or off"},
 			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
@@ -56,7 +56,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			wireguardFlag(),
 			impairmentFlag(), seedFlag(), strictFlag(),
-		},
+		}, twFlags()...),
 		Action: runAction,
 	}
 }
@@ -88,6 +88,7 @@ func runAction(c *cli.Context) error {
 	if err := setWireGuardMode(c, ts); err != nil {
 		return refuse(err)
 	}
+	setTWBinaries(c, ts)
 	con := newConsole(c.App.ErrWriter)
 	res, err := nsbench.Run(c.Context, plan, nsbench.Deps{
 		Transports:  ts,

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// twBinaries are the real tw, Caddy and Xray, from TWNSBENCH_TW,
+// TWNSBENCH_CADDY and TWNSBENCH_XRAY; without all three the test skips
+// and says how to get them.
+func twBinaries(t *testing.T) (tw, caddy, xray string) {
+	t.Helper()
+	tw, caddy, xray = os.Getenv("TWNSBENCH_TW"), os.Getenv("TWNSBENCH_CADDY"), os.Getenv("TWNSBENCH_XRAY")
+	if tw == "" || caddy == "" || xray == "" {
+		t.Skip("SKIPPED tw integration: set TWNSBENCH_TW, TWNSBENCH_CADDY and TWNSBENCH_XRAY to the binaries' paths " +
+			"(tw: build it from Tunnel Whisperer's source; Caddy and Xray: scripts/install-relay-tools.sh DIR)")
+	}
+	return tw, caddy, xray
+}
+
+// outsideRunDir are places tw, Caddy or sshd would write to if their
+// directories were not redirected into the run's private directory.
+func outsideRunDir(t *testing.T) []string {
+	home, _ := os.UserHomeDir()
+	cwd, _ := os.Getwd()
+	paths := []string{"/etc/tw", "/etc/caddy", "/usr/local/etc/xray", "/var/lib/caddy", "/home/twrelay"}
+	for _, p := range []string{".config/caddy", ".local/share/caddy", ".config/tw", ".tw"} {
+		paths = append(paths, filepath.Join(home, p))
+	}
+	for _, pattern := range []string{"tw_join_*.json", "*.twctx", "join-response.json"} {
+		m, _ := filepath.Glob(filepath.Join(cwd, pattern))
+		paths = append(paths, m...)
+	}
+	var exist []string
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err == nil {
+			exist = append(exist, p)
+		}
+	}
+	return exist
+}
+
+// processesOf lists live processes whose executable is one of bins or
+// whose command line names the run's private directory.
+func processesOf(prefix string, bins ...string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		exe, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		for _, b := range bins {
+			if exe == b {
+				found = append(found, e.Name()+" "+line)
+			}
+		}
+		if strings.Contains(line, "/"+prefix+"/") {
+			found = append(found, e.Name()+" "+line)
+		}
+	}
+	return found
+}
+
+// TestQuickTWRun is the acceptance check: a quick LAN run through
+// the real tw, relay and server, with every instrument, the RSS rows, a
+// busy relay and nothing left behind.
+func TestQuickTWRun(t *testing.T) {
+	requireRoot(t)
+	tw, caddy, xray := twBinaries(t)
+	before := outsideRunDir(t)
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "tw", "--wan", "off", "--quick", "--out", out,
+		"--tw", tw, "--caddy", caddy, "--xray", xray)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]results.Sample{}
+	for _, s := range doc.Samples {
+		if s.Transport != "tw" {
+			t.Errorf("unexpected sample %+v", s)
+			continue
+		}
+		got[s.Instrument] = s
+		for _, role := range []string{"client", "relay", "server"} {
+			if s.ContainerCPUSec[role] <= 0 {
+				t.Errorf("%s: %s CPU-s %.3f, want > 0 (every byte crosses the relay)", s.Instrument, role, s.ContainerCPUSec[role])
+			}
+		}
+	}
+	for _, inst := range []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp"} {
+		if s, ok := got[inst]; !ok || s.Value <= 0 {
+			t.Errorf("%s: no positive sample (%+v)", inst, s)
+		}
+	}
+	if scp := got["scp"]; scp.PayloadBytes == nil || *scp.PayloadBytes != 64<<20 {
+		t.Errorf("scp payload %v, want 64 MiB", scp.PayloadBytes)
+	}
+	if !strings.HasPrefix(doc.Env.TW, "tw version ") {
+		t.Errorf("env.tw = %q, want tw's version", doc.Env.TW)
+	}
+	var rss map[string]int64
+	for _, r := range doc.RSS {
+		if r.Transport == "tw" && r.Label == "" {
+			rss = r.PeakKB
+		}
+	}
+	for _, key := range []string{"client / tw client connect", "server / tw server start", "relay / caddy", "relay / xray", "relay / sshd"} {
+		if rss[key] <= 0 {
+			t.Errorf("RSS row %q: %d kB (rows: %v)", key, rss[key], rss)
+		}
+	}
+	prefix := runPrefix(t, out)
+	if left := leftoversOf(prefix); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if procs := processesOf(prefix, tw, caddy, xray); len(procs) > 0 {
+		t.Errorf("processes left: %v", procs)
+	}
+	if after := outsideRunDir(t); len(after) != len(before) {
+		t.Errorf("files outside the run directory: before %v, after %v", before, after)
+	}
+}
+
+// TestTWSkippedWithoutBinary: without tw the tw row is skipped with the
+// reason and the fix, and the other transports run.
+func TestTWSkippedWithoutBinary(t *testing.T) {
+	requireRoot(t)
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "tw")); err != nil {
+			keep = append(keep, dir)
+		}
+	}
+	t.Setenv("PATH", strings.Join(keep, string(filepath.ListSeparator)))
+	if p, err := exec.LookPath("tw"); err == nil {
+		t.Fatalf("tw still on PATH at %s", p)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "ssh,tw", "--wan", "off", "--quick", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reason string
+	for _, s := range doc.Skipped {
+		if s.Transport == "tw" {
+			reason = s.Reason
+		}
+	}
+	if !strings.Contains(reason, "tw not found (PATH)") || !strings.Contains(reason, "--tw PATH") {
+		t.Errorf("tw skip reason %q: want what is missing and how to get it", reason)
+	}
+	n := 0
+	for _, s := range doc.Samples {
+		if s.Transport == "tw" {
+			t.Errorf("a sample for skipped tw: %+v", s)
+		}
+		if s.Transport == "ssh" {
+			n++
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d ssh samples, want the whole quick run", n)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	if !strings.Contains(string(md), "| SSH over Tunnel Whisperer | skipped: tw not found (PATH)") {
+		t.Errorf("report lacks the skipped tw row:\n%s", md)
+	}
+	if left := leftoversOf(runPrefix(t, out)); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
