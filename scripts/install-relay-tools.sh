@@ -32,5 +32,6 @@ echo "install-relay-tools: xray $XRAY_VERSION -> $dir/xray"
 GOBIN=$build go install "github.com/xtls/xray-core/main@$XRAY_VERSION"
 install -m 0755 "$build/main" "$dir/xray"
 
-"$dir/caddy" version
+# A go-installed Caddy says "unknown" to `caddy version`; build-info knows.
+"$dir/caddy" build-info | awk '$2 == "github.com/caddyserver/caddy/v2" { print "Caddy " $3 }'
 "$dir/xray" version | head -n 1
