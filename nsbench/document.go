@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +75,8 @@ func (r *runner) recordTopology() {
 	}
 }
 
-// recordPath adds a transport's facts and fallbacks to the env block.
+// recordPath adds a transport's facts and fallbacks to the env block (once:
+// every condition builds the same path again).
 func (r *runner) recordPath(t transport.Transport, p *transport.Path) {
 	for k, v := range p.Facts {
 		switch k {
@@ -85,18 +87,33 @@ func (r *runner) recordPath(t transport.Transport, p *transport.Path) {
 		}
 	}
 	for _, f := range p.Fallbacks {
-		r.doc.Env.Fallbacks = append(r.doc.Env.Fallbacks, t.Name()+": "+f)
+		if fb := t.Name() + ": " + f; !slices.Contains(r.doc.Env.Fallbacks, fb) {
+			r.doc.Env.Fallbacks = append(r.doc.Env.Fallbacks, fb)
+		}
 	}
 }
 
-// recordRSS samples VmHWM of the transport's processes once, after its
-// cells; the first transport also records the fixtures' baseline.
-func (r *runner) recordRSS(t transport.Transport, p *transport.Path, first bool) {
+// rssPeaks keeps, per "role / process", the highest VmHWM over a
+// transport's paths (one per condition), sampled at the end of each path's
+// cell while its processes still run.
+type rssPeaks map[string]int64
+
+func (pk rssPeaks) sample(r *runner, t transport.Transport, p *transport.Path) {
+	for k, kb := range r.peakKB(t.Name(), "", p.Procs).PeakKB {
+		if old, ok := pk[k]; !ok || kb > old {
+			pk[k] = kb
+		}
+	}
+}
+
+// recordRSS adds a transport's peaks; the first transport also records the
+// fixtures' baseline.
+func (r *runner) recordRSS(t transport.Transport, peaks rssPeaks, first bool) {
 	if first {
 		r.doc.RSS = append(r.doc.RSS, r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
 	}
-	if len(p.Procs) > 0 {
-		r.doc.RSS = append(r.doc.RSS, r.peakKB(t.Name(), "", p.Procs))
+	if len(peaks) > 0 {
+		r.doc.RSS = append(r.doc.RSS, results.RSS{Transport: t.Name(), PeakKB: peaks})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -33,6 +34,8 @@ type Deps struct {
 	Instruments []instrument.Instrument
 	Versions    map[string]string // tool → version, from preflight
 	Logf        Logf
+	// Ready records the time-to-ready sample of every path.
+	Ready bool
 	// Status, when set, is told which sample is about to run (for a live
 	// progress line on a terminal).
 	Status func(Status)
@@ -230,48 +233,133 @@ func (r *runner) instrumentEnv(t transport.Target) *instrument.Env {
 		Run: func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
 			return proc.Run(ctx, r.env.Spec(topology.Client, name, append([]string{name}, argv...)...))
 		},
+		UDPRcvbufErrors: func() (uint64, error) {
+			st, err := metrics.ReadUDPStats(r.topo.Roles[topology.Client].NS)
+			return st.RcvbufErrors, err
+		},
 	}
 }
 
-// runTransport brings one transport up, measures it under every condition
-// and closes it. A transport that cannot run is reported as skipped; only
-// an interruption stops the run.
+// runTransport measures one transport under every condition. Each
+// condition gets a fresh path, built under that condition and timed from
+// the start of its set-up to the first SSH exchange through it (the ready
+// sample), so a transport's long-lived connections are made under the
+// condition they are measured in. A transport that cannot run is reported
+// as skipped; only an interruption stops the run.
 func (r *runner) runTransport(ctx context.Context, t transport.Transport, first bool) error {
 	r.doc.Transports = append(r.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label()})
 	if err := t.Check(); err != nil {
-		r.skip(t, err.Error())
+		r.skip(t, "", err.Error())
 		return r.write()
 	}
-	r.logf("%s: setting up", t.Label())
-	path, err := t.Up(ctx, r.env)
+	peaks := rssPeaks{}
+	for _, cond := range r.doc.Conditions {
+		if err := r.runCondition(ctx, t, cond, peaks); err != nil {
+			return err
+		}
+	}
+	r.recordRSS(t, peaks, first)
+	return r.write()
+}
+
+// runCondition sets the condition (the impairment, for WAN), builds the
+// path under it, measures the cell and closes the path again.
+func (r *runner) runCondition(ctx context.Context, t transport.Transport, cond results.Condition, peaks rssPeaks) (err error) {
+	var applied []impair.Applied
+	if cond.Name == wanCondition {
+		var clear func(*error)
+		if applied, clear, err = r.setImpairment(ctx, t, cond); err != nil {
+			return err
+		}
+		defer clear(&err)
+	}
+	r.logf("%s / %s: setting up", t.Label(), cond.Name)
+	path, err := r.bringUp(ctx, t, cond)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r.skip(t, "set-up failed: "+err.Error())
+		r.skip(t, cond.Name, "set-up failed: "+err.Error())
 		return r.write()
 	}
-	r.stack.push(t.Name()+" path", func(context.Context) error { return path.Close() })
 	r.recordPath(t, path)
-	for _, cond := range r.doc.Conditions {
-		runCell := r.runCell
-		if cond.Name == wanCondition {
-			runCell = r.runWANCell
-		}
-		if err := runCell(ctx, t, path, cond); err != nil {
-			return err
-		}
+	if cond.Name == wanCondition {
+		err = r.runWANCell(ctx, t, path, cond, applied)
+	} else {
+		err = r.runCell(ctx, t, path, cond)
 	}
-	r.recordRSS(t, path, first)
-	if err := path.Close(); err != nil {
-		r.logf("%s: close: %v", t.Label(), err)
+	peaks.sample(r, t, path)
+	if cerr := path.Close(); cerr != nil {
+		r.logf("%s: close: %v", t.Label(), cerr)
 	}
-	return r.write()
+	return err
 }
 
-func (r *runner) skip(t transport.Transport, reason string) {
-	r.logf("%s: skipped: %s", t.Label(), reason)
-	r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(), Reason: reason})
+// readyTimeout bounds the wait for the first exchange through a path.
+const readyTimeout = 60 * time.Second
+
+// bringUp builds t's path and waits for the first SSH exchange through it;
+// the time from the start of set-up to that exchange is the ready sample.
+func (r *runner) bringUp(ctx context.Context, t transport.Transport, cond results.Condition) (*transport.Path, error) {
+	before, err := r.sampler.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("meters: %w", err)
+	}
+	start := time.Now()
+	path, err := t.Up(ctx, r.env)
+	if err != nil {
+		return nil, err
+	}
+	r.stack.push(t.Name()+" path", func(context.Context) error { return path.Close() })
+	if err := r.firstExchange(ctx, path.Target); err != nil {
+		path.Close()
+		return nil, fmt.Errorf("no SSH exchange through the path: %w", err)
+	}
+	ready := time.Since(start)
+	after, err := r.sampler.Snapshot()
+	if err != nil {
+		path.Close()
+		return nil, fmt.Errorf("meters: %w", err)
+	}
+	r.logf("%s / %s: ready in %.2f s", t.Name(), cond.Name, ready.Seconds())
+	if r.deps.Ready {
+		d := after.Sub(before)
+		r.doc.Samples = append(r.doc.Samples, results.Sample{
+			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: 1,
+			WallSec: ready.Seconds(), Value: ready.Seconds(), Unit: "s",
+			HostCPUSec: d.HostCPUSec, ContainerCPUSec: d.RoleCPUSec,
+		})
+	}
+	return path, r.write()
+}
+
+// firstExchange runs `ssh … true` through the path until it succeeds: a
+// transport may report itself up a moment before its data path carries.
+func (r *runner) firstExchange(ctx context.Context, target transport.Target) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	env := r.instrumentEnv(target)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		err := instrument.Exchange(ctx, env)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// skip records that t cannot run under condition ("" for every condition).
+func (r *runner) skip(t transport.Transport, condition, reason string) {
+	where := ""
+	if condition != "" {
+		where = " / " + condition
+	}
+	r.logf("%s%s: skipped: %s", t.Label(), where, reason)
+	r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(), Condition: condition, Reason: reason})
 }
 
 // runCell runs the untimed warm-up, then the timed runs in the reference's

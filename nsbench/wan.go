@@ -20,8 +20,9 @@ import (
 
 // The WAN condition. Each transport runs its LAN cells, then its WAN cell:
 //
-//	Set the impairment → probe the RTT → counters snapshot → the cell →
-//	counters snapshot → Clear → diagnostics and verification
+//	Set the impairment → a fresh path, set up under it (timed: ready) →
+//	probe the RTT → counters snapshot → the cell → counters snapshot →
+//	close the path → Clear → diagnostics and verification
 //
 // so the LAN cells of the next transport run on the plain bridge again.
 
@@ -172,20 +173,28 @@ func (r *runner) describeImpairment() {
 	}
 }
 
-// runWANCell runs one transport's WAN cell between Set and Clear of the
-// impairment, then records its diagnostics and verification. Only an
-// interruption or a broken impairment stops the run.
-func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition) (err error) {
+// setImpairment applies the WAN condition for one transport's WAN cell and
+// returns what the kernel or the forwarder holds, and the function that
+// clears it again (wrapping its error into *err).
+func (r *runner) setImpairment(ctx context.Context, t transport.Transport, cond results.Condition) ([]impair.Applied, func(err *error), error) {
 	w := r.wan
 	applied, err := w.imp.Set(ctx, w.cond)
 	if err != nil {
-		return errors.Join(fmt.Errorf("%s / %s: impairment: %w", t.Name(), cond.Name, err), w.imp.Clear(ctx))
+		return nil, nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", t.Name(), cond.Name, err), w.imp.Clear(ctx))
 	}
-	defer func() {
+	clear := func(err *error) {
 		if cerr := w.imp.Clear(context.WithoutCancel(ctx)); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("%s / %s: clear impairment: %w", t.Name(), cond.Name, cerr))
+			*err = errors.Join(*err, fmt.Errorf("%s / %s: clear impairment: %w", t.Name(), cond.Name, cerr))
 		}
-	}()
+	}
+	return applied, clear, nil
+}
+
+// runWANCell runs one transport's WAN cell under the impairment set by
+// setImpairment, then records its diagnostics and verification. Only an
+// interruption or a broken impairment stops the run.
+func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition, applied []impair.Applied) error {
+	w := r.wan
 	rtt, rttErr := impair.ProbeRTT(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), impair.ProbeCount)
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -75,6 +75,7 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 		{"run", "--transports", "nope"},
 		{"run", "--duration", "1500ms"},
 		{"run", "--bogus-flag"},
+		{"run", "--instruments", "iperf3-1,bogus"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		code, _, stderr := runInProcess(append(args, "--out", out)...)

@@ -31,7 +31,7 @@ func transportNames() []string {
 }
 
 // tools are the programs a run starts.
-var tools = []string{"iperf3", "netperf", "netserver", "ssh", "scp", "sshd", "ssh-keygen"}
+var tools = []string{"iperf3", "netperf", "netserver", "ssh", "scp", "sshd", "ssh-keygen", "ping"}
 
 func runCommand() *cli.Command {
 	d := nsbench.Defaults()
@@ -44,6 +44,7 @@ func runCommand() *cli.Command {
 			"OUT/bench-chart.svg and OUT/bench-chart-dark.svg, and tool logs to OUT/logs/<run id>/.\n" +
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "); default: all"},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transportNames(), ", ") + "); default: every transport available on this host"},
 			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (delay RTT/2 and the loss on the client's and the server's egress; measured after each transport's LAN cells) or off"},
 			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
@@ -89,10 +90,15 @@ func runAction(c *cli.Context) error {
 		return refuse(err)
 	}
 	setTWBinaries(c, ts)
+	ins, ready, err := instrument.Select(splitList(c.String("instruments")))
+	if err != nil {
+		return refuse(fmt.Errorf("--instruments: %w", err))
+	}
 	con := newConsole(c.App.ErrWriter)
 	res, err := nsbench.Run(c.Context, plan, nsbench.Deps{
 		Transports:  ts,
-		Instruments: instrument.Default(),
+		Instruments: ins,
+		Ready:       ready,
 		Versions:    pre.Versions,
 		Logf:        con.Logf,
 		Status:      con.Status,
@@ -131,14 +137,12 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 		o = nsbench.Quick()
 	}
 	if c.IsSet("transports") {
-		for _, t := range strings.Split(c.String("transports"), ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				o.Transports = append(o.Transports, t)
-			}
-		}
-		if len(o.Transports) == 0 {
+		if o.Transports = splitList(c.String("transports")); len(o.Transports) == 0 {
 			return o, errors.New("--transports: empty list")
 		}
+	}
+	if c.IsSet("instruments") && len(splitList(c.String("instruments"))) == 0 {
+		return o, errors.New("--instruments: empty list")
 	}
 	o.WAN = c.String("wan")
 	if err := wanOptions(c, &o); err != nil {
@@ -192,4 +196,15 @@ func selectTransports(names []string) ([]transport.Transport, error) {
 		ts = append(ts, t)
 	}
 	return ts, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var items []string
+	for _, it := range strings.Split(s, ",") {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+		}
+	}
+	return items
 }

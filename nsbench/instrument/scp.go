@@ -112,3 +112,16 @@ func DetectForm(ctx context.Context, env *Env, probe string) (string, error) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Exchange runs one SSH exchange (`ssh … true`) to the target: the first
+// end-to-end exchange that makes a path ready.
+func Exchange(ctx context.Context, env *Env) error {
+	argv := append([]string{"ssh"}, ScpOptions...)
+	argv = append(argv, "-o", "ConnectTimeout=10", "-i", env.SSH.KeyPath, "-p", strconv.Itoa(env.Target.SSHPort),
+		env.SSH.User+"@"+env.Target.Host, "true")
+	res, err := env.Run(ctx, argv[0], argv[1:]...)
+	if err != nil {
+		return fmt.Errorf("ssh: %w: %s", err, parseFirstLine(res.Stderr))
+	}
+	return nil
+}

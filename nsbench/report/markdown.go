@@ -23,7 +23,9 @@ func Markdown(d *results.Document) []byte {
 	v.writeEnvironment(w)
 	for _, c := range d.Conditions {
 		v.writeResults(w, c)
+		v.writePacketTable(w, c)
 	}
+	v.writeFailures(w)
 	v.writeVerification(w)
 	v.writeMemory(w)
 	v.writeDiagnostics(w)
