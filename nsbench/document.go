@@ -84,6 +84,8 @@ func (r *runner) recordPath(t transport.Transport, p *transport.Path) {
 			r.doc.Env.WireGuard = v
 		case "tw":
 			r.doc.Env.TW = v
+		case "relay":
+			r.doc.Env.Relay = v
 		}
 	}
 	for _, f := range p.Fallbacks {

@@ -21,6 +21,7 @@ func (v *view) envRows() []envRow {
 		{"Docker", e.Docker},
 		{"Container image", e.Image},
 		{"tw", e.TW},
+		{"tw relay", e.Relay},
 		{"OpenSSH", e.OpenSSH},
 		{"iperf3", e.IPerf3},
 		{"netperf", e.Netperf},

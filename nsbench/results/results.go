@@ -43,12 +43,14 @@ type Document struct {
 // Env describes where and how the run was made. The first block of fields is
 // the reference's; the rest are twnsbench's additions.
 type Env struct {
-	Generated  string  `json:"generated"`
-	CPUModel   string  `json:"cpu_model"`
-	Cores      int     `json:"cores"`
-	Kernel     string  `json:"kernel"`
-	Docker     string  `json:"docker,omitempty"`
-	TW         string  `json:"tw,omitempty"`
+	Generated string `json:"generated"`
+	CPUModel  string `json:"cpu_model"`
+	Cores     int    `json:"cores"`
+	Kernel    string `json:"kernel"`
+	Docker    string `json:"docker,omitempty"`
+	TW        string `json:"tw,omitempty"`
+	// Relay names the tw relay's parts (Caddy, Xray, sshd versions) and the provisioning flow.
+	Relay      string  `json:"relay,omitempty"`
 	OpenSSH    string  `json:"openssh,omitempty"`
 	IPerf3     string  `json:"iperf3,omitempty"`
 	Netperf    string  `json:"netperf,omitempty"`
