@@ -18,6 +18,7 @@
 #
 # Env: VMTEST_TIMEOUT (s, per boot), VMTEST_MEM (4G), VMTEST_SMP (2),
 #      VMTEST_RW=DIR (a host directory the guest may write, at the same path),
+#      VMTEST_APPEND (more kernel command line),
 #      VMTEST_VERBOSE=1 (boot timings on stderr), VMTEST_CACHE (.cache),
 #      VMTEST_KVER + VMTEST_KERNEL + VMTEST_INITRD (prepare.sh's output;
 #      prepare.sh runs when they are unset).
@@ -33,7 +34,7 @@ if [ -z "${VMTEST_KVER:-}" ] || [ -z "${VMTEST_KERNEL:-}" ] || [ -z "${VMTEST_IN
 fi
 CACHE=${VMTEST_CACHE:-$HERE/.cache}
 TIMEOUT=${VMTEST_TIMEOUT:-600}
-append="console=ttyS0 quiet loglevel=3 panic=-1"
+append="console=ttyS0 quiet loglevel=3 panic=-1 ${VMTEST_APPEND:-}"
 rw=()
 if [ -n "${VMTEST_RW:-}" ]; then
 	# The path goes on the kernel command line and into a QEMU option.
