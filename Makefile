@@ -3,7 +3,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN := bin/twnsbench
 ARGS ?=
 
-.PHONY: all build deps run test unit bench vet clean
+.PHONY: all build deps run test unit vmtest bench vet clean
 
 all: build
 
@@ -26,6 +26,13 @@ vet:
 # latency, so packages must not compete for the two cores.
 test: vet
 	$(GO) test -p 1 -count=1 ./...
+
+# The kernel paths this host lacks (kernel WireGuard, netem) in a VM booted
+# from Debian's stock kernel under QEMU (root; installs qemu and the kernel
+# package on first use; see scripts/vmtest/README.md). suite.sh builds
+# twnsbench and the test binaries itself; it ends with a summary line.
+vmtest:
+	GO=$(GO) bash scripts/vmtest/suite.sh
 
 # Unit tests only: no root, no namespaces.
 unit:
