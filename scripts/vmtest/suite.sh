@@ -8,7 +8,7 @@
 # Ends with checks.sh's summary line: kernel, WireGuard implementation,
 # impairment method, measured RTT and loss.
 #
-# Env: GO (go binary), VMTEST_TIMEOUT (s, default 1800: the whole guest run),
+# Env: GO (go binary), VMTEST_TIMEOUT (s, default 1200: the whole guest run),
 #      VMTEST_CHECKS="doctor netem ..." (a subset of checks.sh's list).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -57,7 +57,7 @@ mkdir -p "$OUT"
 log=$ROOT/bin/vmtest/guest.log
 t=$(date +%s)
 # shellcheck disable=SC2086 # VMTEST_CHECKS is a word list
-VMTEST_VERBOSE=1 VMTEST_RW=$OUT VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1800} \
+VMTEST_VERBOSE=1 VMTEST_RW=$OUT VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1200} \
 	bash scripts/vmtest/vmrun.sh bash scripts/vmtest/checks.sh "$OUT" ${VMTEST_CHECKS:-} 2>&1 | tee "$log" | grep --line-buffered -v "^vmtest summary: " # printed once, last
 rc=${PIPESTATUS[0]}
 t_vm=$(secs "$t")
