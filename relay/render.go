@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/twnsbench/twnsbench/nsbench/account"
 )
 
 // The relay's fixed ports, as tw's relay install uses them.
@@ -229,23 +231,16 @@ func (c Config) XrayConfig() string {
 // no host account is touched.
 func (c Config) SSHDConfig() string {
 	dir := filepath.Join(c.Dir, "sshd")
-	return strings.Join([]string{
+	lines := []string{
 		"# twnsbench relay sshd: reverse tunnels of tw servers",
 		"Port " + strconv.Itoa(SSHPort),
 		"ListenAddress 127.0.0.1",
 		"HostKey " + c.HostKeyPath(),
 		"PidFile " + filepath.Join(dir, "sshd.pid"),
 		"AuthorizedKeysFile " + c.AuthorizedKeysPath(),
-		"AllowUsers " + c.SSHUser,
-		"UsePAM no",
-		"PubkeyAuthentication yes",
-		"PasswordAuthentication no",
-		"KbdInteractiveAuthentication no",
-		"PermitRootLogin no",
-		"StrictModes no",
-		"UseDNS no",
-		"PrintMotd no",
-		"PrintLastLog no",
+	}
+	lines = append(lines, account.SSHDLogins(c.SSHUser)...)
+	return strings.Join(append(lines,
 		"PermitTTY no",
 		"X11Forwarding no",
 		"AllowAgentForwarding no",
@@ -253,7 +248,7 @@ func (c Config) SSHDConfig() string {
 		"GatewayPorts no",
 		"MaxStartups 100:30:200",
 		"",
-	}, "\n")
+	), "\n")
 }
 
 // AuthorizedKeys is the tenant's line as tw's enrollment writes it

@@ -83,3 +83,22 @@ func freeUID() (int, error) {
 	}
 	return 0, errors.New("no free uid between 60001 and 64990")
 }
+
+// SSHDLogins is the sshd_config block every private sshd shares: key
+// logins for user only, no PAM (so no host account is consulted or
+// changed), and none of the per-login work (DNS, motd, lastlog) that would
+// add to what the benchmark measures.
+func SSHDLogins(user string) []string {
+	return []string{
+		"AllowUsers " + user,
+		"UsePAM no",
+		"PubkeyAuthentication yes",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"PermitRootLogin no",
+		"StrictModes no",
+		"UseDNS no",
+		"PrintMotd no",
+		"PrintLastLog no",
+	}
+}

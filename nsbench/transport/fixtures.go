@@ -139,29 +139,22 @@ func (f *Fixtures) Stop() error {
 // SSHDConfig is the fixture sshd's configuration: key-only logins for the
 // bench user, no PAM (no host account is touched), SFTP in-process.
 func SSHDConfig(hostKey, authorizedKeys, pidFile string) string {
-	return strings.Join([]string{
+	lines := []string{
 		"# twnsbench server fixture",
 		"Port " + strconv.Itoa(SSHPort),
 		"ListenAddress 0.0.0.0",
 		"HostKey " + hostKey,
 		"PidFile " + pidFile,
 		"AuthorizedKeysFile " + authorizedKeys,
-		"AllowUsers " + BenchUser,
-		"UsePAM no",
-		"PubkeyAuthentication yes",
-		"PasswordAuthentication no",
-		"KbdInteractiveAuthentication no",
-		"PermitRootLogin no",
-		"StrictModes no",
-		"UseDNS no",
-		"PrintMotd no",
-		"PrintLastLog no",
+	}
+	lines = append(lines, account.SSHDLogins(BenchUser)...)
+	return strings.Join(append(lines,
 		"X11Forwarding no",
 		"AllowTcpForwarding yes",
 		"MaxStartups 100:30:200",
 		"Subsystem sftp internal-sftp",
 		"",
-	}, "\n")
+	), "\n")
 }
 
 func keygen(path, comment string) error {
