@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
@@ -93,13 +94,16 @@ type runner struct {
 	logDir string
 	stack  undoStack
 
-	topo     *topology.Topology
-	env      *transport.Env
-	payload  *payload
-	sampler  *metrics.Sampler
-	ssh      instrument.SSHClient
-	wan      *wanRun // nil without a WAN condition
-	progress progress
+	topo    *topology.Topology
+	env     *transport.Env
+	payload *payload
+	sampler *metrics.Sampler
+	// udpBuffer is the UDP socket buffer the kernel allows the client and
+	// the server, up to instrument.MaxUDPBuffer.
+	udpBuffer int
+	ssh       instrument.SSHClient
+	wan       *wanRun // nil without a WAN condition
+	progress  progress
 }
 
 func (r *runner) openOutput() error {
@@ -212,6 +216,9 @@ func (r *runner) setUp(ctx context.Context) error {
 		return fmt.Errorf("WAN impairment: %w", err)
 	}
 
+	if r.udpBuffer, err = socketBufferLimit(topo); err != nil {
+		return err
+	}
 	r.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
 	probe := r.instrumentEnv(transport.DirectTarget(topo.Spec.Addr(topology.Server).String()))
 	form, err := instrument.DetectForm(ctx, probe, p.Probe)
@@ -233,6 +240,7 @@ func (r *runner) instrumentEnv(t transport.Target) *instrument.Env {
 		Run: func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
 			return proc.Run(ctx, r.env.Spec(topology.Client, name, append([]string{name}, argv...)...))
 		},
+		SocketBuffer: r.udpBuffer,
 		UDPRcvbufErrors: func() (uint64, error) {
 			st, err := metrics.ReadUDPStats(r.topo.Roles[topology.Client].NS)
 			return st.RcvbufErrors, err
@@ -494,4 +502,35 @@ func (r *runner) keptHelp() []string {
 		lines = append(lines, fmt.Sprintf("sudo ip netns exec %s bash   # %s, %s", r.topo.Spec.NetnsName(role), role, r.topo.Spec.Addr(role)))
 	}
 	return lines
+}
+
+// socketBufferLimit is the largest socket buffer both the client and the
+// server namespaces allow (net.core.rmem_max and wmem_max), capped at
+// instrument.MaxUDPBuffer. Newer kernels keep these per namespace and show
+// them inside it; older ones (Debian 12's 6.1) only in the initial
+// namespace, where the value then holds for all.
+func socketBufferLimit(topo *topology.Topology) (int, error) {
+	limit := instrument.MaxUDPBuffer
+	for _, role := range []string{topology.Client, topology.Server} {
+		for _, key := range []string{"rmem_max", "wmem_max"} {
+			path := "/proc/sys/net/core/" + key
+			var b []byte
+			err := topo.Roles[role].NS.Do(func() (err error) {
+				b, err = os.ReadFile(path)
+				return err
+			})
+			if errors.Is(err, os.ErrNotExist) {
+				b, err = os.ReadFile(path) // the initial namespace's, global here
+			}
+			if err != nil {
+				return 0, fmt.Errorf("%s: read net.core.%s: %w", role, key, err)
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				return 0, fmt.Errorf("%s: net.core.%s %q: %w", role, key, b, err)
+			}
+			limit = min(limit, n)
+		}
+	}
+	return limit, nil
 }

@@ -33,6 +33,10 @@ type Env struct {
 	// Run runs a program in the client role (namespace and cgroup).
 	Run func(ctx context.Context, name string, argv ...string) (proc.Result, error)
 	SSH SSHClient
+	// SocketBuffer is the UDP socket buffer (bytes) the packet-rate test
+	// asks for: at most MaxUDPBuffer and what the kernel allows; 0 leaves
+	// iperf3's default.
+	SocketBuffer int
 	// UDPRcvbufErrors, when set, reads the client namespace's cumulative
 	// UDP RcvbufErrors counter (datagrams dropped for lack of buffer).
 	UDPRcvbufErrors func() (uint64, error)

@@ -127,17 +127,18 @@ func TestPingMeasure(t *testing.T) {
 
 func TestUDPRateMeasure(t *testing.T) {
 	env, argv := replay(t, "iperf3-udp-reverse.json", 0)
+	env.SocketBuffer = 212992 // Debian's stock net.core.rmem_max
 	errs := []uint64{100, 160}
 	env.UDPRcvbufErrors = func() (uint64, error) { v := errs[0]; errs = errs[1:]; return v, nil }
 	m, err := UDPRate{}.Measure(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(*argv, " "); got != "iperf3 -c 10.77.0.4 -p 5201 -u -l 200 -b 0 -w 4M -R -t 10 -J" {
+	if got := strings.Join(*argv, " "); got != "iperf3 -c 10.77.0.4 -p 5201 -u -l 200 -b 0 -w 212992 -R -t 10 -J" {
 		t.Errorf("argv = %s", got)
 	}
 	// 136330 sent, 135665 received over 1.000016 s (see testdata/README.md).
-	if math.Abs(m.Value-135665/1.000016) > 1 || m.Extra["sent"] != 136330 || m.Extra["rcvbuf_errors"] != 60 {
+	if math.Abs(m.Value-135665/1.000016) > 1 || m.Extra["sent"] != 136330 || m.Extra["rcvbuf_errors"] != 60 || m.Extra["socket_buffer_bytes"] != 212992 {
 		t.Errorf("measurement %+v", m)
 	}
 	if math.Abs(m.Extra["loss_pct"]-100*665.0/136330) > 1e-9 {
@@ -165,5 +166,12 @@ func TestSelect(t *testing.T) {
 		if _, _, err := Select(bad); err == nil {
 			t.Errorf("%q: want an error", bad)
 		}
+	}
+}
+
+func TestUDPRateWithoutBufferLeavesDefault(t *testing.T) {
+	env, _ := replay(t, "iperf3-udp-reverse.json", 0)
+	if got := strings.Join(UDPRate{}.Args(env), " "); strings.Contains(got, "-w") {
+		t.Errorf("no SocketBuffer: want no -w, got %s", got)
 	}
 }

@@ -67,6 +67,9 @@ func (u UDPRate) Measure(ctx context.Context, env *Env) (Measurement, error) {
 			"iperf3_lost_pct": r.LostPercent,
 		},
 	}
+	if env.SocketBuffer > 0 {
+		m.Extra["socket_buffer_bytes"] = float64(env.SocketBuffer)
+	}
 	if env.UDPRcvbufErrors != nil {
 		after, err := env.UDPRcvbufErrors()
 		if err != nil {
@@ -84,9 +87,19 @@ func lossPct(lost, sent int64) float64 {
 	return 100 * float64(lost) / float64(sent)
 }
 
-// Args is the tool's command line after the program name. -w sizes the
-// socket buffers (the kernel caps it at net.core.rmem_max).
+// Args is the tool's command line after the program name. -w sizes both
+// ends' socket buffers to env.SocketBuffer: iperf3 fails ("socket buffer
+// size not set correctly") when asked for more than net.core.rmem_max and
+// wmem_max allow, and Debian's stock kernel allows only 208 KiB.
 func (UDPRate) Args(env *Env) []string {
-	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.IPerf3Port),
-		"-u", "-l", "200", "-b", "0", "-w", "4M", "-R", "-t", seconds(env.Duration), "-J"}
+	args := []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.IPerf3Port),
+		"-u", "-l", "200", "-b", "0"}
+	if env.SocketBuffer > 0 {
+		args = append(args, "-w", strconv.Itoa(env.SocketBuffer))
+	}
+	return append(args, "-R", "-t", seconds(env.Duration), "-J")
 }
+
+// MaxUDPBuffer is the socket buffer the packet-rate test asks for when the
+// kernel allows it.
+const MaxUDPBuffer = 4 << 20
