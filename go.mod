@@ -1,6 +1,6 @@
 module github.com/twnsbench/twnsbench
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/rhysd/actionlint v1.7.12
