@@ -460,12 +460,16 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 	return r.write()
 }
 
+// toolOf names the log file (client-<tool>.log) an instrument's tool
+// writes to, for the failure message.
 func toolOf(in instrument.Instrument) string {
 	switch in.(type) {
-	case instrument.IPerf3:
+	case instrument.IPerf3, instrument.UDPRate:
 		return "iperf3"
 	case instrument.TCPRR:
 		return "netperf"
+	case instrument.Ping:
+		return "ping"
 	default:
 		return "scp"
 	}
