@@ -109,7 +109,27 @@ func ownerAlive(run string) (int, bool) {
 	if err != nil || pid <= 0 {
 		return 0, false
 	}
-	return pid, unix.Kill(pid, 0) == nil
+	return pid, processAlive(pid)
+}
+
+// processAlive reports whether pid runs. A zombie does not: a harness
+// killed after its parent died waits, unreaped, for PID 1, which may take
+// long.
+func processAlive(pid int) bool {
+	if unix.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return true
+	}
+	state := b[i+2]
+	return state != 'Z' && state != 'X'
 }
 
 // cleanRun removes one run's leftovers, processes first: a namespace
