@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -24,18 +25,9 @@ func (IPerf3) Supports(t transport.Target) error {
 }
 
 func (i IPerf3) Measure(ctx context.Context, env *Env) (Measurement, error) {
-	res, err := env.Run(ctx, "iperf3", i.Args(env)...)
-	// iperf3 -J reports its own errors inside the JSON, even with a
-	// non-zero exit: parse first, so the sample carries iperf3's message.
-	r, perr := parseIperf3(res.Stdout)
-	if perr != nil {
-		if err != nil {
-			return Measurement{}, fmt.Errorf("%w (%v)", perr, err)
-		}
-		return Measurement{}, perr
-	}
+	r, res, err := runIperf3(ctx, env, i.Args(env), parseIperf3)
 	if err != nil {
-		return Measurement{}, fmt.Errorf("iperf3: %w: %s", err, parseFirstLine(res.Stderr))
+		return Measurement{}, err
 	}
 	m := Measurement{
 		Value:   r.ReceivedBitsPerSec / 1e9,
@@ -53,6 +45,24 @@ func (i IPerf3) Measure(ctx context.Context, env *Env) (Measurement, error) {
 func (i IPerf3) Args(env *Env) []string {
 	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.IPerf3Port),
 		"-R", "-t", seconds(env.Duration), "-P", itoa(i.Streams), "-J"}
+}
+
+// runIperf3 runs iperf3 -J and parses its report. iperf3 reports its own
+// errors inside the JSON, even with a non-zero exit: the output is parsed
+// first, so the sample carries iperf3's message.
+func runIperf3[T any](ctx context.Context, env *Env, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {
+	res, err := env.Run(ctx, "iperf3", args...)
+	r, perr := parse(res.Stdout)
+	if perr != nil {
+		if err != nil {
+			perr = fmt.Errorf("%w (%v)", perr, err)
+		}
+		return r, res, perr
+	}
+	if err != nil {
+		return r, res, fmt.Errorf("iperf3: %w: %s", err, parseFirstLine(res.Stderr))
+	}
+	return r, res, nil
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -40,16 +40,9 @@ func (u UDPRate) Measure(ctx context.Context, env *Env) (Measurement, error) {
 			return Measurement{}, err
 		}
 	}
-	res, err := env.Run(ctx, "iperf3", u.Args(env)...)
-	r, perr := parseIperf3UDP(res.Stdout)
-	if perr != nil {
-		if err != nil {
-			return Measurement{}, fmt.Errorf("%w (%v)", perr, err)
-		}
-		return Measurement{}, perr
-	}
+	r, res, err := runIperf3(ctx, env, u.Args(env), parseIperf3UDP)
 	if err != nil {
-		return Measurement{}, fmt.Errorf("iperf3: %w: %s", err, parseFirstLine(res.Stderr))
+		return Measurement{}, err
 	}
 	if r.DurationSec <= 0 {
 		return Measurement{}, fmt.Errorf("iperf3 udp: no duration in its report")
