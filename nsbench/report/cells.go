@@ -127,18 +127,24 @@ func perBusyCore(iperf1 []results.Sample) []float64 {
 // cpuRoles is the order of the CPU-s column's parts.
 var cpuRoles = []string{"client", "server", "relay"}
 
+// roleCPU is each sample's cgroup CPU-seconds of role, where measured.
+func roleCPU(ss []results.Sample, role string) []float64 {
+	var xs []float64
+	for _, s := range ss {
+		if sec, ok := s.ContainerCPUSec[role]; ok {
+			xs = append(xs, sec)
+		}
+	}
+	return xs
+}
+
 // cpuCell is "client / server / relay": per role, the median of the scp
 // samples' cgroup CPU-seconds. A role no sample measured shows a dash.
 func cpuCell(scp []results.Sample) string {
 	parts := make([]string, len(cpuRoles))
 	measured := false
 	for i, role := range cpuRoles {
-		var xs []float64
-		for _, s := range scp {
-			if sec, ok := s.ContainerCPUSec[role]; ok {
-				xs = append(xs, sec)
-			}
-		}
+		xs := roleCPU(scp, role)
 		measured = measured || len(xs) > 0
 		parts[i] = medianCell(xs, precCPU)
 	}

@@ -233,12 +233,7 @@ func (c *chart) cpuBar(t string, p chartPanel, ss []results.Sample) ([]float64, 
 	segs := make([]float64, len(cpuRoles))
 	measured := false
 	for i, role := range cpuRoles {
-		var xs []float64
-		for _, s := range ss {
-			if sec, ok := s.ContainerCPUSec[role]; ok {
-				xs = append(xs, sec)
-			}
-		}
+		xs := roleCPU(ss, role)
 		if sum := stats.Summarize(xs); sum.N > 0 {
 			segs[i], measured = sum.Median, true
 		}
