@@ -60,6 +60,22 @@ func command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// runAndRead runs `twnsbench run args... --out DIR` in-process, fails the
+// test unless it exits 0, and returns the results document and DIR.
+func runAndRead(t *testing.T, args ...string) (*results.Document, string) {
+	t.Helper()
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess(append(append([]string{"run"}, args...), "--out", out)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, out
+}
+
 func runInProcess(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = run(append([]string{"twnsbench"}, args...), &o, &e)
@@ -124,15 +140,7 @@ func TestDoctor(t *testing.T) {
 // real sshd, iperf3, netperf and scp.
 func TestQuickSSHRun(t *testing.T) {
 	requireRoot(t)
-	out := t.TempDir()
-	code, stdout, stderr := runInProcess("run", "--transports", "ssh", "--wan", "off", "--quick", "--out", out)
-	if code != exitOK {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	}
-	doc, err := results.Read(filepath.Join(out, results.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, out := runAndRead(t, "--transports", "ssh", "--wan", "off", "--quick")
 	got := map[string]results.Sample{}
 	for _, s := range doc.Samples {
 		if s.Transport != "ssh" || s.Condition != "lan" || s.Run != 1 {

@@ -76,16 +76,7 @@ func TestQuickTWRun(t *testing.T) {
 	requireRoot(t)
 	tw, caddy, xray := twBinaries(t)
 	before := outsideRunDir(t)
-	out := t.TempDir()
-	code, stdout, stderr := runInProcess("run", "--transports", "tw", "--wan", "off", "--quick", "--out", out,
-		"--tw", tw, "--caddy", caddy, "--xray", xray)
-	if code != exitOK {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	}
-	doc, err := results.Read(filepath.Join(out, results.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, out := runAndRead(t, "--transports", "tw", "--wan", "off", "--quick", "--tw", tw, "--caddy", caddy, "--xray", xray)
 	got := map[string]results.Sample{}
 	for _, s := range doc.Samples {
 		if s.Transport != "tw" {
@@ -147,15 +138,7 @@ func TestTWSkippedWithoutBinary(t *testing.T) {
 	if p, err := exec.LookPath("tw"); err == nil {
 		t.Fatalf("tw still on PATH at %s", p)
 	}
-	out := t.TempDir()
-	code, stdout, stderr := runInProcess("run", "--transports", "ssh,tw", "--wan", "off", "--quick", "--out", out)
-	if code != exitOK {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	}
-	doc, err := results.Read(filepath.Join(out, results.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, out := runAndRead(t, "--transports", "ssh,tw", "--wan", "off", "--quick")
 	var reason string
 	for _, s := range doc.Skipped {
 		if s.Transport == "tw" {

@@ -62,15 +62,7 @@ func TestQuickWireGuardRun(t *testing.T) {
 	kernel := mode == "kernel" || mode == "auto" && has
 	// Other runs may share this host: only what this run adds counts.
 	before, beforeSockets := nsbench.Leftovers(), wg.Sockets(topology.Prefix)
-	out := t.TempDir()
-	code, stdout, stderr := runInProcess("run", "--transports", "ssh,wireguard", "--wireguard", mode, "--wan", "off", "--quick", "--out", out)
-	if code != exitOK {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	}
-	doc, err := results.Read(filepath.Join(out, results.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, out := runAndRead(t, "--transports", "ssh,wireguard", "--wireguard", mode, "--wan", "off", "--quick")
 	if len(doc.Skipped) > 0 || len(doc.Failures) > 0 {
 		t.Fatalf("skipped %+v failures %+v", doc.Skipped, doc.Failures)
 	}
