@@ -12,9 +12,15 @@
 # does not change the running kernel (nothing here touches a bootloader).
 #
 # Prints shell assignments: VMTEST_KVER=... VMTEST_KERNEL=... VMTEST_INITRD=...
-# (vmrun.sh and suite.sh eval them). Progress goes to stderr.
+# (vmrun.sh and suite.sh eval them). Progress goes to stderr: only that final
+# line may reach stdout.
+#
+# Env: VMTEST_CACHE (default .cache next to this script);
+#      VMTEST_PACKAGES_ONLY=1: stop (exit 0, nothing on stdout) right after
+#      the package step (scripts/scripts_test.go runs it with stub apt tools).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib/packages.sh"
 CACHE=${VMTEST_CACHE:-$HERE/.cache}
 say() { echo "vmtest: $*" >&2; }
 
@@ -25,30 +31,30 @@ fi
 
 # --- packages -------------------------------------------------------------
 packages=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils zstd gzip)
-installed=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${packages[@]}" 2>/dev/null | awk '$1 == "ii" {print $2}')
-missing=()
-for p in "${packages[@]}"; do
-	grep -qx "$p" <<<"$installed" || missing+=("$p")
-done
+mapfile -t missing < <(missing_packages "${packages[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
 	say "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	# Lock::Timeout: wait for another apt on this machine instead of failing.
-	apt-get -o DPkg::Lock::Timeout=600 update -q >&2
 	# busybox-static replaces (removes) the dynamic busybox. The kernel package
 	# runs /etc/kernel/postinst.d hooks: with no bootloader installed that is
 	# only initramfs-tools, whose image the VM does not use (mkinitrd.sh builds
 	# its own); INITRD=No makes that hook skip it, and with no image in /boot
 	# the update-initramfs trigger has nothing to do. Building it costs ~20 s
 	# on an idle machine and minutes on a busy one.
-	INITRD=No apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >&2
+	INITRD=No install_packages "${missing[@]}"
+fi
+if [ "${VMTEST_PACKAGES_ONLY:-}" = 1 ]; then
+	exit 0
 fi
 
 # --- the kernel version, from the installed packages' own metadata ---------
 # linux-image-amd64 depends on exactly one linux-image-<ABI>-amd64; its file
 # list names its vmlinuz. No glob over /boot or /lib/modules: this machine
 # may hold other kernels (a -rt flavour, older ABIs).
-kpkg=$(dpkg-query -W -f='${Depends}' linux-image-amd64 | tr ',|' '\n\n' | sed -n 's/^ *\(linux-image-[^ ]*\).*/\1/p')
+deps=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null) || {
+	say "linux-image-amd64 is not installed (did the install above fail?)"
+	exit 1
+}
+kpkg=$(printf '%s\n' "$deps" | tr ',|' '\n\n' | sed -n 's/^ *\(linux-image-[^ ]*\).*/\1/p')
 if [ "$(printf '%s\n' "$kpkg" | grep -c .)" -ne 1 ]; then
 	say "cannot tell the kernel package from linux-image-amd64's Depends: '$kpkg'"
 	exit 1
