@@ -22,16 +22,20 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 	d := &results.Document{
 		SchemaVersion: results.SchemaVersion,
 		Env: results.Env{
-			Generated:   time.Now().UTC().Format(time.RFC3339),
-			CPUModel:    cpuModel(),
-			Cores:       runtime.NumCPU(),
-			Kernel:      kernelRelease(),
+			Generated: time.Now().UTC().Format(time.RFC3339),
+			CPUModel:  cpuModel(),
+			Cores:     runtime.NumCPU(),
+			Kernel:    kernelRelease(),
+			// The reference's Environment table has Docker and image rows:
+			// say what stands in their place here.
+			Docker:      "none: network namespaces on the host",
+			Image:       "none: the host's own programs (" + osRelease() + ")",
 			OpenSSH:     versions["ssh"],
 			IPerf3:      versions["iperf3"],
 			Netperf:     versions["netperf"],
 			WAN:         "off",
 			Runs:        plan.Runs,
-			SizeGB:      float64(plan.SizeBytes) / (1 << 30),
+			SizeGB:      results.GiBOf(plan.SizeBytes),
 			Harness:     harnessVersion(),
 			SizeBytes:   plan.SizeBytes,
 			DurationSec: plan.Duration.Seconds(),
@@ -149,6 +153,22 @@ func cpuModel() string {
 		}
 	}
 	return "unknown"
+}
+
+// osRelease is the host's PRETTY_NAME from os-release.
+func osRelease() string {
+	for _, path := range []string{"/etc/os-release", "/usr/lib/os-release"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				return strings.Trim(v, `"'`)
+			}
+		}
+	}
+	return "unknown OS"
 }
 
 func kernelRelease() string {

@@ -103,7 +103,7 @@ type runner struct {
 	udpBuffer int
 	ssh       instrument.SSHClient
 	wan       *wanRun // nil without a WAN condition
-	progress  progress
+	progress  *progress
 }
 
 func (r *runner) openOutput() error {
@@ -187,15 +187,23 @@ func (r *runner) setUp(ctx context.Context) error {
 		return err
 	}
 
-	r.logf("writing %s of random payload to tmpfs", FormatSize(r.plan.SizeBytes+r.plan.WarmBytes()))
-	p, err := mountPayload(dir, r.plan.SizeBytes, r.plan.WarmBytes())
-	if p != nil {
-		r.stack.push("payload tmpfs", func(context.Context) error { return p.unmount() })
+	if instrument.NeedsPayload(r.deps.Instruments) {
+		r.logf("writing %s of random payload to tmpfs", FormatSize(r.plan.SizeBytes+r.plan.WarmBytes()))
+		p, err := mountPayload(dir, r.plan.SizeBytes, r.plan.WarmBytes())
+		if p != nil {
+			r.stack.push("payload tmpfs", func(context.Context) error { return p.unmount() })
+		}
+		if err != nil {
+			return err
+		}
+		r.payload = p
+	} else {
+		// No instrument copies a file: none is written, and no condition
+		// claims a payload size.
+		for i := range r.doc.Conditions {
+			r.doc.Conditions[i].ScpPayloadBytes = 0
+		}
 	}
-	if err != nil {
-		return err
-	}
-	r.payload = p
 
 	r.env = &transport.Env{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: r.logDir, Logf: r.logf}
 	fx, err := transport.StartFixtures(ctx, r.env)
@@ -220,15 +228,21 @@ func (r *runner) setUp(ctx context.Context) error {
 		return err
 	}
 	r.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
-	probe := r.instrumentEnv(transport.DirectTarget(topo.Spec.Addr(topology.Server).String()))
-	form, err := instrument.DetectForm(ctx, probe, p.Probe)
-	if err != nil {
-		return fmt.Errorf("scp against plain SSH: %w", err)
+	if r.payload != nil {
+		probe := r.instrumentEnv(transport.DirectTarget(topo.Spec.Addr(topology.Server).String()))
+		form, err := instrument.DetectForm(ctx, probe, r.payload.Probe)
+		if err != nil {
+			return fmt.Errorf("scp against plain SSH: %w", err)
+		}
+		r.ssh.Form = form
+		r.doc.Env.ScpForm = form
+		r.doc.Env.ScpOptions = instrument.OptionsString()
 	}
-	r.ssh.Form = form
-	r.doc.Env.ScpForm = form
-	r.doc.Env.ScpOptions = instrument.OptionsString(fx.KeyPath)
-	r.progress = newProgress(r.plan, len(r.deps.Transports), len(r.doc.Conditions), len(r.deps.Instruments), r.deps.Status)
+	var names []string
+	for _, in := range r.deps.Instruments {
+		names = append(names, in.Name())
+	}
+	r.progress = newProgress(r.plan.Runs, len(r.deps.Transports), len(r.doc.Conditions), names, r.deps.Status)
 	return r.write()
 }
 
@@ -258,6 +272,7 @@ func (r *runner) runTransport(ctx context.Context, t transport.Transport, first 
 	r.doc.Transports = append(r.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label()})
 	if err := t.Check(); err != nil {
 		r.skip(t, "", err.Error())
+		r.dropPlanned(len(r.doc.Conditions))
 		return r.write()
 	}
 	peaks := rssPeaks{}
@@ -288,6 +303,7 @@ func (r *runner) runCondition(ctx context.Context, t transport.Transport, cond r
 			return ctx.Err()
 		}
 		r.skip(t, cond.Name, "set-up failed: "+err.Error())
+		r.dropPlanned(1)
 		return r.write()
 	}
 	r.recordPath(t, path)
@@ -360,6 +376,14 @@ func (r *runner) firstExchange(ctx context.Context, target transport.Target) err
 	}
 }
 
+// dropPlanned takes the samples of a transport under n conditions out of
+// the progress plan: they will not run.
+func (r *runner) dropPlanned(conditions int) {
+	for _, in := range r.deps.Instruments {
+		r.progress.drop(in.Name(), conditions*r.plan.Runs)
+	}
+}
+
 // skip records that t cannot run under condition ("" for every condition).
 func (r *runner) skip(t transport.Transport, condition, reason string) {
 	where := ""
@@ -377,7 +401,9 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 	if r.plan.Warmup > 0 {
 		warm := *env
 		warm.Duration = r.plan.Warmup
-		warm.Payload, warm.PayloadBytes = r.payload.Warm, r.payload.WarmBytes
+		if r.payload != nil {
+			warm.Payload, warm.PayloadBytes = r.payload.Warm, r.payload.WarmBytes
+		}
 		r.logf("%s / %s: warm-up", t.Name(), cond.Name)
 		for _, in := range r.deps.Instruments {
 			if in.Supports(path.Target) != nil {
@@ -410,6 +436,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 // tool's own message; only an interruption is returned.
 func (r *runner) sample(ctx context.Context, t transport.Transport, in instrument.Instrument, env *instrument.Env, cond results.Condition, run int) error {
 	if err := in.Supports(env.Target); err != nil {
+		r.progress.drop(in.Name(), 1)
 		if run == 1 {
 			r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Reason: err.Error()})
 		}
@@ -434,7 +461,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 			Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
 			Error: merr.Error() + " (log: " + filepath.Join(r.logDir, "client-"+toolOf(in)+".log") + ")",
 		})
-		r.progress.done(r.logf, t.Name(), cond.Name, in.Name(), run, "FAILED: "+merr.Error())
+		r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, "FAILED: "+merr.Error())
 		return r.write()
 	}
 	d := after.Sub(before)
@@ -456,7 +483,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 	}
 	r.doc.Samples = append(r.doc.Samples, s)
 	r.doc.Timings.HarnessCPUSec += d.HarnessCPUSec
-	r.progress.done(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
+	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
 	return r.write()
 }
 
@@ -485,6 +512,16 @@ func (r *runner) finish(runErr error) error {
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
 		r.doc.Interrupted = "interrupted after " + time.Since(r.start).Round(time.Second).String()
 		r.logf("interrupted: keeping the %d samples measured so far", len(r.doc.Samples))
+	}
+	// The completion mark is written last: a document without it was
+	// written by a run that did not reach this point.
+	switch {
+	case r.doc.Interrupted != "":
+		r.doc.Incomplete = r.doc.Interrupted
+	case runErr != nil:
+		r.doc.Incomplete = "failed: " + runErr.Error()
+	default:
+		r.doc.Complete = true
 	}
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)

@@ -285,6 +285,9 @@ func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Mill
 // scpPayload is the file scp copies under cond: the full payload on the
 // LAN, the warm-up file elsewhere (as the reference does on its WAN).
 func (r *runner) scpPayload(cond results.Condition) string {
+	if r.payload == nil {
+		return ""
+	}
 	if cond.Name == wanCondition {
 		return r.payload.Warm
 	}

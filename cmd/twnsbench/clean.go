@@ -18,6 +18,9 @@ func cleanCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "also remove runs whose harness process is still alive"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return refuse(fmt.Errorf("clean: unexpected argument %q (clean takes no arguments)", c.Args().First()))
+			}
 			rep, err := nsbench.Clean(c.Context, c.Bool("force"))
 			for _, r := range rep.Removed {
 				fmt.Fprintf(c.App.Writer, "removed %s\n", r)

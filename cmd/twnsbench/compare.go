@@ -34,6 +34,11 @@ func compareCommand() *cli.Command {
 			if err != nil {
 				return refuse(err)
 			}
+			for i, d := range []*results.Document{old, cur} {
+				if r := d.IncompleteReason(); r != "" {
+					fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete run (%s): its cells hold only the samples measured before it stopped\n", c.Args().Get(i), r)
+				}
+			}
 			if diffs := compare.EnvDiffs(old, cur); len(diffs) > 0 {
 				if !c.Bool("force") {
 					return refuse(fmt.Errorf("compare: environments differ (%s); --force to compare anyway", strings.Join(diffs, "; ")))

@@ -84,19 +84,31 @@ func runInProcess(args ...string) (code int, stdout, stderr string) {
 
 func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 	before := nsbench.Leftovers()
-	for _, args := range [][]string{
-		{"run", "--wan", "30xx"},
-		{"run", "--runs", "0"},
-		{"run", "--size", "-1"},
-		{"run", "--transports", "nope"},
-		{"run", "--duration", "1500ms"},
-		{"run", "--bogus-flag"},
-		{"run", "--instruments", "iperf3-1,bogus"},
+	noTW := t.TempDir() // a PATH without tw, caddy or xray
+	for _, tc := range []struct {
+		args []string
+		want string // in the one line
+	}{
+		{[]string{"run", "--wan", "30xx"}, "--wan"},
+		{[]string{"run", "--runs", "0"}, "--runs 0"},
+		{[]string{"run", "--size", "-1"}, "--size"},
+		{[]string{"run", "--transports", "nope"}, "unknown transport"},
+		{[]string{"run", "--duration", "1500ms"}, "--duration"},
+		{[]string{"run", "--bogus-flag"}, "bogus-flag"},
+		{[]string{"run", "--instruments", "iperf3-1,bogus"}, "bogus"},
+		{[]string{"run", "--congestion", "nope"}, "--congestion nope: not available in this kernel (available: "},
+		// A transport the user named must run: refused before anything exists.
+		{[]string{"run", "--transports", "ssh,tw", "--tw", "/etc/passwd"}, "tw cannot run here"},
+		{[]string{"run", "--transports", "tw", "--tw", filepath.Join(noTW, "tw")}, "tw not found"},
 	} {
+		args := tc.args
 		out := filepath.Join(t.TempDir(), "out")
 		code, _, stderr := runInProcess(append(args, "--out", out)...)
 		if code != exitRefused {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitRefused, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: stderr %q lacks %q", args, stderr, tc.want)
 		}
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if len(lines) != 1 || !strings.HasPrefix(lines[0], "twnsbench: ") {
@@ -105,6 +117,17 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("%v: created the output directory", args)
 		}
+	}
+	if after := nsbench.Leftovers(); len(after) != len(before) {
+		t.Errorf("refused runs created %v", after)
+	}
+	if code, _, stderr := runInProcess("clean", "extra"); code != exitRefused || !strings.Contains(stderr, "unexpected argument") {
+		t.Errorf("clean extra: exit %d %q", code, stderr)
+	}
+	// An output directory that cannot be created is bad input too.
+	code, _, stderr := runInProcess("run", "--out", "/proc/twnsbench-out")
+	if code != exitRefused || !strings.Contains(stderr, "--out /proc/twnsbench-out") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("--out /proc/…: exit %d, stderr %q; want exit 2 and one line", code, stderr)
 	}
 	if after := nsbench.Leftovers(); len(after) != len(before) {
 		t.Errorf("refused runs created %v", after)
@@ -243,6 +266,9 @@ func TestInterruptKeepsResultsAndLeavesNothing(t *testing.T) {
 	if len(doc.Samples) < 1 || len(doc.Samples) >= 20 || doc.Interrupted == "" {
 		t.Errorf("samples %d, interrupted %q: want the partial run marked interrupted", len(doc.Samples), doc.Interrupted)
 	}
+	if doc.Complete || !strings.HasPrefix(doc.Incomplete, "interrupted after ") {
+		t.Errorf("complete %v, incomplete %q: want an interrupted run marked incomplete", doc.Complete, doc.Incomplete)
+	}
 	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
 	if !strings.Contains(string(md), "Interrupted") {
 		t.Error("the report does not say the run was interrupted")
@@ -277,10 +303,51 @@ func TestCleanAfterKill(t *testing.T) {
 	if code != exitOK || strings.Contains(stdout, prefix) {
 		t.Errorf("second clean: exit %d %q", code, stdout)
 	}
-	// The results written before the kill are intact.
+	// The results written before the kill are intact, and say that the
+	// run did not finish; so does a report rendered from them.
 	b, err := os.ReadFile(filepath.Join(out, results.FileName))
 	if err != nil || !json.Valid(b) {
 		t.Errorf("results after SIGKILL: %v", err)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.IsComplete() || !strings.Contains(doc.IncompleteReason(), "no completion mark") {
+		t.Errorf("killed run: complete %v, reason %q", doc.IsComplete(), doc.IncompleteReason())
+	}
+	if code, _, stderr := runInProcess("report", "--in", filepath.Join(out, results.FileName)); code != exitOK {
+		t.Fatalf("report: exit %d %s", code, stderr)
+	}
+	if md, _ := os.ReadFile(filepath.Join(out, "bench-report.md")); !strings.Contains(string(md), "**Incomplete:** no completion mark") {
+		t.Errorf("the report of a killed run does not say it is incomplete:\n%s", md)
+	}
+	_, _, stderr = runInProcess("compare", "--force", filepath.Join(out, results.FileName), filepath.Join(out, results.FileName))
+	if !strings.Contains(stderr, "is an incomplete run (no completion mark") {
+		t.Errorf("compare does not warn about the incomplete run: %q", stderr)
+	}
+}
+
+// TestNoPayloadWithoutScp: without scp no payload is written, so a size
+// larger than the machine's memory does not matter, and no condition
+// claims a payload.
+func TestNoPayloadWithoutScp(t *testing.T) {
+	requireRoot(t)
+	doc, out := runAndRead(t, "--transports", "ssh", "--wan", "off", "--quick", "--instruments", "iperf3-1", "--size", "4TiB")
+	if len(doc.Samples) != 1 || doc.Samples[0].Instrument != "iperf3-1" {
+		t.Errorf("samples %+v: want one iperf3-1", doc.Samples)
+	}
+	for _, c := range doc.Conditions {
+		if c.ScpPayloadBytes != 0 {
+			t.Errorf("condition %s claims a %d-byte payload", c.Name, c.ScpPayloadBytes)
+		}
+	}
+	if !doc.Complete || doc.Incomplete != "" {
+		t.Errorf("a finished run: complete %v, incomplete %q", doc.Complete, doc.Incomplete)
+	}
+	logs, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	if strings.Contains(string(logs), "of /dev/urandom") {
+		t.Errorf("the report describes a payload that was not written")
 	}
 }
 

@@ -45,8 +45,8 @@ func reportAction(c *cli.Context) error {
 	if out == "" {
 		out = filepath.Dir(in)
 	}
-	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
-		return refuse(fmt.Errorf("report: --out %s is not a directory", out))
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return refuse(fmt.Errorf("report: --out %s: cannot create it: %w", out, err))
 	}
 	paths, err := nsbench.WriteReports(out, d)
 	for _, p := range paths {

@@ -81,7 +81,7 @@ func wellFormed(t *testing.T, name string, b []byte) {
 
 func TestReportOut(t *testing.T) {
 	in := copyReference(t)
-	out := t.TempDir()
+	out := filepath.Join(t.TempDir(), "new", "dir") // report creates it, as run does
 	if code, stdout, stderr := runInProcess("report", "--in", in, "--out", out); code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
@@ -102,12 +102,17 @@ func TestReportBadInput(t *testing.T) {
 	if err := os.WriteFile(invalid, []byte(`{"samples": [`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for name, args := range map[string][]string{
 		"missing file":      {"report", "--in", filepath.Join(dir, "nope.json")},
 		"invalid JSON":      {"report", "--in", invalid},
 		"no --in":           {"report"},
 		"positional file":   {"report", invalid},
-		"--out not a dir":   {"report", "--in", copyReference(t), "--out", filepath.Join(dir, "nope")},
+		"not results":       {"report", "--in", empty},
+		"--out uncreatable": {"report", "--in", copyReference(t), "--out", "/proc/twnsbench-nope"},
 		"unknown flag":      {"report", "--in", invalid, "--bogus"},
 		"--out is a file":   {"report", "--in", copyReference(t), "--out", invalid},
 		"empty --in string": {"report", "--in", ""},

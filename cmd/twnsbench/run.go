@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -66,6 +68,8 @@ func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return refuse(fmt.Errorf("run: unexpected argument %q", c.Args().First()))
 	}
+	// Everything is validated before anything is created: a refusal
+	// (exit 2) leaves no namespace, link, file or directory behind.
 	opts, err := optionsFrom(c)
 	if err != nil {
 		return refuse(err)
@@ -77,10 +81,10 @@ func runAction(c *cli.Context) error {
 	if err := checkImpairment(plan); err != nil {
 		return refuse(err)
 	}
-	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: plan.SizeBytes + plan.WarmBytes(), SizeBytes: plan.SizeBytes, Tools: tools})
-	if err := pre.Err(); err != nil {
-		fmt.Fprint(c.App.ErrWriter, pre.String())
-		return refuse(err)
+	if plan.Congestion != "host" {
+		if err := topology.CheckCongestion(plan.Congestion); err != nil {
+			return refuse(err)
+		}
 	}
 	ts, err := selectTransports(opts.Transports)
 	if err != nil {
@@ -90,9 +94,29 @@ func runAction(c *cli.Context) error {
 		return refuse(err)
 	}
 	setTWBinaries(c, ts)
+	if len(opts.Transports) > 0 {
+		// Named transports must all run; the default set skips what
+		// this host lacks and says why.
+		if err := checkNamed(ts); err != nil {
+			return refuse(err)
+		}
+	}
 	ins, ready, err := instrument.Select(splitList(c.String("instruments")))
 	if err != nil {
 		return refuse(fmt.Errorf("--instruments: %w", err))
+	}
+	var tmpfs int64
+	if instrument.NeedsPayload(ins) {
+		tmpfs = plan.SizeBytes + plan.WarmBytes()
+	}
+	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: tmpfs, SizeBytes: plan.SizeBytes, Tools: tools})
+	if err := pre.Err(); err != nil {
+		fmt.Fprint(c.App.ErrWriter, pre.String())
+		return refuse(err)
+	}
+	// Last, because it creates the directory: the output must be writable.
+	if err := makeOutDir(plan.OutDir); err != nil {
+		return refuse(err)
 	}
 	con := newConsole(c.App.ErrWriter)
 	res, err := nsbench.Run(c.Context, plan, nsbench.Deps{
@@ -117,7 +141,39 @@ func runAction(c *cli.Context) error {
 	if res.Failures > 0 {
 		return fmt.Errorf("%d samples could not be measured (see failures in %s)", res.Failures, results.FileName)
 	}
+	if len(res.Doc.Samples) == 0 {
+		return fmt.Errorf("the run measured nothing: every transport was skipped (reasons in %s)", filepath.Join(res.OutDir, nsbench.ReportFile))
+	}
 	return verr
+}
+
+// checkNamed checks that every transport the user named can run here,
+// collecting every reason into one error.
+func checkNamed(ts []transport.Transport) error {
+	var reasons []string
+	for _, t := range ts {
+		if err := t.Check(); err != nil {
+			reasons = append(reasons, fmt.Sprintf("%s cannot run here: %v", t.Name(), err))
+		}
+	}
+	if len(reasons) > 0 {
+		return fmt.Errorf("--transports: %s", strings.Join(reasons, "; "))
+	}
+	return nil
+}
+
+// makeOutDir creates the output directory and proves it writable with a
+// file it removes again.
+func makeOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: cannot create it: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".twnsbench-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func summarize(c *cli.Context, res *nsbench.Result) {

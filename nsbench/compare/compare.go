@@ -110,7 +110,7 @@ func EnvDiffs(old, cur *results.Document) []string {
 	check("wan", a.WAN, b.WAN)
 	check("offloads", a.Offloads, b.Offloads)
 	check("wireguard", a.WireGuard, b.WireGuard)
-	check("scp payload", strconv.FormatFloat(a.SizeGB, 'f', -1, 64)+" GiB", strconv.FormatFloat(b.SizeGB, 'f', -1, 64)+" GiB")
+	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))
 	return diffs
 }
 

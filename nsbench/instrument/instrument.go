@@ -59,6 +59,17 @@ type Measurement struct {
 	Extra        map[string]float64
 }
 
+// NeedsPayload reports whether any of ins copies the random payload, so
+// that it is written (and its tmpfs room checked) only for those.
+func NeedsPayload(ins []Instrument) bool {
+	for _, in := range ins {
+		if p, ok := in.(interface{ CopiesPayload() bool }); ok && p.CopiesPayload() {
+			return true
+		}
+	}
+	return false
+}
+
 // Default is the reference's instrument set, in its run order.
 func Default() []Instrument {
 	return []Instrument{IPerf3{Streams: 1}, IPerf3{Streams: 4}, TCPRR{}, Scp{}}

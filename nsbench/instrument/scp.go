@@ -41,6 +41,9 @@ var _ Instrument = Scp{}
 
 func (Scp) Name() string { return "scp" }
 
+// CopiesPayload says scp needs the random payload on the server.
+func (Scp) CopiesPayload() bool { return true }
+
 func (Scp) Supports(t transport.Target) error {
 	if t.SSHPort == 0 {
 		return errors.New("the transport carries no SSH port")
@@ -87,8 +90,11 @@ func CopyCommand(c SSHClient, t transport.Target, file string) []string {
 }
 
 // OptionsString is the options as the report shows them.
-func OptionsString(keyPath string) string {
-	return strings.Join(ScpOptions, " ") + " -i " + keyPath
+//
+// The key is written as the placeholder KEY: the results record options,
+// not the host's paths (the reference writes the container's path).
+func OptionsString() string {
+	return strings.Join(ScpOptions, " ") + " -i KEY"
 }
 
 // DetectForm tries each scp form once with a small file and returns the

@@ -33,8 +33,8 @@ func resultsHeader(payload int64) []string {
 // resultsRow is one transport's row under one condition.
 func (v *view) resultsRow(transport, condition string) []string {
 	label := v.label(transport)
-	if reason, ok := v.skipReason(transport, condition); ok {
-		row := []string{label, "skipped: " + reason}
+	if _, ok := v.skipReason(transport, condition); ok {
+		row := []string{label, skippedCell}
 		for len(row) < len(resultsHeader(0)) {
 			row = append(row, dash)
 		}

@@ -2,6 +2,31 @@ package report
 
 import "strconv"
 
+// skippedCell marks a skipped transport's row; the reason is said once, in
+// the Skipped section (a reason is often a whole sentence with its fix).
+const skippedCell = "skipped (reason under Skipped)"
+
+// writeSkipped says once why each skipped transport did not run, under
+// which condition.
+func (v *view) writeSkipped(w *writer) {
+	var lines []string
+	for _, s := range v.doc.Skipped {
+		if s.Instrument != "" {
+			continue // one instrument that cannot measure: said beside its table
+		}
+		cond := s.Condition
+		if cond == "" {
+			cond = "every condition"
+		}
+		lines = append(lines, tableRow(v.label(s.Transport), cond, s.Reason))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	w.block("## Skipped")
+	w.block(append([]string{tableRow("Transport", "Condition", "Reason"), separatorRow(3)}, lines...)...)
+}
+
 // writeFailures lists the samples that could not be measured, with the
 // tool's own message: their cells show the other runs, or "—".
 func (v *view) writeFailures(w *writer) {

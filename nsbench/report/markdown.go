@@ -25,6 +25,7 @@ func Markdown(d *results.Document) []byte {
 		v.writeResults(w, c)
 		v.writePacketTable(w, c)
 	}
+	v.writeSkipped(w)
 	v.writeFailures(w)
 	v.writeVerification(w)
 	v.writeMemory(w)
@@ -54,8 +55,11 @@ func (v *view) writeHeader(w *writer) {
 		generated = dash
 	}
 	w.block("Generated: " + generated)
-	if v.doc.Interrupted != "" {
+	switch {
+	case v.doc.Interrupted != "":
 		w.block("**Interrupted:** " + v.doc.Interrupted + " — the tables show the samples measured before it.")
+	case !v.doc.IsComplete():
+		w.block("**Incomplete:** " + v.doc.IncompleteReason() + " — the tables show the samples measured before it stopped.")
 	}
 	w.block(v.intro())
 	if v.twnsbench {

@@ -44,12 +44,13 @@ func twnsbenchDoc() *results.Document {
 	}
 	return &results.Document{
 		SchemaVersion: results.SchemaVersion,
+		Complete:      true,
 		Env: results.Env{
 			Generated: "2026-09-01T10:00:00Z", CPUModel: "Test CPU", Cores: 8, Kernel: "6.12.0-test",
 			TW: "tw version v3.0.0", OpenSSH: "OpenSSH_9.6p1", IPerf3: "iperf 3.16", Netperf: "Netperf version 2.7.0",
 			WAN: "off", Offloads: "tso/gso/gro off + gso_max_segs 1 on every veth",
 			ScpForm: "scp -O", ScpOptions: "-c aes128-gcm@openssh.com -o Compression=no",
-			Runs: 3, SizeGB: 0.0625, Harness: "twnsbench v0.1.0 (go1.26)", SizeBytes: payload,
+			Runs: 3, SizeGB: 0, Harness: "twnsbench v0.1.0 (go1.26)", SizeBytes: payload,
 			DurationSec: 10, WarmupSec: 2, Congestion: "cubic", CongestionNote: "host default, not changed",
 			Impairment: "none", Topology: "client, relay, server namespaces on a bridge namespace",
 			SysctlChanges: []string{"net.core.rmem_max 212992→33554432", "net.core.wmem_max 212992→33554432"},
@@ -131,7 +132,8 @@ func TestTwnsbenchRules(t *testing.T) {
 	md := string(Markdown(twnsbenchDoc()))
 	for _, want := range []string{
 		// Skipped everywhere: the reason in the second cell, dashes after it.
-		"| SSH over WireGuard | skipped: no kernel WireGuard (modprobe wireguard failed) | — | — | — | — | — | — | — | — |",
+		"| SSH over WireGuard | skipped (reason under Skipped) | — | — | — | — | — | — | — | — |",
+		"| SSH over WireGuard | every condition | no kernel WireGuard (modprobe wireguard failed) |",
 		// One iperf3-1 run missing is flagged; TCP_RR p99 is the median of the p99s present.
 		"| Pure SSH | 3.60 (3.50–3.70; n=2) | 3.65 (3.60–3.70) | 30000 (29000–31001) | 30 / 78 | 336 (320–353) |",
 		// No TCP_RR samples for tw: dashes, not numbers; no relay CPU reading: a dash for that part.
@@ -166,7 +168,8 @@ func TestInterruptedAndPerConditionSkip(t *testing.T) {
 	// Skipped only under wan: under lan wireguard is a row of dashes (it has no samples).
 	for _, want := range []string{
 		"| SSH over WireGuard | — | — | — | — | — | — | — | — | — |",
-		"| SSH over WireGuard | skipped: interrupted | — | — | — | — | — | — | — | — |",
+		"| SSH over WireGuard | skipped (reason under Skipped) | — | — | — | — | — | — | — | — |",
+		"| SSH over WireGuard | wan | interrupted |",
 		"| scp 16 MiB (MB/s) |",
 		// No wan scp samples: the reason claims no measured rate.
 		"64 MiB of /dev/urandom on LAN, the 16 MiB warm-up file on WAN (64 MiB would take too long there)",
@@ -209,5 +212,44 @@ func TestFenceOutlastsBackticks(t *testing.T) {
 func TestNilDocument(t *testing.T) {
 	if got := Markdown(nil); got != nil {
 		t.Errorf("Markdown(nil) = %q, want nil", got)
+	}
+}
+
+// TestSkipReasonSaidOnce: a long skip reason stands once, under Skipped,
+// however many tables the skipped transport has a row in.
+func TestSkipReasonSaidOnce(t *testing.T) {
+	d := twnsbenchDoc()
+	reason := "tw not found (PATH) — build tw from the Tunnel-Whisperer repository (make build writes bin/tw) and pass --tw PATH"
+	d.Conditions = append(d.Conditions, results.Condition{Name: "wan", Label: "WAN (30 ms RTT, 0.1 % loss)", ScpPayloadBytes: 16 << 20})
+	d.Skipped = []results.Skipped{{Transport: "wireguard", Reason: reason}}
+	d.Samples = append(d.Samples, results.Sample{Transport: "ssh", Condition: "wan", Instrument: "ping", Run: 1, Value: 30.2, Unit: "ms"})
+	md := string(Markdown(d))
+	if n := strings.Count(md, reason); n != 1 {
+		t.Errorf("the skip reason appears %d times, want once:\n%s", n, md)
+	}
+	if n := strings.Count(md, "| SSH over WireGuard | "+skippedCell+" |"); n < 3 {
+		t.Errorf("%d rows marked skipped, want one in each of the LAN, WAN and packet tables", n)
+	}
+}
+
+// TestIncompleteRunSaysSo: a document without the completion mark (a
+// killed harness) says so at the top; the reference's documents never do.
+func TestIncompleteRunSaysSo(t *testing.T) {
+	d := twnsbenchDoc()
+	d.Complete = false
+	lines := strings.Split(string(Markdown(d)), "\n")
+	if want := "**Incomplete:** no completion mark: the harness was killed, crashed, or is still running — the tables show the samples measured before it stopped."; lines[4] != want {
+		t.Errorf("line 5 = %q, want %q", lines[4], want)
+	}
+	d.Incomplete = "failed: topology: boom"
+	if lines := strings.Split(string(Markdown(d)), "\n"); !strings.HasPrefix(lines[4], "**Incomplete:** failed: topology: boom") {
+		t.Errorf("line 5 = %q, want the failure", lines[4])
+	}
+	ref, err := results.Read("testdata/reference-bench-results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(Markdown(ref)), "Incomplete") {
+		t.Error("the reference's document is reported incomplete")
 	}
 }

@@ -30,8 +30,8 @@ func (v *view) writePacketTable(w *writer, c results.Condition) {
 	lines := []string{tableRow(header...), separatorRow(len(header))}
 	var notes []string
 	for _, t := range v.order {
-		if reason, ok := v.skipReason(t, c.Name); ok {
-			lines = append(lines, tableRow(v.label(t), "skipped: "+reason, dash, dash, dash))
+		if _, ok := v.skipReason(t, c.Name); ok {
+			lines = append(lines, tableRow(v.label(t), skippedCell, dash, dash, dash))
 			continue
 		}
 		lines = append(lines, tableRow(v.label(t), v.pingCell(t, c.Name), v.kppsCell(t, c.Name), v.udpLossCell(t, c.Name), v.readyCell(t, c.Name)))

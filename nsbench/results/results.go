@@ -9,6 +9,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 )
@@ -35,6 +36,14 @@ type Document struct {
 	Cells         []Cell       `json:"cells,omitempty"`
 	Interrupted   string       `json:"interrupted,omitempty"`
 
+	// Complete is set only when the run reached its end: a document
+	// without it (a killed harness, one still running) is incomplete.
+	// Incomplete says why a finished run is not complete ("interrupted
+	// after 2m", "failed: …"). The reference harness's documents carry
+	// neither and are complete by construction (see IsComplete).
+	Complete   bool   `json:"complete,omitempty"`
+	Incomplete string `json:"incomplete,omitempty"`
+
 	// Verification holds, per impaired cell, the condition configured
 	// against the one measured (present when the run had a WAN condition).
 	Verification []Verification `json:"verification,omitempty"`
@@ -50,18 +59,20 @@ type Env struct {
 	Docker    string `json:"docker,omitempty"`
 	TW        string `json:"tw,omitempty"`
 	// Relay names the tw relay's parts (Caddy, Xray, sshd versions) and the provisioning flow.
-	Relay      string  `json:"relay,omitempty"`
-	OpenSSH    string  `json:"openssh,omitempty"`
-	IPerf3     string  `json:"iperf3,omitempty"`
-	Netperf    string  `json:"netperf,omitempty"`
-	WireGuard  string  `json:"wireguard,omitempty"`
-	Image      string  `json:"image,omitempty"`
-	WAN        string  `json:"wan"`
-	Offloads   string  `json:"offloads"`
-	ScpForm    string  `json:"scp_form"`
-	ScpOptions string  `json:"scp_options"`
-	Runs       int     `json:"runs"`
-	SizeGB     float64 `json:"size_gb"`
+	Relay      string `json:"relay,omitempty"`
+	OpenSSH    string `json:"openssh,omitempty"`
+	IPerf3     string `json:"iperf3,omitempty"`
+	Netperf    string `json:"netperf,omitempty"`
+	WireGuard  string `json:"wireguard,omitempty"`
+	Image      string `json:"image,omitempty"`
+	WAN        string `json:"wan"`
+	Offloads   string `json:"offloads"`
+	ScpForm    string `json:"scp_form"`
+	ScpOptions string `json:"scp_options"`
+	Runs       int    `json:"runs"`
+	// SizeGB is the LAN payload in whole GiB, an integer as the
+	// reference's loader requires; SizeBytes holds the exact size.
+	SizeGB WholeGiB `json:"size_gb"`
 
 	Harness        string   `json:"harness,omitempty"`
 	SizeBytes      int64    `json:"size_bytes,omitempty"`
@@ -184,7 +195,54 @@ type Failure struct {
 	Error      string `json:"error"`
 }
 
-// Read loads a results document.
+// WholeGiB is a size in whole GiB. It is written as an integer and read
+// from any number: documents of schema 1 before this type wrote fractions
+// (0.0625 for 64 MiB), and reading them rounds to the nearest GiB.
+type WholeGiB int64
+
+// GiBOf rounds bytes to the nearest whole GiB.
+func GiBOf(bytes int64) WholeGiB { return WholeGiB(math.Round(float64(bytes) / (1 << 30))) }
+
+func (g *WholeGiB) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("size_gb: %w", err)
+	}
+	*g = WholeGiB(math.Round(f))
+	return nil
+}
+
+// PayloadBytes is the LAN scp payload: size_bytes where the document has
+// it, else the reference's whole GiB.
+func (e Env) PayloadBytes() int64 {
+	if e.SizeBytes > 0 {
+		return e.SizeBytes
+	}
+	return int64(e.SizeGB) << 30
+}
+
+// IsComplete reports whether the run that wrote d reached its end. The
+// reference harness writes its document once, at the end, so a document
+// without a schema version is complete.
+func (d *Document) IsComplete() bool { return d.SchemaVersion == 0 || d.Complete }
+
+// IncompleteReason says why d is not complete, for reports and compare.
+func (d *Document) IncompleteReason() string {
+	switch {
+	case d.IsComplete():
+		return ""
+	case d.Incomplete != "":
+		return d.Incomplete
+	case d.Interrupted != "":
+		return d.Interrupted
+	default:
+		return "no completion mark: the harness was killed, crashed, or is still running"
+	}
+}
+
+// Read loads a results document, refusing a file that is not one: a
+// document needs at least a condition, a sample or a transport, and a
+// schema this harness knows.
 func Read(path string) (*Document, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -193,6 +251,12 @@ func Read(path string) (*Document, error) {
 	var d Document
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("parse results %s: %w", path, err)
+	}
+	if d.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("results %s: schema_version %d is newer than this twnsbench reads (%d)", path, d.SchemaVersion, SchemaVersion)
+	}
+	if len(d.Conditions) == 0 && len(d.Samples) == 0 && len(d.Transports) == 0 {
+		return nil, fmt.Errorf("results %s: not a benchmark results document (no conditions, transports or samples)", path)
 	}
 	return &d, nil
 }

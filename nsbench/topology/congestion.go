@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -122,4 +123,42 @@ func allowCongestion(algo string) (restore func() error, change func() string, e
 			origList, extended, float64(held.Microseconds())/1000)
 	}
 	return restore, change, nil
+}
+
+// CheckCongestion reports whether the kernel can use algo as a TCP
+// congestion control: it is available (built in or loaded), or a module
+// for it exists that the kernel loads on first use. It creates nothing.
+func CheckCongestion(algo string) error {
+	b, err := os.ReadFile(sysctlAvailCC)
+	if err != nil {
+		return fmt.Errorf("read the available congestion controls: %w", err)
+	}
+	avail := strings.Fields(string(b))
+	for _, a := range avail {
+		if a == algo {
+			return nil
+		}
+	}
+	if congestionModule(algo) {
+		return nil
+	}
+	return fmt.Errorf("--congestion %s: not available in this kernel (available: %s; no tcp_%s module to load)", algo, strings.Join(avail, ", "), algo)
+}
+
+// congestionModule reports whether the running kernel ships algo as a
+// loadable module.
+func congestionModule(algo string) bool {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return false
+	}
+	var rel []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel = append(rel, byte(c))
+	}
+	matches, _ := filepath.Glob(filepath.Join("/lib/modules", string(rel), "kernel/net/ipv4", "tcp_"+algo+".ko*"))
+	return len(matches) > 0
 }
