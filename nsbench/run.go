@@ -259,6 +259,34 @@ func (r *runner) instrumentEnv(t transport.Target) *instrument.Env {
 			st, err := metrics.ReadUDPStats(r.topo.Roles[topology.Client].NS)
 			return st.RcvbufErrors, err
 		},
+		ServerIdle: r.serverIdle,
+	}
+}
+
+// serverIdleTimeout bounds the wait for a server to close the previous
+// test's connections.
+const serverIdleTimeout = 30 * time.Second
+
+// serverIdle waits until no connection to port is open in the server's
+// namespace (the previous test's close has come through the transport),
+// polling its TCP table, and returns how long that took.
+func (r *runner) serverIdle(ctx context.Context, port int) (time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, serverIdleTimeout)
+	defer cancel()
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		n, err := metrics.OpenTCPConns(r.topo.Roles[topology.Server].NS, port)
+		if err != nil || n == 0 {
+			if delay == time.Millisecond {
+				return 0, err // idle at once: no wait to report
+			}
+			return time.Since(start), err
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), fmt.Errorf("server port %d still had %d open connections after %s", port, n, time.Since(start).Round(time.Millisecond))
+		case <-time.After(delay):
+		}
 	}
 }
 
@@ -274,6 +302,18 @@ func (r *runner) runTransport(ctx context.Context, t transport.Transport, first 
 		r.skip(t, "", err.Error())
 		r.dropPlanned(len(r.doc.Conditions))
 		return r.write()
+	}
+	if p, ok := t.(transport.Preparer); ok {
+		t0 := time.Now()
+		if err := p.Prepare(ctx, r.env); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.skip(t, "", "preparation failed: "+err.Error())
+			r.dropPlanned(len(r.doc.Conditions))
+			return r.write()
+		}
+		r.logf("%s: prepared once for every condition in %.1f s", t.Label(), time.Since(t0).Seconds())
 	}
 	peaks := rssPeaks{}
 	for _, cond := range r.doc.Conditions {

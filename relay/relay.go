@@ -169,10 +169,17 @@ func writeFiles(cfg Config) ([]ns.Mount, error) {
 	if err := writeConfigs(cfg); err != nil {
 		return nil, err
 	}
-	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "twnsbench relay",
-		"-f", cfg.HostKeyPath()).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("relay: ssh-keygen host key: %v: %s", err, strings.TrimSpace(string(out)))
+	// The relay keeps its host key across starts (one per condition of a
+	// run): it is the same relay, and a tw server that pinned its key on
+	// the first start must find it again.
+	if _, err := os.Stat(cfg.HostKeyPath()); errors.Is(err, os.ErrNotExist) {
+		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "twnsbench relay",
+			"-f", cfg.HostKeyPath()).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("relay: ssh-keygen host key: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("relay: host key: %w", err)
 	}
 	return account.SSHD(filepath.Join(cfg.Dir, "sshd", "account"), cfg.SSHUser)
 }

@@ -69,18 +69,26 @@ func processesOf(prefix string, bins ...string) []string {
 	return found
 }
 
-// TestQuickTWRun is the acceptance check: a quick LAN run through
-// the real tw, relay and server, with every instrument, the RSS rows, a
-// busy relay and nothing left behind.
+// TestQuickTWRun is the acceptance check of the tw path: a quick run on
+// the LAN and the default WAN through the real tw, relay and server, two
+// runs so that iperf3 tests follow each other through the slow path (a
+// busy iperf3 server would fail one), every instrument on both
+// conditions, the WAN verified, the RSS rows, a busy relay and nothing
+// left behind. runAndRead fails the test on any failed sample.
 func TestQuickTWRun(t *testing.T) {
 	requireRoot(t)
 	tw, caddy, xray := twBinaries(t)
 	before := outsideRunDir(t)
-	doc, out := runAndRead(t, "--transports", "tw", "--wan", "off", "--quick", "--tw", tw, "--caddy", caddy, "--xray", xray)
+	doc, out := runAndRead(t, "--transports", "tw", "--quick", "--runs", "2", "--tw", tw, "--caddy", caddy, "--xray", xray)
 	got := map[string]results.Sample{}
+	perCondition := map[string]int{}
 	for _, s := range doc.Samples {
 		if s.Transport != "tw" {
 			t.Errorf("unexpected sample %+v", s)
+			continue
+		}
+		perCondition[s.Condition]++
+		if s.Condition != "lan" {
 			continue
 		}
 		got[s.Instrument] = s
@@ -94,6 +102,18 @@ func TestQuickTWRun(t *testing.T) {
 		if s, ok := got[inst]; !ok || s.Value <= 0 {
 			t.Errorf("%s: no positive sample (%+v)", inst, s)
 		}
+	}
+	// 2 runs × 4 instruments + ready, on each condition.
+	for _, sk := range doc.Skipped {
+		if sk.Instrument != "ping" && sk.Instrument != "udp-pps" {
+			t.Errorf("skipped: %+v; want only ping and udp-pps not applicable", sk)
+		}
+	}
+	if perCondition["lan"] != 9 || perCondition["wan"] != 9 || len(doc.Failures) != 0 {
+		t.Errorf("samples per condition %v, failures %+v: want 9 on lan and on wan, none failed", perCondition, doc.Failures)
+	}
+	if len(doc.Verification) != 1 || !doc.Verification[0].OK || doc.Verification[0].Transport != "tw" {
+		t.Errorf("WAN verification %+v: want tw's WAN cell verified", doc.Verification)
 	}
 	if scp := got["scp"]; scp.PayloadBytes == nil || *scp.PayloadBytes != 64<<20 {
 		t.Errorf("scp payload %v, want 64 MiB", scp.PayloadBytes)

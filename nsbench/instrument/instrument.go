@@ -40,6 +40,11 @@ type Env struct {
 	// UDPRcvbufErrors, when set, reads the client namespace's cumulative
 	// UDP RcvbufErrors counter (datagrams dropped for lack of buffer).
 	UDPRcvbufErrors func() (uint64, error)
+	// ServerIdle, when set, waits until the server's service on port (its
+	// port in the server's namespace) holds no open connection, and says
+	// how long that took: a transport may pass on the close of the last
+	// test's connection late, and iperf3 serves one test at a time.
+	ServerIdle func(ctx context.Context, port int) (time.Duration, error)
 	// Payload is the file scp copies and its size.
 	Payload      string
 	PayloadBytes int64

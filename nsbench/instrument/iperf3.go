@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -33,7 +35,7 @@ func (i IPerf3) Measure(ctx context.Context, env *Env) (Measurement, error) {
 		Value:   r.ReceivedBitsPerSec / 1e9,
 		Unit:    "Gbit/s",
 		WallSec: res.Wall.Seconds(),
-		Extra:   map[string]float64{},
+		Extra:   res.extra(),
 	}
 	if r.HasRetransmits {
 		m.Extra["retransmits"] = float64(r.Retransmits)
@@ -47,10 +49,48 @@ func (i IPerf3) Args(env *Env) []string {
 		"-R", "-t", seconds(env.Duration), "-P", itoa(i.Streams), "-J"}
 }
 
-// runIperf3 runs iperf3 -J and parses its report. iperf3 reports its own
-// errors inside the JSON, even with a non-zero exit: the output is parsed
-// first, so the sample carries iperf3's message.
-func runIperf3[T any](ctx context.Context, env *Env, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {
+// iperf3Run is one iperf3 client run and how long it waited for the
+// server to be free first.
+type iperf3Run struct {
+	proc.Result
+	idleWait time.Duration
+}
+
+// extra starts a sample's extra values with the wait, when there was one.
+func (r iperf3Run) extra() map[string]float64 {
+	m := map[string]float64{}
+	if r.idleWait > 0 {
+		m["server_idle_wait_sec"] = r.idleWait.Seconds()
+	}
+	return m
+}
+
+// runIperf3 waits until the iperf3 server is free, runs iperf3 -J and
+// parses its report. iperf3 reports its own errors inside the JSON, even
+// with a non-zero exit: the output is parsed first, so the sample carries
+// iperf3's message. A server still busy with the previous test (its close
+// not yet through the transport) is waited for once more, not failed.
+func runIperf3[T any](ctx context.Context, env *Env, args []string, parse func([]byte) (T, error)) (T, iperf3Run, error) {
+	var run iperf3Run
+	for attempt := 1; ; attempt++ {
+		if env.ServerIdle != nil {
+			waited, err := env.ServerIdle(ctx, transport.IPerf3Port)
+			run.idleWait += waited
+			if err != nil {
+				var zero T
+				return zero, run, fmt.Errorf("iperf3: %w", err)
+			}
+		}
+		r, res, err := runIperf3Once(ctx, env, args, parse)
+		run.Result = res
+		if err != nil && attempt == 1 && env.ServerIdle != nil && strings.Contains(err.Error(), "server is busy") {
+			continue
+		}
+		return r, run, err
+	}
+}
+
+func runIperf3Once[T any](ctx context.Context, env *Env, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {
 	res, err := env.Run(ctx, "iperf3", args...)
 	r, perr := parse(res.Stdout)
 	if perr != nil {

@@ -51,14 +51,17 @@ func (u UDPRate) Measure(ctx context.Context, env *Env) (Measurement, error) {
 		Value:   r.ReceivedPPS,
 		Unit:    "pps",
 		WallSec: res.Wall.Seconds(),
-		Extra: map[string]float64{
-			"sent_pps":        float64(r.PacketsSent) / r.DurationSec,
-			"loss_pct":        lossPct(r.Unreceived, r.PacketsSent),
-			"sent":            float64(r.PacketsSent),
-			"received":        float64(r.PacketsReceived),
-			"jitter_ms":       r.JitterMs,
-			"iperf3_lost_pct": r.LostPercent,
-		},
+		Extra:   res.extra(),
+	}
+	for k, v := range map[string]float64{
+		"sent_pps":        float64(r.PacketsSent) / r.DurationSec,
+		"loss_pct":        lossPct(r.Unreceived, r.PacketsSent),
+		"sent":            float64(r.PacketsSent),
+		"received":        float64(r.PacketsReceived),
+		"jitter_ms":       r.JitterMs,
+		"iperf3_lost_pct": r.LostPercent,
+	} {
+		m.Extra[k] = v
 	}
 	if env.SocketBuffer > 0 {
 		m.Extra["socket_buffer_bytes"] = float64(env.SocketBuffer)

@@ -29,6 +29,14 @@ type Transport interface {
 	Up(ctx context.Context, env *Env) (*Path, error)
 }
 
+// Preparer is a transport with set-up done once per run (an enrolment,
+// keys) that the path of every condition reuses. Prepare runs once, before
+// the first condition and outside the time-to-ready window, so that the
+// ready samples of all conditions time the same work.
+type Preparer interface {
+	Prepare(ctx context.Context, env *Env) error
+}
+
 // UnavailableError says why a transport cannot run here and how to fix it.
 type UnavailableError struct {
 	Transport string

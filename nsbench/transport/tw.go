@@ -137,6 +137,23 @@ func lookPath(explicit, name, flag string) (string, error) {
 	return filepath.Abs(found)
 }
 
+var _ Preparer = TW{}
+
+// Prepare enrols the tw server and client once for the run (tw's offline
+// provisioning); Up reuses the enrolment under every condition.
+func (t TW) Prepare(ctx context.Context, env *Env) error {
+	b, err := t.resolve()
+	if err != nil {
+		return err
+	}
+	u := &twUp{env: env, bins: b, dir: filepath.Join(env.Dir, "tw")}
+	if u.pki, err = relay.NewPKI(filepath.Join(u.dir, "relay", "tls"), twRelayHost); err != nil {
+		return err
+	}
+	_, err = u.enrolment(ctx, t.Label())
+	return err
+}
+
 func (t TW) Up(ctx context.Context, env *Env) (path *Path, err error) {
 	b, err := t.resolve()
 	if err != nil {
@@ -153,8 +170,7 @@ func (t TW) Up(ctx context.Context, env *Env) (path *Path, err error) {
 		return nil, err
 	}
 	u.pki = pki
-	env.Logf("%s: provisioning with tw's offline commands (%s)", t.Label(), b.twVersion)
-	id, err := u.provision(ctx)
+	id, err := u.enrolment(ctx, t.Label())
 	if err != nil {
 		return nil, err
 	}

@@ -101,3 +101,18 @@ func TestCheckNamesWhatIsMissing(t *testing.T) {
 		t.Errorf("the install hint is repeated: %s", msg)
 	}
 }
+
+// TestTWErrorLine: a failed tw command's reason is its "Error:" line, not
+// the last line of the usage text cobra prints after it.
+func TestTWErrorLine(t *testing.T) {
+	out := "time=… level=WARN msg=\"relay update failed\"\n" +
+		"Error: user \"bench\" already exists\n" +
+		"Usage:\n  tw server user create <name> [flags]\n\nGlobal Flags:\n" +
+		"      --log-level string   log level (debug, info, warn, error) (default \"info\")"
+	if got, want := twError(out), `Error: user "bench" already exists`; got != want {
+		t.Errorf("twError = %q, want %q", got, want)
+	}
+	if got := twError("panic: boom\nexit"); got != "exit" {
+		t.Errorf("without an Error line: %q, want the last line", got)
+	}
+}
