@@ -82,16 +82,7 @@ func (r *runner) recordTopology() {
 // recordPath adds a transport's facts and fallbacks to the env block (once:
 // every condition builds the same path again).
 func (r *runner) recordPath(t transport.Transport, p *transport.Path) {
-	for k, v := range p.Facts {
-		switch k {
-		case "wireguard":
-			r.doc.Env.WireGuard = v
-		case "tw":
-			r.doc.Env.TW = v
-		case "relay":
-			r.doc.Env.Relay = v
-		}
-	}
+	r.doc.RecordFacts(t.Name(), p.Facts)
 	for _, f := range p.Fallbacks {
 		if fb := t.Name() + ": " + f; !slices.Contains(r.doc.Env.Fallbacks, fb) {
 			r.doc.Env.Fallbacks = append(r.doc.Env.Fallbacks, fb)

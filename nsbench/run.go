@@ -297,7 +297,7 @@ func (r *runner) serverIdle(ctx context.Context, port int) (time.Duration, error
 // condition they are measured in. A transport that cannot run is reported
 // as skipped; only an interruption stops the run.
 func (r *runner) runTransport(ctx context.Context, t transport.Transport, first bool) error {
-	r.doc.Transports = append(r.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label()})
+	r.doc.Transports = append(r.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label(), About: t.About()})
 	if err := t.Check(); err != nil {
 		r.skip(t, "", err.Error())
 		r.dropPlanned(len(r.doc.Conditions))
@@ -499,7 +499,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		r.res.Failures++
 		r.doc.Failures = append(r.doc.Failures, results.Failure{
 			Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
-			Error: merr.Error() + " (log: " + filepath.Join(r.logDir, "client-"+toolOf(in)+".log") + ")",
+			Error: merr.Error() + " (log: " + filepath.Join(r.logDir, "client-"+in.Tool()+".log") + ")",
 		})
 		r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, "FAILED: "+merr.Error())
 		return r.write()
@@ -525,21 +525,6 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 	r.doc.Timings.HarnessCPUSec += d.HarnessCPUSec
 	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
 	return r.write()
-}
-
-// toolOf names the log file (client-<tool>.log) an instrument's tool
-// writes to, for the failure message.
-func toolOf(in instrument.Instrument) string {
-	switch in.(type) {
-	case instrument.IPerf3, instrument.UDPRate:
-		return "iperf3"
-	case instrument.TCPRR:
-		return "netperf"
-	case instrument.Ping:
-		return "ping"
-	default:
-		return "scp"
-	}
 }
 
 // finish tears down (unless --keep), records the run's end and writes the

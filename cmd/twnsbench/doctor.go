@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 func doctorCommand() *cli.Command {
@@ -25,10 +27,29 @@ func doctorCommand() *cli.Command {
 			o.SizeBytes = size
 			rep := preflight.Run(preflight.Options{NeedTmpfsBytes: o.SizeBytes + o.WarmBytes(), SizeBytes: o.SizeBytes, Tools: tools})
 			fmt.Fprint(c.App.Writer, rep.String())
+			writeTransports(c.App.Writer)
 			if err := rep.Err(); err != nil {
 				return refuse(err)
 			}
 			return nil
 		},
+	}
+}
+
+// writeTransports lists every registered transport with its default
+// options: whether it can run here, and if not why and how to fix it. A
+// transport that cannot run fails nothing: a run skips it, or refuses it
+// when it is named.
+func writeTransports(w io.Writer) {
+	for _, s := range transport.Registered() {
+		status, detail := "ok", s.Summary
+		ts, err := transport.Build([]string{s.Name}, nil)
+		if err == nil {
+			err = ts[0].Check()
+		}
+		if err != nil {
+			status, detail = "cannot", err.Error()
+		}
+		fmt.Fprintf(w, "%-9s %-27s %s\n", status, "transport "+s.Name, detail)
 	}
 }

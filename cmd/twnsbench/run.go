@@ -19,17 +19,28 @@ import (
 
 var errInterrupted = errors.New("interrupted: results measured so far are kept")
 
-// allTransports is every transport twnsbench knows, in the report's order.
-func allTransports() []transport.Transport {
-	return []transport.Transport{transport.SSH{}, &transport.WireGuard{}, &transport.TW{}}
+// transportFlags are the registered transports' own options, as run
+// flags.
+func transportFlags() []cli.Flag {
+	var flags []cli.Flag
+	for _, s := range transport.Registered() {
+		for _, o := range s.Options {
+			flags = append(flags, &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: o.File})
+		}
+	}
+	return flags
 }
 
-func transportNames() []string {
-	var names []string
-	for _, t := range allTransports() {
-		names = append(names, t.Name())
+// buildTransports makes the selected transports (the default set when
+// none is named) with their options' values from the flags.
+func buildTransports(c *cli.Context, names []string) ([]transport.Transport, error) {
+	values := map[string]string{}
+	for _, s := range transport.Registered() {
+		for _, o := range s.Options {
+			values[o.Name] = c.String(o.Name)
+		}
 	}
-	return names
+	return transport.Build(names, values)
 }
 
 // tools are the programs a run starts.
@@ -47,7 +58,7 @@ func runCommand() *cli.Command {
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "); default: all"},
-			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transportNames(), ", ") + "); default: every transport available on this host"},
+			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + "); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
 			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (delay RTT/2 and the loss on the client's and the server's egress; measured after each transport's LAN cells) or off"},
 			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "scp payload on the LAN, e.g. 5GiB, 256MiB (env BENCH_SIZE_GB: GiB)"},
@@ -57,9 +68,8 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
-			wireguardFlag(),
 			impairmentFlag(), seedFlag(), strictFlag(),
-		}, twFlags()...),
+		}, transportFlags()...),
 		Action: runAction,
 	}
 }
@@ -74,7 +84,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return refuse(err)
 	}
-	plan, err := nsbench.NewPlan(opts, transportNames())
+	plan, err := nsbench.NewPlan(opts, transport.Names())
 	if err != nil {
 		return refuse(err)
 	}
@@ -86,14 +96,10 @@ func runAction(c *cli.Context) error {
 			return refuse(err)
 		}
 	}
-	ts, err := selectTransports(opts.Transports)
+	ts, err := buildTransports(c, opts.Transports)
 	if err != nil {
 		return refuse(err)
 	}
-	if err := setWireGuardMode(c, ts); err != nil {
-		return refuse(err)
-	}
-	setTWBinaries(c, ts)
 	if len(opts.Transports) > 0 {
 		// Named transports must all run; the default set skips what
 		// this host lacks and says why.
@@ -231,27 +237,6 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 		o.SizeBytes = n
 	}
 	return o, nil
-}
-
-// selectTransports returns the named transports, or all of them.
-func selectTransports(names []string) ([]transport.Transport, error) {
-	all := allTransports()
-	if len(names) == 0 {
-		return all, nil
-	}
-	byName := map[string]transport.Transport{}
-	for _, t := range all {
-		byName[t.Name()] = t
-	}
-	var ts []transport.Transport
-	for _, n := range names {
-		t, ok := byName[n]
-		if !ok {
-			return nil, fmt.Errorf("unknown transport %q", n)
-		}
-		ts = append(ts, t)
-	}
-	return ts, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

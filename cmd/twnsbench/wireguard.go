@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/wg"
 )
 
@@ -26,32 +25,4 @@ func wgUserspaceCommand() *cli.Command {
 			return wg.ServeUserspace(c.Context, c.Args().First())
 		},
 	}
-}
-
-// wireguardFlag is run's --wireguard.
-func wireguardFlag() cli.Flag {
-	return &cli.StringFlag{
-		Name:  "wireguard",
-		Value: string(wg.Auto),
-		Usage: "WireGuard implementation: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)",
-	}
-}
-
-// setWireGuardMode gives the selected WireGuard transport the --wireguard
-// mode and resolves its implementation, so that `--wireguard kernel` on a
-// kernel without WireGuard is refused before anything is created.
-func setWireGuardMode(c *cli.Context, ts []transport.Transport) error {
-	mode, err := wg.ParseMode(c.String("wireguard"))
-	if err != nil {
-		return err
-	}
-	for _, t := range ts {
-		if w, ok := t.(*transport.WireGuard); ok {
-			w.Mode = mode
-			if _, err := w.Resolve(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -49,6 +49,31 @@ func TestWireGuardFlagRefusals(t *testing.T) {
 	}
 }
 
+// TestWireGuardKernelNamedWithoutKernel: on a kernel without WireGuard the
+// wireguard-kernel row, named, is refused with the kernel's own reason;
+// doctor lists it as unable to run, with the same reason.
+func TestWireGuardKernelNamedWithoutKernel(t *testing.T) {
+	if has, _ := preflight.KernelFeature("wireguard"); has {
+		t.Skip("this kernel has WireGuard: make vmtest's wireguard_both check runs both rows")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runInProcess("run", "--transports", "ssh,wireguard-kernel,wireguard-go", "--quick", "--out", out)
+	if code != exitRefused || !strings.Contains(stderr, "wireguard-kernel cannot run here: this kernel has no WireGuard (") ||
+		strings.Contains(stderr, "wireguard-go cannot") {
+		t.Errorf("exit %d, stderr %q: want exit 2 naming only wireguard-kernel and the kernel's reason", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("created the output directory")
+	}
+	var b strings.Builder
+	writeTransports(&b)
+	for _, want := range []string{"cannot    transport wireguard-kernel  this kernel has no WireGuard (", "ok        transport wireguard-go "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("doctor's transport list lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
 // TestQuickWireGuardRun is issue 3's end-to-end check: a quick ssh,wireguard
 // run with real namespaces and tools, plausible values for every
 // instrument, the implementation named, and nothing left behind.

@@ -18,6 +18,9 @@ import (
 type Instrument interface {
 	// Name is the results' instrument id ("iperf3-1", "tcp_rr", "scp").
 	Name() string
+	// Tool is the program it runs in the client role, which names its
+	// log (client-<tool>.log).
+	Tool() string
 	// Supports returns nil, or why the instrument cannot measure through
 	// this target (the report shows "—" with the reason).
 	Supports(t transport.Target) error

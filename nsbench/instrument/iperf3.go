@@ -18,6 +18,7 @@ type IPerf3 struct{ Streams int }
 var _ Instrument = IPerf3{}
 
 func (i IPerf3) Name() string { return "iperf3-" + itoa(i.Streams) }
+func (IPerf3) Tool() string   { return "iperf3" }
 
 func (IPerf3) Supports(t transport.Target) error {
 	if t.IPerf3Port == 0 {

@@ -16,6 +16,7 @@ type TCPRR struct{}
 var _ Instrument = TCPRR{}
 
 func (TCPRR) Name() string { return "tcp_rr" }
+func (TCPRR) Tool() string { return "netperf" }
 
 func (TCPRR) Supports(t transport.Target) error {
 	if t.NetperfPort == 0 || t.NetperfDataPort == 0 {

@@ -18,6 +18,7 @@ type Ping struct {
 var _ Instrument = Ping{}
 
 func (Ping) Name() string { return "ping" }
+func (Ping) Tool() string { return "ping" }
 
 // Supports refuses transports that forward TCP ports, not packets: ICMP
 // cannot cross them (TCP_RR is their latency figure).

@@ -40,6 +40,7 @@ type Scp struct{}
 var _ Instrument = Scp{}
 
 func (Scp) Name() string { return "scp" }
+func (Scp) Tool() string { return "scp" }
 
 // CopiesPayload says scp needs the random payload on the server.
 func (Scp) CopiesPayload() bool { return true }

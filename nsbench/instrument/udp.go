@@ -21,6 +21,7 @@ type UDPRate struct{}
 var _ Instrument = UDPRate{}
 
 func (UDPRate) Name() string { return "udp-pps" }
+func (UDPRate) Tool() string { return "iperf3" }
 
 func (UDPRate) Supports(t transport.Target) error {
 	if !t.ICMP {

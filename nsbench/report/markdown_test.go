@@ -58,9 +58,9 @@ func twnsbenchDoc() *results.Document {
 		},
 		Timings: &results.Timings{TopologyUpSec: 0.41234, TeardownSec: 0.2, TotalSec: 312.456, HarnessCPUSec: 1.5},
 		Transports: []results.Transport{
-			{Name: "ssh", Label: "Pure SSH"},
+			{Name: "ssh", Label: "Pure SSH", About: "is the ceiling: one OpenSSH connection straight from the server's namespace to the client's."},
 			{Name: "wireguard", Label: "SSH over WireGuard"},
-			{Name: "tw", Label: "SSH over Tunnel Whisperer"},
+			{Name: "tw", Label: "SSH over Tunnel Whisperer", About: "is the real product path through the relay namespace."},
 		},
 		Conditions: []results.Condition{{Name: "lan", Label: "LAN (0 ms RTT, no loss)", ScpPayloadBytes: payload}},
 		Samples: []results.Sample{

@@ -44,12 +44,8 @@ func (v *view) memoryNote() string {
 		"transport at the end of its own runs. VmHWM is a since-start high-water mark: for a process shared by " +
 		"several transports (the idle baseline listeners), it is the highest peak up to the moment it was sampled, " +
 		"and a higher peak reached later is not captured."
-	if v.hasRSS("wireguard") {
-		if v.wireguardKernel() {
-			note += " Kernel WireGuard has no userspace process: its footprint is kernel memory, reported as 0."
-		} else {
-			note += " WireGuard ran as wireguard-go (userspace): its rows are the two daemons' own peaks."
-		}
+	if v.hasKernelRSS() {
+		note += " A transport implemented in the kernel has no userspace process: its row is kernel memory, reported as 0."
 	}
 	return note
 }
@@ -81,18 +77,11 @@ func (v *view) readingBullets() []string {
 		}
 	}
 	var b []string
-	if v.measured("ssh") {
-		b = append(b, "**Pure SSH** is the ceiling: one OpenSSH connection straight from the server's namespace to the client's.")
-	}
-	if v.measured("wireguard") {
-		if v.wireguardKernel() {
-			b = append(b, "**WireGuard** is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup.")
-		} else {
-			b = append(b, "**WireGuard** is a direct peer-to-peer link between the client and server namespaces, here "+v.doc.Env.WireGuard+": one wireguard-go process per namespace, in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide).")
+	// Each measured transport in the words it describes itself with.
+	for _, t := range v.doc.Transports {
+		if t.About != "" && v.measured(t.Name) {
+			b = append(b, "**"+v.label(t.Name)+"** "+t.About)
 		}
-	}
-	if v.measured("tw") {
-		b = append(b, "**Tunnel Whisperer** is the real product path through the relay namespace. For scp that is SSH inside tw's own end-to-end SSH inside TLS; the iperf3 rows have no inner OpenSSH and are tw's own ceiling.")
 	}
 	if c := v.conditionsBullet(); c != "" {
 		b = append(b, c)
@@ -132,9 +121,15 @@ func (v *view) conditionsBullet() string {
 	return strings.Join(parts, " ")
 }
 
-// wireguardKernel reports whether WireGuard ran in the kernel. Documents
-// name the implementation in env.wireguard ("kernel module …" or
-// "wireguard-go …"); the reference's always used the kernel.
-func (v *view) wireguardKernel() bool {
-	return !strings.HasPrefix(v.doc.Env.WireGuard, "wireguard-go")
+// hasKernelRSS reports whether a memory row stands for a transport
+// implemented in the kernel (a process key of PID 0, "kernel …").
+func (v *view) hasKernelRSS() bool {
+	for _, r := range v.doc.RSS {
+		for k := range r.PeakKB {
+			if strings.HasPrefix(k, "kernel") {
+				return true
+			}
+		}
+	}
+	return false
 }

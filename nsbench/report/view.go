@@ -118,13 +118,3 @@ func (v *view) measured(transport string) bool {
 	}
 	return false
 }
-
-// hasRSS reports whether the memory table has rows for transport.
-func (v *view) hasRSS(transport string) bool {
-	for _, r := range v.doc.RSS {
-		if r.Transport == transport {
-			return true
-		}
-	}
-	return false
-}

@@ -99,10 +99,46 @@ type Timings struct {
 	HarnessCPUSec float64 `json:"harness_cpu_sec,omitempty"`
 }
 
-// Transport is a transport that took part, with its report label.
+// Transport is a transport that took part, with its report label, what
+// it says of itself, and the facts its path recorded (implementation,
+// versions, negotiated parameters).
 type Transport struct {
-	Name  string `json:"name"`
-	Label string `json:"label"`
+	Name  string            `json:"name"`
+	Label string            `json:"label"`
+	About string            `json:"about,omitempty"`
+	Facts map[string]string `json:"facts,omitempty"`
+}
+
+// RecordFacts keeps a transport's facts with its entry in Transports.
+// Facts named like a field of the reference's env block (tw, wireguard,
+// relay) fill that field too, the first time, so the reference's tooling
+// finds them where it looks.
+func (d *Document) RecordFacts(transport string, facts map[string]string) {
+	for i := range d.Transports {
+		if d.Transports[i].Name != transport {
+			continue
+		}
+		for k, v := range facts {
+			if d.Transports[i].Facts == nil {
+				d.Transports[i].Facts = map[string]string{}
+			}
+			d.Transports[i].Facts[k] = v
+		}
+	}
+	for k, v := range facts {
+		var field *string
+		switch k {
+		case "tw":
+			field = &d.Env.TW
+		case "wireguard":
+			field = &d.Env.WireGuard
+		case "relay":
+			field = &d.Env.Relay
+		}
+		if field != nil && *field == "" {
+			*field = v
+		}
+	}
 }
 
 // Condition is a network condition the transports were measured under.

@@ -12,9 +12,19 @@ type SSH struct{}
 
 var _ Transport = SSH{}
 
+var sshSpec = Spec{
+	Name:      "ssh",
+	Summary:   "Pure SSH: the instruments straight to the server's fixtures (the no-tunnel baseline)",
+	InDefault: true,
+	New:       func(map[string]string) (Transport, error) { return SSH{}, nil },
+}
+
 func (SSH) Name() string  { return "ssh" }
 func (SSH) Label() string { return "Pure SSH" }
 func (SSH) Check() error  { return nil }
+func (SSH) About() string {
+	return "is the ceiling: one OpenSSH connection straight from the server's namespace to the client's."
+}
 
 func (SSH) Up(ctx context.Context, env *Env) (*Path, error) {
 	return &Path{

@@ -21,6 +21,9 @@ type Transport interface {
 	Name() string
 	// Label is the report's text ("Pure SSH").
 	Label() string
+	// About says in one sentence, without the label, what the path is and
+	// where its CPU shows: the report puts it under "Reading the numbers".
+	About() string
 	// Check reports whether the transport can run on this host. It creates
 	// nothing; a non-nil error is an *UnavailableError whose reason the
 	// report shows as "skipped: …".

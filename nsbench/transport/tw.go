@@ -62,8 +62,25 @@ const (
 	twReadyWait  = 90 * time.Second
 )
 
+var twSpec = Spec{
+	Name:      "tw",
+	Summary:   "SSH over Tunnel Whisperer: the real tw client and server and a relay of Caddy, Xray and sshd (bring the binaries)",
+	InDefault: true,
+	Options: []Option{
+		{Name: "tw", File: true, Usage: "tw binary for the tw transport (default: tw on PATH); build it from Tunnel Whisperer's source"},
+		{Name: "caddy", File: true, Usage: "Caddy ≥ 2.8 for the tw relay (default: caddy on PATH); see scripts/install-relay-tools.sh"},
+		{Name: "xray", File: true, Usage: "Xray for the tw relay (default: xray on PATH); see scripts/install-relay-tools.sh"},
+	},
+	New: func(o map[string]string) (Transport, error) {
+		return &TW{Bin: o["tw"], Caddy: o["caddy"], Xray: o["xray"]}, nil
+	},
+}
+
 func (TW) Name() string  { return "tw" }
 func (TW) Label() string { return "SSH over Tunnel Whisperer" }
+func (TW) About() string {
+	return "is the real product path through the relay namespace. For scp that is SSH inside tw's own end-to-end SSH inside TLS; the iperf3 rows have no inner OpenSSH and are tw's own ceiling."
+}
 
 // Check finds tw, Caddy, Xray and sshd, checks their versions and that tw
 // has the offline provisioning commands. It starts only the programs'

@@ -47,14 +47,84 @@ var kernelFeature = preflight.KernelFeature
 type WireGuard struct {
 	Mode wg.Mode // "" is wg.Auto
 	MTU  int     // 0 is wg.DefaultMTU
+	// name and label tell the registered variants apart: "wireguard"
+	// (the kernel's where present, else wireguard-go), "wireguard-kernel"
+	// and "wireguard-go".
+	name, label string
 
 	choice *wg.Choice
 }
 
 var _ Transport = (*WireGuard)(nil)
 
-func (*WireGuard) Name() string  { return "wireguard" }
-func (*WireGuard) Label() string { return "SSH over WireGuard" }
+// wireguardSpec is the reference's row: one WireGuard, the kernel's where
+// the kernel has it (--wireguard chooses otherwise).
+var wireguardSpec = Spec{
+	Name:      "wireguard",
+	Summary:   "SSH over WireGuard: the kernel's where present, else wireguard-go built into twnsbench (--wireguard)",
+	InDefault: true,
+	Options: []Option{{Name: "wireguard", Value: string(wg.Auto),
+		Usage: "WireGuard implementation of the wireguard transport: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)"}},
+	New: func(o map[string]string) (Transport, error) {
+		mode, err := wg.ParseMode(o["wireguard"])
+		if err != nil {
+			return nil, err
+		}
+		w := &WireGuard{Mode: mode}
+		// Kernel mode on a kernel without WireGuard is bad input.
+		if _, err := w.Resolve(); err != nil {
+			return nil, err
+		}
+		return w, nil
+	},
+}
+
+// wireguardKernelSpec and wireguardGoSpec put both implementations side by
+// side in one run.
+var (
+	wireguardKernelSpec = Spec{
+		Name:    "wireguard-kernel",
+		Summary: "SSH over kernel WireGuard (needs a kernel with WireGuard)",
+		New: func(map[string]string) (Transport, error) {
+			return &WireGuard{Mode: wg.Kernel, name: "wireguard-kernel", label: "SSH over WireGuard (kernel)"}, nil
+		},
+	}
+	wireguardGoSpec = Spec{
+		Name:    "wireguard-go",
+		Summary: "SSH over wireguard-go, built into twnsbench (needs /dev/net/tun)",
+		New: func(map[string]string) (Transport, error) {
+			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)"}, nil
+		},
+	}
+)
+
+func (w *WireGuard) Name() string {
+	if w.name == "" {
+		return "wireguard"
+	}
+	return w.name
+}
+
+func (w *WireGuard) Label() string {
+	if w.label == "" {
+		return "SSH over WireGuard"
+	}
+	return w.label
+}
+
+// About says where the tunnel's encryption CPU shows, which depends on the
+// implementation.
+func (w *WireGuard) About() string {
+	c, err := w.Resolve()
+	if err != nil {
+		return ""
+	}
+	if c.Impl == wg.ImplKernel {
+		return "is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup."
+	}
+	return "is a direct peer-to-peer link between the client and server namespaces, here " + wg.Describe(c, wg.KernelVersion(), wg.GoVersion()) +
+		": one wireguard-go process per namespace, in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide)."
+}
 
 // Resolve chooses the implementation from Mode and the running kernel,
 // once; later calls return the same choice. Kernel mode on a kernel
@@ -75,6 +145,11 @@ func (w *WireGuard) Resolve() (wg.Choice, error) {
 
 func (w *WireGuard) Check() error {
 	c, err := w.Resolve()
+	if err != nil && w.name != "" && errors.Is(err, wg.ErrNoKernel) {
+		_, how := kernelFeature("wireguard")
+		return &UnavailableError{Transport: w.Name(), Reason: "this kernel has no WireGuard (" + how + ")",
+			Fix: "run wireguard-go instead, or use a kernel with CONFIG_WIREGUARD (make vmtest runs Debian's)"}
+	}
 	if err != nil {
 		return &UnavailableError{Transport: w.Name(), Reason: err.Error()}
 	}

@@ -73,6 +73,24 @@ check_wireguard_kernel() {
 	[ "$(jqv wg-kernel '[.failures // [] | .[]] | length')" = 0 ] || fail "failures in the results"
 }
 
+# Both WireGuard implementations as two rows of one run: distinct labels,
+# the kernel row without a userspace process, the wireguard-go row with its
+# two daemons' peak RSS.
+check_wireguard_both() {
+	twnsbench_run wg-both --transports wireguard-kernel,wireguard-go --wan off "${SMALL[@]}" || return 1
+	jqv wg-both '.transports[] | "\(.name): \(.label); \(.facts.wireguard // "")"'
+	[ "$(jqv wg-both '[.transports[].label] | unique | length')" = 2 ] || fail "the two rows do not have distinct labels" || return 1
+	local kernel go
+	kernel=$(jqv wg-both '[.samples[] | select(.transport == "wireguard-kernel")] | length')
+	go=$(jqv wg-both '[.samples[] | select(.transport == "wireguard-go")] | length')
+	[ "$kernel" -gt 0 ] && [ "$go" -gt 0 ] || fail "samples: kernel $kernel, wireguard-go $go" || return 1
+	[[ $(jqv wg-both '.transports[] | select(.name == "wireguard-kernel") | .facts.wireguard') == "kernel module"* ]] || fail "the kernel row did not run the kernel module" || return 1
+	[[ $(jqv wg-both '.transports[] | select(.name == "wireguard-go") | .facts.wireguard') == "wireguard-go "* ]] || fail "the wireguard-go row did not run wireguard-go" || return 1
+	[ "$(jqv wg-both '[.rss[] | select(.transport == "wireguard-kernel") | .peak_kb | to_entries[] | select(.value > 0)] | length')" = 0 ] || fail "the kernel row has a userspace process" || return 1
+	[ "$(jqv wg-both '[.rss[] | select(.transport == "wireguard-go") | .peak_kb | to_entries[] | select(.value > 0)] | length')" = 2 ] || fail "the wireguard-go row lacks its two daemons' RSS" || return 1
+	[ "$(jqv wg-both '[.failures // [] | .[]] | length')" = 0 ] || fail "failures in the results"
+}
+
 # The WAN condition through netem. twnsbench's own verdict allows ±1 ms of
 # RTT; under emulation the guest adds more (netem's timers fire late,
 # and the probe's handshakes with sshd compete for two emulated CPUs:
@@ -147,6 +165,7 @@ CHECKS=(
 	doctor
 	ssh_lan
 	wireguard_kernel
+	wireguard_both
 	netem
 	go_netem
 	go_wireguard

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// tcpForward is a test-only transport, registered through the same API as
+// the real ones: a plain TCP port forwarder, in this test process, with
+// its listeners and its dials inside the client namespace. It proves that
+// a new transport needs one file and one registration, and nothing in
+// results, report, compare, the orchestrator or the CLI.
+type tcpForward struct{}
+
+func init() {
+	transport.Register(transport.Spec{
+		Name:    "tcp-forward",
+		Summary: "test only: a plain TCP port forwarder in the client namespace",
+		Options: []transport.Option{{Name: "tcp-forward-base", Value: "30000", Usage: "test only: first local port"}},
+		New: func(o map[string]string) (transport.Transport, error) {
+			if _, err := strconv.Atoi(o["tcp-forward-base"]); err != nil {
+				return nil, errors.New("--tcp-forward-base: want a port number")
+			}
+			return tcpForward{}, nil
+		},
+	})
+}
+
+func (tcpForward) Name() string  { return "tcp-forward" }
+func (tcpForward) Label() string { return "TCP port forwarder (test only)" }
+func (tcpForward) About() string {
+	return "is a test-only Go port forwarder in the harness process: its CPU is in no role's cgroup."
+}
+func (tcpForward) Check() error { return nil }
+
+func (tcpForward) Up(ctx context.Context, env *transport.Env) (*transport.Path, error) {
+	client := env.Topo.Roles[topology.Client].NS
+	server := env.Topo.Spec.Addr(topology.Server)
+	f := &forwarder{ns: client}
+	target := transport.Target{Host: "127.0.0.1", SSHPort: 30022, IPerf3Port: 35201, NetperfPort: 32865,
+		NetperfDataPort: transport.NetperfDataPort}
+	for local, remote := range map[int]int{
+		target.SSHPort: transport.SSHPort, target.IPerf3Port: transport.IPerf3Port,
+		target.NetperfPort: transport.NetperfPort, target.NetperfDataPort: transport.NetperfDataPort,
+	} {
+		if err := f.listen(local, netip.AddrPortFrom(server, uint16(remote))); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	return &transport.Path{Target: target, Facts: map[string]string{"forwarder": "test-only Go io.Copy"}, Close: f.close}, nil
+}
+
+type forwarder struct {
+	ns    *ns.NS
+	mu    sync.Mutex
+	lns   []net.Listener
+	conns []net.Conn
+	once  sync.Once
+}
+
+func (f *forwarder) listen(port int, to netip.AddrPort) error {
+	var ln net.Listener
+	err := f.ns.Do(func() (err error) {
+		ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.lns = append(f.lns, ln)
+	f.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go f.pipe(c, to)
+		}
+	}()
+	return nil
+}
+
+// pipe dials the server from inside the client namespace (never from the
+// host's) and copies both ways.
+func (f *forwarder) pipe(c net.Conn, to netip.AddrPort) {
+	var up net.Conn
+	err := f.ns.Do(func() (err error) {
+		up, err = net.DialTimeout("tcp", to.String(), 5*time.Second)
+		return err
+	})
+	if err != nil {
+		c.Close()
+		return
+	}
+	f.mu.Lock()
+	f.conns = append(f.conns, c, up)
+	f.mu.Unlock()
+	go func() { io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
+	io.Copy(c, up)
+	c.(*net.TCPConn).CloseWrite()
+}
+
+func (f *forwarder) close() error {
+	f.once.Do(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, l := range f.lns {
+			l.Close()
+		}
+		for _, c := range f.conns {
+			c.Close()
+		}
+	})
+	return nil
+}
+
+// TestRegisteredTransportRunsEndToEnd: the test-only transport, registered
+// above and named nowhere else, runs through the whole pipeline; its row
+// is in the JSON, the Markdown and the chart, with what it cannot carry
+// marked not applicable.
+func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
+	requireRoot(t)
+	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward", "--wan", "off", "--quick",
+		"--instruments", "iperf3-1,tcp_rr,scp,ping", "--tcp-forward-base", "30000")
+	n := map[string]int{}
+	for _, s := range doc.Samples {
+		if s.Transport == "tcp-forward" {
+			n[s.Instrument]++
+			if s.Value <= 0 {
+				t.Errorf("%s: value %v", s.Instrument, s.Value)
+			}
+		}
+	}
+	if n["iperf3-1"] != 1 || n["tcp_rr"] != 1 || n["scp"] != 1 || n["ping"] != 0 {
+		t.Errorf("tcp-forward samples per instrument %v: want iperf3-1, tcp_rr and scp once, no ping", n)
+	}
+	var about string
+	for _, tr := range doc.Transports {
+		if tr.Name == "tcp-forward" {
+			about = tr.About + " " + tr.Facts["forwarder"]
+		}
+	}
+	if !strings.Contains(about, "test-only Go port forwarder") || !strings.Contains(about, "io.Copy") {
+		t.Errorf("transports[] entry: %q", about)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	for _, want := range []string{"| TCP port forwarder (test only) | ", "- **TCP port forwarder (test only)** is a test-only", "TCP port forwarder (test only), ping: no ICMP path"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(out, "bench-chart.svg"))
+	if !strings.Contains(string(svg), "TCP port forwarder (test only)") {
+		t.Error("the chart has no bar for the registered transport")
+	}
+	if code, _, stderr := runInProcess("run", "--transports", "tcp-forward", "--tcp-forward-base", "x", "--out", t.TempDir()); code != exitRefused || !strings.Contains(stderr, "--tcp-forward-base") {
+		t.Errorf("a bad transport option: exit %d %q, want 2 and its message", code, stderr)
+	}
+}

@@ -1,0 +1,135 @@
+package transport
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Option is a setting of one transport, offered as a flag of `run`
+// (--Name). Option names are unique across all transports.
+type Option struct {
+	Name  string
+	Usage string
+	Value string // the default
+	File  bool   // the value is a path
+}
+
+// Spec registers one transport: everything the CLI, the orchestrator and
+// the reports need to know of it. Nothing outside the transport's own file
+// names it.
+type Spec struct {
+	// Name is the --transports word and the results' transport id.
+	Name string
+	// Summary says in one line what the transport is and what it needs
+	// (run --help, doctor).
+	Summary string
+	// InDefault puts the transport in the default set, "every transport
+	// available here"; the others run when named.
+	InDefault bool
+	Options   []Option
+	// New builds the transport from its options' values, keyed by option
+	// name (every option is present, defaults filled in). An error is bad
+	// input: the run is refused before anything is created.
+	New func(opts map[string]string) (Transport, error)
+}
+
+var (
+	registryMu sync.Mutex
+	registry   []Spec
+)
+
+// The built-in transports, in the reports' order: the one place that
+// lists them.
+func init() {
+	for _, s := range []Spec{sshSpec, wireguardSpec, wireguardKernelSpec, wireguardGoSpec, twSpec} {
+		Register(s)
+	}
+}
+
+// Register adds a transport after those registered before it. It panics on
+// a spec that is incomplete or clashes with a registered one: that is a
+// programming error, found by any test that imports the package.
+func Register(s Spec) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if s.Name == "" || s.New == nil {
+		panic(fmt.Sprintf("transport.Register: spec %q needs a Name and New", s.Name))
+	}
+	for _, r := range registry {
+		if r.Name == s.Name {
+			panic(fmt.Sprintf("transport.Register: %q registered twice", s.Name))
+		}
+		for _, o := range s.Options {
+			if slices.ContainsFunc(r.Options, func(x Option) bool { return x.Name == o.Name }) {
+				panic(fmt.Sprintf("transport.Register: %q: option --%s is %q's already", s.Name, o.Name, r.Name))
+			}
+		}
+	}
+	registry = append(registry, s)
+}
+
+// Registered returns every registered transport, in order.
+func Registered() []Spec {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return slices.Clone(registry)
+}
+
+// Lookup finds a registered transport by name.
+func Lookup(name string) (Spec, bool) {
+	for _, s := range Registered() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// Names lists the registered transports' names, in order.
+func Names() []string {
+	var names []string
+	for _, s := range Registered() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// DefaultNames lists the transports of the default set, in order.
+func DefaultNames() []string {
+	var names []string
+	for _, s := range Registered() {
+		if s.InDefault {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
+// Build makes the named transports (the default set when names is empty)
+// from the options' values; a missing value takes the option's default.
+func Build(names []string, values map[string]string) ([]Transport, error) {
+	if len(names) == 0 {
+		names = DefaultNames()
+	}
+	var ts []Transport
+	for _, n := range names {
+		s, ok := Lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("unknown transport %q (known: %v)", n, Names())
+		}
+		opts := map[string]string{}
+		for _, o := range s.Options {
+			opts[o.Name] = o.Value
+			if v, ok := values[o.Name]; ok {
+				opts[o.Name] = v
+			}
+		}
+		t, err := s.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
