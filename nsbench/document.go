@@ -48,13 +48,19 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		RSS:         []results.RSS{},
 		Diagnostics: []results.Diagnostic{},
 	}
-	if plan.WANCondition != nil {
-		c := plan.WANCondition.Condition(0)
-		d.Env.WAN = c.String()
-		d.Env.Impairment = "" // named once the method is chosen (setUpImpairment)
+	var specs []string
+	for _, w := range plan.WANs {
+		c := w.Condition(0)
+		specs = append(specs, c.String())
 		// WAN scp copies the warm-up file: a loss-bound copy of the full
 		// payload would take hours (the reference's choice).
-		d.Conditions = append(d.Conditions, results.Condition{Name: wanCondition, Label: c.Label(), ScpPayloadBytes: plan.WarmBytes()})
+		d.Conditions = append(d.Conditions, results.Condition{Name: w.Name, Label: w.Label(), ScpPayloadBytes: plan.WarmBytes(),
+			Profile: &results.Profile{Spec: c.String(), RTTMs: durationMs(c.RTT), LossPct: c.LossPct,
+				JitterMs: durationMs(c.Jitter), RateBps: c.RateBps}})
+	}
+	if len(specs) > 0 {
+		d.Env.WAN = strings.Join(specs, " ") // BENCH_WAN's form: profiles separated by spaces
+		d.Env.Impairment = ""                // named once the method is chosen (setUpImpairment)
 	}
 	return d
 }

@@ -112,7 +112,7 @@ func TestNewPlan(t *testing.T) {
 	}{
 		"unknown transport": {func(o *Options) { o.Transports = []string{"ipsec"} }, `unknown transport "ipsec"`},
 		"twice":             {func(o *Options) { o.Transports = []string{"ssh", "ssh"} }, "given twice"},
-		"bad wan":           {func(o *Options) { o.WAN = "30xx" }, "--wan"},
+		"bad wan":           {func(o *Options) { o.WAN = []string{"30xx"} }, "--wan"},
 		"runs 0":            {func(o *Options) { o.Runs = 0 }, "--runs 0"},
 		"tiny size":         {func(o *Options) { o.SizeBytes = 10 }, "--size"},
 		"fractional dur":    {func(o *Options) { o.Duration = 1500 * time.Millisecond }, "--duration"},

@@ -329,7 +329,8 @@ func (r *runner) runTransport(ctx context.Context, t transport.Transport, first 
 // path under it, measures the cell and closes the path again.
 func (r *runner) runCondition(ctx context.Context, t transport.Transport, cond results.Condition, peaks rssPeaks) (err error) {
 	var applied []impair.Applied
-	if cond.Name == wanCondition {
+	_, impaired := r.impaired(cond.Name)
+	if impaired {
 		var clear func(*error)
 		if applied, clear, err = r.setImpairment(ctx, t, cond); err != nil {
 			return err
@@ -347,7 +348,7 @@ func (r *runner) runCondition(ctx context.Context, t transport.Transport, cond r
 		return r.write()
 	}
 	r.recordPath(t, path)
-	if cond.Name == wanCondition {
+	if impaired {
 		err = r.runWANCell(ctx, t, path, cond, applied)
 	} else {
 		err = r.runCell(ctx, t, path, cond)
@@ -449,7 +450,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 			if in.Supports(path.Target) != nil {
 				continue
 			}
-			if cond.Name == wanCondition && in.Name() == "scp" {
+			if _, impaired := r.impaired(cond.Name); impaired && in.Name() == "scp" {
 				continue // the reference warms scp up on the LAN only
 			}
 			if _, err := in.Measure(ctx, &warm); err != nil {

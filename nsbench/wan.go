@@ -8,51 +8,67 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// The WAN condition. Each transport runs its LAN cells, then its WAN cell:
+// The WAN conditions. Each transport runs its LAN cells, then one cell per
+// WAN profile:
 //
-//	Set the impairment → a fresh path, set up under it (timed: ready) →
-//	probe the RTT → counters snapshot → the cell → counters snapshot →
-//	close the path → Clear → diagnostics and verification
+//	Set the profile's impairment → a fresh path, set up under it (timed:
+//	ready) → probe the RTT → counters snapshot → the cell → counters
+//	snapshot → close the path → Clear → diagnostics and verification
 //
 // so the LAN cells of the next transport run on the plain bridge again.
-
-// wanCondition is the WAN condition's name in the results.
-const wanCondition = "wan"
 
 // impairCgroup is the forwarder's cgroup under the run's, beside the
 // roles': its CPU is recorded per sample as container_cpu_sec.impair.
 const impairCgroup = "impair"
 
-// wanRun is the run's impairment, chosen and proven at set-up.
+// wanRun is the run's impairment, chosen and proven at set-up, and the
+// condition of each impaired profile, by condition name.
 type wanRun struct {
-	cond  impair.Condition
+	conds map[string]impair.Condition
+	order []string // the profiles' names, in order
+	seed  uint64
 	imp   impair.Impairment
 	probe *impair.ProbeListener // in the server namespace
+}
+
+// impaired returns the impairment of the condition named name, if it is an
+// impaired one.
+func (r *runner) impaired(name string) (impair.Condition, bool) {
+	if r.wan == nil {
+		return impair.Condition{}, false
+	}
+	c, ok := r.wan.conds[name]
+	return c, ok
 }
 
 // setUpImpairment chooses how the WAN condition is made, proves that it
 // works here with one Set and Clear before any transport runs, names the
 // method in the env block and pushes its Clear onto the teardown.
 func (r *runner) setUpImpairment(ctx context.Context, cgroupRoot string) error {
-	w := r.plan.WANCondition
-	if w == nil {
+	if len(r.plan.WANs) == 0 {
 		return nil
 	}
 	seed := rand.Uint64()
 	if r.plan.Seed != nil {
 		seed = *r.plan.Seed
 	}
-	r.wan = &wanRun{cond: w.Condition(seed)}
+	r.wan = &wanRun{conds: map[string]impair.Condition{}, seed: seed}
+	for _, w := range r.plan.WANs {
+		r.wan.conds[w.Name] = w.Condition(seed)
+		r.wan.order = append(r.wan.order, w.Name)
+	}
 	probe, err := impair.ListenProbe(r.topo.Roles[topology.Server].NS,
 		net.JoinHostPort(r.topo.Spec.Addr(topology.Server).String(), strconv.Itoa(impair.ProbePort)))
 	if err != nil {
@@ -98,18 +114,22 @@ func (r *runner) setUpImpairment(ctx context.Context, cgroupRoot string) error {
 	return nil
 }
 
-// proveImpairment sets and clears the condition once, pushing the Clear
-// onto the teardown first so a half-made impairment is undone too.
+// proveImpairment sets and clears every profile once, pushing the Clear
+// onto the teardown first so a half-made impairment is undone too: a
+// setting the mechanism cannot hold fails here, before any transport runs.
 func (r *runner) proveImpairment(ctx context.Context) error {
 	imp := r.wan.imp
 	r.stack.push("impairment ("+imp.Method()+")", func(ctx context.Context) error { return imp.Clear(ctx) })
-	t0 := time.Now()
-	_, err := imp.Set(ctx, r.wan.cond)
-	err = errors.Join(err, imp.Clear(ctx))
-	if err == nil {
-		r.logf("WAN %s through %s: set and cleared in %.0f ms", r.wan.cond, imp.Method(), float64(time.Since(t0))/1e6)
+	for _, name := range r.wan.order {
+		c := r.wan.conds[name]
+		t0 := time.Now()
+		_, err := imp.Set(ctx, c)
+		if err = errors.Join(err, imp.Clear(ctx)); err != nil {
+			return fmt.Errorf("%s %s: %w", name, c, err)
+		}
+		r.logf("%s %s through %s: set and cleared in %.0f ms", name, c, imp.Method(), float64(time.Since(t0))/1e6)
 	}
-	return err
+	return nil
 }
 
 func (r *runner) netemTargets() []impair.Target {
@@ -149,28 +169,61 @@ func (r *runner) newUserspace(cgroupRoot string) (*impair.Userspace, error) {
 
 // describeImpairment names the method and its settings in the env block.
 func (r *runner) describeImpairment() {
-	c := r.wan.cond
 	e := &r.doc.Env
 	e.ImpairmentMethod = r.wan.imp.Method()
-	oneWay := strconv.FormatFloat(float64(c.OneWay())/float64(time.Millisecond), 'f', -1, 64) + " ms"
-	loss := strconv.FormatFloat(c.LossPct, 'f', -1, 64) + " %"
+	var settings []string
+	for _, name := range r.wan.order {
+		c := r.wan.conds[name]
+		s := fmt.Sprintf("delay %s each way (RTT/2)", fmtMs(c.OneWay()))
+		if c.Jitter > 0 {
+			s += fmt.Sprintf(" ±%s uniform jitter", fmtMs(c.Jitter))
+		}
+		s += fmt.Sprintf(", loss %s %% each way", strconv.FormatFloat(c.LossPct, 'f', -1, 64))
+		if c.RateBps > 0 {
+			s += ", rate " + impair.FormatRate(c.RateBps) + " each way"
+		}
+		if len(r.wan.order) > 1 {
+			s = name + ": " + s
+		}
+		settings = append(settings, s)
+	}
+	limit := r.wan.conds[r.wan.order[0]].QueueLimit()
 	switch r.wan.imp.Method() {
 	case impair.MethodNetem:
 		e.Impairment = fmt.Sprintf("netem through netlink on the client's and the server's eth0 egress (the relay has none): "+
-			"delay %s each way (RTT/2), loss %s each way, limit %d; set after each transport's LAN cells, removed after its WAN cell; %s",
-			oneWay, loss, c.QueueLimit(), impair.NetemSeedNote)
+			"%s, limit %d; set after each transport's LAN cells, removed after its WAN cell; %s",
+			strings.Join(settings, "; "), limit, impair.NetemSeedNote)
+		if r.hasJitter() {
+			e.Impairment += "; with jitter netem may reorder packets whose draws cross"
+		}
 	default:
-		seed := c.Seed
+		seed := r.wan.seed
 		e.WANSeed = &seed
 		e.Impairment = fmt.Sprintf("userspace impairment (this kernel has no sch_netem): twnsbench's AF_PACKET forwarder in the switch "+
 			"namespace replaces the bridge during each WAN cell (the ports leave br0 and return after the cell); "+
-			"frames the client and the server send get a fixed %s delay (RTT/2) and independent random loss of %s each, "+
+			"frames the client and the server send get %s, independent random loss each; "+
 			"limit %d frames per direction; the relay's are forwarded at once. Loss seed %d: every transport meets drops at the "+
 			"same packet positions (pass --seed %d to repeat them). Forwarder threads SCHED_FIFO %d; its CPU, including the "+
 			"kernel's delivery of the frames it sends on (which under the bridge falls to the sending role), is "+
 			"container_cpu_sec.%s in the samples and counts in the host CPU",
-			oneWay, loss, c.QueueLimit(), c.Seed, c.Seed, impair.DefaultRTPriority, impairCgroup)
+			strings.Join(settings, "; "), limit, seed, seed, impair.DefaultRTPriority, impairCgroup)
+		if r.hasJitter() {
+			e.Impairment += "; jitter never reorders: a frame waits for the one ahead of it"
+		}
 	}
+}
+
+func (r *runner) hasJitter() bool {
+	for _, c := range r.wan.conds {
+		if c.Jitter > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func fmtMs(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"
 }
 
 // setImpairment applies the WAN condition for one transport's WAN cell and
@@ -178,7 +231,7 @@ func (r *runner) describeImpairment() {
 // clears it again (wrapping its error into *err).
 func (r *runner) setImpairment(ctx context.Context, t transport.Transport, cond results.Condition) ([]impair.Applied, func(err *error), error) {
 	w := r.wan
-	applied, err := w.imp.Set(ctx, w.cond)
+	applied, err := w.imp.Set(ctx, w.conds[cond.Name])
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", t.Name(), cond.Name, err), w.imp.Clear(ctx))
 	}
@@ -195,7 +248,12 @@ func (r *runner) setImpairment(ctx context.Context, t transport.Transport, cond 
 // interruption or a broken impairment stops the run.
 func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition, applied []impair.Applied) error {
 	w := r.wan
-	rtt, rttErr := impair.ProbeRTT(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), impair.ProbeCount)
+	c := w.conds[cond.Name]
+	var gap time.Duration
+	if c.Jitter > 0 {
+		gap = 2*c.Jitter + time.Millisecond // see ProbeRTTEvery
+	}
+	rtt, rttErr := impair.ProbeRTTEvery(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), impair.ProbeCount, gap)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -238,9 +296,15 @@ func appliedFor(applied []impair.Applied, role string) *impair.Applied {
 
 // verify judges the cell and records configured against measured.
 func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impair.RTT, rttErr error, cell []impair.Counters, countersErr error) {
-	c := r.wan.cond
+	c := r.wan.conds[cond.Name]
 	v := impair.Judge(c, rtt, cell)
 	note := v.Note
+	goodput, measured := r.cellMedian(t.Name(), cond.Name, "iperf3-1")
+	rate := impair.JudgeRate(c, goodput*1e9, measured)
+	if !rate.OK {
+		v.OK = false
+	}
+	note = joinNote(note, rate.Note)
 	if rttErr != nil {
 		note = joinNote(note, "RTT probe: "+rttErr.Error())
 	}
@@ -257,6 +321,17 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impai
 	if rtt.N > 0 {
 		m := durationMs(rtt.Median)
 		rec.MeasuredRTTMs = &m
+	}
+	if c.Jitter > 0 {
+		exp, got := durationMs(v.ExpectedRTTIQR), durationMs(v.MeasuredRTTIQR)
+		rec.ExpectedRTTIQRMs, rec.MeasuredRTTIQRMs = &exp, &got
+	}
+	if c.RateBps > 0 {
+		rec.ConfiguredRateBps = c.RateBps
+		if measured {
+			g := goodput * 1e9
+			rec.MeasuredRateBps = &g
+		}
 	}
 	if v.Packets > 0 && countersErr == nil {
 		l := v.MeasuredLossPct
@@ -288,8 +363,23 @@ func (r *runner) scpPayload(cond results.Condition) string {
 	if r.payload == nil {
 		return ""
 	}
-	if cond.Name == wanCondition {
+	if _, ok := r.impaired(cond.Name); ok {
 		return r.payload.Warm
 	}
 	return r.payload.Large
+}
+
+// cellMedian is the median value of a cell's samples so far (for the
+// rate verdict: iperf3's goodput in Gbit/s).
+func (r *runner) cellMedian(transport, condition, instrument string) (float64, bool) {
+	var xs []float64
+	for _, s := range r.doc.Samples {
+		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument {
+			xs = append(xs, s.Value)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return stats.Summarize(xs).Median, true
 }

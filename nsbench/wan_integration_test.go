@@ -22,7 +22,7 @@ func TestWANQuickRunUserspace(t *testing.T) {
 	nstest.RequireRoot(t)
 	o := Quick()
 	o.Transports = []string{"ssh"}
-	o.WAN = "30ms:0.1%"
+	o.WAN = []string{"30ms:0.1%"}
 	o.Impairment = ImpairmentUserspace
 	o.SizeBytes = 16 << 20 // the WAN scp copies it at the loss-bound ~2 MB/s
 	o.OutDir = t.TempDir()
@@ -48,10 +48,10 @@ func TestWANQuickRunUserspace(t *testing.T) {
 	}
 	var rr *results.Sample
 	for i, s := range d.Samples {
-		if s.Condition == wanCondition && s.Instrument == "tcp_rr" {
+		if s.Condition == "wan" && s.Instrument == "tcp_rr" {
 			rr = &d.Samples[i]
 		}
-		if s.Condition == wanCondition && s.ContainerCPUSec[impairCgroup] <= 0 {
+		if s.Condition == "wan" && s.ContainerCPUSec[impairCgroup] <= 0 {
 			t.Errorf("wan %s: no forwarder CPU recorded (%v)", s.Instrument, s.ContainerCPUSec)
 		}
 	}
@@ -74,7 +74,7 @@ func TestWANQuickRunUserspace(t *testing.T) {
 	}
 	var diags int
 	for _, g := range d.Diagnostics {
-		if g.Condition == wanCondition && strings.Contains(g.Output, "drop ratio") {
+		if g.Condition == "wan" && strings.Contains(g.Output, "drop ratio") {
 			diags++
 		}
 	}

@@ -59,7 +59,7 @@ func runCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "); default: all"},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + "); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
-			&cli.StringFlag{Name: "wan", Value: d.WAN, EnvVars: []string{"BENCH_WAN"}, Usage: "WAN condition RTTms:LOSS% (delay RTT/2 and the loss on the client's and the server's egress; measured after each transport's LAN cells) or off"},
+			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
 			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "scp payload on the LAN, e.g. 5GiB, 256MiB (env BENCH_SIZE_GB: GiB)"},
 			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "length of each iperf3 and TCP_RR sample (whole seconds)"},
@@ -206,7 +206,12 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	if c.IsSet("instruments") && len(splitList(c.String("instruments"))) == 0 {
 		return o, errors.New("--instruments: empty list")
 	}
-	o.WAN = c.String("wan")
+	switch {
+	case c.IsSet("wan"):
+		o.WAN = c.StringSlice("wan")
+	case strings.TrimSpace(os.Getenv("BENCH_WAN")) != "":
+		o.WAN = strings.Fields(os.Getenv("BENCH_WAN"))
+	}
 	if err := wanOptions(c, &o); err != nil {
 		return o, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,7 +46,7 @@ func wanOptions(c *cli.Context, o *nsbench.Options) error {
 // checkImpairment refuses --impairment netem on a kernel without netem,
 // before anything is created.
 func checkImpairment(plan *nsbench.Plan) error {
-	if plan.WANCondition == nil || plan.Impairment != nsbench.ImpairmentNetem {
+	if len(plan.WANs) == 0 || plan.Impairment != nsbench.ImpairmentNetem {
 		return nil
 	}
 	if ok, how := preflight.KernelFeature("netem"); !ok {
@@ -60,8 +61,12 @@ func verificationOutcome(c *cli.Context, plan *nsbench.Plan, res *nsbench.Result
 	if res == nil || res.Unverified == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("%d WAN cell(s) failed verification: the measured RTT or loss is off the configured %s (see the Verification section of %s)",
-		res.Unverified, plan.WANCondition.Condition(0), nsbench.ReportFile)
+	var specs []string
+	for _, w := range plan.WANs {
+		specs = append(specs, w.String())
+	}
+	msg := fmt.Sprintf("%d WAN cell(s) failed verification: what was measured is off the configured %s (see the Verification section of %s)",
+		res.Unverified, strings.Join(specs, " / "), nsbench.ReportFile)
 	if plan.Strict {
 		return fmt.Errorf("%s", msg)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,5 +57,58 @@ func TestWANFlagsRefused(t *testing.T) {
 		if code != exitRefused || !strings.HasPrefix(stderr, "twnsbench: --") {
 			t.Errorf("%v: exit %d, stderr %q; want a refusal naming the flag", args, code, stderr)
 		}
+	}
+}
+
+// TestWANProfilesEndToEnd: two WAN profiles in one run, the second with
+// jitter and a rate cap: three conditions in the JSON and the report, both
+// verified (RTT, loss, the jitter's spread, the cap), the capped
+// condition's bulk TCP at or below the cap and its ping spread the
+// jitter's.
+func TestWANProfilesEndToEnd(t *testing.T) {
+	requireRoot(t)
+	doc, out := runAndRead(t, "--transports", "ssh", "--quick", "--instruments", "iperf3-1,ping",
+		"--wan", "20ms:0.5%", "--wan", "40ms:0.2%:jitter=5ms:rate=100mbit")
+	var names []string
+	for _, c := range doc.Conditions {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "lan,wan1,wan2" || doc.Conditions[2].Profile == nil || doc.Conditions[2].Profile.RateBps != 100e6 {
+		t.Fatalf("conditions %+v", doc.Conditions)
+	}
+	if len(doc.Verification) != 2 {
+		t.Fatalf("verification %+v: want one per WAN condition", doc.Verification)
+	}
+	for _, v := range doc.Verification {
+		if !v.OK {
+			t.Errorf("%s not verified: %+v", v.Condition, v)
+		}
+	}
+	if v := doc.Verification[1]; v.MeasuredRTTIQRMs == nil || v.MeasuredRateBps == nil || *v.MeasuredRateBps > 100e6 {
+		t.Errorf("wan2 verification lacks the jitter or the rate: %+v", v)
+	}
+	for _, s := range doc.Samples {
+		if s.Condition != "wan2" {
+			continue
+		}
+		switch s.Instrument {
+		case "iperf3-1":
+			if s.Value <= 0 || s.Value > 0.1 {
+				t.Errorf("wan2 iperf3-1 %.4f Gbit/s, want above 0 and at most the 100 Mbit/s cap", s.Value)
+			}
+		case "ping":
+			if s.Extra["mdev_ms"] < 2 {
+				t.Errorf("wan2 ping mdev %.2f ms, want the jitter's spread (≥ 2 ms)", s.Extra["mdev_ms"])
+			}
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	for _, want := range []string{"## Results — WAN 1 (20 ms RTT, 0.5 % loss)", "## Results — WAN 2 (40 ms RTT, 0.2 % loss, ±5 ms jitter, 100 Mbit/s)", "Rate cap / goodput (Mbit/s)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if svg, _ := os.ReadFile(filepath.Join(out, "bench-chart.svg")); !strings.Contains(string(svg), `id="panel-wan2-tcp_rr-p50"`) {
+		t.Error("the chart has no panel for the second profile")
 	}
 }

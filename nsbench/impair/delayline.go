@@ -2,23 +2,32 @@ package impair
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 )
 
-// delayLine holds one direction's frames for a fixed delay and releases
-// them in arrival order. With one delay for every frame, arrival order is
-// release order, so a FIFO ring is the whole scheduler: the releasing
-// goroutine sleeps until the head is due, then passes on every frame that
-// is due.
+// delayLine holds one direction's frames and releases them in arrival
+// order. Each frame is due at its arrival plus the delay, plus a jitter
+// drawn uniformly from [-jitter, +jitter], plus, with a rate, the time the
+// frames ahead of it and itself take to cross a link of that rate (netem's
+// semantics). A frame is never due before the one ahead of it: jitter
+// delays, it does not reorder. With due times in arrival order, a FIFO
+// ring is the whole scheduler: the releasing goroutine sleeps until the
+// head is due, then passes on every frame that is due.
 type delayLine struct {
-	delay int64 // ns
-	limit int
+	delay  int64 // ns
+	jitter int64 // ns, ±
+	rate   uint64
+	limit  int
+	rng    *rand.PCG // jitter draws; nil without jitter
 
-	mu     sync.Mutex
-	ring   []delayed // grows up to limit
-	head   int
-	n      int
-	wakeup chan struct{} // signalled when the line goes from empty to not empty
+	mu      sync.Mutex
+	ring    []delayed // grows up to limit
+	head    int
+	n       int
+	lastDue int64         // the newest frame's due time: the next is never earlier
+	txFree  int64         // with a rate, when the emulated link has sent what it holds
+	wakeup  chan struct{} // signalled when the line goes from empty to not empty
 }
 
 type delayed struct {
@@ -26,14 +35,35 @@ type delayed struct {
 	frame []byte
 }
 
-func newDelayLine(delay int64, limit int) *delayLine {
-	return &delayLine{delay: delay, limit: limit, ring: make([]delayed, min(limit, 1024)), wakeup: make(chan struct{}, 1)}
+// lineShape is what a delay line does to each frame.
+type lineShape struct {
+	Delay, Jitter int64  // ns
+	RateBps       uint64 // bits/s on the wire; 0 is unlimited
+	// Seed and Stream seed the jitter draws (a stream of its own, apart
+	// from the loss draws of the same direction).
+	Seed, Stream uint64
 }
 
-// push queues frame, received at now, for release at now+delay. It
-// reports false when the line already holds limit frames (the frame is
-// then the caller's to drop).
-func (d *delayLine) push(now int64, frame []byte) bool {
+func newDelayLine(delay int64, limit int) *delayLine {
+	return newShapedLine(lineShape{Delay: delay}, limit)
+}
+
+func newShapedLine(s lineShape, limit int) *delayLine {
+	d := &delayLine{delay: s.Delay, jitter: s.Jitter, rate: s.RateBps, limit: limit,
+		ring: make([]delayed, min(limit, 1024)), wakeup: make(chan struct{}, 1)}
+	if s.Jitter > 0 {
+		d.rng = rand.NewPCG(s.Seed, 0x6a09e667f3bcc909^s.Stream)
+	}
+	return d
+}
+
+// push queues frame, received at now, with its length as its wire size.
+func (d *delayLine) push(now int64, frame []byte) bool { return d.pushSized(now, frame, len(frame)) }
+
+// pushSized queues frame, received at now, wire bytes long on the
+// emulated link. It reports false when the line already holds limit
+// frames (the frame is then the caller's to drop, and takes no link time).
+func (d *delayLine) pushSized(now int64, frame []byte, wire int) bool {
 	d.mu.Lock()
 	if d.n == d.limit {
 		d.mu.Unlock()
@@ -42,7 +72,18 @@ func (d *delayLine) push(now int64, frame []byte) bool {
 	if d.n == len(d.ring) {
 		d.growLocked()
 	}
-	d.ring[(d.head+d.n)%len(d.ring)] = delayed{due: now + d.delay, frame: frame}
+	due := now
+	if d.rate > 0 {
+		d.txFree = max(d.txFree, now) + int64(uint64(wire)*8*1e9/d.rate)
+		due = d.txFree
+	}
+	due += d.delay
+	if d.rng != nil {
+		due += int64(d.rng.Uint64()%uint64(2*d.jitter+1)) - d.jitter
+	}
+	due = max(due, d.lastDue)
+	d.lastDue = due
+	d.ring[(d.head+d.n)%len(d.ring)] = delayed{due: due, frame: frame}
 	d.n++
 	wasEmpty := d.n == 1
 	d.mu.Unlock()

@@ -56,6 +56,8 @@ type PortSpec struct {
 	Role     string  `json:"role"` // whose egress the port receives
 	Impaired bool    `json:"impaired"`
 	DelayNs  int64   `json:"delay_ns,omitempty"`
+	JitterNs int64   `json:"jitter_ns,omitempty"` // ± around DelayNs, uniform
+	RateBps  uint64  `json:"rate_bps,omitempty"`  // the emulated link's rate; 0 is unlimited
 	LossPct  float64 `json:"loss_pct,omitempty"`
 	Limit    int     `json:"limit,omitempty"`
 	Seed     uint64  `json:"seed,omitempty"`
@@ -183,12 +185,13 @@ func runForwarder(ctx context.Context, spec ForwarderSpec, out io.Writer) (err e
 		}
 		if ps.Impaired {
 			p.loss = newLossGen(ps.LossPct, ps.Seed, ps.Stream)
-			if ps.DelayNs > 0 {
+			if ps.DelayNs > 0 || ps.JitterNs > 0 || ps.RateBps > 0 {
 				limit := ps.Limit
 				if limit <= 0 {
 					limit = DefaultLimit
 				}
-				p.line = newDelayLine(ps.DelayNs, limit)
+				p.line = newShapedLine(lineShape{Delay: ps.DelayNs, Jitter: ps.JitterNs, RateBps: ps.RateBps,
+					Seed: ps.Seed, Stream: ps.Stream}, limit)
 			}
 		}
 		f.ports = append(f.ports, p)
@@ -374,7 +377,7 @@ func (f *forwarder) handle(p *fwdPort, frame []byte, arrival int64) {
 		return
 	}
 	held := f.copyFrame(frame)
-	if !p.line.push(arrival, held) {
+	if !p.line.pushSized(arrival, held, len(frame)-vnetHdrLen) {
 		p.queueDrops.Add(1)
 		f.freeFrame(held)
 		return

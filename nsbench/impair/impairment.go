@@ -42,13 +42,22 @@ type Applied struct {
 	Role    string // whose egress: "client", "server"
 	Where   string // "client eth0", "switch port client"
 	Delay   time.Duration
+	Jitter  time.Duration
+	RateBps uint64
 	LossPct float64
 	Limit   int
 	Seed    *uint64 // nil when the mechanism has no seed
 }
 
 func (a Applied) String() string {
-	s := fmt.Sprintf("limit %d delay %s loss %s%%", a.Limit, fmtDuration(a.Delay), formatFloat(roundTo(a.LossPct, 6)))
+	s := fmt.Sprintf("limit %d delay %s", a.Limit, fmtDuration(a.Delay))
+	if a.Jitter > 0 {
+		s += " " + fmtDuration(a.Jitter)
+	}
+	s += fmt.Sprintf(" loss %s%%", formatFloat(roundTo(a.LossPct, 6)))
+	if a.RateBps > 0 {
+		s += " rate " + rateSpec(a.RateBps)
+	}
 	if a.Seed != nil {
 		s += fmt.Sprintf(" seed %d", *a.Seed)
 	}
@@ -62,6 +71,13 @@ func (a Applied) matches(c Condition) error {
 	var errs []error
 	if d := a.Delay - c.OneWay(); d < -time.Microsecond || d > time.Microsecond {
 		errs = append(errs, fmt.Errorf("delay %s, want %s", a.Delay, c.OneWay()))
+	}
+	if d := a.Jitter - c.Jitter; d < -time.Microsecond || d > time.Microsecond {
+		errs = append(errs, fmt.Errorf("jitter %s, want %s", a.Jitter, c.Jitter))
+	}
+	// netem keeps a rate in bytes per second.
+	if d := int64(a.RateBps) - int64(c.RateBps); d < -8 || d > 8 {
+		errs = append(errs, fmt.Errorf("rate %d bit/s, want %d", a.RateBps, c.RateBps))
 	}
 	if d := a.LossPct - c.LossPct; d < -1e-6 || d > 1e-6 {
 		errs = append(errs, fmt.Errorf("loss %v%%, want %v%%", a.LossPct, c.LossPct))

@@ -176,13 +176,17 @@ func rootNetem(h *netlink.Handle, link netlink.Link) (*netlink.Netem, error) {
 	return nil, nil
 }
 
-// netemAttrs converts c into one direction's netem: delay RTT/2 (µs), the
-// full loss, the queue limit. No jitter, correlation, reordering.
+// netemAttrs converts c into one direction's netem: delay RTT/2 (µs) with
+// the jitter (uniform: no distribution table), the full loss, the rate
+// (bytes/s), the queue limit. No correlation or deliberate reordering
+// (netem may reorder when the jitter exceeds the gap between packets).
 func netemAttrs(c Condition) netlink.NetemQdiscAttrs {
 	return netlink.NetemQdiscAttrs{
 		Latency: uint32(c.OneWay() / time.Microsecond),
+		Jitter:  uint32(c.Jitter / time.Microsecond),
 		Loss:    float32(c.LossPct),
 		Limit:   uint32(c.QueueLimit()),
+		Rate64:  c.RateBps / 8,
 	}
 }
 
@@ -191,8 +195,11 @@ func netemAttrs(c Condition) netlink.NetemQdiscAttrs {
 // fraction of 2^32−1 (vishvananda/netlink returns both raw, issue #480).
 func fromNetem(q *netlink.Netem, tickInUsec float64) Applied {
 	us := float64(q.Latency) / tickInUsec
+	jitter := float64(q.Jitter) / tickInUsec
 	return Applied{
 		Delay:   time.Duration(math.Round(us)) * time.Microsecond,
+		Jitter:  time.Duration(math.Round(jitter)) * time.Microsecond,
+		RateBps: q.Rate64 * 8,
 		LossPct: roundTo(float64(q.Loss)/math.MaxUint32*100, 6),
 		Limit:   int(q.Limit),
 	}

@@ -393,3 +393,150 @@ func TestSummarizeRTT(t *testing.T) {
 		t.Errorf("summarizeRTT = %+v", r)
 	}
 }
+
+// TestDelayLineJitterKeepsOrder: every frame's delay lies within ±jitter
+// of the delay, the draws spread over that range, and a frame never
+// leaves before the one ahead of it.
+func TestDelayLineJitterKeepsOrder(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	d := newShapedLine(lineShape{Delay: 20 * ms, Jitter: 5 * ms, Seed: 1}, 100000)
+	var lo, hi int64 = 1 << 62, 0
+	var out []delayed
+	prev := int64(0)
+	for i := range 2000 {
+		at := int64(i) * 10 * ms // sparse: 10 ms apart, more than the jitter's reach
+		d.push(at, []byte{0})
+		out = d.popDue(at+100*ms, out)
+		if len(out) != 1 {
+			t.Fatalf("frame %d: popped %d", i, len(out))
+		}
+		delay := out[0].due - at
+		lo, hi = min(lo, delay), max(hi, delay)
+		if out[0].due < prev {
+			t.Fatalf("frame %d due before the one ahead of it", i)
+		}
+		prev = out[0].due
+	}
+	if lo < 15*ms || hi > 25*ms || lo > 16*ms || hi < 24*ms {
+		t.Errorf("delays within [%v, %v], want spread over [15ms, 25ms]", time.Duration(lo), time.Duration(hi))
+	}
+	// Back to back, a later frame may draw a shorter delay: it waits for
+	// the one ahead instead of overtaking it.
+	d2 := newShapedLine(lineShape{Delay: 20 * ms, Jitter: 5 * ms, Seed: 2}, 1000)
+	for i := range 1000 {
+		d2.push(int64(i), []byte{byte(i)})
+	}
+	out = d2.popDue(1<<62, out)
+	for i := 1; i < len(out); i++ {
+		if out[i].due < out[i-1].due || out[i].frame[0] != byte(i) {
+			t.Fatalf("frame %d reordered", i)
+		}
+	}
+}
+
+// TestDelayLineRate: at a rate, frames leave one transmission time apart
+// (wire bytes × 8 / rate) after the delay, and a burst queues.
+func TestDelayLineRate(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	d := newShapedLine(lineShape{Delay: 10 * ms, RateBps: 12_000_000}, 100) // 1500 B = 1 ms at 12 Mbit/s
+	for range 5 {
+		d.pushSized(0, []byte{0}, 1500)
+	}
+	out := d.popDue(1<<62, nil)
+	for i, f := range out {
+		if want := int64(i+1)*ms + 10*ms; f.due != want {
+			t.Errorf("frame %d due %v, want %v", i, time.Duration(f.due), time.Duration(want))
+		}
+	}
+	// After an idle second the link is free again: no backlog carried over.
+	d.pushSized(1000*ms, []byte{0}, 1500)
+	if out = d.popDue(1<<62, out); out[0].due != 1011*ms {
+		t.Errorf("after idle: due %v, want 1.011s", time.Duration(out[0].due))
+	}
+}
+
+func TestConditionProfileText(t *testing.T) {
+	c := Condition{RTT: 40 * time.Millisecond, LossPct: 0.2, Jitter: 5 * time.Millisecond, RateBps: 100_000_000}
+	if got, want := c.Label(), "WAN (40 ms RTT, 0.2 % loss, ±5 ms jitter, 100 Mbit/s)"; got != want {
+		t.Errorf("Label = %q, want %q", got, want)
+	}
+	if got, want := c.String(), "40ms:0.2%:jitter=5ms:rate=100mbit"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	if got := c.ExpectedRTTIQR(); got < 5850*time.Microsecond || got > 5870*time.Microsecond {
+		t.Errorf("ExpectedRTTIQR = %v, want 5 ms × (4 − 2√2) ≈ 5.86 ms", got)
+	}
+	for in, want := range map[string]uint64{"100mbit": 1e8, "1.5Gbit": 1.5e9, "64kbit": 64e3, "9600bit": 9600} {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"fast", "100", "-1mbit", "mbit"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q): want an error", bad)
+		}
+	}
+	for _, bad := range []Condition{
+		{RTT: 10 * time.Millisecond, Jitter: 6 * time.Millisecond}, // below zero
+		{RTT: 10 * time.Millisecond, RateBps: 100},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v: want a validation error", bad)
+		}
+	}
+	// netem round trip: what the kernel would hold reads back as c.
+	a := netemAttrs(c)
+	if a.Jitter != 5000 || a.Rate64 != 12_500_000 {
+		t.Errorf("netem attrs %+v: want jitter 5000 µs, rate 12500000 B/s", a)
+	}
+}
+
+func TestJudgeJitterAndRate(t *testing.T) {
+	const ms = time.Millisecond
+	c := Condition{RTT: 40 * ms, LossPct: 0, Jitter: 5 * ms, RateBps: 100_000_000}
+	good := RTT{Median: 41 * ms, IQR: 6 * ms, N: 20}
+	if v := Judge(c, good, nil); !v.OK || !v.JitterOK || v.ExpectedRTTIQR != c.ExpectedRTTIQR() {
+		t.Errorf("jitter as configured: %+v", v)
+	}
+	// No spread where jitter was asked for: the jitter did not take effect.
+	if v := Judge(c, RTT{Median: 40 * ms, IQR: 100 * time.Microsecond, N: 20}, nil); v.OK || v.JitterOK {
+		t.Errorf("no spread judged ok: %+v", v)
+	}
+	// Without jitter, the spread is not judged.
+	if v := Judge(Condition{RTT: 40 * ms}, RTT{Median: 40 * ms, IQR: 3 * ms, N: 20}, nil); !v.JitterOK {
+		t.Errorf("spread judged without jitter: %+v", v)
+	}
+	for _, tc := range []struct {
+		loss    float64
+		goodput float64
+		ok      bool
+	}{
+		{0, 95e6, true},   // header overhead
+		{0, 101e6, false}, // above the cap
+		{0, 50e6, false},  // lossless but far below: the cap did not hold as configured
+		{0.2, 8e6, true},  // loss-bound
+		{0.2, 120e6, false},
+	} {
+		c.LossPct = tc.loss
+		if v := JudgeRate(c, tc.goodput, true); v.OK != tc.ok {
+			t.Errorf("loss %v goodput %v: ok %v, want %v (%s)", tc.loss, tc.goodput, v.OK, tc.ok, v.Note)
+		}
+	}
+	if v := JudgeRate(Condition{RTT: 40 * ms}, 5e9, true); !v.OK || v.Note != "" {
+		t.Errorf("no rate cap: %+v", v)
+	}
+}
+
+// TestRTTSpreadIgnoresARetransmittedSYN: one probe that waited a second
+// for its SYN to be resent does not move the interquartile range.
+func TestRTTSpreadIgnoresARetransmittedSYN(t *testing.T) {
+	var rtts []time.Duration
+	for i := range 19 {
+		rtts = append(rtts, 40*time.Millisecond+time.Duration(i-9)*300*time.Microsecond)
+	}
+	rtts = append(rtts, 1040*time.Millisecond)
+	r := summarizeRTT(rtts, 0)
+	if r.IQR < 2*time.Millisecond || r.IQR > 4*time.Millisecond || r.Median != 40150*time.Microsecond {
+		t.Errorf("IQR %v median %v: want about 3 ms and the middle, whatever the outlier", r.IQR, r.Median)
+	}
+}

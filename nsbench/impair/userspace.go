@@ -114,7 +114,7 @@ func (u *Userspace) Set(ctx context.Context, c Condition) ([]Applied, error) {
 		}
 		seed := s.Seed
 		a := Applied{Role: s.Role, Where: "switch port " + s.Name, Delay: time.Duration(s.DelayNs),
-			LossPct: s.LossPct, Limit: s.Limit, Seed: &seed}
+			Jitter: time.Duration(s.JitterNs), RateBps: s.RateBps, LossPct: s.LossPct, Limit: s.Limit, Seed: &seed}
 		if err := a.matches(c); err != nil {
 			return applied, fmt.Errorf("userspace impairment: %w", err)
 		}
@@ -133,6 +133,8 @@ func (u *Userspace) spec(c Condition) ForwarderSpec {
 		ps := PortSpec{Name: p.Name, Role: p.Role, Impaired: p.Impaired}
 		if p.Impaired {
 			ps.DelayNs = int64(c.OneWay())
+			ps.JitterNs = int64(c.Jitter)
+			ps.RateBps = c.RateBps
 			ps.LossPct = c.LossPct
 			ps.Limit = c.QueueLimit()
 			ps.Seed = c.Seed

@@ -86,6 +86,7 @@ func (p *ProbeListener) Close() error {
 // that completed.
 type RTT struct {
 	Median, Min, Max time.Duration
+	IQR              time.Duration // the probes' interquartile range: the jitter's spread
 	N                int // completed probes
 	Failed           int
 }
@@ -98,12 +99,28 @@ type RTT struct {
 // not count; where the kernel has none (a retransmitted SYN), the connect's
 // wall time stands in. The median keeps a lost SYN's timeout out.
 func ProbeRTT(ctx context.Context, n *ns.NS, addr string, count int) (RTT, error) {
+	return ProbeRTTEvery(ctx, n, addr, count, 0)
+}
+
+// ProbeRTTEvery is ProbeRTT with the probes started gap apart. Under jitter
+// the gap keeps each probe's packets clear of the previous probe's: the
+// impairment never reorders, so a packet queued right behind one that drew
+// a long delay would inherit it, and back-to-back probes would measure the
+// queue instead of the condition.
+func ProbeRTTEvery(ctx context.Context, n *ns.NS, addr string, count int, gap time.Duration) (RTT, error) {
 	var rtts []time.Duration
 	var failed int
 	var last error
-	for range count {
+	for i := range count {
 		if err := ctx.Err(); err != nil {
 			return RTT{}, err
+		}
+		if i > 0 && gap > 0 {
+			select {
+			case <-ctx.Done():
+				return RTT{}, ctx.Err()
+			case <-time.After(gap): // pacing the probes, not waiting for a condition
+			}
 		}
 		var d time.Duration
 		err := n.Do(func() error {
@@ -158,7 +175,18 @@ func summarizeRTT(rtts []time.Duration, failed int) RTT {
 	if len(s)%2 == 0 {
 		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
-	return RTT{Median: med, Min: s[0], Max: s[len(s)-1], N: len(s), Failed: failed}
+	return RTT{Median: med, Min: s[0], Max: s[len(s)-1], IQR: quantile(s, 0.75) - quantile(s, 0.25), N: len(s), Failed: failed}
+}
+
+// quantile interpolates the q-quantile of sorted s linearly between the
+// order statistics.
+func quantile(s []time.Duration, q float64) time.Duration {
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + time.Duration((pos-float64(i))*float64(s[i+1]-s[i]))
 }
 
 // Verdict is a cell's configured condition against what was measured.
@@ -166,6 +194,11 @@ type Verdict struct {
 	ConfiguredRTT time.Duration
 	MeasuredRTT   time.Duration // the probes' median
 	RTTOK         bool
+
+	// With jitter: the round trip's interquartile range the jitter makes,
+	// against the probes'. JitterOK is true without jitter.
+	ExpectedRTTIQR, MeasuredRTTIQR time.Duration
+	JitterOK                       bool
 
 	ConfiguredLossPct float64
 	MeasuredLossPct   float64 // lost / offered over the impaired directions
@@ -188,15 +221,29 @@ func Judge(c Condition, rtt RTT, cell []Counters) Verdict {
 	}
 	var notes []string
 	off := rtt.Median - c.RTT
-	v.RTTOK = rtt.N > 0 && off.Abs() <= RTTTolerance
+	// A jittered RTT's median moves with the draws: the tolerance widens
+	// by half the spread the jitter makes.
+	tolerance := RTTTolerance + c.ExpectedRTTIQR()/2
+	v.RTTOK = rtt.N > 0 && off.Abs() <= tolerance
 	switch {
 	case rtt.N == 0:
 		notes = append(notes, "RTT not measured")
 	case !v.RTTOK:
-		notes = append(notes, fmt.Sprintf("RTT off by %s (tolerance ±%s)", fmtOffset(off), RTTTolerance))
+		notes = append(notes, fmt.Sprintf("RTT off by %s (tolerance ±%.2f ms)", fmtOffset(off), ms(tolerance)))
 	}
 	if rtt.Failed > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %d RTT probes failed", rtt.Failed, rtt.Failed+rtt.N))
+	}
+	v.JitterOK = true
+	v.MeasuredRTTIQR = rtt.IQR
+	if c.Jitter > 0 {
+		v.ExpectedRTTIQR = c.ExpectedRTTIQR()
+		ratio := float64(rtt.IQR) / float64(v.ExpectedRTTIQR)
+		v.JitterOK = rtt.N > 3 && ratio >= JitterIQRLow && ratio <= JitterIQRHigh
+		if !v.JitterOK {
+			notes = append(notes, fmt.Sprintf("RTT interquartile range %.2f ms, the jitter makes %.2f ms (accepted ×%.1f to ×%.1f)",
+				ms(rtt.IQR), ms(v.ExpectedRTTIQR), JitterIQRLow, JitterIQRHigh))
+		}
 	}
 
 	var overflow, outside uint64
@@ -237,11 +284,65 @@ func Judge(c Condition, rtt RTT, cell []Counters) Verdict {
 	if outside > 0 {
 		notes = append(notes, fmt.Sprintf("%d packets lost outside the emulation", outside))
 	}
-	v.OK = v.RTTOK && v.LossOK
+	v.OK = v.RTTOK && v.LossOK && v.JitterOK
 	v.Note = strings.Join(notes, "; ")
 	return v
 }
 
 func fmtOffset(d time.Duration) string {
 	return fmt.Sprintf("%+.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// The accepted ratio of the probes' RTT interquartile range to the one the
+// jitter makes: 20 probes estimate it to about ±25 %, and the probe path
+// adds its own spread.
+const (
+	JitterIQRLow  = 0.5
+	JitterIQRHigh = 1.6
+)
+
+// RateTolerance is how far below a rate cap a lossless bulk TCP transfer
+// may stay: TCP/IP and Ethernet headers take about 4.4 % of the wire rate
+// at a 1500-byte MTU, and slow start costs a little more.
+const RateTolerance = 0.10
+
+// RateVerdict is a rate-capped condition against the bulk TCP goodput
+// measured through it (iperf3, one stream).
+type RateVerdict struct {
+	ConfiguredBps uint64
+	MeasuredBps   float64
+	Judged        bool // a measurement existed
+	OK            bool
+	Note          string
+}
+
+// JudgeRate checks that goodput never exceeds the rate, and, on a
+// lossless condition (where TCP can fill the link), that it reaches the
+// rate within RateTolerance. With loss, TCP's own loss bound sets the
+// goodput; only the cap is judged.
+func JudgeRate(c Condition, goodputBps float64, measured bool) RateVerdict {
+	v := RateVerdict{ConfiguredBps: c.RateBps, MeasuredBps: goodputBps, Judged: measured, OK: true}
+	if c.RateBps == 0 || !measured {
+		if c.RateBps > 0 {
+			v.Note = "no iperf3 1-stream sample: the rate was not judged"
+		}
+		return v
+	}
+	rate := float64(c.RateBps)
+	switch {
+	case goodputBps > rate*1.005:
+		v.OK = false
+		v.Note = fmt.Sprintf("goodput %s is above the %s cap", formatRate1(goodputBps), FormatRate(c.RateBps))
+	case c.LossPct == 0 && goodputBps < rate*(1-RateTolerance):
+		v.OK = false
+		v.Note = fmt.Sprintf("goodput %s is more than %.0f %% below the %s cap on a lossless path", formatRate1(goodputBps), 100*RateTolerance, FormatRate(c.RateBps))
+	case c.LossPct > 0:
+		v.Note = fmt.Sprintf("goodput %s under the %s cap (with loss, TCP's loss bound sets the goodput; only the cap is judged)", formatRate1(goodputBps), FormatRate(c.RateBps))
+	}
+	return v
+}
+
+// formatRate1 is FormatRate with one decimal, for measured rates.
+func formatRate1(bps float64) string {
+	return FormatRate(uint64(math.Round(bps/1e5) * 1e5))
 }

@@ -64,15 +64,50 @@ type chartPanel struct {
 	stacked    bool // CPU-s by role: one stacked bar per transport
 }
 
-// chartPanels are the reference chart's panels, in reading order (two per
-// row).
-var chartPanels = []chartPanel{
-	{id: "lan-iperf3-1", condition: "lan", instrument: instIperf1, metric: "value", title: "iperf3, 1 stream", unit: "Gbit/s · higher is better", prec: precGbps},
-	{id: "lan-scp", condition: "lan", instrument: instScp, metric: "value", title: "scp", unit: "MB/s · higher is better", prec: precMBps},
-	{id: "lan-tcp_rr-p50", condition: "lan", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
-	{id: "wan-iperf3-4", condition: "wan", instrument: instIperf4, metric: "value", title: "iperf3, 4 streams", unit: "Gbit/s · higher is better", prec: precGbps},
-	{id: "lan-scp-cpu", condition: "lan", instrument: instScp, metric: "cpu", title: "scp CPU-s by role", unit: "CPU-s per run · lower is better", prec: precCPU, stacked: true},
-	{id: "wan-tcp_rr-p50", condition: "wan", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
+// lanPanels and impairedPanels are the reference chart's panels: three of
+// the LAN and its CPU split, and two for the impaired condition.
+var (
+	lanPanels = []chartPanel{
+		{id: "lan-iperf3-1", condition: "lan", instrument: instIperf1, metric: "value", title: "iperf3, 1 stream", unit: "Gbit/s · higher is better", prec: precGbps},
+		{id: "lan-scp", condition: "lan", instrument: instScp, metric: "value", title: "scp", unit: "MB/s · higher is better", prec: precMBps},
+		{id: "lan-tcp_rr-p50", condition: "lan", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
+	}
+	lanCPUPanel    = chartPanel{id: "lan-scp-cpu", condition: "lan", instrument: instScp, metric: "cpu", title: "scp CPU-s by role", unit: "CPU-s per run · lower is better", prec: precCPU, stacked: true}
+	impairedPanels = []chartPanel{
+		{instrument: instIperf4, metric: "value", title: "iperf3, 4 streams", unit: "Gbit/s · higher is better", prec: precGbps},
+		{instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
+	}
+)
+
+// panelsFor lays out the panels in reading order, two per row: with one
+// impaired condition, the reference chart's six (LAN iperf3, scp, TCP_RR;
+// WAN iperf3 4 streams; LAN CPU; WAN TCP_RR); every further impaired
+// condition adds its own pair.
+func panelsFor(d *results.Document) []chartPanel {
+	var impaired []string
+	for _, c := range d.Conditions {
+		if c.Name != "lan" {
+			impaired = append(impaired, c.Name)
+		}
+	}
+	if len(impaired) == 0 {
+		impaired = []string{"wan"} // the reference chart's empty WAN panels say "no data"
+	}
+	pair := func(cond string) []chartPanel {
+		var ps []chartPanel
+		for _, p := range impairedPanels {
+			p.condition = cond
+			p.id = cond + "-" + p.instrument + map[string]string{"value": "", "p50_us": "-p50"}[p.metric]
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	first := pair(impaired[0])
+	panels := append(append([]chartPanel{}, lanPanels...), first[0], lanCPUPanel, first[1])
+	for _, cond := range impaired[1:] {
+		panels = append(panels, pair(cond)...)
+	}
+	return panels
 }
 
 // Layout, in SVG user units (px).
@@ -103,15 +138,16 @@ func Chart(d *results.Document, theme Theme) []byte {
 	if !ok {
 		pal = palettes[Light]
 	}
-	c := &chart{v: newView(d), pal: pal, src: spreadFor(d)}
+	c := &chart{v: newView(d), pal: pal, src: spreadFor(d), panels: panelsFor(d)}
 	return c.render()
 }
 
 type chart struct {
-	v   *view
-	pal palette
-	src spreadSource
-	buf bytes.Buffer
+	v      *view
+	panels []chartPanel
+	pal    palette
+	src    spreadSource
+	buf    bytes.Buffer
 	// levels collects the confidence level of every whisker drawn from
 	// an interval (0 for a min–max whisker), for the footer.
 	levels []float64
@@ -120,11 +156,11 @@ type chart struct {
 func (c *chart) render() []byte {
 	// Every bar first: the header's description and the footer say what
 	// the whiskers drawn are.
-	bars := make([][]bar, len(chartPanels))
-	for i, p := range chartPanels {
+	bars := make([][]bar, len(c.panels))
+	for i, p := range c.panels {
 		bars[i] = c.bars(p)
 	}
-	rows := (len(chartPanels) + panelCols - 1) / panelCols
+	rows := (len(c.panels) + panelCols - 1) / panelCols
 	ph := panelTop + float64(max(1, len(c.v.order)))*rowHeight + axisHeight
 	height := headerHeight + float64(rows)*(ph+panelGap) - panelGap + footerHeight + chartMargin/2
 	pw := (chartWidth - 2*chartMargin - float64(panelCols-1)*panelGap) / panelCols
@@ -137,7 +173,7 @@ func (c *chart) render() []byte {
 	c.printf(`<rect class="background" width="100%%" height="100%%" rx="8" fill="%s"/>`+"\n", c.pal.bg)
 	c.text(chartMargin, 34, 18, "bold", c.pal.text, "", title)
 	c.text(chartMargin, 56, 12, "", c.pal.muted, "", c.subtitle())
-	for i, p := range chartPanels {
+	for i, p := range c.panels {
 		x := chartMargin + float64(i%panelCols)*(pw+panelGap)
 		y := headerHeight + float64(i/panelCols)*(ph+panelGap)
 		c.panel(p, bars[i], x, y, pw, ph)

@@ -110,10 +110,11 @@ func TestChartReferenceOneBarPerTransport(t *testing.T) {
 	for _, theme := range []Theme{Light, Dark} {
 		root := parseSVG(t, Chart(referenceDoc(t), theme))
 		panels := panelsByID(root)
-		if len(panels) != len(chartPanels) {
-			t.Fatalf("theme %d: %d panels, want %d", theme, len(panels), len(chartPanels))
+		want := panelsFor(referenceDoc(t))
+		if len(panels) != 6 || len(want) != 6 {
+			t.Fatalf("theme %d: %d panels (layout %d), want the reference's 6", theme, len(panels), len(want))
 		}
-		for _, p := range chartPanels {
+		for _, p := range want {
 			got := strings.Join(barTransports(panels["panel-"+p.id]), ",")
 			if got != "ssh,wireguard,tw" {
 				t.Errorf("theme %d, panel %s: bars %q, want ssh,wireguard,tw", theme, p.id, got)
@@ -297,5 +298,30 @@ func TestDocsChartUpToDate(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s is stale: rerun `go test ./nsbench/report/ -run TestDocsChartUpToDate -update`", docsChart)
+	}
+}
+
+// Every impaired condition gets its own pair of panels, titled with its
+// label; one impaired condition keeps the reference's six panels and ids.
+func TestChartPanelsPerCondition(t *testing.T) {
+	ids := func(ps []chartPanel) string {
+		var s []string
+		for _, p := range ps {
+			s = append(s, p.id)
+		}
+		return strings.Join(s, " ")
+	}
+	if got, want := ids(panelsFor(referenceDoc(t))), "lan-iperf3-1 lan-scp lan-tcp_rr-p50 wan-iperf3-4 lan-scp-cpu wan-tcp_rr-p50"; got != want {
+		t.Errorf("reference layout %q, want %q", got, want)
+	}
+	d := referenceDoc(t)
+	d.Conditions = []results.Condition{{Name: "lan", Label: "LAN"}, {Name: "wan1", Label: "WAN 1 (20 ms RTT, 0.5 % loss)"},
+		{Name: "wan2", Label: "WAN 2 (40 ms RTT, 0.2 % loss, ±5 ms jitter, 100 Mbit/s)"}}
+	if got, want := ids(panelsFor(d)), "lan-iperf3-1 lan-scp lan-tcp_rr-p50 wan1-iperf3-4 lan-scp-cpu wan1-tcp_rr-p50 wan2-iperf3-4 wan2-tcp_rr-p50"; got != want {
+		t.Errorf("two WAN profiles: %q, want %q", got, want)
+	}
+	svg := string(Chart(d, Light))
+	if !strings.Contains(svg, "TCP_RR p50 latency — WAN 2 (40 ms RTT, 0.2 % loss, ±5 ms jitter, 100 Mbit/s)") {
+		t.Error("the second profile's panel is not titled with its label")
 	}
 }

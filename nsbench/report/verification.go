@@ -25,23 +25,53 @@ func (v *view) writeVerification(w *writer) {
 		"together; loss outside the emulation counts). A cell is flagged " + flagMark + " when its RTT is off by more than " +
 		"1 ms, or its loss by more than ±20 % relative once the configured loss predicts at least 225 drops (±20 % is " +
 		"then three standard deviations of the binomial drop count); below that the loss is shown but not judged.")
-	lines := []string{
-		tableRow("Transport", "Condition", "Method", "RTT configured / measured (ms)", "Loss configured / measured", "Packets", "Verdict", "Note"),
-		separatorRow(8),
-	}
+	jitter, rate := false, false
 	for _, r := range v.doc.Verification {
-		lines = append(lines, tableRow(
-			v.label(r.Transport),
-			r.Condition,
-			dashIfEmpty(r.Method),
-			num(r.ConfiguredRTTMs, 0)+" / "+optNum(r.MeasuredRTTMs, 2),
-			lossText(r),
-			strconv.FormatUint(r.Packets, 10),
-			verdictText(r),
-			dashIfEmpty(r.Note),
-		))
+		jitter = jitter || r.ExpectedRTTIQRMs != nil
+		rate = rate || r.ConfiguredRateBps > 0
+	}
+	if jitter || rate {
+		w.block("Jitter: the interquartile range of those handshakes (probed 2 × jitter apart, so that no probe queues behind the last) " +
+			"against the one the configured jitter makes (two independent uniform draws, one per direction: jitter × (4 − 2√2)); " +
+			"flagged outside ×0.5 to ×1.6. Rate: the median iperf3 1-stream " +
+			"goodput of the cell against the cap; flagged above the cap, or, on a lossless condition, more than 10 % below it " +
+			"(headers take about 4.4 % of the wire rate); with loss, TCP's loss bound sets the goodput and only the cap is judged.")
+	}
+	header := []string{"Transport", "Condition", "Method", "RTT configured / measured (ms)"}
+	if jitter {
+		header = append(header, "RTT interquartile range expected / measured (ms)")
+	}
+	header = append(header, "Loss configured / measured")
+	if rate {
+		header = append(header, "Rate cap / goodput (Mbit/s)")
+	}
+	header = append(header, "Packets", "Verdict", "Note")
+	lines := []string{tableRow(header...), separatorRow(len(header))}
+	for _, r := range v.doc.Verification {
+		row := []string{v.label(r.Transport), r.Condition, dashIfEmpty(r.Method),
+			num(r.ConfiguredRTTMs, 0) + " / " + optNum(r.MeasuredRTTMs, 2)}
+		if jitter {
+			row = append(row, optNum(r.ExpectedRTTIQRMs, 2)+" / "+optNum(r.MeasuredRTTIQRMs, 2))
+		}
+		row = append(row, lossText(r))
+		if rate {
+			row = append(row, rateText(r))
+		}
+		row = append(row, strconv.FormatUint(r.Packets, 10), verdictText(r), dashIfEmpty(r.Note))
+		lines = append(lines, tableRow(row...))
 	}
 	w.block(lines...)
+}
+
+func rateText(r results.Verification) string {
+	if r.ConfiguredRateBps == 0 {
+		return dash
+	}
+	s := trimNum(float64(r.ConfiguredRateBps)/1e6) + " / "
+	if r.MeasuredRateBps == nil {
+		return s + dash
+	}
+	return s + num(*r.MeasuredRateBps/1e6, 1)
 }
 
 func lossText(r results.Verification) string {

@@ -146,6 +146,19 @@ type Condition struct {
 	Name            string `json:"name"`
 	Label           string `json:"label"`
 	ScpPayloadBytes int64  `json:"scp_payload_bytes"`
+	// Profile is an impaired condition's settings; absent on the LAN.
+	Profile *Profile `json:"profile,omitempty"`
+}
+
+// Profile is an impaired condition as configured: each impaired direction
+// (the client's and the server's egress) gets RTT/2 of delay, ±JitterMs of
+// jitter, the full loss, and the rate cap.
+type Profile struct {
+	Spec     string  `json:"spec"` // as --wan takes it: "40ms:0.2%:jitter=5ms:rate=100mbit"
+	RTTMs    float64 `json:"rtt_ms"`
+	LossPct  float64 `json:"loss_pct"`
+	JitterMs float64 `json:"jitter_ms,omitempty"`
+	RateBps  uint64  `json:"rate_bps,omitempty"`
 }
 
 // Sample is one measurement of one instrument. Pointer fields are absent when
@@ -205,6 +218,14 @@ type Verification struct {
 	Packets           uint64   `json:"packets"`           // offered to the impaired directions
 	Lost              uint64   `json:"lost"`
 	LossJudged        bool     `json:"loss_judged"`
+	// With jitter: the RTT's interquartile range the jitter makes, and the
+	// probes'.
+	ExpectedRTTIQRMs *float64 `json:"expected_rtt_iqr_ms,omitempty"`
+	MeasuredRTTIQRMs *float64 `json:"measured_rtt_iqr_ms,omitempty"`
+	// With a rate cap: the cap, and the bulk TCP goodput through it (the
+	// median of the cell's iperf3 1-stream samples).
+	ConfiguredRateBps uint64   `json:"configured_rate_bps,omitempty"`
+	MeasuredRateBps   *float64 `json:"measured_rate_bps,omitempty"`
 	OK                bool     `json:"ok"`
 	Note              string   `json:"note,omitempty"`
 }

@@ -119,6 +119,22 @@ check_netem() {
 	[ -z "$bad" ] || fail "$bad"
 }
 
+# Two WAN profiles through netem, the second with jitter and a rate cap:
+# netem holds what was asked (Set reads every qdisc back and refuses a
+# mismatch), the capped condition's goodput stays under the cap, and the
+# jitter shows in the probes' spread. Under emulation the RTT verdict may
+# be off (see check_netem), so it is printed, not demanded.
+check_netem_profiles() {
+	twnsbench_run netem-profiles --transports ssh --impairment netem --instruments iperf3-1,ping \
+		--wan 20ms:0.5% --wan 40ms:0.2%:jitter=5ms:rate=100mbit "${SMALL[@]}" || return 1
+	[ "$(jqv netem-profiles '[.conditions[].name] | join(",")')" = lan,wan1,wan2 ] || fail "conditions are not lan,wan1,wan2" || return 1
+	jqv netem-profiles '.verification[] | "harness verdict: \(.condition) ok=\(.ok) rtt \(.measured_rtt_ms) of \(.configured_rtt_ms); iqr \(.measured_rtt_iqr_ms // "-") of \(.expected_rtt_iqr_ms // "-"); rate \(.measured_rate_bps // "-") of \(.configured_rate_bps // "-"); \(.note // "")"'
+	local over
+	over=$(jqv netem-profiles '[.samples[] | select(.condition == "wan2" and .instrument == "iperf3-1" and .value > 0.1)] | length')
+	[ "$over" = 0 ] || fail "wan2 goodput above the 100 Mbit/s cap" || return 1
+	[ "$(jqv netem-profiles '[.verification[] | select(.condition == "wan2" and .measured_rtt_iqr_ms > 1)] | length')" = 1 ] || fail "no jitter spread measured on wan2"
+}
+
 # Go tests that skip on the host for want of the kernel feature (built by suite.sh).
 check_go_netem() {
 	(cd nsbench/impair && timeout "$CHECK_TIMEOUT" "$TESTBIN/impair.test" -test.run '^TestNetem$' -test.v -test.count=1) >"$OUT/go-netem.log" 2>&1
@@ -167,6 +183,7 @@ CHECKS=(
 	wireguard_kernel
 	wireguard_both
 	netem
+	netem_profiles
 	go_netem
 	go_wireguard
 	go_cli_wireguard
