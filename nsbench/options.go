@@ -25,7 +25,7 @@ type Options struct {
 	Transports []string // empty: every transport available on this host
 	// WAN is the impaired conditions, each measured after the LAN:
 	// "RTTms:LOSS%[:jitter=D][:rate=R]" profiles, or just "off".
-	WAN []string
+	WAN        []string
 	Runs       int
 	SizeBytes  int64
 	Duration   time.Duration

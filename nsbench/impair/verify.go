@@ -87,7 +87,7 @@ func (p *ProbeListener) Close() error {
 type RTT struct {
 	Median, Min, Max time.Duration
 	IQR              time.Duration // the probes' interquartile range: the jitter's spread
-	N                int // completed probes
+	N                int           // completed probes
 	Failed           int
 }
 
