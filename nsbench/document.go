@@ -115,6 +115,13 @@ func (r *runner) recordRSS(t transport.Transport, peaks rssPeaks, first bool) {
 	if first {
 		r.doc.RSS = append(r.doc.RSS, r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
 	}
+	// Where the kernel keeps memory.peak for the transport's cgroups, the
+	// peak of all its processes together, forked children included.
+	for role, cg := range r.tcgs {
+		if kb, ok := cg.MemoryPeakKB(); ok && kb > 0 {
+			peaks[role+" / all "+t.Name()+" processes (cgroup memory.peak)"] = kb
+		}
+	}
 	if len(peaks) > 0 {
 		r.doc.RSS = append(r.doc.RSS, results.RSS{Transport: t.Name(), PeakKB: peaks})
 	}

@@ -103,6 +103,11 @@ type runner struct {
 	udpBuffer int
 	ssh       instrument.SSHClient
 	wan       *wanRun // nil without a WAN condition
+	roleDirs  map[string]*proc.Cgroup // each role's cgroup directory (CPU is read here)
+	// tenv is the running transport's Env: the shared one with the
+	// transport's own cgroups, so its processes are accounted apart.
+	tenv *transport.Env
+	tcgs map[string]*proc.Cgroup
 	progress  *progress
 }
 
@@ -181,11 +186,12 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cgs, err := roleCgroups(root, r.prefix, spec.Roles)
+	roleDirs, cgs, err := roleCgroups(root, r.prefix, spec.Roles)
 	r.stack.push("cgroups", func(ctx context.Context) error { return removeCgroups(ctx, root, r.prefix) })
 	if err != nil {
 		return err
 	}
+	r.roleDirs = roleDirs
 
 	if instrument.NeedsPayload(r.deps.Instruments) {
 		r.logf("writing %s of random payload to tmpfs", FormatSize(r.plan.SizeBytes+r.plan.WarmBytes()))
@@ -217,7 +223,7 @@ func (r *runner) setUp(ctx context.Context) error {
 		Roles:         map[string]func() (uint64, error){},
 		ClientRxBytes: func() (uint64, error) { return topo.RxBytes(topology.Client) },
 	}
-	for role, cg := range cgs {
+	for role, cg := range roleDirs {
 		r.sampler.Roles[role] = cg.UsageUsec
 	}
 	if err := r.setUpImpairment(ctx, root); err != nil {
@@ -303,9 +309,13 @@ func (r *runner) runTransport(ctx context.Context, t transport.Transport, first 
 		r.dropPlanned(len(r.doc.Conditions))
 		return r.write()
 	}
+	if err := r.enterTransport(t); err != nil {
+		return err
+	}
+	defer r.leaveTransport()
 	if p, ok := t.(transport.Preparer); ok {
 		t0 := time.Now()
-		if err := p.Prepare(ctx, r.env); err != nil {
+		if err := p.Prepare(ctx, r.tenv); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -371,7 +381,7 @@ func (r *runner) bringUp(ctx context.Context, t transport.Transport, cond result
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	start := time.Now()
-	path, err := t.Up(ctx, r.env)
+	path, err := t.Up(ctx, r.tenv)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +402,7 @@ func (r *runner) bringUp(ctx context.Context, t transport.Transport, cond result
 		r.doc.Samples = append(r.doc.Samples, results.Sample{
 			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: 1,
 			WallSec: ready.Seconds(), Value: ready.Seconds(), Unit: "s",
-			HostCPUSec: d.HostCPUSec, ContainerCPUSec: d.RoleCPUSec,
+			HostCPUSec: d.HostCPUSec, ContainerCPUSec: d.RoleCPUSec, TransportCPUSec: d.TransportCPUSec,
 		})
 	}
 	return path, r.write()
@@ -415,6 +425,26 @@ func (r *runner) firstExchange(ctx context.Context, target transport.Target) err
 		case <-time.After(delay):
 		}
 	}
+}
+
+// enterTransport gives t its own cgroup in every role and meters it.
+func (r *runner) enterTransport(t transport.Transport) error {
+	cgs, err := transportCgroups(r.roleDirs, t.Name())
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.Name(), err)
+	}
+	env := *r.env
+	env.Cgroups = cgs
+	r.tenv, r.tcgs = &env, cgs
+	r.sampler.Transport = map[string]func() (uint64, error){}
+	for role, cg := range cgs {
+		r.sampler.Transport[role] = cg.UsageUsec
+	}
+	return nil
+}
+
+func (r *runner) leaveTransport() {
+	r.tenv, r.tcgs, r.sampler.Transport = nil, nil, nil
 }
 
 // dropPlanned takes the samples of a transport under n conditions out of
@@ -513,6 +543,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		PayloadBytes:    m.PayloadBytes,
 		HostCPUSec:      d.HostCPUSec,
 		ContainerCPUSec: d.RoleCPUSec,
+		TransportCPUSec: d.TransportCPUSec,
 		Extra:           m.Extra,
 	}
 	if len(s.Extra) == 0 {

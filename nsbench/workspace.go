@@ -131,14 +131,44 @@ func checkSameDevice(dir string, dev uint64) error {
 }
 
 // roleCgroups creates one cgroup per role under the run's cgroup.
-func roleCgroups(root, prefix string, roles []string) (map[string]*proc.Cgroup, error) {
-	cgs := map[string]*proc.Cgroup{}
+//
+// Every process lives in a leaf, so that the memory controller can be
+// turned on where the host delegates it: <prefix>/<role>/base holds the
+// role's fixtures and tools, <prefix>/<role>/<transport> (transportCgroups)
+// a transport's own processes. A role's CPU is its directory's, children
+// included, as the reference counts it.
+func roleCgroups(root, prefix string, roles []string) (roleDirs, base map[string]*proc.Cgroup, err error) {
+	roleDirs, base = map[string]*proc.Cgroup{}, map[string]*proc.Cgroup{}
+	run, err := proc.NewCgroup(cgroupDir(root, prefix))
+	if err != nil {
+		return roleDirs, base, err
+	}
+	memory := run.EnableMemory()
 	for _, r := range roles {
-		cg, err := proc.NewCgroup(filepath.Join(cgroupDir(root, prefix), r))
+		dir, err := proc.NewCgroup(filepath.Join(run.Path, r))
+		if err != nil {
+			return roleDirs, base, err
+		}
+		roleDirs[r] = dir
+		if memory {
+			dir.EnableMemory()
+		}
+		if base[r], err = proc.NewCgroup(filepath.Join(dir.Path, "base")); err != nil {
+			return roleDirs, base, err
+		}
+	}
+	return roleDirs, base, nil
+}
+
+// transportCgroups creates a transport's leaf in every role.
+func transportCgroups(roleDirs map[string]*proc.Cgroup, transport string) (map[string]*proc.Cgroup, error) {
+	cgs := map[string]*proc.Cgroup{}
+	for role, dir := range roleDirs {
+		cg, err := proc.NewCgroup(filepath.Join(dir.Path, "t-"+transport))
 		if err != nil {
 			return cgs, err
 		}
-		cgs[r] = cg
+		cgs[role] = cg
 	}
 	return cgs, nil
 }

@@ -105,6 +105,23 @@ func TestQuickWireGuardRun(t *testing.T) {
 			t.Errorf("%s: CPU not measured: host %.2f roles %v", s.Instrument, s.HostCPUSec, s.ContainerCPUSec)
 		}
 	}
+	// The transport's own processes are accounted apart from the roles'
+	// fixtures and tools: wireguard-go's daemons have CPU in both roles,
+	// within the roles' totals; kernel WireGuard has no process (its CPU
+	// is host-wide only), and Pure SSH has none either.
+	for _, s := range doc.Samples {
+		tc := s.TransportCPUSec
+		switch {
+		case s.Transport == "ssh" || kernel:
+			if tc["client"] > 0.05 || tc["server"] > 0.05 {
+				t.Errorf("%s %s: transport CPU %v, want none (no transport process)", s.Transport, s.Instrument, tc)
+			}
+		case s.Instrument == "iperf3-1" || s.Instrument == "scp":
+			if tc["client"] <= 0 || tc["server"] <= 0 || tc["client"] > s.ContainerCPUSec["client"]+0.01 || tc["server"] > s.ContainerCPUSec["server"]+0.01 {
+				t.Errorf("%s %s: transport CPU %v of roles %v: want wireguard-go's share, within the roles'", s.Transport, s.Instrument, tc, s.ContainerCPUSec)
+			}
+		}
+	}
 	// Seed 001's measurements cross the tunnel too.
 	if p := got["ping"]; p.Value <= 0 || p.Extra["min_ms"] <= 0 {
 		t.Errorf("ping over WireGuard: avg %.3f ms, extra %v", p.Value, p.Extra)

@@ -12,6 +12,9 @@ import (
 type Snapshot struct {
 	HostBusyTicks uint64            // CPUTimes.BusyTicks of the whole host
 	RoleUsageUsec map[string]uint64 // role → its cgroup's cpu.stat usage_usec
+	// TransportUsageUsec is the usage_usec of the running transport's own
+	// cgroup in each role (its processes and their children only).
+	TransportUsageUsec map[string]uint64
 	ClientRxBytes uint64            // rx_bytes of the client's interface
 	HarnessCPUSec float64           // SelfCPUSec: the harness's own CPU
 }
@@ -20,6 +23,8 @@ type Snapshot struct {
 type Delta struct {
 	HostCPUSec    float64            // busy CPU-s of the host, all roles and the kernel
 	RoleCPUSec    map[string]float64 // role → CPU-s of its cgroup
+	// TransportCPUSec is role → CPU-s of the transport's own processes.
+	TransportCPUSec map[string]float64
 	ClientRxBytes int64              // bytes the client's interface received
 	HarnessCPUSec float64            // CPU-s the harness itself used
 }
@@ -46,6 +51,14 @@ func (s Snapshot) Sub(prev Snapshot) Delta {
 			d.RoleCPUSec[role] = float64(int64(now-before)) / 1e6
 		}
 	}
+	for role, now := range s.TransportUsageUsec {
+		if before, ok := prev.TransportUsageUsec[role]; ok {
+			if d.TransportCPUSec == nil {
+				d.TransportCPUSec = map[string]float64{}
+			}
+			d.TransportCPUSec[role] = float64(int64(now-before)) / 1e6
+		}
+	}
 	return d
 }
 
@@ -67,6 +80,9 @@ func (d Delta) String() string {
 // counter is then absent from the snapshot).
 type Sampler struct {
 	Roles         map[string]func() (uint64, error) // role → usage_usec, e.g. (*proc.Cgroup).UsageUsec
+	// Transport is role → usage_usec of the running transport's cgroups;
+	// the orchestrator sets it per transport.
+	Transport     map[string]func() (uint64, error)
 	ClientRxBytes func() (uint64, error)            // rx_bytes of the client's interface
 }
 
@@ -88,6 +104,17 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 			continue
 		}
 		s.RoleUsageUsec[role] = v
+	}
+	for role, read := range sm.Transport {
+		v, err := read()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read transport cpu in %s: %w", role, err))
+			continue
+		}
+		if s.TransportUsageUsec == nil {
+			s.TransportUsageUsec = map[string]uint64{}
+		}
+		s.TransportUsageUsec[role] = v
 	}
 	if sm.ClientRxBytes != nil {
 		v, err := sm.ClientRxBytes()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -86,6 +87,35 @@ func ParseCPUStatUsage(b []byte) (uint64, error) {
 	return 0, errors.New("cpu.stat has no usage_usec line")
 }
 
+// EnableMemory turns the memory controller on for c's children, when the
+// kernel offers it to c (cgroup.controllers), so that they report
+// memory.peak. It changes only c, a cgroup of the run; a host whose
+// hierarchy does not delegate memory keeps its setting and this returns
+// false. c must hold no process itself (cgroup v2's no-internal-process
+// rule).
+func (c *Cgroup) EnableMemory() bool {
+	b, err := os.ReadFile(filepath.Join(c.Path, "cgroup.controllers"))
+	if err != nil || !slices.Contains(strings.Fields(string(b)), "memory") {
+		return false
+	}
+	return os.WriteFile(filepath.Join(c.Path, "cgroup.subtree_control"), []byte("+memory"), 0) == nil
+}
+
+// MemoryPeakKB is the highest memory use of the cgroup's processes
+// together, children included (memory.peak, kernel ≥ 5.19 with the memory
+// controller), in kB; ok is false where the kernel does not say.
+func (c *Cgroup) MemoryPeakKB() (kb int64, ok bool) {
+	b, err := os.ReadFile(filepath.Join(c.Path, "memory.peak"))
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n / 1024, true
+}
+
 // PIDs lists the processes currently in the cgroup.
 func (c *Cgroup) PIDs() ([]int, error) {
 	b, err := os.ReadFile(filepath.Join(c.Path, "cgroup.procs"))
@@ -121,11 +151,19 @@ func (c *Cgroup) Kill() error {
 	return nil
 }
 
-// Remove kills what is left in the cgroup, waits until it is empty and
-// removes it. Safe to call twice.
+// Remove kills what is left in the cgroup and its children, waits until
+// each is empty and removes them, children first. Safe to call twice.
 func (c *Cgroup) Remove(ctx context.Context) error {
 	if !exists(c.Path) {
 		return nil
+	}
+	entries, _ := os.ReadDir(c.Path)
+	for _, e := range entries {
+		if e.IsDir() {
+			if err := (&Cgroup{Path: filepath.Join(c.Path, e.Name())}).Remove(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	if err := c.Kill(); err != nil {
 		return fmt.Errorf("remove cgroup %s: %w", c.Path, err)

@@ -179,6 +179,11 @@ type Sample struct {
 	WireBytes       *int64             `json:"wire_bytes,omitempty"`
 	HostCPUSec      float64            `json:"host_cpu_sec"`
 	ContainerCPUSec map[string]float64 `json:"container_cpu_sec"`
+	// TransportCPUSec is, per role, the CPU-s of the transport's own
+	// processes (its cgroup: daemons and their children, not the fixtures'
+	// sshd, iperf3 or netserver, nor the instruments). Kernel work (kernel
+	// WireGuard, xfrm) shows only in host_cpu_sec.
+	TransportCPUSec map[string]float64 `json:"transport_cpu_sec,omitempty"`
 	Extra           map[string]float64 `json:"extra,omitempty"`
 }
 
