@@ -102,13 +102,13 @@ type runner struct {
 	// the server, up to instrument.MaxUDPBuffer.
 	udpBuffer int
 	ssh       instrument.SSHClient
-	wan       *wanRun // nil without a WAN condition
+	wan       *wanRun                 // nil without a WAN condition
 	roleDirs  map[string]*proc.Cgroup // each role's cgroup directory (CPU is read here)
 	// tenv is the running transport's Env: the shared one with the
 	// transport's own cgroups, so its processes are accounted apart.
-	tenv *transport.Env
-	tcgs map[string]*proc.Cgroup
-	progress  *progress
+	tenv     *transport.Env
+	tcgs     map[string]*proc.Cgroup
+	progress *progress
 }
 
 func (r *runner) openOutput() error {

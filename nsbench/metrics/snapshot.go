@@ -15,18 +15,18 @@ type Snapshot struct {
 	// TransportUsageUsec is the usage_usec of the running transport's own
 	// cgroup in each role (its processes and their children only).
 	TransportUsageUsec map[string]uint64
-	ClientRxBytes uint64            // rx_bytes of the client's interface
-	HarnessCPUSec float64           // SelfCPUSec: the harness's own CPU
+	ClientRxBytes      uint64  // rx_bytes of the client's interface
+	HarnessCPUSec      float64 // SelfCPUSec: the harness's own CPU
 }
 
 // Delta is what happened between two snapshots: a sample's metrics.
 type Delta struct {
-	HostCPUSec    float64            // busy CPU-s of the host, all roles and the kernel
-	RoleCPUSec    map[string]float64 // role → CPU-s of its cgroup
+	HostCPUSec float64            // busy CPU-s of the host, all roles and the kernel
+	RoleCPUSec map[string]float64 // role → CPU-s of its cgroup
 	// TransportCPUSec is role → CPU-s of the transport's own processes.
 	TransportCPUSec map[string]float64
-	ClientRxBytes int64              // bytes the client's interface received
-	HarnessCPUSec float64            // CPU-s the harness itself used
+	ClientRxBytes   int64   // bytes the client's interface received
+	HarnessCPUSec   float64 // CPU-s the harness itself used
 }
 
 // Sub returns the change from prev to s (s is the later snapshot).
@@ -79,11 +79,11 @@ func (d Delta) String() string {
 // always, and the counters it is given. A nil func is skipped (its role or
 // counter is then absent from the snapshot).
 type Sampler struct {
-	Roles         map[string]func() (uint64, error) // role → usage_usec, e.g. (*proc.Cgroup).UsageUsec
+	Roles map[string]func() (uint64, error) // role → usage_usec, e.g. (*proc.Cgroup).UsageUsec
 	// Transport is role → usage_usec of the running transport's cgroups;
 	// the orchestrator sets it per transport.
 	Transport     map[string]func() (uint64, error)
-	ClientRxBytes func() (uint64, error)            // rx_bytes of the client's interface
+	ClientRxBytes func() (uint64, error) // rx_bytes of the client's interface
 }
 
 // Snapshot reads every counter once. On error it returns every reader's
