@@ -477,7 +477,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 		}
 		r.logf("%s / %s: warm-up", t.Name(), cond.Name)
 		for _, in := range r.deps.Instruments {
-			if in.Supports(path.Target) != nil {
+			if instrument.Applicable(in, path.Target) != nil {
 				continue
 			}
 			if _, impaired := r.impaired(cond.Name); impaired && in.Name() == "scp" {
@@ -506,7 +506,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 // saves the document. A tool error is recorded as a failure with the
 // tool's own message; only an interruption is returned.
 func (r *runner) sample(ctx context.Context, t transport.Transport, in instrument.Instrument, env *instrument.Env, cond results.Condition, run int) error {
-	if err := in.Supports(env.Target); err != nil {
+	if err := instrument.Applicable(in, env.Target); err != nil {
 		r.progress.drop(in.Name(), 1)
 		if run == 1 {
 			r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Reason: err.Error()})

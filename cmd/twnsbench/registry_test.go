@@ -51,12 +51,15 @@ func (tcpForward) Up(ctx context.Context, env *transport.Env) (*transport.Path, 
 	client := env.Topo.Roles[topology.Client].NS
 	server := env.Topo.Spec.Addr(topology.Server)
 	f := &forwarder{ns: client}
-	target := transport.Target{Host: "127.0.0.1", SSHPort: 30022, IPerf3Port: 35201, NetperfPort: 32865,
-		NetperfDataPort: transport.NetperfDataPort}
-	for local, remote := range map[int]int{
-		target.SSHPort: transport.SSHPort, target.IPerf3Port: transport.IPerf3Port,
-		target.NetperfPort: transport.NetperfPort, target.NetperfDataPort: transport.NetperfDataPort,
-	} {
+	// Every fixture service on a local port of its own; netperf's data
+	// port is pinned on both ends, so it maps to itself.
+	target := transport.Target{Host: "127.0.0.1", Ports: map[transport.Service]int{}, Carries: transport.CarriesTCP}
+	for svc, remote := range transport.FixturePorts() {
+		local := 30000 + remote%10000
+		if svc == transport.ServiceNetperfData {
+			local = remote
+		}
+		target.Ports[svc] = local
 		if err := f.listen(local, netip.AddrPortFrom(server, uint16(remote))); err != nil {
 			f.close()
 			return nil, err
@@ -161,7 +164,7 @@ func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 		t.Errorf("transports[] entry: %q", about)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
-	for _, want := range []string{"| TCP port forwarder (test only) | ", "- **TCP port forwarder (test only)** is a test-only", "TCP port forwarder (test only), ping: no ICMP path"} {
+	for _, want := range []string{"| TCP port forwarder (test only) | ", "- **TCP port forwarder (test only)** is a test-only", "TCP port forwarder (test only), ping: not applicable: the path carries TCP, not ICMP"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

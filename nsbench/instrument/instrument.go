@@ -21,12 +21,33 @@ type Instrument interface {
 	// Tool is the program it runs in the client role, which names its
 	// log (client-<tool>.log).
 	Tool() string
-	// Supports returns nil, or why the instrument cannot measure through
-	// this target (the report shows "—" with the reason).
-	Supports(t transport.Target) error
+	// Needs says which server services it talks to and what the path
+	// must carry; Applicable checks a path against it.
+	Needs() Needs
 	// Measure runs the tool once and returns its measurement. A tool error
 	// comes back with the tool's own message.
 	Measure(ctx context.Context, env *Env) (Measurement, error)
+}
+
+// Needs is what an instrument needs of a path.
+type Needs struct {
+	Services []transport.Service
+	Carries  transport.Carriage
+}
+
+// Applicable returns nil, or why in cannot measure through target (the
+// report shows it once as "not applicable"). Nothing is attempted.
+func Applicable(in Instrument, target transport.Target) error {
+	n := in.Needs()
+	if missing := n.Carries &^ target.Carries; missing != 0 {
+		return fmt.Errorf("not applicable: the path carries %s, not %s", target.Carries, missing)
+	}
+	for _, s := range n.Services {
+		if target.Port(s) == 0 {
+			return fmt.Errorf("not applicable: the path does not reach the server's %s", s)
+		}
+	}
+	return nil
 }
 
 // Env is what an instrument needs for one measurement.

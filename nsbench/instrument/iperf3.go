@@ -20,11 +20,8 @@ var _ Instrument = IPerf3{}
 func (i IPerf3) Name() string { return "iperf3-" + itoa(i.Streams) }
 func (IPerf3) Tool() string   { return "iperf3" }
 
-func (IPerf3) Supports(t transport.Target) error {
-	if t.IPerf3Port == 0 {
-		return fmt.Errorf("the transport carries no iperf3 port")
-	}
-	return nil
+func (IPerf3) Needs() Needs {
+	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP}
 }
 
 func (i IPerf3) Measure(ctx context.Context, env *Env) (Measurement, error) {
@@ -46,7 +43,7 @@ func (i IPerf3) Measure(ctx context.Context, env *Env) (Measurement, error) {
 
 // Args is the tool's command line after the program name.
 func (i IPerf3) Args(env *Env) []string {
-	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.IPerf3Port),
+	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),
 		"-R", "-t", seconds(env.Duration), "-P", itoa(i.Streams), "-J"}
 }
 

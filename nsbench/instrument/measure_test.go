@@ -120,8 +120,32 @@ func TestPingMeasure(t *testing.T) {
 	if _, err := (Ping{}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "lost") {
 		t.Errorf("100 %% loss: %v", err)
 	}
-	if err := (Ping{}).Supports(transport.Target{Host: "127.0.0.1"}); err == nil || !strings.Contains(err.Error(), "no ICMP path") {
-		t.Errorf("a port-forwarding target must refuse ping: %v", err)
+}
+
+// TestApplicable: what a path carries and which services it reaches decide,
+// from the instruments' declared needs, what can run through it.
+func TestApplicable(t *testing.T) {
+	forwarder := transport.Target{Host: "127.0.0.1", Carries: transport.CarriesTCP,
+		Ports: map[transport.Service]int{transport.ServiceSSH: 18022, transport.ServiceIPerf3: 18201}}
+	layer3 := transport.DirectTarget("10.0.0.1")
+	for _, tc := range []struct {
+		in     Instrument
+		target transport.Target
+		want   string // "" for applicable
+	}{
+		{Ping{}, forwarder, "not applicable: the path carries TCP, not ICMP"},
+		{UDPRate{}, forwarder, "not applicable: the path carries TCP, not UDP"},
+		{TCPRR{}, forwarder, "not applicable: the path does not reach the server's netperf"},
+		{IPerf3{Streams: 1}, forwarder, ""},
+		{Scp{}, forwarder, ""},
+		{Ping{}, layer3, ""},
+		{UDPRate{}, layer3, ""},
+		{TCPRR{}, layer3, ""},
+	} {
+		err := Applicable(tc.in, tc.target)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("%s through %s: %v, want %q", tc.in.Name(), tc.target.Carries, err, tc.want)
+		}
 	}
 }
 

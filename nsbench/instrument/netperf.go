@@ -18,11 +18,8 @@ var _ Instrument = TCPRR{}
 func (TCPRR) Name() string { return "tcp_rr" }
 func (TCPRR) Tool() string { return "netperf" }
 
-func (TCPRR) Supports(t transport.Target) error {
-	if t.NetperfPort == 0 || t.NetperfDataPort == 0 {
-		return fmt.Errorf("the transport carries no netperf ports")
-	}
-	return nil
+func (TCPRR) Needs() Needs {
+	return Needs{Services: []transport.Service{transport.ServiceNetperf, transport.ServiceNetperfData}, Carries: transport.CarriesTCP}
 }
 
 func (r TCPRR) Measure(ctx context.Context, env *Env) (Measurement, error) {
@@ -46,8 +43,8 @@ func (r TCPRR) Measure(ctx context.Context, env *Env) (Measurement, error) {
 
 // Args is the tool's command line after the program name.
 func (TCPRR) Args(env *Env) []string {
-	return []string{"-H", env.Target.Host, "-p", strconv.Itoa(env.Target.NetperfPort),
+	return []string{"-H", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceNetperf)),
 		"-t", "TCP_RR", "-l", seconds(env.Duration), "-P", "0", "--",
-		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(env.Target.NetperfDataPort),
+		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(env.Target.Port(transport.ServiceNetperfData)),
 		"-o", "THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY"}
 }

@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -20,14 +19,9 @@ var _ Instrument = Ping{}
 func (Ping) Name() string { return "ping" }
 func (Ping) Tool() string { return "ping" }
 
-// Supports refuses transports that forward TCP ports, not packets: ICMP
-// cannot cross them (TCP_RR is their latency figure).
-func (Ping) Supports(t transport.Target) error {
-	if !t.ICMP {
-		return errors.New("no ICMP path: the transport forwards TCP ports, not packets (TCP_RR is its latency figure)")
-	}
-	return nil
-}
+// Needs ICMP: a port forwarder cannot carry it (TCP_RR is its latency
+// figure).
+func (Ping) Needs() Needs { return Needs{Carries: transport.CarriesICMP} }
 
 func (p Ping) Measure(ctx context.Context, env *Env) (Measurement, error) {
 	res, err := env.Run(ctx, "ping", p.Args(env)...)

@@ -45,11 +45,8 @@ func (Scp) Tool() string { return "scp" }
 // CopiesPayload says scp needs the random payload on the server.
 func (Scp) CopiesPayload() bool { return true }
 
-func (Scp) Supports(t transport.Target) error {
-	if t.SSHPort == 0 {
-		return errors.New("the transport carries no SSH port")
-	}
-	return nil
+func (Scp) Needs() Needs {
+	return Needs{Services: []transport.Service{transport.ServiceSSH}, Carries: transport.CarriesTCP}
 }
 
 func (s Scp) Measure(ctx context.Context, env *Env) (Measurement, error) {
@@ -73,7 +70,7 @@ func (s Scp) Measure(ctx context.Context, env *Env) (Measurement, error) {
 // CopyCommand is the full command that copies file from the server to
 // /dev/null in the given form.
 func CopyCommand(c SSHClient, t transport.Target, file string) []string {
-	port := strconv.Itoa(t.SSHPort)
+	port := strconv.Itoa(t.Port(transport.ServiceSSH))
 	remote := c.User + "@" + t.Host
 	switch c.Form {
 	case FormSSHCat:
@@ -124,7 +121,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // end-to-end exchange that makes a path ready.
 func Exchange(ctx context.Context, env *Env) error {
 	argv := append([]string{"ssh"}, ScpOptions...)
-	argv = append(argv, "-o", "ConnectTimeout=10", "-i", env.SSH.KeyPath, "-p", strconv.Itoa(env.Target.SSHPort),
+	argv = append(argv, "-o", "ConnectTimeout=10", "-i", env.SSH.KeyPath, "-p", strconv.Itoa(env.Target.Port(transport.ServiceSSH)),
 		env.SSH.User+"@"+env.Target.Host, "true")
 	res, err := env.Run(ctx, argv[0], argv[1:]...)
 	if err != nil {

@@ -23,14 +23,9 @@ var _ Instrument = UDPRate{}
 func (UDPRate) Name() string { return "udp-pps" }
 func (UDPRate) Tool() string { return "iperf3" }
 
-func (UDPRate) Supports(t transport.Target) error {
-	if !t.ICMP {
-		return fmt.Errorf("no UDP path: the transport forwards TCP ports, not packets")
-	}
-	if t.IPerf3Port == 0 {
-		return fmt.Errorf("the transport carries no iperf3 port")
-	}
-	return nil
+// Needs: iperf3's control connection is TCP, its test traffic UDP.
+func (UDPRate) Needs() Needs {
+	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP | transport.CarriesUDP}
 }
 
 func (u UDPRate) Measure(ctx context.Context, env *Env) (Measurement, error) {
@@ -89,7 +84,7 @@ func lossPct(lost, sent int64) float64 {
 // size not set correctly") when asked for more than net.core.rmem_max and
 // wmem_max allow, and Debian's stock kernel allows only 208 KiB.
 func (UDPRate) Args(env *Env) []string {
-	args := []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.IPerf3Port),
+	args := []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),
 		"-u", "-l", "200", "-b", "0"}
 	if env.SocketBuffer > 0 {
 		args = append(args, "-w", strconv.Itoa(env.SocketBuffer))

@@ -31,6 +31,15 @@ const (
 	BenchUser = "bench"
 )
 
+// FixturePorts are the services the fixtures run and their ports in the
+// server's namespace.
+func FixturePorts() map[Service]int {
+	return map[Service]int{
+		ServiceSSH: SSHPort, ServiceIPerf3: IPerf3Port,
+		ServiceNetperf: NetperfPort, ServiceNetperfData: NetperfDataPort,
+	}
+}
+
 const stopGrace = 3 * time.Second
 
 // Fixtures are the server role's daemons (sshd, iperf3, netserver) and the

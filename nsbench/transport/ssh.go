@@ -33,14 +33,8 @@ func (SSH) Up(ctx context.Context, env *Env) (*Path, error) {
 	}, nil
 }
 
-// DirectTarget aims at the fixtures' own ports on host.
+// DirectTarget aims at the fixtures' own ports on host, over a path that
+// carries packets.
 func DirectTarget(host string) Target {
-	return Target{
-		Host:            host,
-		SSHPort:         SSHPort,
-		IPerf3Port:      IPerf3Port,
-		NetperfPort:     NetperfPort,
-		NetperfDataPort: NetperfDataPort,
-		ICMP:            true,
-	}
+	return Target{Host: host, Ports: FixturePorts(), Carries: CarriesPackets}
 }

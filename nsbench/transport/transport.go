@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -60,16 +61,59 @@ func IsUnavailable(err error) bool {
 	return errors.As(err, &u)
 }
 
+// Service is a server fixture the instruments talk to.
+type Service string
+
+// The fixtures' services.
+const (
+	ServiceSSH         Service = "ssh"
+	ServiceIPerf3      Service = "iperf3"
+	ServiceNetperf     Service = "netperf"      // netserver's control port
+	ServiceNetperfData Service = "netperf-data" // netperf's pinned remote data port
+)
+
+// Carriage is what a path carries from the client to the server.
+type Carriage uint8
+
+const (
+	CarriesTCP Carriage = 1 << iota
+	CarriesUDP
+	CarriesICMP
+	// CarriesPackets is a layer-3 path (a tunnel, the plain network).
+	CarriesPackets = CarriesTCP | CarriesUDP | CarriesICMP
+)
+
+// Has reports whether c carries all of x.
+func (c Carriage) Has(x Carriage) bool { return c&x == x }
+
+func (c Carriage) String() string {
+	var names []string
+	for _, p := range []struct {
+		c    Carriage
+		name string
+	}{{CarriesTCP, "TCP"}, {CarriesUDP, "UDP"}, {CarriesICMP, "ICMP"}} {
+		if c.Has(p.c) {
+			names = append(names, p.name)
+		}
+	}
+	if len(names) == 0 {
+		return "nothing"
+	}
+	return strings.Join(names, ", ")
+}
+
 // Target is where the instruments aim from inside the client namespace.
 type Target struct {
-	Host            string // address or name of the server as the client reaches it
-	SSHPort         int
-	IPerf3Port      int
-	NetperfPort     int // netperf control port
-	NetperfDataPort int // remote data port (pinned so a port-forwarding transport can map it)
-	// ICMP says whether packets (not just TCP ports) reach Host, so ping works.
-	ICMP bool
+	Host string // address or name of the server as the client reaches it
+	// Ports are where each service answers as the client reaches it: the
+	// fixtures' own ports on a layer-3 path, the mapped local ports of a
+	// port forwarder. A service without a port is not carried.
+	Ports   map[Service]int
+	Carries Carriage
 }
+
+// Port is s's port as the client reaches it, 0 when the path lacks it.
+func (t Target) Port(s Service) int { return t.Ports[s] }
 
 // RSSProc is a process whose peak RSS the report lists.
 type RSSProc struct {

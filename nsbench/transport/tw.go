@@ -211,12 +211,12 @@ func (t TW) Up(ctx context.Context, env *Env) (path *Path, err error) {
 	}
 	return &Path{
 		Target: Target{
-			Host:            "127.0.0.1",
-			SSHPort:         TWSSHPort,
-			IPerf3Port:      TWIPerf3Port,
-			NetperfPort:     TWNetperfPort,
-			NetperfDataPort: TWNetperfDataPort,
-			ICMP:            false, // tw forwards TCP ports only
+			Host: "127.0.0.1",
+			Ports: map[Service]int{
+				ServiceSSH: TWSSHPort, ServiceIPerf3: TWIPerf3Port,
+				ServiceNetperf: TWNetperfPort, ServiceNetperfData: TWNetperfDataPort,
+			},
+			Carries: CarriesTCP, // tw forwards TCP ports only
 		},
 		Facts: map[string]string{
 			"tw":    b.twVersion,

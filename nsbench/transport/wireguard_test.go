@@ -184,7 +184,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 	prefix := e.Topo.Spec.Prefix
 	names := []string{prefix + "-c", prefix + "-s"}
 
-	if p.Target.Host != "10.99.0.1" || p.Target.SSHPort != 22 || !p.Target.ICMP {
+	if p.Target.Host != "10.99.0.1" || p.Target.Port(transport.ServiceSSH) != 22 || !p.Target.Carries.Has(transport.CarriesPackets) {
 		t.Errorf("target %+v", p.Target)
 	}
 	fact := p.Facts["wireguard"]
