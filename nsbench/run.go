@@ -117,13 +117,14 @@ func (r *runner) openOutput() error {
 		return fmt.Errorf("output directory: %w", err)
 	}
 	r.doc = newDocument(r.plan, r.deps.Versions)
+	r.doc.Instruments = instrument.Declarations(r.deps.Instruments, r.deps.Ready)
 	r.res.Doc = r.doc
 	return r.write()
 }
 
 // write saves the results document atomically; called after every sample.
 func (r *runner) write() error {
-	r.doc.Cells = results.Cells(r.doc.Samples)
+	r.doc.Cells = results.Cells(r.doc)
 	return results.WriteAtomic(filepath.Join(r.plan.OutDir, results.FileName), r.doc)
 }
 

@@ -21,6 +21,7 @@ const Alpha = 0.05
 // Row compares one metric of one cell.
 type Row struct {
 	Transport, Condition, Instrument, Metric string
+	Unit, Better                             string // as the instrument declared them; "" in undeclared documents
 	Old, New                                 []float64
 	OldMedian, NewMedian                     float64
 	ChangePct                                float64 // (new − old) / old × 100; NaN when old is 0
@@ -29,26 +30,38 @@ type Row struct {
 }
 
 // Verdict is benchstat's notation: "~" for no significant change,
-// otherwise the signed change.
+// otherwise the signed change, and whether it is better or worse where the
+// instrument declared which direction is better.
 func (r Row) Verdict() string {
 	if !r.Significant {
 		return "~"
 	}
-	return fmt.Sprintf("%+.1f %%", r.ChangePct)
+	v := fmt.Sprintf("%+.1f %%", r.ChangePct)
+	up := r.NewMedian > r.OldMedian
+	switch {
+	case r.Better == results.BetterHigher && up, r.Better == results.BetterLower && !up:
+		v += " better"
+	case r.Better != "":
+		v += " worse"
+	}
+	return v
 }
 
 // Rows compares every metric present in both documents, in the new
 // document's order. Metrics present in only one document are left out.
 func Rows(old, cur *results.Document) []Row {
-	oldVals := values(old)
+	_, oldVals := old.MetricValues()
+	keys, curVals := cur.MetricValues()
 	var rows []Row
-	for _, k := range order(cur) {
-		o, ok := oldVals.m[k]
+	for _, k := range keys {
+		o, ok := oldVals[k]
 		if !ok {
 			continue
 		}
-		n := values(cur).m[k]
-		r := Row{Transport: k.t, Condition: k.c, Instrument: k.i, Metric: k.m, Old: o, New: n,
+		n := curVals[k]
+		m, _ := cur.MetricOf(k.Instrument, k.Metric)
+		r := Row{Transport: k.Transport, Condition: k.Condition, Instrument: k.Instrument, Metric: k.Metric,
+			Unit: m.Unit, Better: m.Better, Old: o, New: n,
 			OldMedian: stats.Median(o), NewMedian: stats.Median(n)}
 		r.ChangePct = math.NaN()
 		if r.OldMedian != 0 {
@@ -60,35 +73,6 @@ func Rows(old, cur *results.Document) []Row {
 	}
 	return rows
 }
-
-type key struct{ t, c, i, m string }
-
-type valueSet struct {
-	keys []key
-	m    map[key][]float64
-}
-
-func values(d *results.Document) valueSet {
-	vs := valueSet{m: map[key][]float64{}}
-	add := func(k key, v float64) {
-		if _, ok := vs.m[k]; !ok {
-			vs.keys = append(vs.keys, k)
-		}
-		vs.m[k] = append(vs.m[k], v)
-	}
-	for _, s := range d.Samples {
-		add(key{s.Transport, s.Condition, s.Instrument, "value"}, s.Value)
-		if s.P50Us != nil {
-			add(key{s.Transport, s.Condition, s.Instrument, "p50_us"}, *s.P50Us)
-		}
-		if s.P99Us != nil {
-			add(key{s.Transport, s.Condition, s.Instrument, "p99_us"}, *s.P99Us)
-		}
-	}
-	return vs
-}
-
-func order(d *results.Document) []key { return values(d).keys }
 
 // EnvDiffs lists the environment differences that make a comparison
 // meaningless: a different kernel, CPU, congestion control, impairment,
@@ -117,14 +101,18 @@ func EnvDiffs(old, cur *results.Document) []string {
 // Write prints rows as an aligned table with a legend.
 func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "transport\tcondition\tinstrument\tmetric\told\tnew\tchange\tverdict")
+	fmt.Fprintln(tw, "transport\tcondition\tinstrument\tmetric\tunit\told\tnew\tchange\tverdict")
 	for _, r := range rows {
 		change := "n/a"
 		if !math.IsNaN(r.ChangePct) {
 			change = fmt.Sprintf("%+.1f %%", r.ChangePct)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (p=%.3f n=%d+%d)\n",
-			r.Transport, r.Condition, r.Instrument, r.Metric,
+		unit := r.Unit
+		if unit == "" {
+			unit = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (p=%.3f n=%d+%d)\n",
+			r.Transport, r.Condition, r.Instrument, r.Metric, unit,
 			num(r.OldMedian), num(r.NewMedian), change, r.Verdict(), r.P, len(r.Old), len(r.New))
 	}
 	if err := tw.Flush(); err != nil {

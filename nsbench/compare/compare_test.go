@@ -65,3 +65,43 @@ func TestEnvDiffs(t *testing.T) {
 		t.Errorf("identical envs differ: %q", d)
 	}
 }
+
+// TestDeclaredMetricsAndDirection: with declarations, compare covers every
+// declared metric (extras included), shows their units, and says whether a
+// significant change is better or worse.
+func TestDeclaredMetricsAndDirection(t *testing.T) {
+	declare := func(d *results.Document) *results.Document {
+		d.Instruments = []results.Instrument{
+			{Name: "iperf3-1", Metrics: []results.Metric{{Key: "value", Unit: "Gbit/s", Better: results.BetterHigher}}},
+			{Name: "tcp_rr", Metrics: []results.Metric{{Key: "value", Unit: "trans/s", Better: results.BetterHigher},
+				{Key: "p50_us", Unit: "µs", Better: results.BetterLower}, {Key: "lost", Unit: "%", Better: results.BetterLower}}},
+		}
+		for i := range d.Samples {
+			if d.Samples[i].Instrument == "tcp_rr" {
+				d.Samples[i].Extra = map[string]float64{"lost": 0.1}
+			}
+		}
+		return d
+	}
+	old := declare(doc("6.18", 1, 3.60, 3.62, 3.64, 3.66, 3.68))
+	cur := declare(doc("6.18", 1.5, 3.60, 3.62, 3.64, 3.66, 3.68))
+	rows := Rows(old, cur)
+	got := map[string]Row{}
+	for _, r := range rows {
+		got[r.Instrument+" "+r.Metric] = r
+	}
+	if len(rows) != 4 || got["tcp_rr lost"].Unit != "%" {
+		t.Fatalf("rows %+v: want the 4 declared metrics, the extra included", rows)
+	}
+	if v := got["iperf3-1 value"].Verdict(); v != "+50.0 % better" {
+		t.Errorf("faster goodput: %q", v)
+	}
+	if v := got["tcp_rr p50_us"].Verdict(); v != "+50.0 % worse" {
+		t.Errorf("higher latency: %q", v)
+	}
+	var out bytes.Buffer
+	Write(&out, rows)
+	if !strings.Contains(out.String(), " µs ") || !strings.Contains(out.String(), "unit") {
+		t.Errorf("output lacks units:\n%s", out.String())
+	}
+}

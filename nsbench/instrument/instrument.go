@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -24,6 +25,9 @@ type Instrument interface {
 	// Needs says which server services it talks to and what the path
 	// must carry; Applicable checks a path against it.
 	Needs() Needs
+	// Metrics declares what its samples carry: results, compare and the
+	// reports summarise and render these, and nothing else.
+	Metrics() []results.Metric
 	// Measure runs the tool once and returns its measurement. A tool error
 	// comes back with the tool's own message.
 	Measure(ctx context.Context, env *Env) (Measurement, error)
@@ -115,6 +119,22 @@ func All() []Instrument {
 // the orchestrator once per transport and condition (it is not a tool run
 // per sample, so it is not an Instrument).
 const Ready = "ready"
+
+// ReadyMetrics are the ready sample's.
+var ReadyMetrics = []results.Metric{{Key: "value", Label: "time to ready", Unit: "s", Better: results.BetterLower}}
+
+// Declarations lists the instruments of a run with their metrics, for the
+// results document.
+func Declarations(ins []Instrument, ready bool) []results.Instrument {
+	var out []results.Instrument
+	for _, in := range ins {
+		out = append(out, results.Instrument{Name: in.Name(), Tool: in.Tool(), Metrics: in.Metrics()})
+	}
+	if ready {
+		out = append(out, results.Instrument{Name: Ready, Tool: "ssh", Metrics: ReadyMetrics})
+	}
+	return out
+}
 
 // Names lists every selectable instrument name, Ready included.
 func Names() []string {

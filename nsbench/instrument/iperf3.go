@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -19,6 +20,13 @@ var _ Instrument = IPerf3{}
 
 func (i IPerf3) Name() string { return "iperf3-" + itoa(i.Streams) }
 func (IPerf3) Tool() string   { return "iperf3" }
+
+func (IPerf3) Metrics() []results.Metric {
+	return []results.Metric{
+		{Key: "value", Label: "goodput", Unit: "Gbit/s", Better: results.BetterHigher},
+		{Key: "retransmits", Label: "TCP retransmits", Unit: "segments", Better: results.BetterLower},
+	}
+}
 
 func (IPerf3) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP}

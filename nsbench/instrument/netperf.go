@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -17,6 +18,14 @@ var _ Instrument = TCPRR{}
 
 func (TCPRR) Name() string { return "tcp_rr" }
 func (TCPRR) Tool() string { return "netperf" }
+
+func (TCPRR) Metrics() []results.Metric {
+	return []results.Metric{
+		{Key: "value", Label: "transactions", Unit: "trans/s", Better: results.BetterHigher},
+		{Key: "p50_us", Label: "p50 latency", Unit: "µs", Better: results.BetterLower},
+		{Key: "p99_us", Label: "p99 latency", Unit: "µs", Better: results.BetterLower},
+	}
+}
 
 func (TCPRR) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceNetperf, transport.ServiceNetperfData}, Carries: transport.CarriesTCP}

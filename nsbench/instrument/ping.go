@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -18,6 +19,15 @@ var _ Instrument = Ping{}
 
 func (Ping) Name() string { return "ping" }
 func (Ping) Tool() string { return "ping" }
+
+func (Ping) Metrics() []results.Metric {
+	return []results.Metric{
+		{Key: "value", Label: "average RTT", Unit: "ms", Better: results.BetterLower},
+		{Key: "min_ms", Label: "minimum RTT", Unit: "ms", Better: results.BetterLower},
+		{Key: "mdev_ms", Label: "RTT deviation", Unit: "ms", Better: results.BetterLower},
+		{Key: "loss_pct", Label: "echo loss", Unit: "%", Better: results.BetterLower},
+	}
+}
 
 // Needs ICMP: a port forwarder cannot carry it (TCP_RR is its latency
 // figure).

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -44,6 +45,10 @@ func (Scp) Tool() string { return "scp" }
 
 // CopiesPayload says scp needs the random payload on the server.
 func (Scp) CopiesPayload() bool { return true }
+
+func (Scp) Metrics() []results.Metric {
+	return []results.Metric{{Key: "value", Label: "copy rate", Unit: "MB/s", Better: results.BetterHigher}}
+}
 
 func (Scp) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceSSH}, Carries: transport.CarriesTCP}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -22,6 +23,15 @@ var _ Instrument = UDPRate{}
 
 func (UDPRate) Name() string { return "udp-pps" }
 func (UDPRate) Tool() string { return "iperf3" }
+
+func (UDPRate) Metrics() []results.Metric {
+	return []results.Metric{
+		{Key: "value", Label: "packets received", Unit: "pps", Better: results.BetterHigher},
+		{Key: "sent_pps", Label: "packets sent", Unit: "pps", Better: results.BetterHigher},
+		{Key: "loss_pct", Label: "loss at that rate", Unit: "%", Better: results.BetterLower},
+		{Key: "rcvbuf_errors", Label: "client socket-buffer drops", Unit: "datagrams", Better: results.BetterLower},
+	}
+}
 
 // Needs: iperf3's control connection is TCP, its test traffic UDP.
 func (UDPRate) Needs() Needs {

@@ -302,17 +302,8 @@ func (c *chart) cpuBar(t string, p chartPanel, ss []results.Sample) ([]float64, 
 func metricValues(ss []results.Sample, metric string) []float64 {
 	var xs []float64
 	for _, s := range ss {
-		switch metric {
-		case "value":
-			xs = append(xs, s.Value)
-		case "p50_us":
-			if s.P50Us != nil {
-				xs = append(xs, *s.P50Us)
-			}
-		case "p99_us":
-			if s.P99Us != nil {
-				xs = append(xs, *s.P99Us)
-			}
+		if v, ok := s.Metric(metric); ok {
+			xs = append(xs, v)
 		}
 	}
 	return xs

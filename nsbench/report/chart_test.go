@@ -237,7 +237,7 @@ func TestChartWhiskerSource(t *testing.T) {
 	if f := footer(d); !strings.Contains(f, "whiskers: min–max of the runs.") {
 		t.Errorf("footer without cells: %q", f)
 	}
-	d.Cells = results.Cells(d.Samples)
+	d.Cells = results.Cells(d)
 	if f := footer(d); !strings.Contains(f, "whiskers: 75 % confidence interval of the median (too few runs for 95 %: the min–max range).") {
 		t.Errorf("footer with 3-run cells: %q", f)
 	}
@@ -250,7 +250,7 @@ func TestChartWhiskerSource(t *testing.T) {
 		xs = append(xs, v)
 		samples = append(samples, results.Sample{Transport: "ssh", Condition: "lan", Instrument: instIperf1, Run: i + 1, Value: v})
 	}
-	src := spreadFor(&results.Document{Cells: results.Cells(samples)})
+	src := spreadFor(&results.Document{Cells: results.Cells(&results.Document{Samples: samples})})
 	k := metricKey{"ssh", "lan", instIperf1, "value"}
 	got := src.spread(k, xs)
 	if got.lo != 1 || got.hi != 60 || got.center != 3.5 || got.level < 0.96 || got.n != 6 {

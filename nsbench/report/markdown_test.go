@@ -253,3 +253,36 @@ func TestIncompleteRunSaysSo(t *testing.T) {
 		t.Error("the reference's document is reported incomplete")
 	}
 }
+
+// TestMoreMetricsFromDeclarations: a declared metric no fixed table shows —
+// a new instrument's included — is rendered with its label, unit and
+// direction; metrics of the fixed tables are not repeated.
+func TestMoreMetricsFromDeclarations(t *testing.T) {
+	d := twnsbenchDoc()
+	d.Instruments = []results.Instrument{
+		{Name: instIperf1, Metrics: []results.Metric{{Key: "value", Unit: "Gbit/s", Better: results.BetterHigher},
+			{Key: "retransmits", Label: "TCP retransmits", Unit: "segments", Better: results.BetterLower}}},
+		{Name: "probe-x", Metrics: []results.Metric{{Key: "value", Label: "probe rate", Unit: "Hz", Better: results.BetterHigher}}},
+	}
+	for i := range d.Samples {
+		if d.Samples[i].Instrument == instIperf1 {
+			d.Samples[i].Extra = map[string]float64{"retransmits": 12}
+		}
+	}
+	d.Samples = append(d.Samples, results.Sample{Transport: "ssh", Condition: "lan", Instrument: "probe-x", Run: 1, Value: 0.0123})
+	md := string(Markdown(d))
+	for _, want := range []string{"## More metrics",
+		"| lan | Pure SSH | iperf3-1 | TCP retransmits (segments) | 12.0 (12.0–12.0; n=2) | lower |",
+		"| lan | Pure SSH | probe-x | probe rate (Hz) | 0.0123 (0.0123–0.0123; n=1) | higher |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md[strings.Index(md, "## More"):])
+		}
+	}
+	if strings.Contains(md, "| iperf3-1 | value") {
+		t.Error("a metric of the fixed tables is repeated")
+	}
+	d.Instruments = nil
+	if strings.Contains(string(Markdown(d)), "## More metrics") {
+		t.Error("a document without declarations got the section")
+	}
+}

@@ -13,7 +13,7 @@ import (
 // That is what lets `twnsbench report` reproduce a run's report.
 func TestRenderSurvivesJSONRoundTrip(t *testing.T) {
 	d := twnsbenchDoc()
-	d.Cells = results.Cells(d.Samples)
+	d.Cells = results.Cells(d)
 	md, light, dark := Markdown(d), Chart(d, Light), Chart(d, Dark)
 
 	path := filepath.Join(t.TempDir(), results.FileName)

@@ -16,7 +16,9 @@ type Cell struct {
 	Transport  string  `json:"transport"`
 	Condition  string  `json:"condition"`
 	Instrument string  `json:"instrument"`
-	Metric     string  `json:"metric"` // "value", "p50_us" or "p99_us"
+	Metric     string  `json:"metric"` // a declared metric's key: "value", "p50_us", "loss_pct", …
+	Unit       string  `json:"unit,omitempty"`
+	Better     string  `json:"better,omitempty"`
 	N          int     `json:"n"`
 	Median     float64 `json:"median"`
 	Min        float64 `json:"min"`
@@ -33,34 +35,19 @@ type Cell struct {
 	Warning  string   `json:"warning,omitempty"`
 }
 
-// Cells summarises samples per transport, condition, instrument and metric,
-// in first-appearance order.
-func Cells(samples []Sample) []Cell {
-	type key struct{ t, c, i, m string }
-	var order []key
-	values := map[key][]float64{}
-	add := func(k key, v float64) {
-		if _, ok := values[k]; !ok {
-			order = append(order, k)
-		}
-		values[k] = append(values[k], v)
-	}
-	for _, s := range samples {
-		add(key{s.Transport, s.Condition, s.Instrument, "value"}, s.Value)
-		if s.P50Us != nil {
-			add(key{s.Transport, s.Condition, s.Instrument, "p50_us"}, *s.P50Us)
-		}
-		if s.P99Us != nil {
-			add(key{s.Transport, s.Condition, s.Instrument, "p99_us"}, *s.P99Us)
-		}
-	}
+// Cells summarises d's samples per transport, condition, instrument and
+// declared metric, in first-appearance order.
+func Cells(d *Document) []Cell {
+	order, values := d.MetricValues()
 	cells := make([]Cell, 0, len(order))
 	for _, k := range order {
 		xs := values[k]
 		sum := stats.Summarize(xs)
 		ci := stats.MedianCI(xs, 0.95)
+		m, _ := d.MetricOf(k.Instrument, k.Metric)
 		c := Cell{
-			Transport: k.t, Condition: k.c, Instrument: k.i, Metric: k.m,
+			Transport: k.Transport, Condition: k.Condition, Instrument: k.Instrument, Metric: k.Metric,
+			Unit: m.Unit, Better: m.Better,
 			N: sum.N, Median: sum.Median, Min: sum.Min, Max: sum.Max,
 			CILow: ci.Low, CIHigh: ci.High, CILevel: ci.Level,
 		}

@@ -16,7 +16,7 @@ func TestCells(t *testing.T) {
 		samples = append(samples, Sample{Transport: "ssh", Condition: "lan", Instrument: "tcp_rr", Run: i + 1,
 			Value: float64(100 + i), P50Us: f(float64(20 + i)), P99Us: f(float64(80 - i))})
 	}
-	cells := Cells(samples)
+	cells := Cells(&Document{Samples: samples})
 	if len(cells) != 4 {
 		t.Fatalf("got %d cells, want 4: %+v", len(cells), cells)
 	}

@@ -27,6 +27,7 @@ type Document struct {
 	Env           Env          `json:"env"`
 	Timings       *Timings     `json:"timings,omitempty"`
 	Transports    []Transport  `json:"transports,omitempty"`
+	Instruments   []Instrument `json:"instruments,omitempty"`
 	Conditions    []Condition  `json:"conditions"`
 	Samples       []Sample     `json:"samples"`
 	RSS           []RSS        `json:"rss"`

@@ -1,0 +1,70 @@
+package report
+
+import (
+	"math"
+
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+// inFixedTables are the declared metrics the reference's Results table and
+// the Packet rate table already show; every other declared metric — a new
+// instrument's included — is rendered by writeMoreMetrics.
+var inFixedTables = map[[2]string]bool{
+	{instIperf1, "value"}: true, {instIperf4, "value"}: true,
+	{instTCPRR, "value"}: true, {instTCPRR, "p50_us"}: true, {instTCPRR, "p99_us"}: true,
+	{instScp, "value"}:  true,
+	{instPing, "value"}: true, {instPing, "min_ms"}: true,
+	{instUDP, "value"}: true, {instUDP, "loss_pct"}: true, {instUDP, "rcvbuf_errors"}: true,
+	{instReady, "value"}: true,
+}
+
+// writeMoreMetrics renders, per condition, every declared metric that no
+// fixed table shows: median (min–max) with its unit and which way is
+// better. Documents without declarations get no section.
+func (v *view) writeMoreMetrics(w *writer) {
+	if len(v.doc.Instruments) == 0 {
+		return
+	}
+	order, values := v.doc.MetricValues()
+	lines := []string{tableRow("Condition", "Transport", "Instrument", "Metric", "Median (min–max)", "Better"), separatorRow(6)}
+	rows := 0
+	for _, c := range v.doc.Conditions {
+		for _, k := range order {
+			if k.Condition != c.Name || inFixedTables[[2]string{k.Instrument, k.Metric}] {
+				continue
+			}
+			m, _ := v.doc.MetricOf(k.Instrument, k.Metric)
+			label := m.Label
+			if label == "" {
+				label = k.Metric
+			}
+			if m.Unit != "" {
+				label += " (" + m.Unit + ")"
+			}
+			lines = append(lines, tableRow(c.Name, v.label(k.Transport), k.Instrument, label,
+				rangeCell(values[k], autoPrec(values[k]), v.doc.Env.Runs), dashIfEmpty(m.Better)))
+			rows++
+		}
+	}
+	if rows == 0 {
+		return
+	}
+	w.block("## More metrics")
+	w.block("Every other metric the instruments declared, per cell: the median of the runs with (min–max).")
+	w.block(lines...)
+}
+
+// autoPrec gives a declared metric, whose magnitude the report does not
+// know in advance, three significant digits at the median.
+func autoPrec(xs []float64) int {
+	m := math.Abs(stats.Summarize(xs).Median)
+	switch {
+	case m == 0 || m >= 100:
+		return 0
+	case m >= 10:
+		return 1
+	case m >= 1:
+		return 2
+	}
+	return min(6, 2-int(math.Floor(math.Log10(m))))
+}

@@ -1,0 +1,101 @@
+package results
+
+// Metric is one quantity an instrument yields, as its samples carry it.
+type Metric struct {
+	// Key is where a sample holds it: "value", "p50_us", "p99_us", or the
+	// name of one of its extra values.
+	Key    string `json:"key"`
+	Label  string `json:"label"`
+	Unit   string `json:"unit"`
+	Better string `json:"better,omitempty"` // BetterHigher, BetterLower, or "" when neither is
+}
+
+// The directions a metric improves in.
+const (
+	BetterHigher = "higher"
+	BetterLower  = "lower"
+)
+
+// Instrument is an instrument that took part and the metrics it declared.
+type Instrument struct {
+	Name    string   `json:"name"`
+	Tool    string   `json:"tool,omitempty"`
+	Metrics []Metric `json:"metrics"`
+}
+
+// referenceMetrics are what a document without declarations (the reference
+// harness's, or one written before instruments declared theirs) is read
+// with: every sample's value, and TCP_RR's latency percentiles.
+var referenceMetrics = []Metric{{Key: "value"}, {Key: "p50_us"}, {Key: "p99_us"}}
+
+// Value returns the sample's value of metric key, and whether it has one.
+func (s Sample) Metric(key string) (float64, bool) {
+	switch key {
+	case "value":
+		return s.Value, true
+	case "p50_us":
+		if s.P50Us != nil {
+			return *s.P50Us, true
+		}
+	case "p99_us":
+		if s.P99Us != nil {
+			return *s.P99Us, true
+		}
+	case "mean_us":
+		if s.MeanUs != nil {
+			return *s.MeanUs, true
+		}
+	default:
+		v, ok := s.Extra[key]
+		return v, ok
+	}
+	return 0, false
+}
+
+// CellKey names one metric of one transport × condition × instrument: a
+// cell of Cells and a row of compare.
+type CellKey struct{ Transport, Condition, Instrument, Metric string }
+
+// MetricOf returns the declaration of instrument's metric key, if d has one.
+func (d *Document) MetricOf(instrument, key string) (Metric, bool) {
+	for _, in := range d.Instruments {
+		if in.Name != instrument {
+			continue
+		}
+		for _, m := range in.Metrics {
+			if m.Key == key {
+				return m, true
+			}
+		}
+	}
+	return Metric{}, false
+}
+
+// MetricValues collects every declared metric's values per cell, in first
+// appearance order; the one place samples become cells.
+func (d *Document) MetricValues() ([]CellKey, map[CellKey][]float64) {
+	declared := map[string][]Metric{}
+	for _, in := range d.Instruments {
+		declared[in.Name] = in.Metrics
+	}
+	var order []CellKey
+	values := map[CellKey][]float64{}
+	for _, s := range d.Samples {
+		metrics, ok := declared[s.Instrument]
+		if !ok {
+			metrics = referenceMetrics
+		}
+		for _, m := range metrics {
+			v, ok := s.Metric(m.Key)
+			if !ok {
+				continue
+			}
+			k := CellKey{s.Transport, s.Condition, s.Instrument, m.Key}
+			if _, seen := values[k]; !seen {
+				order = append(order, k)
+			}
+			values[k] = append(values[k], v)
+		}
+	}
+	return order, values
+}
