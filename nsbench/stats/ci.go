@@ -3,6 +3,8 @@ package stats
 import (
 	"math"
 	"sort"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // Interval is a confidence interval for a median.
@@ -18,31 +20,27 @@ type Interval struct {
 }
 
 // MedianCI is the distribution-free confidence interval of the median from
-// order statistics (the method benchstat's AssumeNothing uses): the
-// interval between the k-th smallest and k-th largest sample covers the
-// true median with probability 1 − 2·P(Binomial(n, ½) < k), whatever the
-// distribution. It picks the narrowest such interval whose coverage is at
-// least level. With fewer than 6 samples no interval reaches 95 %: then it
-// returns [min, max] with its real coverage and Reached false, rather than
-// a narrower interval that claims more than the data can support.
-// It returns the zero Interval for no samples.
+// order statistics, as benchstat computes it (golang.org/x/perf/benchmath's
+// AssumeNothing: the narrowest pair of order statistics whose coverage, by
+// the binomial distribution, is at least level, whatever the distribution
+// of the samples). With fewer than 6 samples no interval reaches 95 %:
+// benchmath then reports (−∞, +∞); MedianCI returns [min, max] with its real
+// coverage and Reached false instead, rather than an interval that claims
+// more than the data can support or none at all. It returns the zero
+// Interval for no samples.
 func MedianCI(xs []float64, level float64) Interval {
 	n := len(xs)
 	if n == 0 {
 		return Interval{}
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	best := 0 // largest k with coverage ≥ level
-	for k := 1; k <= n/2; k++ {
-		if coverage(n, k) >= level {
-			best = k
-		}
-	}
-	if best == 0 {
+	// benchmath sorts the sample it is given: hand it a copy.
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds), level)
+	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) || sum.Confidence < level {
+		s := append([]float64(nil), xs...)
+		sort.Float64s(s)
 		return Interval{Low: s[0], High: s[n-1], Level: coverage(n, 1), Reached: false}
 	}
-	return Interval{Low: s[best-1], High: s[n-best], Level: coverage(n, best), Reached: true}
+	return Interval{Low: sum.Lo, High: sum.Hi, Level: sum.Confidence, Reached: true}
 }
 
 // MinSamplesFor is the smallest sample count whose [min, max] reaches level.
