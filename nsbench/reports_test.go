@@ -21,11 +21,11 @@ func roundTripDoc() *results.Document {
 		Conditions:    []results.Condition{{Name: "lan", Label: "LAN (0 ms RTT, no loss)", ScpPayloadBytes: payload}},
 		Samples: []results.Sample{
 			{Transport: "ssh", Condition: "lan", Instrument: "iperf3-1", Run: 1, WallSec: 2, Value: 3.5, HostCPUSec: 3,
-				ContainerCPUSec: map[string]float64{"client": 1, "server": 1.5}},
+				RoleCPUSec: map[string]float64{"client": 1, "server": 1.5}},
 			{Transport: "ssh", Condition: "lan", Instrument: "tcp_rr", Run: 1, WallSec: 2, Value: 30000.5, P50Us: &p50, P99Us: &p99,
-				ContainerCPUSec: map[string]float64{}, Extra: map[string]float64{}},
+				RoleCPUSec: map[string]float64{}, Extra: map[string]float64{}},
 			{Transport: "ssh", Condition: "lan", Instrument: "scp", Run: 1, WallSec: 0.2, Value: 335.5, PayloadBytes: &payload,
-				WireBytes: &wire, ContainerCPUSec: map[string]float64{"client": 0.1, "server": 0.2, "relay": 0}},
+				WireBytes: &wire, RoleCPUSec: map[string]float64{"client": 0.1, "server": 0.2, "relay": 0}},
 		},
 		// A tool's message with invalid UTF-8: JSON stores it as U+FFFD.
 		Diagnostics: []results.Diagnostic{{Transport: "ssh", Condition: "lan", Name: "tool output", Output: "bad byte \xff here\n"}},

@@ -95,7 +95,7 @@ type runner struct {
 	stack  undoStack
 
 	topo    *topology.Topology
-	env     *transport.Env
+	env     *transport.Testbed
 	payload *payload
 	sampler *metrics.Sampler
 	// udpBuffer is the UDP socket buffer the kernel allows the client and
@@ -106,7 +106,7 @@ type runner struct {
 	roleDirs  map[string]*proc.Cgroup // each role's cgroup directory (CPU is read here)
 	// tenv is the running transport's Env: the shared one with the
 	// transport's own cgroups, so its processes are accounted apart.
-	tenv     *transport.Env
+	tenv     *transport.Testbed
 	tcgs     map[string]*proc.Cgroup
 	progress *progress
 }
@@ -212,7 +212,7 @@ func (r *runner) setUp(ctx context.Context) error {
 		}
 	}
 
-	r.env = &transport.Env{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: r.logDir, Logf: r.logf}
+	r.env = &transport.Testbed{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: r.logDir, Logf: r.logf}
 	fx, err := transport.StartFixtures(ctx, r.env)
 	if err != nil {
 		return err
@@ -253,8 +253,8 @@ func (r *runner) setUp(ctx context.Context) error {
 	return r.write()
 }
 
-func (r *runner) instrumentEnv(t transport.Target) *instrument.Env {
-	return &instrument.Env{
+func (r *runner) instrumentEnv(t transport.Target) *instrument.Job {
+	return &instrument.Job{
 		Target:   t,
 		Duration: r.plan.Duration,
 		SSH:      r.ssh,
@@ -403,7 +403,7 @@ func (r *runner) bringUp(ctx context.Context, t transport.Transport, cond result
 		r.doc.Samples = append(r.doc.Samples, results.Sample{
 			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: 1,
 			WallSec: ready.Seconds(), Value: ready.Seconds(), Unit: "s",
-			HostCPUSec: d.HostCPUSec, ContainerCPUSec: d.RoleCPUSec, TransportCPUSec: d.TransportCPUSec,
+			HostCPUSec: d.HostCPUSec, RoleCPUSec: d.RoleCPUSec, TransportCPUSec: d.TransportCPUSec,
 		})
 	}
 	return path, r.write()
@@ -506,7 +506,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 // sample measures once with meters read just before and just after, and
 // saves the document. A tool error is recorded as a failure with the
 // tool's own message; only an interruption is returned.
-func (r *runner) sample(ctx context.Context, t transport.Transport, in instrument.Instrument, env *instrument.Env, cond results.Condition, run int) error {
+func (r *runner) sample(ctx context.Context, t transport.Transport, in instrument.Instrument, env *instrument.Job, cond results.Condition, run int) error {
 	if err := instrument.Applicable(in, env.Target); err != nil {
 		r.progress.drop(in.Name(), 1)
 		if run == 1 {
@@ -543,7 +543,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		MeanUs: m.MeanUs, P50Us: m.P50Us, P99Us: m.P99Us,
 		PayloadBytes:    m.PayloadBytes,
 		HostCPUSec:      d.HostCPUSec,
-		ContainerCPUSec: d.RoleCPUSec,
+		RoleCPUSec:      d.RoleCPUSec,
 		TransportCPUSec: d.TransportCPUSec,
 		Extra:           m.Extra,
 	}

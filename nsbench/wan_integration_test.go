@@ -51,8 +51,8 @@ func TestWANQuickRunUserspace(t *testing.T) {
 		if s.Condition == "wan" && s.Instrument == "tcp_rr" {
 			rr = &d.Samples[i]
 		}
-		if s.Condition == "wan" && s.ContainerCPUSec[impairCgroup] <= 0 {
-			t.Errorf("wan %s: no forwarder CPU recorded (%v)", s.Instrument, s.ContainerCPUSec)
+		if s.Condition == "wan" && s.RoleCPUSec[impairCgroup] <= 0 {
+			t.Errorf("wan %s: no forwarder CPU recorded (%v)", s.Instrument, s.RoleCPUSec)
 		}
 	}
 	if rr == nil || rr.P50Us == nil {

@@ -170,13 +170,13 @@ func TestQuickSSHRun(t *testing.T) {
 			t.Errorf("unexpected sample %+v", s)
 		}
 		got[s.Instrument] = s
-		if s.HostCPUSec <= 0 || s.ContainerCPUSec["client"] <= 0 {
-			t.Errorf("%s: CPU not measured: host %.2f roles %v", s.Instrument, s.HostCPUSec, s.ContainerCPUSec)
+		if s.HostCPUSec <= 0 || s.RoleCPUSec["client"] <= 0 {
+			t.Errorf("%s: CPU not measured: host %.2f roles %v", s.Instrument, s.HostCPUSec, s.RoleCPUSec)
 		}
 		// Every tool with a server-side process charges the server role
 		// (ping's echoes are answered by the kernel, in no cgroup).
-		if s.Instrument != "ping" && s.ContainerCPUSec["server"] <= 0 {
-			t.Errorf("%s: server CPU not measured: %v", s.Instrument, s.ContainerCPUSec)
+		if s.Instrument != "ping" && s.RoleCPUSec["server"] <= 0 {
+			t.Errorf("%s: server CPU not measured: %v", s.Instrument, s.RoleCPUSec)
 		}
 		if s.WallSec <= 0 {
 			t.Errorf("%s: wall %.3f", s.Instrument, s.WallSec)

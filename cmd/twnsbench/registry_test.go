@@ -47,7 +47,7 @@ func (tcpForward) About() string {
 }
 func (tcpForward) Check() error { return nil }
 
-func (tcpForward) Up(ctx context.Context, env *transport.Env) (*transport.Path, error) {
+func (tcpForward) Up(ctx context.Context, env *transport.Testbed) (*transport.Path, error) {
 	client := env.Topo.Roles[topology.Client].NS
 	server := env.Topo.Spec.Addr(topology.Server)
 	f := &forwarder{ns: client}

@@ -93,8 +93,8 @@ func TestQuickTWRun(t *testing.T) {
 		}
 		got[s.Instrument] = s
 		for _, role := range []string{"client", "relay", "server"} {
-			if s.ContainerCPUSec[role] <= 0 {
-				t.Errorf("%s: %s CPU-s %.3f, want > 0 (every byte crosses the relay)", s.Instrument, role, s.ContainerCPUSec[role])
+			if s.RoleCPUSec[role] <= 0 {
+				t.Errorf("%s: %s CPU-s %.3f, want > 0 (every byte crosses the relay)", s.Instrument, role, s.RoleCPUSec[role])
 			}
 		}
 	}

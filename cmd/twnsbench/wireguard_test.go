@@ -101,8 +101,8 @@ func TestQuickWireGuardRun(t *testing.T) {
 		// the kernel's it is still the tools' own, and ping has none on
 		// the server (the kernel answers it).
 		serverIdle := kernel && s.Instrument == "ping"
-		if s.HostCPUSec <= 0 || s.ContainerCPUSec["client"] <= 0 || !serverIdle && s.ContainerCPUSec["server"] <= 0 {
-			t.Errorf("%s: CPU not measured: host %.2f roles %v", s.Instrument, s.HostCPUSec, s.ContainerCPUSec)
+		if s.HostCPUSec <= 0 || s.RoleCPUSec["client"] <= 0 || !serverIdle && s.RoleCPUSec["server"] <= 0 {
+			t.Errorf("%s: CPU not measured: host %.2f roles %v", s.Instrument, s.HostCPUSec, s.RoleCPUSec)
 		}
 	}
 	// The transport's own processes are accounted apart from the roles'
@@ -117,8 +117,8 @@ func TestQuickWireGuardRun(t *testing.T) {
 				t.Errorf("%s %s: transport CPU %v, want none (no transport process)", s.Transport, s.Instrument, tc)
 			}
 		case s.Instrument == "iperf3-1" || s.Instrument == "scp":
-			if tc["client"] <= 0 || tc["server"] <= 0 || tc["client"] > s.ContainerCPUSec["client"]+0.01 || tc["server"] > s.ContainerCPUSec["server"]+0.01 {
-				t.Errorf("%s %s: transport CPU %v of roles %v: want wireguard-go's share, within the roles'", s.Transport, s.Instrument, tc, s.ContainerCPUSec)
+			if tc["client"] <= 0 || tc["server"] <= 0 || tc["client"] > s.RoleCPUSec["client"]+0.01 || tc["server"] > s.RoleCPUSec["server"]+0.01 {
+				t.Errorf("%s %s: transport CPU %v of roles %v: want wireguard-go's share, within the roles'", s.Transport, s.Instrument, tc, s.RoleCPUSec)
 			}
 		}
 	}

@@ -30,7 +30,7 @@ type Instrument interface {
 	Metrics() []results.Metric
 	// Measure runs the tool once and returns its measurement. A tool error
 	// comes back with the tool's own message.
-	Measure(ctx context.Context, env *Env) (Measurement, error)
+	Measure(ctx context.Context, env *Job) (Measurement, error)
 }
 
 // Needs is what an instrument needs of a path.
@@ -54,8 +54,8 @@ func Applicable(in Instrument, target transport.Target) error {
 	return nil
 }
 
-// Env is what an instrument needs for one measurement.
-type Env struct {
+// Job is what an instrument needs for one measurement.
+type Job struct {
 	Target   transport.Target
 	Duration time.Duration // for time-bound tools
 	// Run runs a program in the client role (namespace and cgroup).

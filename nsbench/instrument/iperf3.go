@@ -32,7 +32,7 @@ func (IPerf3) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP}
 }
 
-func (i IPerf3) Measure(ctx context.Context, env *Env) (Measurement, error) {
+func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	r, res, err := runIperf3(ctx, env, i.Args(env), parseIperf3)
 	if err != nil {
 		return Measurement{}, err
@@ -50,7 +50,7 @@ func (i IPerf3) Measure(ctx context.Context, env *Env) (Measurement, error) {
 }
 
 // Args is the tool's command line after the program name.
-func (i IPerf3) Args(env *Env) []string {
+func (i IPerf3) Args(env *Job) []string {
 	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),
 		"-R", "-t", seconds(env.Duration), "-P", itoa(i.Streams), "-J"}
 }
@@ -76,7 +76,7 @@ func (r iperf3Run) extra() map[string]float64 {
 // with a non-zero exit: the output is parsed first, so the sample carries
 // iperf3's message. A server still busy with the previous test (its close
 // not yet through the transport) is waited for once more, not failed.
-func runIperf3[T any](ctx context.Context, env *Env, args []string, parse func([]byte) (T, error)) (T, iperf3Run, error) {
+func runIperf3[T any](ctx context.Context, env *Job, args []string, parse func([]byte) (T, error)) (T, iperf3Run, error) {
 	var run iperf3Run
 	for attempt := 1; ; attempt++ {
 		if env.ServerIdle != nil {
@@ -96,7 +96,7 @@ func runIperf3[T any](ctx context.Context, env *Env, args []string, parse func([
 	}
 }
 
-func runIperf3Once[T any](ctx context.Context, env *Env, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {
+func runIperf3Once[T any](ctx context.Context, env *Job, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {
 	res, err := env.Run(ctx, "iperf3", args...)
 	r, perr := parse(res.Stdout)
 	if perr != nil {

@@ -15,9 +15,9 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// replay is an Env whose Run returns captured tool output instead of
+// replay is a Job whose Run returns captured tool output instead of
 // running the tool, recording the command it was asked to run.
-func replay(t *testing.T, stdoutFile string, exitCode int) (*Env, *[]string) {
+func replay(t *testing.T, stdoutFile string, exitCode int) (*Job, *[]string) {
 	t.Helper()
 	var out []byte
 	if stdoutFile != "" {
@@ -27,7 +27,7 @@ func replay(t *testing.T, stdoutFile string, exitCode int) (*Env, *[]string) {
 		}
 	}
 	var argv []string
-	env := &Env{
+	env := &Job{
 		Target:   transport.DirectTarget("10.77.0.4"),
 		Duration: 10 * time.Second,
 		Run: func(_ context.Context, name string, args ...string) (proc.Result, error) {

@@ -31,7 +31,7 @@ func (TCPRR) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceNetperf, transport.ServiceNetperfData}, Carries: transport.CarriesTCP}
 }
 
-func (r TCPRR) Measure(ctx context.Context, env *Env) (Measurement, error) {
+func (r TCPRR) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	res, err := env.Run(ctx, "netperf", r.Args(env)...)
 	rr, perr := parseNetperfRR(res.Stdout)
 	if perr != nil {
@@ -51,7 +51,7 @@ func (r TCPRR) Measure(ctx context.Context, env *Env) (Measurement, error) {
 }
 
 // Args is the tool's command line after the program name.
-func (TCPRR) Args(env *Env) []string {
+func (TCPRR) Args(env *Job) []string {
 	return []string{"-H", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceNetperf)),
 		"-t", "TCP_RR", "-l", seconds(env.Duration), "-P", "0", "--",
 		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(env.Target.Port(transport.ServiceNetperfData)),

@@ -33,7 +33,7 @@ func (Ping) Metrics() []results.Metric {
 // figure).
 func (Ping) Needs() Needs { return Needs{Carries: transport.CarriesICMP} }
 
-func (p Ping) Measure(ctx context.Context, env *Env) (Measurement, error) {
+func (p Ping) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	res, err := env.Run(ctx, "ping", p.Args(env)...)
 	r, perr := parsePing(res.Stdout)
 	if perr != nil {
@@ -58,7 +58,7 @@ func (p Ping) Measure(ctx context.Context, env *Env) (Measurement, error) {
 }
 
 // Args is the tool's command line after the program name.
-func (p Ping) Args(env *Env) []string {
+func (p Ping) Args(env *Job) []string {
 	n := p.Count
 	if n == 0 {
 		n = 200

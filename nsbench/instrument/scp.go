@@ -54,7 +54,7 @@ func (Scp) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceSSH}, Carries: transport.CarriesTCP}
 }
 
-func (s Scp) Measure(ctx context.Context, env *Env) (Measurement, error) {
+func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	argv := CopyCommand(env.SSH, env.Target, env.Payload)
 	res, err := env.Run(ctx, argv[0], argv[1:]...)
 	if err := classifyScpError(res.Stderr, err); err != nil {
@@ -102,7 +102,7 @@ func OptionsString() string {
 
 // DetectForm tries each scp form once with a small file and returns the
 // first that works, with every failure when none does.
-func DetectForm(ctx context.Context, env *Env, probe string) (string, error) {
+func DetectForm(ctx context.Context, env *Job, probe string) (string, error) {
 	var errs []error
 	for _, form := range []string{FormSCP, FormSCPLegacy, FormSSHCat} {
 		c := env.SSH
@@ -124,7 +124,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // Exchange runs one SSH exchange (`ssh … true`) to the target: the first
 // end-to-end exchange that makes a path ready.
-func Exchange(ctx context.Context, env *Env) error {
+func Exchange(ctx context.Context, env *Job) error {
 	argv := append([]string{"ssh"}, ScpOptions...)
 	argv = append(argv, "-o", "ConnectTimeout=10", "-i", env.SSH.KeyPath, "-p", strconv.Itoa(env.Target.Port(transport.ServiceSSH)),
 		env.SSH.User+"@"+env.Target.Host, "true")

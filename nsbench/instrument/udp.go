@@ -38,7 +38,7 @@ func (UDPRate) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP | transport.CarriesUDP}
 }
 
-func (u UDPRate) Measure(ctx context.Context, env *Env) (Measurement, error) {
+func (u UDPRate) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	var before uint64
 	if env.UDPRcvbufErrors != nil {
 		var err error
@@ -93,7 +93,7 @@ func lossPct(lost, sent int64) float64 {
 // ends' socket buffers to env.SocketBuffer: iperf3 fails ("socket buffer
 // size not set correctly") when asked for more than net.core.rmem_max and
 // wmem_max allow, and Debian's stock kernel allows only 208 KiB.
-func (UDPRate) Args(env *Env) []string {
+func (UDPRate) Args(env *Job) []string {
 	args := []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),
 		"-u", "-l", "200", "-b", "0"}
 	if env.SocketBuffer > 0 {

@@ -131,7 +131,7 @@ var cpuRoles = []string{"client", "server", "relay"}
 func roleCPU(ss []results.Sample, role string) []float64 {
 	var xs []float64
 	for _, s := range ss {
-		if sec, ok := s.ContainerCPUSec[role]; ok {
+		if sec, ok := s.RoleCPUSec[role]; ok {
 			xs = append(xs, sec)
 		}
 	}

@@ -281,7 +281,7 @@ func (c *chart) cpuBar(t string, p chartPanel, ss []results.Sample) ([]float64, 
 	for _, s := range ss {
 		total, ok := 0.0, false
 		for _, role := range cpuRoles {
-			if sec, has := s.ContainerCPUSec[role]; has {
+			if sec, has := s.RoleCPUSec[role]; has {
 				total, ok = total+sec, true
 			}
 		}

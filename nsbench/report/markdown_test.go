@@ -31,16 +31,16 @@ func twnsbenchDoc() *results.Document {
 	scp := func(tr string, run int, wall, value float64, wire int64, c map[string]float64) results.Sample {
 		return results.Sample{Transport: tr, Condition: "lan", Instrument: instScp, Run: run, WallSec: wall,
 			Value: value, Unit: "MB/s", PayloadBytes: i64(payload), WireBytes: i64(wire), HostCPUSec: 2 * wall,
-			ContainerCPUSec: c}
+			RoleCPUSec: c}
 	}
 	iperf := func(tr, inst string, run int, gbps, hostCPU float64) results.Sample {
 		return results.Sample{Transport: tr, Condition: "lan", Instrument: inst, Run: run, WallSec: 10,
-			Value: gbps, Unit: "Gbit/s", HostCPUSec: hostCPU, ContainerCPUSec: cpu(1, 2, 0.01)}
+			Value: gbps, Unit: "Gbit/s", HostCPUSec: hostCPU, RoleCPUSec: cpu(1, 2, 0.01)}
 	}
 	rr := func(run int, tps float64, p50, p99 *float64) results.Sample {
 		return results.Sample{Transport: "ssh", Condition: "lan", Instrument: instTCPRR, Run: run, WallSec: 10,
 			Value: tps, Unit: "trans/s", MeanUs: f64(30), P50Us: p50, P99Us: p99, HostCPUSec: 12,
-			ContainerCPUSec: cpu(4, 4, 0)}
+			RoleCPUSec: cpu(4, 4, 0)}
 	}
 	return &results.Document{
 		SchemaVersion: results.SchemaVersion,

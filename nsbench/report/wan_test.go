@@ -21,7 +21,7 @@ func wanDoc() *results.Document {
 	const payload, warm = 64 << 20, 32 << 20
 	s := func(tr, cond, inst string, v float64) results.Sample {
 		return results.Sample{Transport: tr, Condition: cond, Instrument: inst, Run: 1, WallSec: 2, Value: v,
-			HostCPUSec: 1, ContainerCPUSec: map[string]float64{"client": 0.5, "server": 0.5, "relay": 0, "impair": 0.3}}
+			HostCPUSec: 1, RoleCPUSec: map[string]float64{"client": 0.5, "server": 0.5, "relay": 0, "impair": 0.3}}
 	}
 	rr := s("ssh", "wan", instTCPRR, 31.5)
 	rr.P50Us, rr.P99Us = f64(30596), f64(34000)

@@ -22,7 +22,7 @@ func TestTransportProseFromDocument(t *testing.T) {
 	}
 	d.Samples = append(d.Samples, results.Sample{Transport: "wireguard", Condition: "lan", Instrument: instIperf1,
 		Run: 1, WallSec: 10, Value: 2.4, Unit: "Gbit/s", HostCPUSec: 20,
-		ContainerCPUSec: map[string]float64{"client": 8, "server": 7}})
+		RoleCPUSec: map[string]float64{"client": 8, "server": 7}})
 	d.RSS = append(d.RSS, results.RSS{Transport: "wireguard", PeakKB: map[string]int64{"kernel (no userspace process)": 0}})
 	md := string(Markdown(d))
 	for _, want := range []string{

@@ -33,19 +33,19 @@ type refEnv struct {
 }
 
 type refSample struct {
-	Transport       string             `json:"transport"`
-	Condition       string             `json:"condition"`
-	Instrument      string             `json:"instrument"`
-	Run             int                `json:"run"`
-	WallSec         float64            `json:"wall_sec"`
-	Value           float64            `json:"value"`
-	MeanUs          float64            `json:"mean_us,omitempty"`
-	P50Us           float64            `json:"p50_us,omitempty"`
-	P99Us           float64            `json:"p99_us,omitempty"`
-	PayloadBytes    uint64             `json:"payload_bytes,omitempty"`
-	WireBytes       uint64             `json:"wire_bytes,omitempty"`
-	HostCPUSec      float64            `json:"host_cpu_sec"`
-	ContainerCPUSec map[string]float64 `json:"container_cpu_sec"`
+	Transport    string             `json:"transport"`
+	Condition    string             `json:"condition"`
+	Instrument   string             `json:"instrument"`
+	Run          int                `json:"run"`
+	WallSec      float64            `json:"wall_sec"`
+	Value        float64            `json:"value"`
+	MeanUs       float64            `json:"mean_us,omitempty"`
+	P50Us        float64            `json:"p50_us,omitempty"`
+	P99Us        float64            `json:"p99_us,omitempty"`
+	PayloadBytes uint64             `json:"payload_bytes,omitempty"`
+	WireBytes    uint64             `json:"wire_bytes,omitempty"`
+	HostCPUSec   float64            `json:"host_cpu_sec"`
+	RoleCPUSec   map[string]float64 `json:"container_cpu_sec"`
 }
 
 type refResults struct {
@@ -86,9 +86,9 @@ func TestReferenceLoaderDecodes(t *testing.T) {
 		Samples: []Sample{
 			{Transport: "tw", Condition: "lan", Instrument: "scp", Run: 1, WallSec: 2.5, Value: 26.8,
 				PayloadBytes: p(payload), WireBytes: p(payload + payload/16), HostCPUSec: 4.5,
-				ContainerCPUSec: map[string]float64{"client": 1, "server": 1, "relay": 2}},
+				RoleCPUSec: map[string]float64{"client": 1, "server": 1, "relay": 2}},
 			{Transport: "tw", Condition: "lan", Instrument: "tcp_rr", Run: 1, WallSec: 2, Value: 630,
-				MeanUs: p(1500.5), P50Us: p(1492.0), P99Us: p(2462.0), ContainerCPUSec: map[string]float64{"client": 0.1},
+				MeanUs: p(1500.5), P50Us: p(1492.0), P99Us: p(2462.0), RoleCPUSec: map[string]float64{"client": 0.1},
 				Extra: map[string]float64{"server_idle_wait_sec": 0.2}},
 		},
 		RSS:         []RSS{{Transport: "tw", PeakKB: map[string]int64{"client / tw client connect": 50688}}},
@@ -110,7 +110,7 @@ func TestReferenceLoaderDecodes(t *testing.T) {
 		t.Errorf("env as the reference reads it: %+v", ref.Env)
 	}
 	s := ref.Samples[0]
-	if s.PayloadBytes != uint64(payload) || s.WireBytes != uint64(payload+payload/16) || s.ContainerCPUSec["relay"] != 2 {
+	if s.PayloadBytes != uint64(payload) || s.WireBytes != uint64(payload+payload/16) || s.RoleCPUSec["relay"] != 2 {
 		t.Errorf("scp sample as the reference reads it: %+v", s)
 	}
 	if rr := ref.Samples[1]; rr.P50Us != 1492 || rr.P99Us != 2462 || rr.MeanUs != 1500.5 {

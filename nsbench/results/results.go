@@ -166,20 +166,23 @@ type Profile struct {
 // the instrument does not produce them: a report never shows a number that
 // was not measured.
 type Sample struct {
-	Transport       string             `json:"transport"`
-	Condition       string             `json:"condition"`
-	Instrument      string             `json:"instrument"`
-	Run             int                `json:"run"`
-	WallSec         float64            `json:"wall_sec"`
-	Value           float64            `json:"value"`
-	Unit            string             `json:"unit,omitempty"`
-	MeanUs          *float64           `json:"mean_us,omitempty"`
-	P50Us           *float64           `json:"p50_us,omitempty"`
-	P99Us           *float64           `json:"p99_us,omitempty"`
-	PayloadBytes    *int64             `json:"payload_bytes,omitempty"`
-	WireBytes       *int64             `json:"wire_bytes,omitempty"`
-	HostCPUSec      float64            `json:"host_cpu_sec"`
-	ContainerCPUSec map[string]float64 `json:"container_cpu_sec"`
+	Transport    string   `json:"transport"`
+	Condition    string   `json:"condition"`
+	Instrument   string   `json:"instrument"`
+	Run          int      `json:"run"`
+	WallSec      float64  `json:"wall_sec"`
+	Value        float64  `json:"value"`
+	Unit         string   `json:"unit,omitempty"`
+	MeanUs       *float64 `json:"mean_us,omitempty"`
+	P50Us        *float64 `json:"p50_us,omitempty"`
+	P99Us        *float64 `json:"p99_us,omitempty"`
+	PayloadBytes *int64   `json:"payload_bytes,omitempty"`
+	WireBytes    *int64   `json:"wire_bytes,omitempty"`
+	HostCPUSec   float64  `json:"host_cpu_sec"`
+	// RoleCPUSec is CPU-s per role's cgroup (client, server, relay, and
+	// impair for the userspace impairment): the reference's
+	// container_cpu_sec, whose roles were containers.
+	RoleCPUSec map[string]float64 `json:"container_cpu_sec"`
 	// TransportCPUSec is, per role, the CPU-s of the transport's own
 	// processes (its cgroup: daemons and their children, not the fixtures'
 	// sshd, iperf3 or netserver, nor the instruments). Kernel work (kernel

@@ -57,7 +57,7 @@ type fixtureProc struct {
 // StartFixtures writes sshd's configuration and keys into env.Dir/ssh and
 // starts sshd, iperf3 and netserver in the server role, each waited for
 // on its port. On failure it stops what it started.
-func StartFixtures(ctx context.Context, env *Env) (f *Fixtures, err error) {
+func StartFixtures(ctx context.Context, env *Testbed) (f *Fixtures, err error) {
 	dir := filepath.Join(env.Dir, "ssh")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server fixtures: %w", err)
@@ -118,7 +118,7 @@ func StartFixtures(ctx context.Context, env *Env) (f *Fixtures, err error) {
 	return f, nil
 }
 
-func (f *Fixtures) start(ctx context.Context, env *Env, name string, spec proc.Spec, host string, port int) error {
+func (f *Fixtures) start(ctx context.Context, env *Testbed, name string, spec proc.Spec, host string, port int) error {
 	p, err := env.Start(ctx, topology.Server, spec, net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("server fixtures: %w", err)

@@ -30,7 +30,7 @@ type Transport interface {
 	// report shows as "skipped: …".
 	Check() error
 	// Up builds the path. If it fails, it removes whatever it had built.
-	Up(ctx context.Context, env *Env) (*Path, error)
+	Up(ctx context.Context, env *Testbed) (*Path, error)
 }
 
 // Preparer is a transport with set-up done once per run (an enrolment,
@@ -38,7 +38,7 @@ type Transport interface {
 // the first condition and outside the time-to-ready window, so that the
 // ready samples of all conditions time the same work.
 type Preparer interface {
-	Prepare(ctx context.Context, env *Env) error
+	Prepare(ctx context.Context, env *Testbed) error
 }
 
 // UnavailableError says why a transport cannot run here and how to fix it.
@@ -145,8 +145,8 @@ type Diagnostic struct {
 	Output string
 }
 
-// Env is what a transport may use to build its path.
-type Env struct {
+// Testbed is what a transport may use to build its path.
+type Testbed struct {
 	Topo     *topology.Topology
 	Cgroups  map[string]*proc.Cgroup // per role
 	Dir      string                  // the run's private directory
@@ -157,7 +157,7 @@ type Env struct {
 
 // Spec returns a launcher spec for a program in role's namespace and cgroup,
 // with the namespace's hosts file and a log file named after the program.
-func (e *Env) Spec(role, name string, argv ...string) proc.Spec {
+func (e *Testbed) Spec(role, name string, argv ...string) proc.Spec {
 	r := e.Topo.Roles[role]
 	return proc.Spec{
 		Name:   role + "/" + name,
@@ -171,7 +171,7 @@ func (e *Env) Spec(role, name string, argv ...string) proc.Spec {
 
 // Start starts a daemon from spec and waits until addr accepts TCP inside
 // the spec's role namespace.
-func (e *Env) Start(ctx context.Context, role string, spec proc.Spec, addr string) (*proc.Process, error) {
+func (e *Testbed) Start(ctx context.Context, role string, spec proc.Spec, addr string) (*proc.Process, error) {
 	p, err := proc.Start(spec)
 	if err != nil {
 		return nil, err

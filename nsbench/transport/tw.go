@@ -158,7 +158,7 @@ var _ Preparer = TW{}
 
 // Prepare enrols the tw server and client once for the run (tw's offline
 // provisioning); Up reuses the enrolment under every condition.
-func (t TW) Prepare(ctx context.Context, env *Env) error {
+func (t TW) Prepare(ctx context.Context, env *Testbed) error {
 	b, err := t.resolve()
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (t TW) Prepare(ctx context.Context, env *Env) error {
 	return err
 }
 
-func (t TW) Up(ctx context.Context, env *Env) (path *Path, err error) {
+func (t TW) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 	b, err := t.resolve()
 	if err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func (t TW) Up(ctx context.Context, env *Env) (path *Path, err error) {
 
 // twUp is one tw path being built or running.
 type twUp struct {
-	env    *Env
+	env    *Testbed
 	bins   *twBins
 	dir    string // env.Dir/tw: one directory per role below it
 	pki    *relay.PKI
@@ -322,9 +322,9 @@ func (u *twUp) startClient(ctx context.Context) error {
 	}
 }
 
-// roleLauncher starts the relay's programs through Env in one role.
+// roleLauncher starts the relay's programs through the Testbed in one role.
 type roleLauncher struct {
-	env  *Env
+	env  *Testbed
 	role string
 }
 

@@ -167,7 +167,7 @@ func (w *WireGuard) Check() error {
 // namespaces, configuration, handshake), then waits until the server's
 // sshd accepts through it. Userspace daemons run in their role's cgroup,
 // so their CPU counts for that role.
-func (w *WireGuard) Up(ctx context.Context, env *Env) (*Path, error) {
+func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
 	c, err := w.Resolve()
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func (w *WireGuard) Up(ctx context.Context, env *Env) (*Path, error) {
 }
 
 // tunnel builds the tunnel with implementation c.
-func (w *WireGuard) tunnel(ctx context.Context, env *Env, c wg.Choice) (*wg.Tunnel, error) {
+func (w *WireGuard) tunnel(ctx context.Context, env *Testbed, c wg.Choice) (*wg.Tunnel, error) {
 	server, err := w.end(env, c, topology.Server, WireGuardServerAddr)
 	if err != nil {
 		return nil, err
@@ -239,7 +239,7 @@ func (w *WireGuard) tunnel(ctx context.Context, env *Env, c wg.Choice) (*wg.Tunn
 // end describes one side: its namespace, its device, and how wireguard-go
 // is started there (in the role's namespace and cgroup, logging to the
 // run's log directory).
-func (w *WireGuard) end(env *Env, c wg.Choice, role string, addr netip.Prefix) (wg.End, error) {
+func (w *WireGuard) end(env *Testbed, c wg.Choice, role string, addr netip.Prefix) (wg.End, error) {
 	r, ok := env.Topo.Roles[role]
 	if !ok {
 		return wg.End{}, fmt.Errorf("wireguard: the topology has no %s role", role)

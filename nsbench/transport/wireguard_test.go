@@ -87,7 +87,7 @@ func TestWireGuardResolveWithFakeKernels(t *testing.T) {
 
 // env builds what the orchestrator gives a transport: the topology, role
 // cgroups and the server fixtures, each removed when the test ends.
-func env(t *testing.T) *transport.Env {
+func env(t *testing.T) *transport.Testbed {
 	t.Helper()
 	nstest.RequireRoot(t)
 	prefix := nstest.Prefix(t)
@@ -123,7 +123,7 @@ func env(t *testing.T) *transport.Env {
 		os.Remove(filepath.Join(root, prefix))
 	})
 	dir := t.TempDir()
-	e := &transport.Env{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: t.TempDir(), Logf: t.Logf}
+	e := &transport.Testbed{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: t.TempDir(), Logf: t.Logf}
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
