@@ -2,11 +2,9 @@ package nsbench
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -65,37 +63,6 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 	return d
 }
 
-func (r *runner) recordTopology() {
-	t := r.topo
-	var parts []string
-	for _, role := range t.Spec.Roles {
-		parts = append(parts, fmt.Sprintf("%s %s", role, t.Spec.Addr(role)))
-	}
-	mtu := t.Spec.MTU
-	if mtu == 0 {
-		mtu = 1500
-	}
-	r.doc.Env.Topology = fmt.Sprintf("network namespaces %s-{%s} joined by veth pairs to one Linux bridge (switch namespace); %s; MTU %d",
-		r.prefix, strings.Join(t.Spec.Roles, ","), strings.Join(parts, ", "), mtu)
-	r.doc.Env.Offloads = t.Offloads
-	r.doc.Env.Congestion = t.Congestion
-	r.doc.Env.SysctlChanges = t.SysctlChanges
-	if len(t.SysctlChanges) > 0 {
-		r.doc.Env.CongestionNote = "set as each namespace's default (net.ipv4.tcp_congestion_control), so every TCP socket of every tool uses it"
-	}
-}
-
-// recordPath adds a transport's facts and fallbacks to the env block (once:
-// every condition builds the same path again).
-func (r *runner) recordPath(t transport.Transport, p *transport.Path) {
-	r.doc.RecordFacts(t.Name(), p.Facts)
-	for _, f := range p.Fallbacks {
-		if fb := t.Name() + ": " + f; !slices.Contains(r.doc.Env.Fallbacks, fb) {
-			r.doc.Env.Fallbacks = append(r.doc.Env.Fallbacks, fb)
-		}
-	}
-}
-
 // rssPeaks keeps, per "role / process", the highest VmHWM over a
 // transport's paths (one per condition), sampled at the end of each path's
 // cell while its processes still run.
@@ -113,7 +80,7 @@ func (pk rssPeaks) sample(r *runner, t transport.Transport, p *transport.Path) {
 // fixtures' baseline.
 func (r *runner) recordRSS(t transport.Transport, peaks rssPeaks, first bool) {
 	if first {
-		r.doc.RSS = append(r.doc.RSS, r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
+		r.rec.rss(r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
 	}
 	// Where the kernel keeps memory.peak for the transport's cgroups, the
 	// peak of all its processes together, forked children included.
@@ -123,7 +90,7 @@ func (r *runner) recordRSS(t transport.Transport, peaks rssPeaks, first bool) {
 		}
 	}
 	if len(peaks) > 0 {
-		r.doc.RSS = append(r.doc.RSS, results.RSS{Transport: t.Name(), PeakKB: peaks})
+		r.rec.rss(results.RSS{Transport: t.Name(), PeakKB: peaks})
 	}
 }
 

@@ -38,7 +38,8 @@ func roundTripDoc() *results.Document {
 // even for content JSON does not keep as it was in memory.
 func TestRunReportsRenderFromSavedDocument(t *testing.T) {
 	dir := t.TempDir()
-	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, doc: roundTripDoc()}
+	doc := roundTripDoc()
+	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, doc: doc, rec: newRecorder(doc, dir)}
 	if err := r.write(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,8 @@ func TestRunReportsRenderFromSavedDocument(t *testing.T) {
 // reports, from memory.
 func TestRunReportsWithoutSavedDocument(t *testing.T) {
 	dir := t.TempDir()
-	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, doc: roundTripDoc()}
+	doc := roundTripDoc()
+	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, doc: doc, rec: newRecorder(doc, dir)}
 	if err := r.writeReports(false); err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,8 @@ type runner struct {
 	prefix string
 	start  time.Time
 	res    *Result
-	doc    *results.Document
+	doc    *results.Document // read here; changed only through rec
+	rec    *recorder
 	logDir string
 	stack  undoStack
 
@@ -117,16 +118,14 @@ func (r *runner) openOutput() error {
 		return fmt.Errorf("output directory: %w", err)
 	}
 	r.doc = newDocument(r.plan, r.deps.Versions)
-	r.doc.Instruments = instrument.Declarations(r.deps.Instruments, r.deps.Ready)
+	r.rec = newRecorder(r.doc, r.plan.OutDir)
+	r.rec.instruments(instrument.Declarations(r.deps.Instruments, r.deps.Ready))
 	r.res.Doc = r.doc
 	return r.write()
 }
 
 // write saves the results document atomically; called after every sample.
-func (r *runner) write() error {
-	r.doc.Cells = results.Cells(r.doc)
-	return results.WriteAtomic(filepath.Join(r.plan.OutDir, results.FileName), r.doc)
-}
+func (r *runner) write() error { return r.rec.save() }
 
 func (r *runner) run(ctx context.Context) error {
 	if err := r.setUp(ctx); err != nil {
@@ -177,10 +176,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("topology: %w", err)
 	}
-	r.doc.Timings.TopologyUpSec = time.Since(t0).Seconds()
+	r.rec.topology(topo, r.prefix, time.Since(t0))
 	r.topo = topo
 	r.stack.push("topology", func(context.Context) error { return topo.Down() })
-	r.recordTopology()
 	r.logf("topology up in %.0f ms: %s", r.doc.Timings.TopologyUpSec*1000, r.doc.Env.Topology)
 
 	root, err := proc.Cgroup2Root()
@@ -207,9 +205,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	} else {
 		// No instrument copies a file: none is written, and no condition
 		// claims a payload size.
-		for i := range r.doc.Conditions {
-			r.doc.Conditions[i].ScpPayloadBytes = 0
-		}
+		r.rec.noPayload()
 	}
 
 	r.env = &transport.Testbed{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: r.logDir, Logf: r.logf}
@@ -242,8 +238,7 @@ func (r *runner) setUp(ctx context.Context) error {
 			return fmt.Errorf("scp against plain SSH: %w", err)
 		}
 		r.ssh.Form = form
-		r.doc.Env.ScpForm = form
-		r.doc.Env.ScpOptions = instrument.OptionsString()
+		r.rec.scp(form, instrument.OptionsString())
 	}
 	var names []string
 	for _, in := range r.deps.Instruments {
@@ -304,7 +299,7 @@ func (r *runner) serverIdle(ctx context.Context, port int) (time.Duration, error
 // condition they are measured in. A transport that cannot run is reported
 // as skipped; only an interruption stops the run.
 func (r *runner) runTransport(ctx context.Context, t transport.Transport, first bool) error {
-	r.doc.Transports = append(r.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label(), About: t.About()})
+	r.rec.transport(t)
 	if err := t.Check(); err != nil {
 		r.skip(t, "", err.Error())
 		r.dropPlanned(len(r.doc.Conditions))
@@ -358,7 +353,7 @@ func (r *runner) runCondition(ctx context.Context, t transport.Transport, cond r
 		r.dropPlanned(1)
 		return r.write()
 	}
-	r.recordPath(t, path)
+	r.rec.path(t, path)
 	if impaired {
 		err = r.runWANCell(ctx, t, path, cond, applied)
 	} else {
@@ -400,11 +395,11 @@ func (r *runner) bringUp(ctx context.Context, t transport.Transport, cond result
 	r.logf("%s / %s: ready in %.2f s", t.Name(), cond.Name, ready.Seconds())
 	if r.deps.Ready {
 		d := after.Sub(before)
-		r.doc.Samples = append(r.doc.Samples, results.Sample{
+		r.rec.sample(results.Sample{
 			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: 1,
 			WallSec: ready.Seconds(), Value: ready.Seconds(), Unit: "s",
 			HostCPUSec: d.HostCPUSec, RoleCPUSec: d.RoleCPUSec, TransportCPUSec: d.TransportCPUSec,
-		})
+		}, d.HarnessCPUSec)
 	}
 	return path, r.write()
 }
@@ -463,7 +458,7 @@ func (r *runner) skip(t transport.Transport, condition, reason string) {
 		where = " / " + condition
 	}
 	r.logf("%s%s: skipped: %s", t.Label(), where, reason)
-	r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(), Condition: condition, Reason: reason})
+	r.rec.skip(t, condition, reason)
 }
 
 // runCell runs the untimed warm-up, then the timed runs in the reference's
@@ -510,7 +505,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 	if err := instrument.Applicable(in, env.Target); err != nil {
 		r.progress.drop(in.Name(), 1)
 		if run == 1 {
-			r.doc.Skipped = append(r.doc.Skipped, results.Skipped{Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Reason: err.Error()})
+			r.rec.notApplicable(t, cond.Name, in.Name(), err.Error())
 		}
 		return nil
 	}
@@ -529,7 +524,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 			return ctx.Err()
 		}
 		r.res.Failures++
-		r.doc.Failures = append(r.doc.Failures, results.Failure{
+		r.rec.failure(results.Failure{
 			Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
 			Error: merr.Error() + " (log: " + filepath.Join(r.logDir, "client-"+in.Tool()+".log") + ")",
 		})
@@ -554,8 +549,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		wire := d.ClientRxBytes
 		s.WireBytes = &wire
 	}
-	r.doc.Samples = append(r.doc.Samples, s)
-	r.doc.Timings.HarnessCPUSec += d.HarnessCPUSec
+	r.rec.sample(s, d.HarnessCPUSec)
 	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
 	return r.write()
 }
@@ -567,26 +561,15 @@ func (r *runner) finish(runErr error) error {
 	if r.doc == nil {
 		return nil
 	}
-	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
-		r.doc.Interrupted = "interrupted after " + time.Since(r.start).Round(time.Second).String()
+	interrupted := errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)
+	if interrupted {
 		r.logf("interrupted: keeping the %d samples measured so far", len(r.doc.Samples))
-	}
-	// The completion mark is written last: a document without it was
-	// written by a run that did not reach this point.
-	switch {
-	case r.doc.Interrupted != "":
-		r.doc.Incomplete = r.doc.Interrupted
-	case runErr != nil:
-		r.doc.Incomplete = "failed: " + runErr.Error()
-	default:
-		r.doc.Complete = true
 	}
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
 	errs = append(errs, r.stack.unwind(ctx))
 	cancel()
-	r.doc.Timings.TeardownSec = time.Since(t0).Seconds()
-	r.doc.Timings.TotalSec = time.Since(r.start).Seconds()
+	r.rec.end(interrupted, runErr, time.Since(r.start), time.Since(t0))
 	werr := r.write()
 	errs = append(errs, werr, r.writeReports(werr == nil))
 	if r.doc.Interrupted != "" {

@@ -108,7 +108,7 @@ func (r *runner) setUpImpairment(ctx context.Context, cgroupRoot string) error {
 		return err
 	}
 	if netemErr != nil {
-		r.doc.Env.Fallbacks = append(r.doc.Env.Fallbacks, "wan: the userspace impairment instead of netem (netem: "+netemErr.Error()+")")
+		r.rec.fallback("wan: the userspace impairment instead of netem (netem: " + netemErr.Error() + ")")
 	}
 	r.describeImpairment()
 	return nil
@@ -169,8 +169,8 @@ func (r *runner) newUserspace(cgroupRoot string) (*impair.Userspace, error) {
 
 // describeImpairment names the method and its settings in the env block.
 func (r *runner) describeImpairment() {
-	e := &r.doc.Env
-	e.ImpairmentMethod = r.wan.imp.Method()
+	var description string
+	var seedp *uint64
 	var settings []string
 	for _, name := range r.wan.order {
 		c := r.wan.conds[name]
@@ -190,16 +190,16 @@ func (r *runner) describeImpairment() {
 	limit := r.wan.conds[r.wan.order[0]].QueueLimit()
 	switch r.wan.imp.Method() {
 	case impair.MethodNetem:
-		e.Impairment = fmt.Sprintf("netem through netlink on the client's and the server's eth0 egress (the relay has none): "+
+		description = fmt.Sprintf("netem through netlink on the client's and the server's eth0 egress (the relay has none): "+
 			"%s, limit %d; set after each transport's LAN cells, removed after its WAN cell; %s",
 			strings.Join(settings, "; "), limit, impair.NetemSeedNote)
 		if r.hasJitter() {
-			e.Impairment += "; with jitter netem may reorder packets whose draws cross"
+			description += "; with jitter netem may reorder packets whose draws cross"
 		}
 	default:
 		seed := r.wan.seed
-		e.WANSeed = &seed
-		e.Impairment = fmt.Sprintf("userspace impairment (this kernel has no sch_netem): twnsbench's AF_PACKET forwarder in the switch "+
+		seedp = &seed
+		description = fmt.Sprintf("userspace impairment (this kernel has no sch_netem): twnsbench's AF_PACKET forwarder in the switch "+
 			"namespace replaces the bridge during each WAN cell (the ports leave br0 and return after the cell); "+
 			"frames the client and the server send get %s, independent random loss each; "+
 			"limit %d frames per direction; the relay's are forwarded at once. Loss seed %d: every transport meets drops at the "+
@@ -208,9 +208,10 @@ func (r *runner) describeImpairment() {
 			"container_cpu_sec.%s in the samples and counts in the host CPU",
 			strings.Join(settings, "; "), limit, seed, seed, impair.DefaultRTPriority, impairCgroup)
 		if r.hasJitter() {
-			e.Impairment += "; jitter never reorders: a frame waits for the one ahead of it"
+			description += "; jitter never reorders: a frame waits for the one ahead of it"
 		}
 	}
+	r.rec.impairment(r.wan.imp.Method(), description, seedp)
 }
 
 func (r *runner) hasJitter() bool {
@@ -264,14 +265,14 @@ func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *tr
 	after, afterErr := w.imp.Counters(ctx)
 	cell := impair.SubAll(after, before)
 	for _, d := range cell {
-		r.doc.Diagnostics = append(r.doc.Diagnostics, results.Diagnostic{
+		r.rec.diagnostic(results.Diagnostic{
 			Transport: t.Name(), Condition: cond.Name, Name: diagnosticName(w.imp.Method(), d),
 			Output: d.Text(w.imp.Method(), appliedFor(applied, d.Role)),
 		})
 	}
 	if path.Diagnose != nil {
 		for _, d := range path.Diagnose() {
-			r.doc.Diagnostics = append(r.doc.Diagnostics, results.Diagnostic{Transport: t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
+			r.rec.diagnostic(results.Diagnostic{Transport: t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
 		}
 	}
 	r.verify(t, cond, rtt, rttErr, cell, errors.Join(beforeErr, afterErr))
@@ -337,7 +338,7 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impai
 		l := v.MeasuredLossPct
 		rec.MeasuredLossPct = &l
 	}
-	r.doc.Verification = append(r.doc.Verification, rec)
+	r.rec.verification(rec)
 	verdict := "ok"
 	if !v.OK {
 		verdict = "NOT VERIFIED"
