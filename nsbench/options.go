@@ -263,7 +263,7 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	seen := map[string]bool{}
 	for _, t := range o.Transports {
 		switch {
-		case !slices.Contains(known, t):
+		case !slices.Contains(known, strings.SplitN(t, ":", 2)[0]):
 			errs = append(errs, fmt.Errorf("--transports: unknown transport %q (known: %s)", t, strings.Join(known, ", ")))
 		case seen[t]:
 			errs = append(errs, fmt.Errorf("--transports: %q given twice", t))

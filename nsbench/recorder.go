@@ -86,6 +86,13 @@ func (rc *recorder) transport(t transport.Transport) {
 // builds the same path again).
 func (rc *recorder) path(t transport.Transport, p *transport.Path) {
 	rc.doc.RecordFacts(t.Name(), p.Facts)
+	if p.Label != "" {
+		for i := range rc.doc.Transports {
+			if rc.doc.Transports[i].Name == t.Name() {
+				rc.doc.Transports[i].Label = p.Label
+			}
+		}
+	}
 	for _, f := range p.Fallbacks {
 		rc.fallback(t.Name() + ": " + f)
 	}

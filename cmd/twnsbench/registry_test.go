@@ -24,30 +24,36 @@ import (
 // its listeners and its dials inside the client namespace. It proves that
 // a new transport needs one file and one registration, and nothing in
 // results, report, compare, the orchestrator or the CLI.
-type tcpForward struct{}
+type tcpForward struct{ variant string }
 
 func init() {
 	transport.Register(transport.Spec{
 		Name:    "tcp-forward",
 		Summary: "test only: a plain TCP port forwarder in the client namespace",
-		Options: []transport.Option{{Name: "tcp-forward-base", Value: "30000", Usage: "test only: first local port"}},
-		New: func(o map[string]string) (transport.Transport, error) {
-			if _, err := strconv.Atoi(o["tcp-forward-base"]); err != nil {
+		Options:  []transport.Option{{Name: "tcp-forward-base", Value: "30000", Usage: "test only: first local port"}},
+		Variants: []string{"copy", "copy-again"},
+		New: func(c transport.Config) (transport.Transport, error) {
+			if _, err := strconv.Atoi(c.Options["tcp-forward-base"]); err != nil {
 				return nil, errors.New("--tcp-forward-base: want a port number")
 			}
-			return tcpForward{}, nil
+			return tcpForward{variant: c.Variant}, nil
 		},
 	})
 }
 
-func (tcpForward) Name() string  { return "tcp-forward" }
+func (f tcpForward) Name() string {
+	if f.variant == "copy" {
+		return "tcp-forward"
+	}
+	return "tcp-forward:" + f.variant
+}
 func (tcpForward) Label() string { return "TCP port forwarder (test only)" }
 func (tcpForward) About() string {
 	return "is a test-only Go port forwarder in the harness process: its CPU is in no role's cgroup."
 }
 func (tcpForward) Check() error { return nil }
 
-func (tcpForward) Up(ctx context.Context, env *transport.Testbed) (*transport.Path, error) {
+func (t tcpForward) Up(ctx context.Context, env *transport.Testbed) (*transport.Path, error) {
 	client := env.Topo.Roles[topology.Client].NS
 	server := env.Topo.Spec.Addr(topology.Server)
 	f := &forwarder{ns: client}
@@ -65,7 +71,10 @@ func (tcpForward) Up(ctx context.Context, env *transport.Testbed) (*transport.Pa
 			return nil, err
 		}
 	}
-	return &transport.Path{Target: target, Facts: map[string]string{"forwarder": "test-only Go io.Copy"}, Close: f.close}, nil
+	// The label names what the path "negotiated", as a real transport's
+	// names the cipher suite it read back.
+	return &transport.Path{Target: target, Facts: map[string]string{"forwarder": "test-only Go io.Copy"},
+		Label: "TCP port forwarder (test only, " + t.variant + ")", Close: f.close}, nil
 }
 
 type forwarder struct {
@@ -135,15 +144,26 @@ func (f *forwarder) close() error {
 }
 
 // TestRegisteredTransportRunsEndToEnd: the test-only transport, registered
-// above and named nowhere else, runs through the whole pipeline; its row
-// is in the JSON, the Markdown and the chart, with what it cannot carry
-// marked not applicable.
+// above and named nowhere else, runs through the whole pipeline in two
+// variants, each its own row labelled with what its path reported; its
+// rows are in the JSON, the Markdown and the chart, with what it cannot
+// carry marked not applicable.
 func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 	requireRoot(t)
-	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward", "--wan", "off", "--quick",
+	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward,tcp-forward:copy-again", "--wan", "off", "--quick",
 		"--instruments", "iperf3-1,tcp_rr,scp,ping", "--tcp-forward-base", "30000")
+	labels := map[string]string{}
+	for _, tr := range doc.Transports {
+		labels[tr.Name] = tr.Label
+	}
+	if labels["tcp-forward"] != "TCP port forwarder (test only, copy)" || labels["tcp-forward:copy-again"] != "TCP port forwarder (test only, copy-again)" {
+		t.Errorf("rows %v: want one per variant, labelled with what the path reported", labels)
+	}
 	n := map[string]int{}
 	for _, s := range doc.Samples {
+		if s.Transport == "tcp-forward:copy-again" && s.Instrument == "iperf3-1" && s.Value <= 0 {
+			t.Errorf("copy-again iperf3-1: %v", s.Value)
+		}
 		if s.Transport == "tcp-forward" {
 			n[s.Instrument]++
 			if s.Value <= 0 {
@@ -164,14 +184,21 @@ func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 		t.Errorf("transports[] entry: %q", about)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
-	for _, want := range []string{"| TCP port forwarder (test only) | ", "- **TCP port forwarder (test only)** is a test-only", "TCP port forwarder (test only), ping: not applicable: the path carries TCP, not ICMP"} {
+	for _, want := range []string{"| TCP port forwarder (test only, copy) | ", "| TCP port forwarder (test only, copy-again) | ",
+		"- **TCP port forwarder (test only, copy)** is a test-only", "TCP port forwarder (test only, copy), ping: not applicable: the path carries TCP, not ICMP"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
 	svg, _ := os.ReadFile(filepath.Join(out, "bench-chart.svg"))
-	if !strings.Contains(string(svg), "TCP port forwarder (test only)") {
-		t.Error("the chart has no bar for the registered transport")
+	for _, label := range labels {
+		if !strings.Contains(string(svg), label) {
+			t.Errorf("the chart has no bar for %q", label)
+		}
+	}
+	if code, _, stderr := runInProcess("run", "--transports", "tcp-forward:nope", "--out", t.TempDir()); code != exitRefused ||
+		!strings.Contains(stderr, `transport tcp-forward: unknown variant "nope" (known: copy, copy-again)`) {
+		t.Errorf("an unknown variant: exit %d %q, want 2 and the known variants", code, stderr)
 	}
 	if code, _, stderr := runInProcess("run", "--transports", "tcp-forward", "--tcp-forward-base", "x", "--out", t.TempDir()); code != exitRefused || !strings.Contains(stderr, "--tcp-forward-base") {
 		t.Errorf("a bad transport option: exit %d %q, want 2 and its message", code, stderr)

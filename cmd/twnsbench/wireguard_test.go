@@ -186,7 +186,7 @@ func TestQuickWireGuardRun(t *testing.T) {
 	}
 
 	if left := added(before, nsbench.Leftovers()); len(left) > 0 {
-		t.Errorf("left behind: %v", left)
+		t.Errorf("left behind: %v (%v)", left, leftoversOf(runPrefix(t, out)))
 	}
 	if left := added(beforeSockets, wg.Sockets(topology.Prefix)); len(left) > 0 {
 		t.Errorf("sockets left: %v", left)

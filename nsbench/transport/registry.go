@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -28,10 +29,31 @@ type Spec struct {
 	// available here"; the others run when named.
 	InDefault bool
 	Options   []Option
-	// New builds the transport from its options' values, keyed by option
-	// name (every option is present, defaults filled in). An error is bad
-	// input: the run is refused before anything is created.
-	New func(opts map[string]string) (Transport, error)
+	// Variants are the settings one transport can be measured with (cipher
+	// suites, modes), named in --transports as NAME:VARIANT; the first is
+	// the default. Each variant is a row of its own.
+	Variants []string
+	// New builds the transport. An error is bad input: the run is refused
+	// before anything is created.
+	New func(c Config) (Transport, error)
+}
+
+// Config is what a transport is built from.
+type Config struct {
+	// Options are its options' values by name, every one present (defaults
+	// filled in).
+	Options map[string]string
+	// Variant is the chosen variant ("" for a transport without any).
+	Variant string
+}
+
+// RowName is the results' transport id of a variant: the transport's name
+// for its default variant, NAME:VARIANT for the others.
+func (s Spec) RowName(variant string) string {
+	if variant == "" || len(s.Variants) > 0 && variant == s.Variants[0] {
+		return s.Name
+	}
+	return s.Name + ":" + variant
 }
 
 var (
@@ -114,9 +136,19 @@ func Build(names []string, values map[string]string) ([]Transport, error) {
 	}
 	var ts []Transport
 	for _, n := range names {
-		s, ok := Lookup(n)
+		name, variant, _ := strings.Cut(n, ":")
+		s, ok := Lookup(name)
 		if !ok {
-			return nil, fmt.Errorf("unknown transport %q (known: %v)", n, Names())
+			return nil, fmt.Errorf("unknown transport %q (known: %v)", name, Names())
+		}
+		switch {
+		case variant != "" && !slices.Contains(s.Variants, variant):
+			if len(s.Variants) == 0 {
+				return nil, fmt.Errorf("transport %s has no variants (%q given)", name, variant)
+			}
+			return nil, fmt.Errorf("transport %s: unknown variant %q (known: %s)", name, variant, strings.Join(s.Variants, ", "))
+		case variant == "" && len(s.Variants) > 0:
+			variant = s.Variants[0]
 		}
 		opts := map[string]string{}
 		for _, o := range s.Options {
@@ -125,7 +157,7 @@ func Build(names []string, values map[string]string) ([]Transport, error) {
 				opts[o.Name] = v
 			}
 		}
-		t, err := s.New(opts)
+		t, err := s.New(Config{Options: opts, Variant: variant})
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ var sshSpec = Spec{
 	Name:      "ssh",
 	Summary:   "Pure SSH: the instruments straight to the server's fixtures (the no-tunnel baseline)",
 	InDefault: true,
-	New:       func(map[string]string) (Transport, error) { return SSH{}, nil },
+	New:       func(Config) (Transport, error) { return SSH{}, nil },
 }
 
 func (SSH) Name() string  { return "ssh" }

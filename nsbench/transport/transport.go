@@ -126,6 +126,10 @@ type Path struct {
 	Target Target
 	// Facts go into the results' env block, e.g. {"wireguard": "wireguard-go …"}.
 	Facts map[string]string
+	// Label, when set, replaces the transport's label in the results and
+	// the report: what the path actually negotiated (a cipher suite read
+	// back from the system, never the one merely configured).
+	Label string
 	// Fallbacks name every fallback the path used, for the report.
 	Fallbacks []string
 	// Procs are the transport's own processes, for the memory table. A

@@ -71,8 +71,8 @@ var twSpec = Spec{
 		{Name: "caddy", File: true, Usage: "Caddy ≥ 2.8 for the tw relay (default: caddy on PATH); see scripts/install-relay-tools.sh"},
 		{Name: "xray", File: true, Usage: "Xray for the tw relay (default: xray on PATH); see scripts/install-relay-tools.sh"},
 	},
-	New: func(o map[string]string) (Transport, error) {
-		return &TW{Bin: o["tw"], Caddy: o["caddy"], Xray: o["xray"]}, nil
+	New: func(c Config) (Transport, error) {
+		return &TW{Bin: c.Options["tw"], Caddy: c.Options["caddy"], Xray: c.Options["xray"]}, nil
 	},
 }
 

@@ -65,8 +65,8 @@ var wireguardSpec = Spec{
 	InDefault: true,
 	Options: []Option{{Name: "wireguard", Value: string(wg.Auto),
 		Usage: "WireGuard implementation of the wireguard transport: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)"}},
-	New: func(o map[string]string) (Transport, error) {
-		mode, err := wg.ParseMode(o["wireguard"])
+	New: func(c Config) (Transport, error) {
+		mode, err := wg.ParseMode(c.Options["wireguard"])
 		if err != nil {
 			return nil, err
 		}
@@ -85,14 +85,14 @@ var (
 	wireguardKernelSpec = Spec{
 		Name:    "wireguard-kernel",
 		Summary: "SSH over kernel WireGuard (needs a kernel with WireGuard)",
-		New: func(map[string]string) (Transport, error) {
+		New: func(Config) (Transport, error) {
 			return &WireGuard{Mode: wg.Kernel, name: "wireguard-kernel", label: "SSH over WireGuard (kernel)"}, nil
 		},
 	}
 	wireguardGoSpec = Spec{
 		Name:    "wireguard-go",
 		Summary: "SSH over wireguard-go, built into twnsbench (needs /dev/net/tun)",
-		New: func(map[string]string) (Transport, error) {
+		New: func(Config) (Transport, error) {
 			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)"}, nil
 		},
 	}
