@@ -28,8 +28,8 @@ type tcpForward struct{ variant string }
 
 func init() {
 	transport.Register(transport.Spec{
-		Name:    "tcp-forward",
-		Summary: "test only: a plain TCP port forwarder in the client namespace",
+		Name:     "tcp-forward",
+		Summary:  "test only: a plain TCP port forwarder in the client namespace",
 		Options:  []transport.Option{{Name: "tcp-forward-base", Value: "30000", Usage: "test only: first local port"}},
 		Variants: []string{"copy", "copy-again"},
 		New: func(c transport.Config) (transport.Transport, error) {
