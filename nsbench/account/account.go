@@ -102,3 +102,20 @@ func SSHDLogins(user string) []string {
 		"PrintLastLog no",
 	}
 }
+
+// UID is the uid SSHD gave user in dir (read back from its passwd file), for
+// resources the account must own, such as a tun device it attaches to.
+func UID(dir, user string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "passwd"))
+	if err != nil {
+		return 0, fmt.Errorf("%s account: %w", user, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, ":"); len(f) > 2 && f[0] == user {
+			if uid, err := strconv.Atoi(f[2]); err == nil {
+				return uid, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s account: not in %s", user, filepath.Join(dir, "passwd"))
+}

@@ -116,3 +116,14 @@ func TestTWErrorLine(t *testing.T) {
 		t.Errorf("without an Error line: %q, want the last line", got)
 	}
 }
+
+func TestSSHTunNegotiatedLine(t *testing.T) {
+	log := "debug1: kex: algorithm: curve25519-sha256\n" +
+		"debug1: kex: server->client cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none\n" +
+		"debug1: kex: client->server cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none\n" +
+		"debug1: kex: server->client cipher: aes128-ctr MAC: hmac-sha1 compression: none\n"
+	all := kexLine.FindAllStringSubmatch(log, -1)
+	if len(all) != 2 || all[1][1] != "aes128-ctr" || all[1][2] != "hmac-sha1" || all[0][2] != "<implicit>" {
+		t.Errorf("matches %q", all)
+	}
+}

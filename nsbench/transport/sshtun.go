@@ -1,0 +1,298 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/twnsbench/twnsbench/nsbench/account"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// SSHTun is seed 002's SSH tunnel: `ssh -w 0:0 -o Tunnel=point-to-point`
+// from the client to a private sshd in the server role with PermitTunnel,
+// a layer-3 path between a tun device at each end; every instrument aims at
+// the server's inner address. The server's tun0 is made persistent and
+// owned by the bench account before the login, so sshd attaches to it
+// without root; the client's ssh (root) makes its own.
+type SSHTun struct {
+	variant string
+}
+
+// The tunnel's inner addresses and its sshd's port.
+var (
+	sshTunServer = netip.MustParseAddr("10.98.0.1")
+	sshTunClient = netip.MustParseAddr("10.98.0.2")
+)
+
+const (
+	sshTunPort  = 2222
+	sshTunIface = "tun0"
+	sshTunReady = time.Minute
+)
+
+// sshTunVariants are the client options of each variant: the default
+// negotiation, and the seed's "aes128-ctr" row.
+var sshTunVariants = map[string][]string{
+	"default":    nil,
+	"aes128-ctr": {"-oCiphers=aes128-ctr", "-oMACs=hmac-sha1", "-oKexAlgorithms=diffie-hellman-group14-sha1"},
+}
+
+var sshTunSpec = Spec{
+	Name:     "ssh-tun",
+	Summary:  "SSH over an SSH -w layer-3 tunnel (OpenSSH tun devices, PermitTunnel)",
+	Variants: []string{"default", "aes128-ctr"},
+	New:      func(c Config) (Transport, error) { return &SSHTun{variant: c.Variant}, nil },
+}
+
+func (t *SSHTun) Name() string { return sshTunSpec.RowName(t.variant) }
+func (t *SSHTun) Label() string {
+	return "SSH over an SSH -w tunnel (" + t.variant + ")"
+}
+func (t *SSHTun) About() string {
+	return "is a layer-3 tunnel inside one SSH connection (ssh -w, a tun device at each end): every packet is encrypted once more by OpenSSH, in one process per side (the client's ssh, the tunnel's sshd session), both in the transport's cgroups."
+}
+
+func (t *SSHTun) Check() error {
+	var missing []string
+	for _, p := range []string{"ssh", "sshd"} {
+		if _, err := exec.LookPath(p); err != nil {
+			if _, err := exec.LookPath("/usr/sbin/" + p); err != nil {
+				missing = append(missing, p+" not found")
+			}
+		}
+	}
+	if _, err := os.Stat(tunDevice); err != nil {
+		missing = append(missing, "needs "+tunDevice+": "+err.Error())
+	}
+	if len(missing) > 0 {
+		return &UnavailableError{Transport: t.Name(), Reason: strings.Join(missing, "; "), Fix: "install openssh-client and openssh-server; load tun"}
+	}
+	return nil
+}
+
+// kexLine is ssh -v's report of the negotiated data cipher.
+var kexLine = regexp.MustCompile(`kex: server->client cipher: (\S+) MAC: (\S+)`)
+
+func (t *SSHTun) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+	ctx, cancel := context.WithTimeout(ctx, sshTunReady)
+	defer cancel()
+	u := &sshTunUp{env: env, dir: filepath.Join(env.Dir, "ssh-tun"), logName: "ssh-tun-" + t.variant}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, u.close())
+		}
+	}()
+	if err := u.startServer(ctx); err != nil {
+		return nil, err
+	}
+	if err := u.startClient(ctx, sshTunVariants[t.variant]); err != nil {
+		return nil, err
+	}
+	cipher, mac, err := u.negotiated()
+	if err != nil {
+		return nil, err
+	}
+	if want := sshTunVariants[t.variant]; len(want) > 0 && (cipher != "aes128-ctr" || mac != "hmac-sha1") {
+		return nil, fmt.Errorf("ssh-tun %s: negotiated %s/%s, not aes128-ctr/hmac-sha1", t.variant, cipher, mac)
+	}
+	suite := cipher
+	if mac != "<implicit>" {
+		suite += "/" + mac
+	}
+	return &Path{
+		Target: DirectTarget(sshTunServer.String()),
+		Facts:  map[string]string{"ssh-tun cipher": suite},
+		Label:  "SSH over an SSH -w tunnel (" + suite + ")",
+		Procs: []RSSProc{
+			{Key: "client / ssh -w", PID: u.client.PID()},
+			{Key: "server / sshd (tunnel)", PID: u.server.PID()},
+		},
+		Close: u.close,
+	}, nil
+}
+
+type sshTunUp struct {
+	env            *Testbed
+	dir            string
+	logName        string // the client's log: LogDir/client-<logName>.log
+	server, client *proc.Process
+	closeOnce      sync.Once
+	closeErr       error
+}
+
+// startServer writes the tunnel sshd's configuration, makes the server's
+// tun device for the bench account, and starts sshd on sshTunPort.
+func (u *sshTunUp) startServer(ctx context.Context) error {
+	if err := os.MkdirAll(u.dir, 0o755); err != nil {
+		return fmt.Errorf("ssh-tun: %w", err)
+	}
+	hostKey := filepath.Join(u.dir, "ssh_host_ed25519_key")
+	if _, err := os.Stat(hostKey); errors.Is(err, os.ErrNotExist) {
+		if err := keygen(hostKey, "twnsbench ssh-tun host"); err != nil {
+			return err
+		}
+	}
+	acct, err := account.SSHD(u.dir, BenchUser)
+	if err != nil {
+		return err
+	}
+	uid, err := account.UID(u.dir, BenchUser)
+	if err != nil {
+		return err
+	}
+	lines := []string{
+		"# twnsbench ssh-tun server",
+		"Port " + strconv.Itoa(sshTunPort),
+		"ListenAddress 0.0.0.0",
+		"HostKey " + hostKey,
+		"PidFile " + filepath.Join(u.dir, "sshd.pid"),
+		"AuthorizedKeysFile " + filepath.Join(u.env.Dir, "ssh", "authorized_keys"),
+		"PermitTunnel point-to-point",
+		// The seed's "aes128-ctr" row also asks for this key exchange,
+		// which OpenSSH no longer offers by default.
+		"KexAlgorithms +diffie-hellman-group14-sha1",
+	}
+	lines = append(lines, account.SSHDLogins(BenchUser)...)
+	conf := filepath.Join(u.dir, "sshd_config")
+	if err := os.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
+		return fmt.Errorf("ssh-tun: %w", err)
+	}
+	// A persistent tun0 owned by the account (user and group: netlink
+	// would otherwise set group root, which the account is not in), so
+	// the unprivileged sshd session can attach to it, and already up: sshd
+	// brings a down one up itself, which needs CAP_NET_ADMIN ("open
+	// failed" without it).
+	srv := u.env.Topo.Roles[topology.Server].NS
+	err = srv.Do(func() error {
+		if l, err := netlink.LinkByName(sshTunIface); err == nil {
+			netlink.LinkDel(l) // left by this run's previous condition
+		}
+		tun := &netlink.Tuntap{LinkAttrs: netlink.LinkAttrs{Name: sshTunIface}, Mode: netlink.TUNTAP_MODE_TUN,
+			Flags: netlink.TUNTAP_NO_PI | netlink.TUNTAP_ONE_QUEUE, Owner: uint32(uid), Group: uint32(uid)}
+		if err := netlink.LinkAdd(tun); err != nil {
+			return err
+		}
+		return netlink.LinkSetUp(tun)
+	})
+	if err != nil {
+		return fmt.Errorf("ssh-tun: server %s: %w", sshTunIface, err)
+	}
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		sshd = "/usr/sbin/sshd"
+	}
+	spec := u.env.Spec(topology.Server, "sshd-tun", sshd, "-D", "-e", "-f", conf)
+	spec.Mounts = append(spec.Mounts, acct...)
+	addr := net.JoinHostPort(u.env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(sshTunPort))
+	u.server, err = u.env.Start(ctx, topology.Server, spec, addr)
+	return err
+}
+
+// startClient starts ssh -w in the client role and configures both ends
+// of the tunnel once the client's tun device exists, then waits for the
+// server's sshd through it.
+func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
+	argv := []string{"ssh", "-v", "-N", "-w", "0:0", "-o", "Tunnel=point-to-point",
+		"-i", u.env.Fixtures.KeyPath, "-p", strconv.Itoa(sshTunPort),
+		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+		"-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15"}
+	argv = append(argv, opts...)
+	argv = append(argv, BenchUser+"@"+u.env.Topo.Spec.Addr(topology.Server).String())
+	spec := u.env.Spec(topology.Client, u.logName, argv...)
+	p, err := proc.Start(spec)
+	if err != nil {
+		return err
+	}
+	u.client = p
+	cli := u.env.Topo.Roles[topology.Client].NS
+	srv := u.env.Topo.Roles[topology.Server].NS
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		err := cli.Do(func() error { _, err := netlink.LinkByName(sshTunIface); return err })
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ssh-tun: no client %s (log: %s): %w", sshTunIface, spec.Log, ctx.Err())
+		case <-p.Done():
+			return fmt.Errorf("ssh -w exited: %v (log: %s)", p.Err(), spec.Log)
+		case <-time.After(delay): // polling for the device, a condition
+		}
+	}
+	for _, end := range []struct {
+		do          func(func() error) error
+		local, peer netip.Addr
+	}{{cli.Do, sshTunClient, sshTunServer}, {srv.Do, sshTunServer, sshTunClient}} {
+		err := end.do(func() error {
+			l, err := netlink.LinkByName(sshTunIface)
+			if err != nil {
+				return err
+			}
+			a := &netlink.Addr{IPNet: prefix32(end.local), Peer: prefix32(end.peer)}
+			if err := netlink.AddrReplace(l, a); err != nil {
+				return err
+			}
+			return netlink.LinkSetUp(l)
+		})
+		if err != nil {
+			return fmt.Errorf("ssh-tun: configure %s %s: %w", end.local, sshTunIface, err)
+		}
+	}
+	return proc.WaitTCP(ctx, cli, net.JoinHostPort(sshTunServer.String(), strconv.Itoa(SSHPort)), p)
+}
+
+func prefix32(a netip.Addr) *net.IPNet {
+	return &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(32, 32)}
+}
+
+// negotiated reads the data cipher and MAC from ssh -v's log: what the
+// connection uses, not what was asked for.
+func (u *sshTunUp) negotiated() (cipher, mac string, err error) {
+	b, err := os.ReadFile(filepath.Join(u.env.LogDir, topology.Client+"-"+u.logName+".log"))
+	if err != nil {
+		return "", "", fmt.Errorf("ssh-tun: negotiated cipher: %w", err)
+	}
+	// The last report: the log holds every condition's connection.
+	all := kexLine.FindAllStringSubmatch(string(b), -1)
+	if len(all) == 0 {
+		return "", "", errors.New("ssh-tun: ssh -v did not report the negotiated cipher")
+	}
+	m := all[len(all)-1]
+	return m[1], m[2], nil
+}
+
+// close stops the client and the server and removes the server's tun.
+func (u *sshTunUp) close() error {
+	u.closeOnce.Do(func() {
+		var errs []error
+		for _, p := range []*proc.Process{u.client, u.server} {
+			if p != nil {
+				errs = append(errs, p.Stop(stopGrace))
+			}
+		}
+		if r, ok := u.env.Topo.Roles[topology.Server]; ok {
+			r.NS.Do(func() error {
+				if l, err := netlink.LinkByName(sshTunIface); err == nil {
+					return netlink.LinkDel(l)
+				}
+				return nil
+			})
+		}
+		u.closeErr = errors.Join(errs...)
+	})
+	return u.closeErr
+}
