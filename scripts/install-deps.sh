@@ -21,7 +21,7 @@ fi
 
 packages=(
 	iperf3 netperf openssh-client openssh-server iproute2 ethtool iputils-ping
-	wireguard-tools procps ca-certificates
+	wireguard-tools procps ca-certificates openvpn
 )
 sources_dir=${TWNSBENCH_APT_SOURCES_DIR:-/etc/apt/sources.list.d}
 nonfree=$sources_dir/twnsbench-non-free.sources

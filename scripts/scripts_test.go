@@ -21,7 +21,7 @@ import (
 var (
 	depsPackages = []string{
 		"iperf3", "netperf", "openssh-client", "openssh-server", "iproute2", "ethtool",
-		"iputils-ping", "wireguard-tools", "procps", "ca-certificates",
+		"iputils-ping", "wireguard-tools", "procps", "ca-certificates", "openvpn",
 	}
 	vmPackages = []string{
 		"qemu-system-x86", "linux-image-amd64", "busybox-static", "kmod", "cpio",
@@ -273,7 +273,7 @@ func TestInstallDepsSomeInstalled(t *testing.T) {
 	h := newHost(t, installed, []string{"openssh-server"}, "never")
 	r := h.run(t, "install-deps.sh")
 	wantCode(t, r, 0)
-	want := []string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools"}
+	want := []string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn"}
 	if !reflect.DeepEqual(r.installs, [][]string{want}) {
 		t.Errorf("installed %q, want [%q]", r.installs, want)
 	}
