@@ -91,11 +91,9 @@ func StartFixtures(ctx context.Context, env *Testbed) (f *Fixtures, err error) {
 	if err := os.WriteFile(conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
-	sshd, err := exec.LookPath("sshd")
+	sshd, err := systemProgram("sshd")
 	if err != nil {
-		if sshd, err = exec.LookPath("/usr/sbin/sshd"); err != nil {
-			return f, fmt.Errorf("server fixtures: sshd not found (install openssh-server)")
-		}
+		return f, fmt.Errorf("server fixtures: %w (install openssh-server)", err)
 	}
 	server := env.Topo.Spec.Addr(topology.Server).String()
 	spec := env.Spec(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)

@@ -52,10 +52,8 @@ func (OpenVPNStatic) About() string {
 
 func (t OpenVPNStatic) Check() error {
 	var missing []string
-	if _, err := exec.LookPath("openvpn"); err != nil {
-		if _, err := exec.LookPath("/usr/sbin/openvpn"); err != nil {
-			missing = append(missing, "openvpn not found")
-		}
+	if _, err := systemProgram("openvpn"); err != nil {
+		missing = append(missing, err.Error())
 	}
 	if _, err := os.Stat(tunDevice); err != nil {
 		missing = append(missing, "needs "+tunDevice+": "+err.Error())
@@ -80,9 +78,9 @@ func (t OpenVPNStatic) Up(ctx context.Context, env *Testbed) (path *Path, err er
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
-	bin, err := exec.LookPath("openvpn")
+	bin, err := systemProgram("openvpn")
 	if err != nil {
-		bin = "/usr/sbin/openvpn"
+		return nil, fmt.Errorf("openvpn: %w", err)
 	}
 	key := filepath.Join(dir, "static.key")
 	if _, err := os.Stat(key); errors.Is(err, os.ErrNotExist) {
@@ -118,11 +116,11 @@ func (t OpenVPNStatic) Up(ctx context.Context, env *Testbed) (path *Path, err er
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
-	cipher, hmac := lastMatch(ovpnCipherLine, log), lastMatch(ovpnHMACLine, log)
-	if cipher == "" || hmac == "" {
+	cipher, hmac := lastSubmatch(ovpnCipherLine, log), lastSubmatch(ovpnHMACLine, log)
+	if cipher == nil || hmac == nil {
 		return nil, fmt.Errorf("openvpn: its log (%s) does not report the data channel's cipher and HMAC", clientSpec.Log)
 	}
-	suite := cipher + "/" + hmac
+	suite := cipher[1] + "/" + hmac[1]
 	return &Path{
 		Target: DirectTarget(ovpnServer.String()),
 		Facts:  map[string]string{"openvpn-static cipher": suite},
@@ -135,15 +133,6 @@ func (t OpenVPNStatic) Up(ctx context.Context, env *Testbed) (path *Path, err er
 	}, nil
 }
 
-// lastMatch is the first group of re's last match in b, or "".
-func lastMatch(re *regexp.Regexp, b []byte) string {
-	all := re.FindAllSubmatch(b, -1)
-	if len(all) == 0 {
-		return ""
-	}
-	return string(all[len(all)-1][1])
-}
-
 type ovpnUp struct {
 	server, client *proc.Process
 	once           sync.Once
@@ -152,14 +141,6 @@ type ovpnUp struct {
 
 // close stops both openvpn processes; each removes its tun device.
 func (u *ovpnUp) close() error {
-	u.once.Do(func() {
-		var errs []error
-		for _, p := range []*proc.Process{u.client, u.server} {
-			if p != nil {
-				errs = append(errs, p.Stop(stopGrace))
-			}
-		}
-		u.err = errors.Join(errs...)
-	})
+	u.once.Do(func() { u.err = stopAll(u.client, u.server) })
 	return u.err
 }

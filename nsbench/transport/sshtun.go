@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -69,10 +68,8 @@ func (t *SSHTun) About() string {
 func (t *SSHTun) Check() error {
 	var missing []string
 	for _, p := range []string{"ssh", "sshd"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if _, err := exec.LookPath("/usr/sbin/" + p); err != nil {
-				missing = append(missing, p+" not found")
-			}
+		if _, err := systemProgram(p); err != nil {
+			missing = append(missing, err.Error())
 		}
 	}
 	if _, err := os.Stat(tunDevice); err != nil {
@@ -191,9 +188,9 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ssh-tun: server %s: %w", sshTunIface, err)
 	}
-	sshd, err := exec.LookPath("sshd")
+	sshd, err := systemProgram("sshd")
 	if err != nil {
-		sshd = "/usr/sbin/sshd"
+		return fmt.Errorf("ssh-tun: %w", err)
 	}
 	spec := u.env.Spec(topology.Server, "sshd-tun", sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
@@ -266,24 +263,17 @@ func (u *sshTunUp) negotiated() (cipher, mac string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("ssh-tun: negotiated cipher: %w", err)
 	}
-	// The last report: the log holds every condition's connection.
-	all := kexLine.FindAllStringSubmatch(string(b), -1)
-	if len(all) == 0 {
+	m := lastSubmatch(kexLine, b)
+	if m == nil {
 		return "", "", errors.New("ssh-tun: ssh -v did not report the negotiated cipher")
 	}
-	m := all[len(all)-1]
 	return m[1], m[2], nil
 }
 
 // close stops the client and the server and removes the server's tun.
 func (u *sshTunUp) close() error {
 	u.closeOnce.Do(func() {
-		var errs []error
-		for _, p := range []*proc.Process{u.client, u.server} {
-			if p != nil {
-				errs = append(errs, p.Stop(stopGrace))
-			}
-		}
+		err := stopAll(u.client, u.server)
 		if r, ok := u.env.Topo.Roles[topology.Server]; ok {
 			r.NS.Do(func() error {
 				if l, err := netlink.LinkByName(sshTunIface); err == nil {
@@ -292,7 +282,7 @@ func (u *sshTunUp) close() error {
 				return nil
 			})
 		}
-		u.closeErr = errors.Join(errs...)
+		u.closeErr = err
 	})
 	return u.closeErr
 }

@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
@@ -171,6 +173,44 @@ func (e *Testbed) Spec(role, name string, argv ...string) proc.Spec {
 		Mounts: []ns.Mount{{Kind: "bind", Source: e.Topo.HostsFile(role), Target: "/etc/hosts"}},
 		Log:    filepath.Join(e.LogDir, role+"-"+name+".log"),
 	}
+}
+
+// systemProgram finds a system program on PATH, else in /usr/sbin, which a
+// root shell's or sudo's PATH may lack (sshd, openvpn).
+func systemProgram(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	if p, err := exec.LookPath("/usr/sbin/" + name); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s not found", name)
+}
+
+// stopAll stops the processes a path started, in the order given (nil
+// ones were never started), and joins their errors.
+func stopAll(ps ...*proc.Process) error {
+	var errs []error
+	for _, p := range ps {
+		if p != nil {
+			errs = append(errs, p.Stop(stopGrace))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lastSubmatch is re's last match in b with its groups, or nil: a daemon's
+// log holds one report per condition's path, and the newest counts.
+func lastSubmatch(re *regexp.Regexp, b []byte) []string {
+	all := re.FindAllSubmatch(b, -1)
+	if len(all) == 0 {
+		return nil
+	}
+	out := make([]string, len(all[len(all)-1]))
+	for i, g := range all[len(all)-1] {
+		out[i] = string(g)
+	}
+	return out
 }
 
 // Start starts a daemon from spec and waits until addr accepts TCP inside

@@ -34,9 +34,14 @@ type TW struct {
 	Bin   string // tw; "" looks it up on PATH
 	Caddy string // caddy ≥ 2.8; "" looks it up on PATH
 	Xray  string // xray; "" looks it up on PATH
+
+	// bins are the programs once found and checked: Check, Prepare and
+	// every condition's Up use them (a check runs eight tw, Caddy and
+	// Xray commands; inside Up it would count in time to ready).
+	bins *twBins
 }
 
-var _ Transport = TW{}
+var _ Transport = (*TW)(nil)
 
 // The client's local ports, as the reference maps them (client:server).
 const (
@@ -85,7 +90,7 @@ func (TW) About() string {
 // Check finds tw, Caddy, Xray and sshd, checks their versions and that tw
 // has the offline provisioning commands. It starts only the programs'
 // version and help output.
-func (t TW) Check() error {
+func (t *TW) Check() error {
 	_, err := t.resolve()
 	return err
 }
@@ -99,8 +104,11 @@ type twBins struct {
 }
 
 // resolve finds every program and collects everything missing into one
-// *UnavailableError.
-func (t TW) resolve() (*twBins, error) {
+// *UnavailableError; what it found is kept for the run.
+func (t *TW) resolve() (*twBins, error) {
+	if t.bins != nil {
+		return t.bins, nil
+	}
 	b := &twBins{}
 	var reasons, fixes []string
 	missing := func(reason, fix string) {
@@ -130,14 +138,13 @@ func (t TW) resolve() (*twBins, error) {
 	if err != nil {
 		missing(err.Error(), relay.InstallHint)
 	}
-	if b.sshd, err = lookPath("", "sshd", ""); err != nil {
-		if b.sshd, err = lookPath("/usr/sbin/sshd", "sshd", ""); err != nil {
-			missing("sshd not found", "install openssh-server")
-		}
+	if b.sshd, err = systemProgram("sshd"); err != nil {
+		missing(err.Error(), "install openssh-server")
 	}
 	if len(reasons) > 0 {
 		return nil, &UnavailableError{Transport: "tw", Reason: strings.Join(reasons, "; "), Fix: strings.Join(fixes, "; ")}
 	}
+	t.bins = b
 	return b, nil
 }
 
@@ -154,11 +161,11 @@ func lookPath(explicit, name, flag string) (string, error) {
 	return filepath.Abs(found)
 }
 
-var _ Preparer = TW{}
+var _ Preparer = (*TW)(nil)
 
 // Prepare enrols the tw server and client once for the run (tw's offline
 // provisioning); Up reuses the enrolment under every condition.
-func (t TW) Prepare(ctx context.Context, env *Testbed) error {
+func (t *TW) Prepare(ctx context.Context, env *Testbed) error {
 	b, err := t.resolve()
 	if err != nil {
 		return err
@@ -171,7 +178,7 @@ func (t TW) Prepare(ctx context.Context, env *Testbed) error {
 	return err
 }
 
-func (t TW) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *TW) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 	b, err := t.resolve()
 	if err != nil {
 		return nil, err
@@ -245,12 +252,7 @@ type twUp struct {
 // to call twice.
 func (u *twUp) close() error {
 	u.closeOnce.Do(func() {
-		var errs []error
-		for _, p := range []*proc.Process{u.client, u.server} {
-			if p != nil {
-				errs = append(errs, p.Stop(stopGrace))
-			}
-		}
+		errs := []error{stopAll(u.client, u.server)}
 		if u.relay != nil {
 			errs = append(errs, u.relay.Stop())
 		}

@@ -86,7 +86,7 @@ func TestJoinResponse(t *testing.T) {
 func TestCheckNamesWhatIsMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // nothing on PATH
 	nowhere := filepath.Join(t.TempDir(), "nope")
-	err := TW{Caddy: nowhere}.Check()
+	err := (&TW{Caddy: nowhere}).Check()
 	if !IsUnavailable(err) {
 		t.Fatalf("want an UnavailableError, got %v", err)
 	}
