@@ -265,6 +265,32 @@ func (r *runner) instrumentEnv(t transport.Target) *instrument.Job {
 	}
 }
 
+// failed records a sample that could not be measured, with the tool's own
+// message and its log.
+func (r *runner) failed(t transport.Transport, cond results.Condition, in instrument.Instrument, run int, err error) error {
+	r.res.Failures++
+	r.rec.failure(results.Failure{
+		Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
+		Error: err.Error() + " (log: " + filepath.Join(r.logDir, "client-"+in.Tool()+".log") + ")",
+	})
+	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, "FAILED: "+err.Error())
+	return r.write()
+}
+
+// waitExclusive waits, outside the meters, until every one-test-at-a-time
+// service in needs is idle on the server, and returns how long that took.
+func (r *runner) waitExclusive(ctx context.Context, in instrument.Instrument) (time.Duration, error) {
+	var total time.Duration
+	for _, svc := range in.Needs().Exclusive {
+		waited, err := r.serverIdle(ctx, transport.FixturePorts()[svc])
+		total += waited
+		if err != nil {
+			return total, fmt.Errorf("%s server not idle: %w", svc, err)
+		}
+	}
+	return total, nil
+}
+
 // serverIdleTimeout bounds the wait for a server to close the previous
 // test's connections.
 const serverIdleTimeout = 30 * time.Second
@@ -510,6 +536,13 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		return nil
 	}
 	r.progress.begin(t.Name(), cond.Name, in.Name(), run)
+	idle, ierr := r.waitExclusive(ctx, in)
+	if ierr != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return r.failed(t, cond, in, run, ierr)
+	}
 	before, err := r.sampler.Snapshot()
 	if err != nil {
 		return fmt.Errorf("meters: %w", err)
@@ -523,13 +556,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r.res.Failures++
-		r.rec.failure(results.Failure{
-			Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
-			Error: merr.Error() + " (log: " + filepath.Join(r.logDir, "client-"+in.Tool()+".log") + ")",
-		})
-		r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, "FAILED: "+merr.Error())
-		return r.write()
+		return r.failed(t, cond, in, run, merr)
 	}
 	d := after.Sub(before)
 	s := results.Sample{
@@ -541,6 +568,12 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		RoleCPUSec:      d.RoleCPUSec,
 		TransportCPUSec: d.TransportCPUSec,
 		Extra:           m.Extra,
+	}
+	if idle > 0 {
+		if s.Extra == nil {
+			s.Extra = map[string]float64{}
+		}
+		s.Extra["server_idle_wait_sec"] += idle.Seconds()
 	}
 	if len(s.Extra) == 0 {
 		s.Extra = nil

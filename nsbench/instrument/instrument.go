@@ -37,6 +37,11 @@ type Instrument interface {
 type Needs struct {
 	Services []transport.Service
 	Carries  transport.Carriage
+	// Exclusive are the services that serve one test at a time (iperf3):
+	// before the meters start, the orchestrator waits until each holds no
+	// open connection, since a transport may pass the previous test's
+	// close on late.
+	Exclusive []transport.Service
 }
 
 // Applicable returns nil, or why in cannot measure through target (the
@@ -70,8 +75,9 @@ type Job struct {
 	UDPRcvbufErrors func() (uint64, error)
 	// ServerIdle, when set, waits until the server's service on port (its
 	// port in the server's namespace) holds no open connection, and says
-	// how long that took: a transport may pass on the close of the last
-	// test's connection late, and iperf3 serves one test at a time.
+	// how long that took. The orchestrator calls it before the meters
+	// start (Needs.Exclusive); an instrument calls it again only when the
+	// server still answered "busy".
 	ServerIdle func(ctx context.Context, port int) (time.Duration, error)
 	// Payload is the file scp copies and its size.
 	Payload      string

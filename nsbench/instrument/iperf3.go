@@ -29,7 +29,8 @@ func (IPerf3) Metrics() []results.Metric {
 }
 
 func (IPerf3) Needs() Needs {
-	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP}
+	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP,
+		Exclusive: []transport.Service{transport.ServiceIPerf3}}
 }
 
 func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
@@ -71,29 +72,26 @@ func (r iperf3Run) extra() map[string]float64 {
 	return m
 }
 
-// runIperf3 waits until the iperf3 server is free, runs iperf3 -J and
-// parses its report. iperf3 reports its own errors inside the JSON, even
-// with a non-zero exit: the output is parsed first, so the sample carries
-// iperf3's message. A server still busy with the previous test (its close
-// not yet through the transport) is waited for once more, not failed.
+// runIperf3 runs iperf3 -J and parses its report. iperf3 reports its own
+// errors inside the JSON, even with a non-zero exit: the output is parsed
+// first, so the sample carries iperf3's message. The orchestrator has
+// waited for an idle server before the meters started; a server that still
+// answers busy (a warm-up follows the previous test without that wait) is
+// waited for and asked once more, not failed.
 func runIperf3[T any](ctx context.Context, env *Job, args []string, parse func([]byte) (T, error)) (T, iperf3Run, error) {
 	var run iperf3Run
-	for attempt := 1; ; attempt++ {
-		if env.ServerIdle != nil {
-			waited, err := env.ServerIdle(ctx, transport.IPerf3Port)
-			run.idleWait += waited
-			if err != nil {
-				var zero T
-				return zero, run, fmt.Errorf("iperf3: %w", err)
-			}
-		}
-		r, res, err := runIperf3Once(ctx, env, args, parse)
-		run.Result = res
-		if err != nil && attempt == 1 && env.ServerIdle != nil && strings.Contains(err.Error(), "server is busy") {
-			continue
-		}
+	r, res, err := runIperf3Once(ctx, env, args, parse)
+	run.Result = res
+	if err == nil || env.ServerIdle == nil || !strings.Contains(err.Error(), "server is busy") {
 		return r, run, err
 	}
+	waited, werr := env.ServerIdle(ctx, transport.IPerf3Port)
+	run.idleWait = waited
+	if werr != nil {
+		return r, run, fmt.Errorf("%w; then %v", err, werr)
+	}
+	r, run.Result, err = runIperf3Once(ctx, env, args, parse)
+	return r, run, err
 }
 
 func runIperf3Once[T any](ctx context.Context, env *Job, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {

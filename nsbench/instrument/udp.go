@@ -35,7 +35,8 @@ func (UDPRate) Metrics() []results.Metric {
 
 // Needs: iperf3's control connection is TCP, its test traffic UDP.
 func (UDPRate) Needs() Needs {
-	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP | transport.CarriesUDP}
+	return Needs{Services: []transport.Service{transport.ServiceIPerf3}, Carries: transport.CarriesTCP | transport.CarriesUDP,
+		Exclusive: []transport.Service{transport.ServiceIPerf3}}
 }
 
 func (u UDPRate) Measure(ctx context.Context, env *Job) (Measurement, error) {
