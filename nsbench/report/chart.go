@@ -72,10 +72,11 @@ var (
 		{id: "lan-scp", condition: "lan", instrument: instScp, metric: "value", title: "scp", unit: "MB/s · higher is better", prec: precMBps},
 		{id: "lan-tcp_rr-p50", condition: "lan", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
 	}
-	lanCPUPanel    = chartPanel{id: "lan-scp-cpu", condition: "lan", instrument: instScp, metric: "cpu", title: "scp CPU-s by role", unit: "CPU-s per run · lower is better", prec: precCPU, stacked: true}
+	lanCPUPanel = chartPanel{id: "lan-scp-cpu", condition: "lan", instrument: instScp, metric: "cpu", title: "scp CPU-s by role", unit: "CPU-s per run · lower is better", prec: precCPU, stacked: true}
+	// An impaired condition's panels; id is suffixed to its name.
 	impairedPanels = []chartPanel{
-		{instrument: instIperf4, metric: "value", title: "iperf3, 4 streams", unit: "Gbit/s · higher is better", prec: precGbps},
-		{instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
+		{id: "iperf3-4", instrument: instIperf4, metric: "value", title: "iperf3, 4 streams", unit: "Gbit/s · higher is better", prec: precGbps},
+		{id: "tcp_rr-p50", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
 	}
 )
 
@@ -96,8 +97,7 @@ func panelsFor(d *results.Document) []chartPanel {
 	pair := func(cond string) []chartPanel {
 		var ps []chartPanel
 		for _, p := range impairedPanels {
-			p.condition = cond
-			p.id = cond + "-" + p.instrument + map[string]string{"value": "", "p50_us": "-p50"}[p.metric]
+			p.condition, p.id = cond, cond+"-"+p.id
 			ps = append(ps, p)
 		}
 		return ps

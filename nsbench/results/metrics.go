@@ -28,7 +28,7 @@ type Instrument struct {
 // with: every sample's value, and TCP_RR's latency percentiles.
 var referenceMetrics = []Metric{{Key: "value"}, {Key: "p50_us"}, {Key: "p99_us"}}
 
-// Value returns the sample's value of metric key, and whether it has one.
+// Metric returns the sample's value of metric key, and whether it has one.
 func (s Sample) Metric(key string) (float64, bool) {
 	switch key {
 	case "value":
