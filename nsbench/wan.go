@@ -250,11 +250,8 @@ func (r *runner) setImpairment(ctx context.Context, t transport.Transport, cond 
 func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition, applied []impair.Applied) error {
 	w := r.wan
 	c := w.conds[cond.Name]
-	var gap time.Duration
-	if c.Jitter > 0 {
-		gap = 2*c.Jitter + time.Millisecond // see ProbeRTTEvery
-	}
-	rtt, rttErr := impair.ProbeRTTEvery(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), impair.ProbeCount, gap)
+	count, gap := c.Probes()
+	rtt, rttErr := impair.ProbeRTTEvery(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), count, gap)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

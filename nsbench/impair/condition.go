@@ -72,6 +72,20 @@ func (c Condition) ExpectedRTTIQR() time.Duration {
 	return time.Duration(float64(c.Jitter) * (4 - 2*math.Sqrt2))
 }
 
+// Probes is how many RTT probes verify the condition and how far apart
+// they start. Without jitter, ProbeCount back to back. With jitter, the
+// probes' interquartile range is judged against ExpectedRTTIQR, and 20
+// probes put it outside the accepted ×0.5..×1.6 in about 3 % of correct
+// runs (simulated: 2.4 % low, 0.6 % high); 80 probes, about 1 in 60 000.
+// The gap keeps each probe's packets clear of the previous probe's (see
+// ProbeRTTEvery).
+func (c Condition) Probes() (count int, gap time.Duration) {
+	if c.Jitter == 0 {
+		return ProbeCount, 0
+	}
+	return JitterProbeCount, 2*c.Jitter + time.Millisecond
+}
+
 // OneWay is the delay of each impaired direction.
 func (c Condition) OneWay() time.Duration { return c.RTT / 2 }
 

@@ -3,6 +3,7 @@ package impair
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -538,5 +539,39 @@ func TestRTTSpreadIgnoresARetransmittedSYN(t *testing.T) {
 	r := summarizeRTT(rtts, 0)
 	if r.IQR < 2*time.Millisecond || r.IQR > 4*time.Millisecond || r.Median != 40150*time.Microsecond {
 		t.Errorf("IQR %v median %v: want about 3 ms and the middle, whatever the outlier", r.IQR, r.Median)
+	}
+}
+
+// TestJitterVerdictFalseAlarms: a correct jittered condition, probed as
+// Condition.Probes says, passes Judge in all but a sliver of runs. Each
+// trial draws the probes' round trips as the delay lines do (one uniform
+// draw on ±Jitter per direction, on a 1 ms kernel-timed base) and judges
+// them. With 20 probes about 3 % of trials failed (CI saw one); the
+// test fails on a false-alarm rate above 0.2 %.
+func TestJitterVerdictFalseAlarms(t *testing.T) {
+	const ms = time.Millisecond
+	c := Condition{RTT: 40 * ms, LossPct: 0.2, Jitter: 5 * ms}
+	count, gap := c.Probes()
+	if count != JitterProbeCount || gap != 11*ms {
+		t.Fatalf("Probes() = %d, %v; want %d probes 2 × jitter + 1 ms apart", count, gap, JitterProbeCount)
+	}
+	if n, g := (Condition{RTT: 40 * ms}).Probes(); n != ProbeCount || g != 0 {
+		t.Errorf("without jitter Probes() = %d, %v; want %d back to back", n, g, ProbeCount)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func() time.Duration { return time.Duration(rng.Int64N(int64(2*c.Jitter)+1)) - c.Jitter }
+	const trials = 5000
+	failed := 0
+	for range trials {
+		rtts := make([]time.Duration, count)
+		for i := range rtts {
+			rtts[i] = c.RTT + draw() + draw() + time.Duration(rng.Int64N(int64(50*time.Microsecond)))
+		}
+		if v := Judge(c, summarizeRTT(rtts, 0), nil); !v.RTTOK || !v.JitterOK {
+			failed++
+		}
+	}
+	if rate := float64(failed) / trials; rate > 0.002 {
+		t.Errorf("%d of %d correct conditions flagged (%.2f %%); want at most 0.2 %%", failed, trials, 100*rate)
 	}
 }

@@ -34,8 +34,12 @@ const LossTolerance = 0.20
 // reported but not judged.
 const MinExpectedDrops = 225
 
-// ProbeCount is how many connects ProbeRTT makes by default.
-const ProbeCount = 20
+// ProbeCount is how many connects ProbeRTT makes by default;
+// JitterProbeCount, under jitter (see Condition.Probes).
+const (
+	ProbeCount       = 20
+	JitterProbeCount = 80
+)
 
 // ProbePort is where a ProbeListener listens: no transport or fixture uses
 // it (the "discard" port).
@@ -294,8 +298,8 @@ func fmtOffset(d time.Duration) string {
 }
 
 // The accepted ratio of the probes' RTT interquartile range to the one the
-// jitter makes: 20 probes estimate it to about ±25 %, and the probe path
-// adds its own spread.
+// jitter makes: JitterProbeCount probes estimate it to about ±12 %, and
+// the probe path adds its own spread.
 const (
 	JitterIQRLow  = 0.5
 	JitterIQRHigh = 1.6

@@ -19,7 +19,7 @@ func (v *view) writeVerification(w *writer) {
 		return
 	}
 	w.block("## Verification")
-	w.block("Each WAN cell's condition, configured against measured. RTT: the median of 20 TCP handshakes from the client " +
+	w.block("Each WAN cell's condition, configured against measured. RTT: the median of 20 TCP handshakes (80 under jitter) from the client " +
 		"to a listener in the server's namespace, timed by the kernel (TCP_INFO), probed just before the cell. Loss: what the client's and " +
 		"the server's egress lost during the cell by the impairment's own counters (lost ÷ offered, both directions " +
 		"together; loss outside the emulation counts). A cell is flagged " + flagMark + " when its RTT is off by more than " +
