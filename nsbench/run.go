@@ -516,7 +516,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 	env.Payload, env.PayloadBytes = r.scpPayload(cond), cond.ScpPayloadBytes
 	for run := 1; run <= r.plan.Runs; run++ {
 		for _, in := range r.deps.Instruments {
-			if err := r.sample(ctx, t, in, env, cond, run); err != nil {
+			if err := r.sample(ctx, t, path, in, env, cond, run); err != nil {
 				return err
 			}
 		}
@@ -527,7 +527,7 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 // sample measures once with meters read just before and just after, and
 // saves the document. A tool error is recorded as a failure with the
 // tool's own message; only an interruption is returned.
-func (r *runner) sample(ctx context.Context, t transport.Transport, in instrument.Instrument, env *instrument.Job, cond results.Condition, run int) error {
+func (r *runner) sample(ctx context.Context, t transport.Transport, path *transport.Path, in instrument.Instrument, env *instrument.Job, cond results.Condition, run int) error {
 	if err := instrument.Applicable(in, env.Target); err != nil {
 		r.progress.drop(in.Name(), 1)
 		if run == 1 {
@@ -543,14 +543,20 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		}
 		return r.failed(t, cond, in, run, ierr)
 	}
+	tunnel := tunnelMeter(path)
 	before, err := r.sampler.Snapshot()
 	if err != nil {
 		return fmt.Errorf("meters: %w", err)
 	}
+	tunnelBefore, terr := tunnel()
 	m, merr := in.Measure(ctx, env)
+	tunnelAfter, terr2 := tunnel()
 	after, err := r.sampler.Snapshot()
 	if err != nil {
 		return fmt.Errorf("meters: %w", err)
+	}
+	if merr == nil {
+		merr = errors.Join(terr, terr2)
 	}
 	if merr != nil {
 		if ctx.Err() != nil {
@@ -558,12 +564,21 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		}
 		return r.failed(t, cond, in, run, merr)
 	}
+	var tunnelBytes *int64
+	if path.Carried != nil {
+		carried := tunnelAfter - tunnelBefore
+		tunnelBytes = &carried
+		if m.MovedBytes > 0 && carried < m.MovedBytes {
+			return r.failed(t, cond, in, run, fmt.Errorf("the traffic bypassed the tunnel: %s moved %d bytes, the tunnel carried %d", in.Tool(), m.MovedBytes, carried))
+		}
+	}
 	d := after.Sub(before)
 	s := results.Sample{
 		Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
 		WallSec: m.WallSec, Value: m.Value, Unit: m.Unit,
 		MeanUs: m.MeanUs, P50Us: m.P50Us, P99Us: m.P99Us,
 		PayloadBytes:    m.PayloadBytes,
+		TunnelBytes:     tunnelBytes,
 		HostCPUSec:      d.HostCPUSec,
 		RoleCPUSec:      d.RoleCPUSec,
 		TransportCPUSec: d.TransportCPUSec,
@@ -582,9 +597,21 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, in instrumen
 		wire := d.ClientRxBytes
 		s.WireBytes = &wire
 	}
+	if m.MovedBytes > 0 {
+		s.MovedBytes = &m.MovedBytes
+	}
 	r.rec.sample(s, d.HarnessCPUSec)
 	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
 	return r.write()
+}
+
+// tunnelMeter reads the path's own count of bytes carried, or 0 for a
+// path without one.
+func tunnelMeter(path *transport.Path) func() (int64, error) {
+	if path.Carried == nil {
+		return func() (int64, error) { return 0, nil }
+	}
+	return path.Carried
 }
 
 // finish tears down (unless --keep), records the run's end and writes the

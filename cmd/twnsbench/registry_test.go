@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -31,7 +33,7 @@ func init() {
 		Name:     "tcp-forward",
 		Summary:  "test only: a plain TCP port forwarder in the client namespace",
 		Options:  []transport.Option{{Name: "tcp-forward-base", Value: "30000", Usage: "test only: first local port"}},
-		Variants: []string{"copy", "copy-again"},
+		Variants: []string{"copy", "copy-again", "uncounted"},
 		New: func(c transport.Config) (transport.Transport, error) {
 			if _, err := strconv.Atoi(c.Options["tcp-forward-base"]); err != nil {
 				return nil, errors.New("--tcp-forward-base: want a port number")
@@ -73,8 +75,15 @@ func (t tcpForward) Up(ctx context.Context, env *transport.Testbed) (*transport.
 	}
 	// The label names what the path "negotiated", as a real transport's
 	// names the cipher suite it read back.
-	return &transport.Path{Target: target, Facts: map[string]string{"forwarder": "test-only Go io.Copy"},
-		Label: "TCP port forwarder (test only, " + t.variant + ")", Close: f.close}, nil
+	p := &transport.Path{Target: target, Facts: map[string]string{"forwarder": "test-only Go io.Copy"},
+		Label: "TCP port forwarder (test only, " + t.variant + ")", Close: f.close,
+		Carried: func() (int64, error) { return f.copied.Load(), nil }}
+	if t.variant == "uncounted" {
+		// A tunnel whose counter does not see the traffic: what a bypass
+		// looks like to the orchestrator.
+		p.Carried = func() (int64, error) { return 0, nil }
+	}
+	return p, nil
 }
 
 type forwarder struct {
@@ -83,6 +92,9 @@ type forwarder struct {
 	lns   []net.Listener
 	conns []net.Conn
 	once  sync.Once
+	// copied counts the bytes piped both ways: the forwarder's own count
+	// of what it carried.
+	copied atomic.Int64
 }
 
 func (f *forwarder) listen(port int, to netip.AddrPort) error {
@@ -124,9 +136,25 @@ func (f *forwarder) pipe(c net.Conn, to netip.AddrPort) {
 	f.mu.Lock()
 	f.conns = append(f.conns, c, up)
 	f.mu.Unlock()
-	go func() { io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
-	io.Copy(c, up)
+	go func() {
+		io.Copy(countingWriter{up, &f.copied}, c)
+		up.(*net.TCPConn).CloseWrite()
+	}()
+	io.Copy(countingWriter{c, &f.copied}, up)
 	c.(*net.TCPConn).CloseWrite()
+}
+
+// countingWriter counts as it writes, so that the count is current while
+// a connection is still open.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func (f *forwarder) close() error {
@@ -166,6 +194,9 @@ func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 		}
 		if s.Transport == "tcp-forward" {
 			n[s.Instrument]++
+			if s.Instrument == "iperf3-1" && (s.MovedBytes == nil || s.TunnelBytes == nil || *s.TunnelBytes < *s.MovedBytes) {
+				t.Errorf("iperf3-1 moved %v bytes, the forwarder counted %v: want at least as many", s.MovedBytes, s.TunnelBytes)
+			}
 			if s.Value <= 0 {
 				t.Errorf("%s: value %v", s.Instrument, s.Value)
 			}
@@ -197,10 +228,33 @@ func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 		}
 	}
 	if code, _, stderr := runInProcess("run", "--transports", "tcp-forward:nope", "--out", t.TempDir()); code != exitRefused ||
-		!strings.Contains(stderr, `transport tcp-forward: unknown variant "nope" (known: copy, copy-again)`) {
+		!strings.Contains(stderr, `transport tcp-forward: unknown variant "nope" (known: copy, copy-again, uncounted)`) {
 		t.Errorf("an unknown variant: exit %d %q, want 2 and the known variants", code, stderr)
 	}
 	if code, _, stderr := runInProcess("run", "--transports", "tcp-forward", "--tcp-forward-base", "x", "--out", t.TempDir()); code != exitRefused || !strings.Contains(stderr, "--tcp-forward-base") {
 		t.Errorf("a bad transport option: exit %d %q, want 2 and its message", code, stderr)
+	}
+}
+
+// TestBypassIsAFailure: a path whose own counter did not see the bytes an
+// instrument moved yields a failure naming the bypass, not a sample;
+// instruments that move no counted bytes (TCP_RR) still measure.
+func TestBypassIsAFailure(t *testing.T) {
+	requireRoot(t)
+	out := t.TempDir()
+	code, _, stderr := runInProcess("run", "--transports", "tcp-forward:uncounted", "--wan", "off", "--quick", "--instruments", "iperf3-1,tcp_rr", "--out", out)
+	if code != exitFailed || !strings.Contains(stderr, "1 samples could not be measured") {
+		t.Errorf("exit %d, stderr %q: want exit %d, the failed sample counted", code, stderr, exitFailed)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Failures) != 1 || doc.Failures[0].Instrument != "iperf3-1" ||
+		!strings.Contains(doc.Failures[0].Error, "the traffic bypassed the tunnel: iperf3 moved") {
+		t.Errorf("failures %+v: want iperf3-1's, naming the bypass", doc.Failures)
+	}
+	if len(doc.Samples) != 1 || doc.Samples[0].Instrument != "tcp_rr" || doc.Samples[0].TunnelBytes == nil || *doc.Samples[0].TunnelBytes != 0 {
+		t.Errorf("samples %+v: want tcp_rr alone, with the counter's 0 recorded", doc.Samples)
 	}
 }

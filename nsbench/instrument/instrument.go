@@ -95,7 +95,11 @@ type Measurement struct {
 	P99Us   *float64
 	// PayloadBytes is set by instruments that move a known payload (scp).
 	PayloadBytes *int64
-	Extra        map[string]float64
+	// MovedBytes is what the tool itself counts as carried through the
+	// path (iperf3's received bytes, scp's payload); 0 when it does not
+	// say. The orchestrator holds the tunnel's own count against it.
+	MovedBytes int64
+	Extra      map[string]float64
 }
 
 // NeedsPayload reports whether any of ins copies the random payload, so

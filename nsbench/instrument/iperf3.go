@@ -39,10 +39,11 @@ func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		return Measurement{}, err
 	}
 	m := Measurement{
-		Value:   r.ReceivedBitsPerSec / 1e9,
-		Unit:    "Gbit/s",
-		WallSec: res.Wall.Seconds(),
-		Extra:   res.extra(),
+		Value:      r.ReceivedBitsPerSec / 1e9,
+		Unit:       "Gbit/s",
+		WallSec:    res.Wall.Seconds(),
+		MovedBytes: r.ReceivedBytes,
+		Extra:      res.extra(),
 	}
 	if r.HasRetransmits {
 		m.Extra["retransmits"] = float64(r.Retransmits)

@@ -69,6 +69,7 @@ func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		Unit:         "MB/s",
 		WallSec:      wall,
 		PayloadBytes: ptr(env.PayloadBytes),
+		MovedBytes:   env.PayloadBytes,
 	}, nil
 }
 

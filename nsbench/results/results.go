@@ -178,7 +178,13 @@ type Sample struct {
 	P99Us        *float64 `json:"p99_us,omitempty"`
 	PayloadBytes *int64   `json:"payload_bytes,omitempty"`
 	WireBytes    *int64   `json:"wire_bytes,omitempty"`
-	HostCPUSec   float64  `json:"host_cpu_sec"`
+	// MovedBytes is what the tool counted as carried (iperf3's received
+	// bytes, scp's payload); TunnelBytes what the tunnel's own counter
+	// (its device's, or its daemon's) carried meanwhile, both directions:
+	// at least MovedBytes, or the traffic bypassed the tunnel.
+	MovedBytes  *int64  `json:"moved_bytes,omitempty"`
+	TunnelBytes *int64  `json:"tunnel_bytes,omitempty"`
+	HostCPUSec  float64 `json:"host_cpu_sec"`
 	// RoleCPUSec is CPU-s per role's cgroup (client, server, relay, and
 	// impair for the userspace impairment): the reference's
 	// container_cpu_sec, whose roles were containers.

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -141,8 +143,39 @@ type Path struct {
 	// WireGuard: the device's MTU and the peer's transfer counters). It
 	// must not change anything.
 	Diagnose func() []Diagnostic
+	// Carried, when set, reads the bytes the tunnel has carried so far, by
+	// its own count (the tunnel device's, or the daemon's): the proof that
+	// the instruments' traffic went through it. The orchestrator reads it
+	// around every sample and fails a sample whose tool moved more bytes
+	// than the tunnel carried (a bypass).
+	Carried func() (int64, error)
 	// Close undoes Up in reverse order. Safe to call twice.
 	Close func() error
+}
+
+// LinkBytes reads a link's received plus sent bytes inside n: a tunnel
+// device's count of what it carried (both directions, as one sample's
+// traffic crosses both ways).
+func LinkBytes(n *ns.NS, name string) func() (int64, error) {
+	return func() (int64, error) {
+		var total int64
+		err := n.Do(func() error {
+			l, err := netlink.LinkByName(name)
+			if err != nil {
+				return err
+			}
+			st := l.Attrs().Statistics
+			if st == nil {
+				return fmt.Errorf("%s: no statistics", name)
+			}
+			total = int64(st.RxBytes + st.TxBytes)
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("tunnel bytes: %w", err)
+		}
+		return total, nil
+	}
 }
 
 // Diagnostic is one named piece of raw state, shown verbatim in the report.

@@ -202,6 +202,7 @@ func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
 		Target:   DirectTarget(host),
 		Facts:    map[string]string{"wireguard": desc},
 		Diagnose: func() []Diagnostic { return wireguardDiagnostics(tun) },
+		Carried:  LinkBytes(env.Topo.Roles[topology.Client].NS, tun.Client.Name),
 		Close:    tun.Close,
 	}
 	if c.Fallback != "" {
