@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,12 +20,16 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
-// OpenVPNStatic is seed 002's OpenVPN in static-key mode: one openvpn per
-// side (UDP, a tun device each, point-to-point addresses), a pre-shared key
-// generated per run, AES-256-CBC with HMAC-SHA1 (the only kind static mode
-// has; OpenVPN 2.6 warns that 2.7 removes the mode). Every instrument aims
-// at the server's inner address.
-type OpenVPNStatic struct{}
+// OpenVPN is seed 002's OpenVPN 2.6, point to point over UDP: one openvpn
+// per side, a tun device each with point-to-point addresses; every
+// instrument aims at the server's inner address. In static-key mode a key
+// generated per run and AES-256-CBC with HMAC-SHA1 (the only kind the
+// mode has; 2.6 warns that 2.7 removes it); in TLS mode a per-run CA and
+// EC certificates, and the data channel cipher of the variant.
+type OpenVPN struct {
+	tls    bool
+	cipher string // the variant: "aes-256-gcm", …
+}
 
 var (
 	ovpnServer = netip.MustParseAddr("10.97.0.1")
@@ -41,16 +46,39 @@ var openVPNStaticSpec = Spec{
 	Name:     "openvpn-static",
 	Summary:  "SSH over OpenVPN 2.6 in static-key mode (UDP, AES-256-CBC + HMAC-SHA1)",
 	Variants: []string{"aes-256-cbc"},
-	New:      func(Config) (Transport, error) { return OpenVPNStatic{}, nil },
+	New:      func(c Config) (Transport, error) { return &OpenVPN{cipher: c.Variant}, nil },
 }
 
-func (OpenVPNStatic) Name() string  { return "openvpn-static" }
-func (OpenVPNStatic) Label() string { return "SSH over OpenVPN (static key)" }
-func (OpenVPNStatic) About() string {
-	return "is OpenVPN in static-key mode over UDP: one single-threaded openvpn per namespace encrypts every packet in userspace, in the transport's cgroups."
+var openVPNTLSSpec = Spec{
+	Name:     "openvpn-tls",
+	Summary:  "SSH over OpenVPN 2.6 in TLS mode (UDP, per-run EC certificates, the variant's data channel cipher)",
+	Variants: []string{"aes-256-gcm", "chacha20-poly1305", "aes-128-gcm"},
+	New:      func(c Config) (Transport, error) { return &OpenVPN{tls: true, cipher: c.Variant}, nil },
 }
 
-func (t OpenVPNStatic) Check() error {
+func (t *OpenVPN) spec() Spec {
+	if t.tls {
+		return openVPNTLSSpec
+	}
+	return openVPNStaticSpec
+}
+
+func (t *OpenVPN) Name() string { return t.spec().RowName(t.cipher) }
+func (t *OpenVPN) Label() string {
+	if t.tls {
+		return "SSH over OpenVPN (TLS, " + t.cipher + ")"
+	}
+	return "SSH over OpenVPN (static key)"
+}
+func (t *OpenVPN) About() string {
+	mode := "static-key mode"
+	if t.tls {
+		mode = "TLS mode (the data channel's cipher negotiated over a per-run PKI)"
+	}
+	return "is OpenVPN in " + mode + " over UDP: one single-threaded openvpn per namespace encrypts every packet in userspace, in the transport's cgroups."
+}
+
+func (t *OpenVPN) Check() error {
 	var missing []string
 	if _, err := systemProgram("openvpn"); err != nil {
 		missing = append(missing, err.Error())
@@ -65,16 +93,19 @@ func (t OpenVPNStatic) Check() error {
 }
 
 // The data channel's cipher and HMAC as openvpn reports them once it set
-// them up: what it uses, not what was configured.
+// them up: what it uses, not what was configured. An AEAD cipher has no
+// separate HMAC line.
 var (
-	ovpnCipherLine = regexp.MustCompile(`(?:Data Channel Encrypt|Outgoing Static Key Encryption): Cipher '([^']+)'`)
-	ovpnHMACLine   = regexp.MustCompile(`(?:Data Channel Encrypt|Outgoing Static Key Encryption): Using \d+ bit message hash '([^']+)'`)
+	ovpnCipherLine = regexp.MustCompile(`(?:Outgoing Data Channel|Data Channel Encrypt|Outgoing Static Key Encryption): Cipher '([^']+)'`)
+	// TLS mode: "Control Channel: TLSv1.3, cipher TLSv1.3 TLS_AES_256_GCM_SHA384, …".
+	ovpnControlLine = regexp.MustCompile(`Control Channel: (TLS[^,]*), cipher \S+ (\S+),`)
+	ovpnHMACLine    = regexp.MustCompile(`(?:Data Channel Encrypt|Outgoing Static Key Encryption): Using \d+ bit message hash '([^']+)'`)
 )
 
-func (t OpenVPNStatic) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *OpenVPN) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ovpnReady)
 	defer cancel()
-	dir := filepath.Join(env.Dir, "openvpn-static")
+	dir := filepath.Join(env.Dir, t.spec().Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
@@ -82,11 +113,9 @@ func (t OpenVPNStatic) Up(ctx context.Context, env *Testbed) (path *Path, err er
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
-	key := filepath.Join(dir, "static.key")
-	if _, err := os.Stat(key); errors.Is(err, os.ErrNotExist) {
-		if out, err := exec.Command(bin, "--genkey", "secret", key).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("openvpn --genkey: %v: %s", err, strings.TrimSpace(string(out)))
-		}
+	server, client, err := t.modeArgs(bin, dir)
+	if err != nil {
+		return nil, err
 	}
 	u := &ovpnUp{}
 	defer func() {
@@ -94,15 +123,16 @@ func (t OpenVPNStatic) Up(ctx context.Context, env *Testbed) (path *Path, err er
 			err = errors.Join(err, u.close())
 		}
 	}()
-	common := []string{bin, "--dev", ovpnIface, "--dev-type", "tun", "--proto", "udp", "--secret", key,
-		"--cipher", "AES-256-CBC", "--auth", "SHA1", "--verb", "4", // 4: the data channel's cipher and HMAC are logged "--ping", "10",
+	common := []string{bin, "--dev", ovpnIface, "--dev-type", "tun", "--proto", "udp",
+		"--verb", "4", // the data channel's cipher and HMAC are logged from 4 up
 		"--allow-compression", "no"}
-	serverSpec := env.Spec(topology.Server, "openvpn-static", append(common,
+	logName := strings.ReplaceAll(t.Name(), ":", "-")
+	serverSpec := env.Spec(topology.Server, logName, append(append(common, server...),
 		"--lport", strconv.Itoa(ovpnPort), "--ifconfig", ovpnServer.String(), ovpnClient.String())...)
 	if u.server, err = proc.Start(serverSpec); err != nil {
 		return nil, err
 	}
-	clientSpec := env.Spec(topology.Client, "openvpn-static", append(common,
+	clientSpec := env.Spec(topology.Client, logName, append(append(common, client...),
 		"--remote", env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ovpnPort), "--nobind",
 		"--ifconfig", ovpnClient.String(), ovpnServer.String())...)
 	if u.client, err = proc.Start(clientSpec); err != nil {
@@ -116,21 +146,74 @@ func (t OpenVPNStatic) Up(ctx context.Context, env *Testbed) (path *Path, err er
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
-	cipher, hmac := lastSubmatch(ovpnCipherLine, log), lastSubmatch(ovpnHMACLine, log)
-	if cipher == nil || hmac == nil {
-		return nil, fmt.Errorf("openvpn: its log (%s) does not report the data channel's cipher and HMAC", clientSpec.Log)
+	suite, err := t.negotiated(log)
+	if err != nil {
+		return nil, fmt.Errorf("openvpn: %w (log: %s)", err, clientSpec.Log)
 	}
-	suite := cipher[1] + "/" + hmac[1]
+	mode, facts := "static key", map[string]string{t.Name() + " cipher": suite}
+	if t.tls {
+		mode = "TLS"
+		if m := lastSubmatch(ovpnControlLine, log); m != nil {
+			facts[t.Name()+" control channel"] = m[1] + " " + m[2]
+		}
+	}
 	return &Path{
-		Target: DirectTarget(ovpnServer.String()),
-		Facts:  map[string]string{"openvpn-static cipher": suite},
-		Label:  "SSH over OpenVPN (static key, " + suite + ")",
+		Target:  DirectTarget(ovpnServer.String()),
+		Facts:   facts,
+		Label:   "SSH over OpenVPN (" + mode + ", " + suite + ")",
+		Carried: LinkBytes(cli, ovpnIface),
 		Procs: []RSSProc{
 			{Key: "client / openvpn", PID: u.client.PID()},
 			{Key: "server / openvpn", PID: u.server.PID()},
 		},
 		Close: u.close,
 	}, nil
+}
+
+// modeArgs makes the mode's keys in dir (once per run) and returns the
+// server's and the client's mode options.
+func (t *OpenVPN) modeArgs(bin, dir string) (server, client []string, err error) {
+	if !t.tls {
+		key := filepath.Join(dir, "static.key")
+		if _, err := os.Stat(key); errors.Is(err, os.ErrNotExist) {
+			if out, err := exec.Command(bin, "--genkey", "secret", key).CombinedOutput(); err != nil {
+				return nil, nil, fmt.Errorf("openvpn --genkey: %v: %s", err, strings.TrimSpace(string(out)))
+			}
+		}
+		mode := []string{"--secret", key, "--cipher", "AES-256-CBC", "--auth", "SHA1"}
+		return mode, mode, nil
+	}
+	pki, err := writeOpenVPNPKI(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("openvpn: certificates: %w", err)
+	}
+	cipher := strings.ToUpper(t.cipher)
+	// Both sides offer only the variant's cipher: the negotiation can
+	// settle on nothing else, and negotiated() checks that it did.
+	mode := []string{"--ca", pki.CA, "--dh", "none", "--data-ciphers", cipher, "--data-ciphers-fallback", cipher}
+	server = append(slices.Clone(mode), "--tls-server", "--cert", pki.ServerCert, "--key", pki.ServerKey, "--remote-cert-tls", "client")
+	client = append(slices.Clone(mode), "--tls-client", "--cert", pki.ClientCert, "--key", pki.ClientKey, "--remote-cert-tls", "server")
+	return server, client, nil
+}
+
+// negotiated reads the data channel's suite from the client's log: the
+// newest report, as one log holds every condition's path.
+func (t *OpenVPN) negotiated(log []byte) (string, error) {
+	cipher := lastSubmatch(ovpnCipherLine, log)
+	if cipher == nil {
+		return "", errors.New("its log does not report the data channel's cipher")
+	}
+	if t.tls {
+		if !strings.EqualFold(cipher[1], t.cipher) {
+			return "", fmt.Errorf("negotiated data channel cipher %s, not %s", cipher[1], strings.ToUpper(t.cipher))
+		}
+		return cipher[1], nil
+	}
+	hmac := lastSubmatch(ovpnHMACLine, log)
+	if hmac == nil {
+		return "", errors.New("its log does not report the data channel's HMAC")
+	}
+	return cipher[1] + "/" + hmac[1], nil
 }
 
 type ovpnUp struct {
