@@ -14,8 +14,8 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
-// SSHD writes passwd, group and shadow files into dir that add user to the
-// host's, with its home in dir/home, and returns the mounts that show them
+// SSHD writes passwd, group and shadow files into dir/etc that add user to
+// the host's, with its home in dir/home, and returns the mounts that show them
 // to the child only, plus a fresh /run holding sshd's privilege-separation
 // directory. The child must run in its own mount namespace (every child of
 // the namespace launcher does).
@@ -38,7 +38,10 @@ func SSHD(dir, user string) ([]ns.Mount, error) {
 		// without PAM.
 		"shadow": user + ":*:19000:0:99999:7:::\n",
 	}
-	var mounts []ns.Mount
+	etc := filepath.Join(dir, "etc")
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		return nil, fmt.Errorf("%s account: %w", user, err)
+	}
 	for name, line := range files {
 		host, err := os.ReadFile(filepath.Join("/etc", name))
 		if err != nil {
@@ -47,16 +50,18 @@ func SSHD(dir, user string) ([]ns.Mount, error) {
 		if len(host) > 0 && host[len(host)-1] != '\n' {
 			host = append(host, '\n')
 		}
-		path := filepath.Join(dir, name)
 		mode := os.FileMode(0o644)
 		if name == "shadow" {
 			mode = 0o640
 		}
-		if err := os.WriteFile(path, append(host, line...), mode); err != nil {
+		if err := os.WriteFile(filepath.Join(etc, name), append(host, line...), mode); err != nil {
 			return nil, fmt.Errorf("%s account: %w", user, err)
 		}
-		mounts = append(mounts, ns.Mount{Kind: "bind", Source: path, Target: filepath.Join("/etc", name)})
 	}
+	// An overlay, not file bind mounts: the host may replace /etc/passwd
+	// during a run (an apt install adding a system user), which would undo
+	// a file's bind mount.
+	mounts := []ns.Mount{{Kind: "overlay", Source: etc, Target: "/etc"}}
 	mounts = append(mounts,
 		ns.Mount{Kind: "tmpfs", Target: "/run"},
 		ns.Mount{Kind: "mkdir", Target: "/run/sshd"})
@@ -106,7 +111,7 @@ func SSHDLogins(user string) []string {
 // UID is the uid SSHD gave user in dir (read back from its passwd file), for
 // resources the account must own, such as a tun device it attaches to.
 func UID(dir, user string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "passwd"))
+	b, err := os.ReadFile(filepath.Join(dir, "etc", "passwd"))
 	if err != nil {
 		return 0, fmt.Errorf("%s account: %w", user, err)
 	}
@@ -117,5 +122,5 @@ func UID(dir, user string) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("%s account: not in %s", user, filepath.Join(dir, "passwd"))
+	return 0, fmt.Errorf("%s account: not in %s", user, filepath.Join(dir, "etc", "passwd"))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -26,7 +27,8 @@ const planEnv = "TWNSBENCH_NSEXEC_PLAN"
 // Mount is one change to the child's private mount namespace.
 type Mount struct {
 	// Kind is "bind" (Source onto Target), "tmpfs" (a fresh tmpfs on
-	// Target) or "mkdir" (create directory Target).
+	// Target), "mkdir" (create directory Target) or "overlay" (Source's
+	// files over directory Target, read-only; see applyOverlay).
 	Kind   string `json:"kind"`
 	Source string `json:"source,omitempty"`
 	Target string `json:"target"`
@@ -90,9 +92,16 @@ func runHelper() error {
 		return fmt.Errorf("enter netns %s: %w", plan.NetNS, err)
 	}
 	unix.Close(fd)
-	for _, m := range plan.Mounts {
-		if err := applyMount(m); err != nil {
-			return err
+	// Overlays first: an overlay shows its lower directory's own files,
+	// not what is mounted beneath it (the hosts file's bind mount).
+	for _, overlays := range []bool{true, false} {
+		for _, m := range plan.Mounts {
+			if (m.Kind == "overlay") != overlays {
+				continue
+			}
+			if err := applyMount(m); err != nil {
+				return err
+			}
 		}
 	}
 	env := make([]string, 0, len(os.Environ()))
@@ -110,6 +119,8 @@ func runHelper() error {
 func applyMount(m Mount) error {
 	var err error
 	switch m.Kind {
+	case "overlay":
+		err = applyOverlay(m)
 	case "bind":
 		err = unix.Mount(m.Source, m.Target, "", unix.MS_BIND, "")
 	case "tmpfs":
@@ -121,6 +132,30 @@ func applyMount(m Mount) error {
 	}
 	if err != nil {
 		return fmt.Errorf("mount %s %s -> %s: %w", m.Kind, m.Source, m.Target, err)
+	}
+	return nil
+}
+
+// applyOverlay shows Source's files in place of Target's, the rest of
+// Target unchanged. Bind-mounting single files would do the same until the
+// host replaces one of them by rename, as adduser and apt do with
+// /etc/passwd: the mount stays on the old file and the child then sees the
+// host's new one (a run's sshd lost its bench account to an apt install).
+// An overlay's upper layer wins whatever the lower does. Where the kernel
+// has no overlayfs, the files are bind-mounted one by one.
+func applyOverlay(m Mount) error {
+	opts := "lowerdir=" + m.Source + ":" + m.Target
+	if err := unix.Mount("overlay", m.Target, "overlay", unix.MS_RDONLY, opts); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(m.Source)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := unix.Mount(filepath.Join(m.Source, e.Name()), filepath.Join(m.Target, e.Name()), "", unix.MS_BIND, ""); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -163,5 +165,56 @@ func TestWaitTCPGivesUpWhenProcessExits(t *testing.T) {
 	err = proc.WaitTCP(ctx, n, "127.0.0.1:1", p)
 	if err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("want an 'exited' error, got %v", err)
+	}
+}
+
+// TestOverlaySurvivesAHostRename: files laid over a directory stay the
+// child's even when the host replaces one of them by rename (what adduser
+// does to /etc/passwd) after the child started; the directory's other
+// files show through. A file bind mount would lose that race.
+func TestOverlaySurvivesAHostRename(t *testing.T) {
+	n, cg := newEnv(t)
+	tmp := t.TempDir()
+	target, ours := filepath.Join(tmp, "etc"), filepath.Join(tmp, "ours")
+	ready, fifo := filepath.Join(tmp, "ready"), filepath.Join(tmp, "go")
+	for _, d := range []string{target, ours} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(target, "passwd"), []byte("host-before\n"), 0o644)
+	os.WriteFile(filepath.Join(target, "motd"), []byte("host-motd\n"), 0o644)
+	os.WriteFile(filepath.Join(ours, "passwd"), []byte("ours\n"), 0o644)
+	for _, f := range []string{ready, fifo} {
+		if err := unix.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(tmp, "child.log")
+	p, err := proc.Start(proc.Spec{
+		Name: "test/overlay", NetNS: n.Path(), Cgroup: cg, Log: log,
+		// The child says it runs (its mounts are in place), then reads
+		// the files once the host has renamed.
+		Argv:   []string{"sh", "-c", "echo > " + ready + "; read x < " + fifo + "; cat " + target + "/passwd " + target + "/motd"},
+		Mounts: []ns.Mount{{Kind: "overlay", Source: ours, Target: target}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	if _, err := os.ReadFile(ready); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tmp, "passwd.new"), []byte("host-after\n"), 0o644)
+	if err := os.Rename(filepath.Join(tmp, "passwd.new"), filepath.Join(target, "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	out, _ := os.ReadFile(log)
+	if got := string(out); !strings.Contains(got, "ours\nhost-motd\n") {
+		t.Errorf("child saw %q; want its own passwd and the host's motd", got)
 	}
 }
