@@ -1,0 +1,396 @@
+package transport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// StrongSwan is seed 002's strongSwan row: IKEv2 with a pre-shared key,
+// one charon-systemd per namespace, a tunnel-mode CHILD_SA between two
+// inner /32s (each on its namespace's lo), ESP in userspace through
+// kernel-libipsec (a TUN device, ipsec0, and routes in table 220),
+// UDP-encapsulated. Every instrument aims at the server's inner address.
+type StrongSwan struct {
+	variant string
+}
+
+// The tunnel's inner addresses: the traffic selectors.
+var (
+	ssServer = netip.MustParseAddr("10.93.0.1")
+	ssClient = netip.MustParseAddr("10.93.0.2")
+)
+
+const (
+	ssIface    = "ipsec0" // the TUN device kernel-libipsec creates
+	ssConn     = "twnsb"  // the IKE connection's and the CHILD_SA's name
+	ssReady    = time.Minute
+	ssLibipsec = "/usr/lib/ipsec/plugins/libstrongswan-kernel-libipsec.so"
+	// The IKE SA's proposal is fixed: only the ESP one is measured.
+	ssIKEProposal = "aes256gcm16-prfsha256-x25519"
+	// kernel-libipsec is loaded before kernel-netlink so that it, not the
+	// kernel's XFRM (which lacks ESP here and would black-hole silently),
+	// is the IPsec backend; kernel-netlink only does addresses and routes.
+	// The "!" makes a plugin critical: charon refuses to start without it.
+	ssPlugins = "random nonce openssl gcm chapoly aes sha1 sha2 hmac kdf pem pkcs1 x509 pubkey curve25519 kernel-libipsec! kernel-netlink socket-default! vici!"
+)
+
+// ssNegotiated is each variant's ESP proposal (its swanctl.conf spelling)
+// as swanctl --list-sas reports it once negotiated (ChaCha20-Poly1305
+// without a key size).
+var ssNegotiated = map[string]string{
+	"aes256gcm16":      "AES_GCM_16-256",
+	"aes128gcm16":      "AES_GCM_16-128",
+	"chacha20poly1305": "CHACHA20_POLY1305",
+	"aes128-sha256":    "AES_CBC-128/HMAC_SHA2_256_128",
+}
+
+var strongSwanSpec = Spec{
+	Name:     "strongswan",
+	Summary:  "SSH over strongSwan IKEv2 (PSK, tunnel mode, ESP in userspace through kernel-libipsec, UDP-encapsulated)",
+	Variants: []string{"aes256gcm16", "aes128gcm16", "chacha20poly1305", "aes128-sha256"},
+	New:      func(c Config) (Transport, error) { return &StrongSwan{variant: c.Variant}, nil },
+}
+
+func (t *StrongSwan) Name() string { return strongSwanSpec.RowName(t.variant) }
+func (t *StrongSwan) Label() string {
+	return "SSH over strongSwan (userspace ESP, libipsec, " + t.variant + ")"
+}
+func (t *StrongSwan) About() string {
+	return "is strongSwan IKEv2 with ESP in userspace (kernel-libipsec over a TUN device, UDP-encapsulated): one charon-systemd per namespace encrypts every packet, in the transport's cgroups."
+}
+
+// ssProgram finds charon-systemd, which Debian puts in /usr/sbin and
+// other distributions under /usr/lib*/ipsec or /usr/libexec.
+func ssProgram() (string, error) {
+	if p, err := systemProgram("charon-systemd"); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/lib/ipsec/charon-systemd", "/usr/libexec/ipsec/charon-systemd", "/usr/libexec/strongswan/charon-systemd"} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("charon-systemd not found")
+}
+
+func (t *StrongSwan) Check() error {
+	var missing []string
+	if _, err := ssProgram(); err != nil {
+		missing = append(missing, err.Error())
+	}
+	if _, err := systemProgram("swanctl"); err != nil {
+		missing = append(missing, err.Error())
+	}
+	for _, f := range []string{ssLibipsec, tunDevice} {
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, "needs "+f+": "+err.Error())
+		}
+	}
+	if len(missing) > 0 {
+		return &UnavailableError{Transport: t.Name(), Reason: strings.Join(missing, "; "),
+			Fix: "install charon-systemd strongswan-swanctl libcharon-extra-plugins libstrongswan-standard-plugins libstrongswan-extra-plugins (scripts/install-deps.sh)"}
+	}
+	return nil
+}
+
+// espLine is swanctl --list-sas's CHILD_SA line, e.g. "twnsb: #1, reqid 1,
+// INSTALLED, TUNNEL-in-UDP, ESP:AES_GCM_16-256".
+var espLine = regexp.MustCompile(`INSTALLED, [^,]+, ESP:([^\s,]+)`)
+
+func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+	ctx, cancel := context.WithTimeout(ctx, ssReady)
+	defer cancel()
+	charon, err := ssProgram()
+	if err != nil {
+		return nil, fmt.Errorf("strongswan: %w", err)
+	}
+	swanctl, err := systemProgram("swanctl")
+	if err != nil {
+		return nil, fmt.Errorf("strongswan: %w", err)
+	}
+	psk := make([]byte, 32)
+	if _, err := rand.Read(psk); err != nil {
+		return nil, fmt.Errorf("strongswan: psk: %w", err)
+	}
+	u := &ssUp{env: env, swanctlBin: swanctl, variant: t.variant, logName: "strongswan-" + t.variant}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, u.close())
+		}
+	}()
+	// The server first: it must be listening when the client initiates.
+	for _, s := range []struct {
+		role, peer       string
+		inner, peerInner netip.Addr
+		p                **proc.Process
+	}{
+		{topology.Server, topology.Client, ssServer, ssClient, &u.server},
+		{topology.Client, topology.Server, ssClient, ssServer, &u.client},
+	} {
+		dir := filepath.Join(env.Dir, u.logName, s.role)
+		conf := ssConfig{dir: dir, local: env.Topo.Spec.Addr(s.role), remote: env.Topo.Spec.Addr(s.peer),
+			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk}
+		if err := conf.write(); err != nil {
+			return nil, fmt.Errorf("strongswan: %s: %w", s.role, err)
+		}
+		// Before charon starts, so it knows the address when it installs
+		// the CHILD_SA's route with it as the source.
+		if err := u.addInner(s.role, s.inner); err != nil {
+			return nil, fmt.Errorf("strongswan: %s: inner address: %w", s.role, err)
+		}
+		spec := env.Spec(s.role, u.logName, charon)
+		spec.Env = conf.env()
+		if *s.p, err = proc.Start(spec); err != nil {
+			return nil, fmt.Errorf("strongswan: %s: start charon: %w", s.role, err)
+		}
+		if err := waitUnix(ctx, filepath.Join(dir, "charon.vici"), *s.p); err != nil {
+			return nil, fmt.Errorf("strongswan: %s: charon's vici socket (log: %s): %w", s.role, spec.Log, err)
+		}
+		if _, err := u.swanctl(ctx, s.role, conf, "--load-all", "--file", filepath.Join(dir, "swanctl.conf")); err != nil {
+			return nil, err
+		}
+		u.conf = append(u.conf, conf)
+	}
+	cliConf := u.conf[1]
+	if _, err := u.swanctl(ctx, topology.Client, cliConf, "--initiate", "--child", ssConn); err != nil {
+		return nil, err
+	}
+	cli := env.Topo.Roles[topology.Client].NS
+	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(ssServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
+		return nil, fmt.Errorf("strongswan: sshd through the tunnel (log: %s): %w", filepath.Join(env.LogDir, "client-"+u.logName+".log"), err)
+	}
+	// What was negotiated, read back from the client's charon.
+	sas, err := u.swanctl(ctx, topology.Client, cliConf, "--list-sas", "--ike", ssConn)
+	if err != nil {
+		return nil, err
+	}
+	m := espLine.FindStringSubmatch(sas)
+	if m == nil {
+		return nil, fmt.Errorf("strongswan: swanctl --list-sas shows no installed ESP CHILD_SA: %q", sas)
+	}
+	esp := m[1]
+	if want := ssNegotiated[t.variant]; esp != want {
+		return nil, fmt.Errorf("strongswan %s: negotiated ESP %s, not %s", t.variant, esp, want)
+	}
+	version, err := u.swanctl(ctx, topology.Client, cliConf, "--version", "--daemon")
+	if err != nil {
+		return nil, err
+	}
+	return &Path{
+		Target: DirectTarget(ssServer.String()),
+		Facts: map[string]string{
+			"strongswan":     strings.TrimSpace(version),
+			"strongswan esp": "userspace (kernel-libipsec)",
+		},
+		Label: "SSH over strongSwan (userspace ESP, libipsec, " + esp + ")",
+		Procs: []RSSProc{
+			{Key: "client / charon", PID: u.client.PID()},
+			{Key: "server / charon", PID: u.server.PID()},
+		},
+		Carried: LinkBytes(cli, ssIface),
+		Close:   u.close,
+	}, nil
+}
+
+// ssConfig is one side's strongswan.conf and swanctl.conf, in a directory
+// of its own: nothing under /etc or the host's /run is read or written.
+type ssConfig struct {
+	dir                    string
+	local, remote          netip.Addr // the IKE peers
+	localTS, remoteTS      netip.Addr // the inner /32s
+	localID, remoteID, esp string
+	psk                    []byte
+}
+
+func (c ssConfig) uri() string { return "unix://" + filepath.Join(c.dir, "charon.vici") }
+
+// env points charon and swanctl at this side's files: STRONGSWAN_CONF
+// (else /etc/strongswan.conf, whose vici socket is the host's
+// /var/run/charon.vici) and SWANCTL_DIR (else swanctl --load-all reads
+// credentials from /etc/swanctl; its complaints about the missing x509…
+// subdirectories here are harmless: the PSK is in swanctl.conf).
+func (c ssConfig) env() []string {
+	return []string{"STRONGSWAN_CONF=" + filepath.Join(c.dir, "strongswan.conf"), "SWANCTL_DIR=" + c.dir}
+}
+
+func (c ssConfig) write() error {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return err
+	}
+	// A socket left by this row's previous condition would pass for the
+	// new charon's being ready.
+	if err := os.Remove(filepath.Join(c.dir, "charon.vici")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	// Logging to stderr lands in the role's log file; the journal is not
+	// there to log to.
+	strongswan := `# twnsbench strongswan
+charon-systemd {
+	load = ` + ssPlugins + `
+	plugins {
+		vici {
+			socket = ` + c.uri() + `
+		}
+	}
+	journal {
+		default = -1
+	}
+	filelog {
+		stderr {
+			default = 1
+			ike_name = yes
+			time_format = %b %e %T
+		}
+	}
+}
+swanctl {
+	load = pem pkcs1 x509 pubkey openssl random
+}
+`
+	// encap = yes: libipsec (5.9) carries ESP only inside UDP. Tunnel
+	// mode: transport mode was refused (TS_UNACCEPTABLE) in seed 002.
+	// mobike = no: nothing moves here, and charon would otherwise answer
+	// every address change in the namespace with an update exchange.
+	swan := fmt.Sprintf(`# twnsbench strongswan
+connections {
+	%[1]s {
+		version = 2
+		local_addrs = %[2]s
+		remote_addrs = %[3]s
+		encap = yes
+		mobike = no
+		proposals = %[4]s
+		local {
+			auth = psk
+			id = %[5]s
+		}
+		remote {
+			auth = psk
+			id = %[6]s
+		}
+		children {
+			%[1]s {
+				mode = tunnel
+				local_ts = %[7]s/32
+				remote_ts = %[8]s/32
+				esp_proposals = %[9]s
+			}
+		}
+	}
+}
+secrets {
+	ike-%[1]s {
+		id-1 = %[5]s
+		id-2 = %[6]s
+		secret = 0x%[10]s
+	}
+}
+`, ssConn, c.local, c.remote, ssIKEProposal, c.localID, c.remoteID, c.localTS, c.remoteTS, c.esp, hex.EncodeToString(c.psk))
+	if err := os.WriteFile(filepath.Join(c.dir, "strongswan.conf"), []byte(strongswan), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(c.dir, "swanctl.conf"), []byte(swan), 0o600)
+}
+
+type ssUp struct {
+	env            *Testbed
+	swanctlBin     string
+	variant        string
+	logName        string // the charons' logs: LogDir/<role>-<logName>.log
+	conf           []ssConfig
+	server, client *proc.Process
+	inner          map[string]netip.Addr // the inner address added to each role's lo
+	once           sync.Once
+	err            error
+}
+
+// swanctl runs one swanctl command against role's charon and returns its
+// output; a failure quotes it.
+func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...string) (string, error) {
+	spec := u.env.Spec(role, "swanctl-"+u.variant, append(append([]string{u.swanctlBin}, args...), "--uri", c.uri())...)
+	spec.Env = c.env()
+	res, err := proc.Run(ctx, spec)
+	if err != nil {
+		return "", fmt.Errorf("strongswan: %s: swanctl %s: %w: %s", role, args[0], err, strings.TrimSpace(string(res.Stdout)+string(res.Stderr)))
+	}
+	return string(res.Stdout), nil
+}
+
+// addInner puts the role's inner address on its lo, so that the
+// traffic selector is a local address there: charon's route in table
+// 220 (via ipsec0) takes it as its source, and the fixtures, listening on
+// every address, answer on it.
+func (u *ssUp) addInner(role string, a netip.Addr) error {
+	err := u.env.Topo.Roles[role].NS.Do(func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		return netlink.AddrReplace(lo, &netlink.Addr{IPNet: prefix32(a)})
+	})
+	if err != nil {
+		return err
+	}
+	if u.inner == nil {
+		u.inner = map[string]netip.Addr{}
+	}
+	u.inner[role] = a
+	return nil
+}
+
+// close stops both charons (each removes its ipsec0, its routes and its
+// table-220 rule) and removes the inner addresses.
+func (u *ssUp) close() error {
+	u.once.Do(func() {
+		errs := []error{stopAll(u.client, u.server)}
+		for role, a := range u.inner {
+			err := u.env.Topo.Roles[role].NS.Do(func() error {
+				lo, err := netlink.LinkByName("lo")
+				if err != nil {
+					return err
+				}
+				return netlink.AddrDel(lo, &netlink.Addr{IPNet: prefix32(a)})
+			})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("strongswan: %s: remove %s from lo: %w", role, a, err))
+			}
+		}
+		u.err = errors.Join(errs...)
+	})
+	return u.err
+}
+
+// waitUnix waits until a unix socket accepts a connection, giving up when
+// ctx ends or p exits first.
+func waitUnix(ctx context.Context, path string, p *proc.Process) error {
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		c, err := net.Dial("unix", path)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (last: %v)", path, ctx.Err(), err)
+		case <-p.Done():
+			return fmt.Errorf("%s exited: %v", p.Name, p.Err())
+		case <-time.After(delay): // polling for the socket, a condition
+		}
+	}
+}
