@@ -10,6 +10,8 @@
 # Env: TWNSBENCH_APT_SOURCES_DIR (default /etc/apt/sources.list.d): where that
 #      file goes and which entries are looked at (with ../sources.list); the
 #      tests point it at a temporary directory.
+#      TWNSBENCH_SYSTEMD_DIR (default /run/systemd/system): present when
+#      systemd runs the host (the tests point it elsewhere).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib/packages.sh"
@@ -22,6 +24,11 @@ fi
 packages=(
 	iperf3 netperf openssh-client openssh-server iproute2 ethtool iputils-ping
 	wireguard-tools procps ca-certificates openvpn
+	# seed 002's userspace tunnels: sshuttle, and strongSwan with ESP in
+	# userspace (kernel-libipsec is in libcharon-extra-plugins; gcm and
+	# openssl in the standard plugins; chapoly and curve25519 in the extra)
+	sshuttle charon-systemd strongswan-swanctl libcharon-extra-plugins
+	libstrongswan-standard-plugins libstrongswan-extra-plugins
 )
 sources_dir=${TWNSBENCH_APT_SOURCES_DIR:-/etc/apt/sources.list.d}
 nonfree=$sources_dir/twnsbench-non-free.sources
@@ -88,4 +95,12 @@ fi
 # nothing listens on the host.
 echo 'iperf3 iperf3/start_daemon boolean false' | debconf-set-selections
 install_packages "${missing[@]}"
+# charon-systemd's package enables and starts strongswan.service, a host
+# IKE daemon: twnsbench starts its own charon per namespace, so the one
+# just installed is stopped and disabled again (one installed before is
+# left as it was).
+if [[ " ${missing[*]} " == *" charon-systemd "* ]] && [ -d "${TWNSBENCH_SYSTEMD_DIR:-/run/systemd/system}" ]; then
+	echo "install-deps.sh: stopping and disabling strongswan.service (twnsbench runs its own charon in each namespace)"
+	systemctl disable --now strongswan.service || echo "install-deps.sh: warning: could not disable strongswan.service" >&2
+fi
 echo "install-deps.sh: done"

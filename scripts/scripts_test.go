@@ -22,6 +22,8 @@ var (
 	depsPackages = []string{
 		"iperf3", "netperf", "openssh-client", "openssh-server", "iproute2", "ethtool",
 		"iputils-ping", "wireguard-tools", "procps", "ca-certificates", "openvpn",
+		"sshuttle", "charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins",
+		"libstrongswan-standard-plugins", "libstrongswan-extra-plugins",
 	}
 	vmPackages = []string{
 		"qemu-system-x86", "linux-image-amd64", "busybox-static", "kmod", "cpio",
@@ -41,6 +43,8 @@ const stubLog = `log() { printf '%s|%s|%s\n' "$1" "$2" "${3-}" >>"$STUB_LOG"; }
 
 var stubs = map[string]string{
 	"id": `echo 0
+`,
+	"systemctl": stubLog + `log systemctl "$*"
 `,
 	// Like the real one (checked on Debian 12): "ii " and exit 0 for an
 	// installed package, "rc " for one removed with its config files, and for
@@ -138,6 +142,7 @@ func newHost(t *testing.T, installed, configFiles []string, netperf string) *hos
 		"STUB_CONFIGFILES":          strings.Join(configFiles, " "),
 		"STUB_NETPERF":              netperf,
 		"TWNSBENCH_APT_SOURCES_DIR": h.sources,
+		"TWNSBENCH_SYSTEMD_DIR":     filepath.Join(h.dir, "no-systemd"),
 		"VMTEST_CACHE":              filepath.Join(h.dir, "cache"),
 	}
 	return h
@@ -273,13 +278,35 @@ func TestInstallDepsSomeInstalled(t *testing.T) {
 	h := newHost(t, installed, []string{"openssh-server"}, "never")
 	r := h.run(t, "install-deps.sh")
 	wantCode(t, r, 0)
-	want := []string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn"}
+	want := []string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn", "sshuttle",
+		"charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins", "libstrongswan-standard-plugins", "libstrongswan-extra-plugins"}
 	if !reflect.DeepEqual(r.installs, [][]string{want}) {
 		t.Errorf("installed %q, want [%q]", r.installs, want)
 	}
 	// netperf is installed: its candidate is not looked at.
 	wantCalls(t, r, iperfSeed, aptUpdate, install(depsEnv, want...))
 	wantNoFile(t, filepath.Join(h.sources, "twnsbench-non-free.sources"))
+}
+
+// Under systemd, the strongswan.service that charon-systemd's package
+// starts on the host is stopped and disabled again, right after the
+// install; without systemd (above) systemctl is never called.
+func TestInstallDepsDisablesHostStrongSwan(t *testing.T) {
+	h := newHost(t, nil, nil, "have")
+	systemd := filepath.Join(h.dir, "systemd")
+	os.MkdirAll(systemd, 0o755)
+	r := h.run(t, "install-deps.sh", "TWNSBENCH_SYSTEMD_DIR="+systemd)
+	wantCode(t, r, 0)
+	wantCalls(t, r, "apt-cache|policy netperf|", iperfSeed, aptUpdate, install(depsEnv, depsPackages...),
+		"systemctl|disable --now strongswan.service|")
+	// Installed before: left as the host had it.
+	h = newHost(t, []string{"charon-systemd"}, nil, "have")
+	r = h.run(t, "install-deps.sh", "TWNSBENCH_SYSTEMD_DIR="+systemd)
+	for _, c := range r.calls {
+		if strings.HasPrefix(c, "systemctl|") {
+			t.Errorf("systemctl called for a charon-systemd installed before: %q", c)
+		}
+	}
 }
 
 func TestInstallDepsAllInstalled(t *testing.T) {
