@@ -79,7 +79,8 @@ func (rc *recorder) impairment(method, description string, seed *uint64) {
 }
 
 func (rc *recorder) transport(t transport.Transport) {
-	rc.doc.Transports = append(rc.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label(), About: t.About()})
+	spec, _ := transport.SpecOf(t.Name())
+	rc.doc.Transports = append(rc.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label(), About: t.About(), Plain: spec.Plain})
 }
 
 // path records a transport's facts and fallbacks (once: every condition

@@ -25,6 +25,8 @@ func (IPerf3) Metrics() []results.Metric {
 	return []results.Metric{
 		{Key: "value", Label: "goodput", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "retransmits", Label: "TCP retransmits", Unit: "segments", Better: results.BetterLower},
+		{Key: results.HostCPUPerGB, Label: "host CPU per GB moved", Unit: "CPU-s/GB", Better: results.BetterLower},
+		{Key: results.TransportCPUPerGB, Label: "tunnel's own CPU per GB moved", Unit: "CPU-s/GB", Better: results.BetterLower},
 	}
 }
 

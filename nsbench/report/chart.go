@@ -62,6 +62,7 @@ type chartPanel struct {
 	unit       string
 	prec       int
 	stacked    bool // CPU-s by role: one stacked bar per transport
+	relative   bool // the values divided by the plain row's median
 }
 
 // lanPanels and impairedPanels are the reference chart's panels: three of
@@ -80,11 +81,21 @@ var (
 	}
 )
 
+// tunnelPanels are the tunnel comparison's (seed 002's view), drawn when
+// the report has that section.
+var tunnelPanels = []chartPanel{
+	{id: "lan-iperf3-1-relative", condition: tunnelCondition, instrument: instIperf1, metric: "value", relative: true,
+		title: "iperf3, 1 stream, relative to plain", unit: "× the network without a tunnel · higher is better", prec: precRatio},
+	{id: "lan-iperf3-1-cpu-per-gb", condition: tunnelCondition, instrument: instIperf1, metric: results.HostCPUPerGB,
+		title: "host CPU-s per GB (iperf3, 1 stream)", unit: "CPU-s per 10^9 bytes moved · lower is better", prec: precCPUPerGB},
+}
+
 // panelsFor lays out the panels in reading order, two per row: with one
 // impaired condition, the reference chart's six (LAN iperf3, scp, TCP_RR;
 // WAN iperf3 4 streams; LAN CPU; WAN TCP_RR); every further impaired
-// condition adds its own pair.
-func panelsFor(d *results.Document) []chartPanel {
+// condition adds its own pair, and a tunnel comparison its pair.
+func panelsFor(v *view) []chartPanel {
+	d := v.doc
 	var impaired []string
 	for _, c := range d.Conditions {
 		if c.Name != "lan" {
@@ -106,6 +117,9 @@ func panelsFor(d *results.Document) []chartPanel {
 	panels := append(append([]chartPanel{}, lanPanels...), first[0], lanCPUPanel, first[1])
 	for _, cond := range impaired[1:] {
 		panels = append(panels, pair(cond)...)
+	}
+	if v.twnsbench && v.hasTunnelComparison() {
+		panels = append(panels, tunnelPanels...)
 	}
 	return panels
 }
@@ -138,7 +152,8 @@ func Chart(d *results.Document, theme Theme) []byte {
 	if !ok {
 		pal = palettes[Light]
 	}
-	c := &chart{v: newView(d), pal: pal, src: spreadFor(d), panels: panelsFor(d)}
+	v := newView(d)
+	c := &chart{v: v, pal: pal, src: spreadFor(d), panels: panelsFor(v)}
 	return c.render()
 }
 
@@ -247,6 +262,9 @@ func (c *chart) bars(p chartPanel) []bar {
 		default:
 			if xs := metricValues(ss, p.metric); len(xs) > 0 {
 				b.spread = c.src.spread(metricKey{t, p.condition, p.instrument, p.metric}, xs)
+				if base := c.v.plainMedian(); p.relative && base > 0 {
+					b.spread.center, b.spread.lo, b.spread.hi = b.spread.center/base, b.spread.lo/base, b.spread.hi/base
+				}
 				if b.spread.n > 1 {
 					c.levels = append(c.levels, b.spread.level)
 				}

@@ -110,7 +110,7 @@ func TestChartReferenceOneBarPerTransport(t *testing.T) {
 	for _, theme := range []Theme{Light, Dark} {
 		root := parseSVG(t, Chart(referenceDoc(t), theme))
 		panels := panelsByID(root)
-		want := panelsFor(referenceDoc(t))
+		want := panelsFor(newView(referenceDoc(t)))
 		if len(panels) != 6 || len(want) != 6 {
 			t.Fatalf("theme %d: %d panels (layout %d), want the reference's 6", theme, len(panels), len(want))
 		}
@@ -311,13 +311,13 @@ func TestChartPanelsPerCondition(t *testing.T) {
 		}
 		return strings.Join(s, " ")
 	}
-	if got, want := ids(panelsFor(referenceDoc(t))), "lan-iperf3-1 lan-scp lan-tcp_rr-p50 wan-iperf3-4 lan-scp-cpu wan-tcp_rr-p50"; got != want {
+	if got, want := ids(panelsFor(newView(referenceDoc(t)))), "lan-iperf3-1 lan-scp lan-tcp_rr-p50 wan-iperf3-4 lan-scp-cpu wan-tcp_rr-p50"; got != want {
 		t.Errorf("reference layout %q, want %q", got, want)
 	}
 	d := referenceDoc(t)
 	d.Conditions = []results.Condition{{Name: "lan", Label: "LAN"}, {Name: "wan1", Label: "WAN 1 (20 ms RTT, 0.5 % loss)"},
 		{Name: "wan2", Label: "WAN 2 (40 ms RTT, 0.2 % loss, ±5 ms jitter, 100 Mbit/s)"}}
-	if got, want := ids(panelsFor(d)), "lan-iperf3-1 lan-scp lan-tcp_rr-p50 wan1-iperf3-4 lan-scp-cpu wan1-tcp_rr-p50 wan2-iperf3-4 wan2-tcp_rr-p50"; got != want {
+	if got, want := ids(panelsFor(newView(d))), "lan-iperf3-1 lan-scp lan-tcp_rr-p50 wan1-iperf3-4 lan-scp-cpu wan1-tcp_rr-p50 wan2-iperf3-4 wan2-tcp_rr-p50"; got != want {
 		t.Errorf("two WAN profiles: %q, want %q", got, want)
 	}
 	svg := string(Chart(d, Light))

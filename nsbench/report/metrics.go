@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
@@ -16,6 +17,8 @@ var inFixedTables = map[[2]string]bool{
 	{instPing, "value"}: true, {instPing, "min_ms"}: true,
 	{instUDP, "value"}: true, {instUDP, "loss_pct"}: true, {instUDP, "rcvbuf_errors"}: true,
 	{instReady, "value"}: true,
+	// the tunnel comparison
+	{instIperf1, results.HostCPUPerGB}: true, {instIperf1, results.TransportCPUPerGB}: true,
 }
 
 // writeMoreMetrics renders, per condition, every declared metric that no

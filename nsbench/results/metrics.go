@@ -45,12 +45,33 @@ func (s Sample) Metric(key string) (float64, bool) {
 		if s.MeanUs != nil {
 			return *s.MeanUs, true
 		}
+	case HostCPUPerGB:
+		if s.MovedBytes != nil && *s.MovedBytes > 0 && s.HostCPUSec > 0 {
+			return s.HostCPUSec / (float64(*s.MovedBytes) / 1e9), true
+		}
+	case TransportCPUPerGB:
+		if s.MovedBytes != nil && *s.MovedBytes > 0 && s.TransportCPUSec != nil {
+			total := 0.0
+			for _, sec := range s.TransportCPUSec {
+				total += sec
+			}
+			return total / (float64(*s.MovedBytes) / 1e9), true
+		}
 	default:
 		v, ok := s.Extra[key]
 		return v, ok
 	}
 	return 0, false
 }
+
+// Metrics derived from a sample's meters and what its tool moved: CPU-s
+// per GB (10^9 bytes) moved, of the whole host (every process and the
+// kernel: the iperf3 endpoints, the tunnel, softirq crypto) and of the
+// transport's own cgroups (its daemons; kernel tunnels have none).
+const (
+	HostCPUPerGB      = "host_cpu_sec_per_gb"
+	TransportCPUPerGB = "transport_cpu_sec_per_gb"
+)
 
 // CellKey names one metric of one transport × condition × instrument: a
 // cell of Cells and a row of compare.

@@ -108,6 +108,9 @@ type Transport struct {
 	Label string            `json:"label"`
 	About string            `json:"about,omitempty"`
 	Facts map[string]string `json:"facts,omitempty"`
+	// Plain marks the path without a tunnel: the baseline of the tunnel
+	// comparison.
+	Plain bool `json:"plain,omitempty"`
 }
 
 // RecordFacts keeps a transport's facts with its entry in Transports.

@@ -28,7 +28,10 @@ type Spec struct {
 	// InDefault puts the transport in the default set, "every transport
 	// available here"; the others run when named.
 	InDefault bool
-	Options   []Option
+	// Plain marks the path without a tunnel (the instruments straight to
+	// the server): the baseline the report sets every tunnel against.
+	Plain   bool
+	Options []Option
 	// Variants are the settings one transport can be measured with (cipher
 	// suites, modes), named in --transports as NAME:VARIANT; the first is
 	// the default. Each variant is a row of its own.
@@ -96,6 +99,12 @@ func Registered() []Spec {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	return slices.Clone(registry)
+}
+
+// SpecOf finds the spec of a row name (NAME or NAME:VARIANT).
+func SpecOf(row string) (Spec, bool) {
+	name, _, _ := strings.Cut(row, ":")
+	return Lookup(name)
 }
 
 // Lookup finds a registered transport by name.

@@ -16,6 +16,7 @@ var sshSpec = Spec{
 	Name:      "ssh",
 	Summary:   "Pure SSH: the instruments straight to the server's fixtures (the no-tunnel baseline)",
 	InDefault: true,
+	Plain:     true,
 	New:       func(Config) (Transport, error) { return SSH{}, nil },
 }
 

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// tunnelDoc: the plain row and two tunnels, two runs each, with what
+// iperf3 moved, the host's CPU and the tunnels' own.
+func tunnelDoc() *results.Document {
+	s := func(tr string, run int, gbps, hostCPU, ownCPU float64) results.Sample {
+		moved := int64(gbps * 1e9 / 8 * 2) // 2 s at that rate
+		x := results.Sample{Transport: tr, Condition: "lan", Instrument: instIperf1, Run: run, WallSec: 2, Value: gbps,
+			HostCPUSec: hostCPU, MovedBytes: &moved}
+		if ownCPU > 0 {
+			x.TransportCPUSec = map[string]float64{"client": ownCPU / 2, "server": ownCPU / 2}
+		}
+		return x
+	}
+	return &results.Document{
+		SchemaVersion: results.SchemaVersion,
+		Env:           results.Env{Generated: "2026-12-01T00:00:00Z", Runs: 2, Harness: "twnsbench test"},
+		Transports: []results.Transport{
+			{Name: "ssh", Label: "Pure SSH", Plain: true},
+			{Name: "openvpn-tls", Label: "SSH over OpenVPN (TLS, AES-256-GCM)"},
+			{Name: "wireguard", Label: "SSH over WireGuard"},
+		},
+		Conditions: []results.Condition{{Name: "lan", Label: "LAN (0 ms RTT, no loss)"}},
+		Samples: []results.Sample{
+			s("ssh", 1, 8, 3, 0), s("ssh", 2, 6, 3, 0), // median 7 Gbit/s; 3 CPU-s per 2 or 1.5 GB
+			s("openvpn-tls", 1, 0.2, 2, 1.5), s("openvpn-tls", 2, 0.15, 2, 1.5), // 0.05 GB and 0.0375 GB moved
+			s("wireguard", 1, 1.4, 2.8, 0), // one run: n=1
+		},
+	}
+}
+
+func TestTunnelComparison(t *testing.T) {
+	md := string(Markdown(tunnelDoc()))
+	for _, want := range []string{
+		"## Tunnels compared — LAN (0 ms RTT, no loss)",
+		"the Pure SSH row, whose iperf3 crosses no tunnel",
+		"| Transport | iperf3 1 stream (Gbit/s) | MBytes/s | relative to plain | host CPU-s per GB | tunnel's own CPU-s per GB |",
+		// 7 Gbit/s = 834 MiB/s; 3 CPU-s over 2 GB and 1.5 GB.
+		"| Pure SSH (no tunnel: the baseline) | 7.00 (6.00–8.00) | 834 (715–954) | 1.000× | 1.75 (1.50–2.00) | — |",
+		// 0.175 Gbit/s median: 0.025×; 2 CPU-s over 0.05 and 0.0375 GB; own 1.5 CPU-s.
+		"| SSH over OpenVPN (TLS, AES-256-GCM) | 0.17 (0.15–0.20) | 21 (18–24) | 0.025× | 46.67 (40.00–53.33) | 35.00 (30.00–40.00) |",
+		// No transport CPU map (a kernel tunnel): no own figure.
+		"| SSH over WireGuard | 1.40 (1.40–1.40; n=1) | 167 (167–167; n=1) | 0.200× | 8.00 (8.00–8.00; n=1) | — |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	// The derived metrics are the comparison's, not "More metrics" rows.
+	if strings.Contains(md, "## More metrics") {
+		t.Error("iperf3-1's CPU per GB repeated under More metrics")
+	}
+	// Without a plain row, or without what iperf3 moved, no comparison.
+	d := tunnelDoc()
+	d.Transports[0].Plain = false
+	if strings.Contains(string(Markdown(d)), "## Tunnels compared") {
+		t.Error("comparison without a plain row")
+	}
+	d = tunnelDoc()
+	for i := range d.Samples {
+		d.Samples[i].MovedBytes = nil
+	}
+	if strings.Contains(string(Markdown(d)), "## Tunnels compared") {
+		t.Error("comparison without moved bytes")
+	}
+}
+
+// TestTunnelChartPanels: the comparison's pair of panels, the relative one
+// drawn as a fraction of the plain row's median.
+func TestTunnelChartPanels(t *testing.T) {
+	svg := string(Chart(tunnelDoc(), Light))
+	for _, want := range []string{`id="panel-lan-iperf3-1-relative"`, `id="panel-lan-iperf3-1-cpu-per-gb"`,
+		"SSH over OpenVPN (TLS, AES-256-GCM): 0.025", "SSH over OpenVPN (TLS, AES-256-GCM): 46.67"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+	d := tunnelDoc()
+	d.Transports[0].Plain = false
+	if strings.Contains(string(Chart(d, Light)), "panel-lan-iperf3-1-relative") {
+		t.Error("relative panel without a plain row")
+	}
+}
