@@ -24,10 +24,11 @@ fi
 packages=(
 	iperf3 netperf openssh-client openssh-server iproute2 ethtool iputils-ping
 	wireguard-tools procps ca-certificates openvpn
-	# seed 002's userspace tunnels: sshuttle, and strongSwan with ESP in
+	# seed 002's userspace tunnels: sshuttle (its nft method needs nftables;
+	# Debian's package depends on iptables only), and strongSwan with ESP in
 	# userspace (kernel-libipsec is in libcharon-extra-plugins; gcm and
 	# openssl in the standard plugins; chapoly and curve25519 in the extra)
-	sshuttle charon-systemd strongswan-swanctl libcharon-extra-plugins
+	sshuttle nftables charon-systemd strongswan-swanctl libcharon-extra-plugins
 	libstrongswan-standard-plugins libstrongswan-extra-plugins
 )
 sources_dir=${TWNSBENCH_APT_SOURCES_DIR:-/etc/apt/sources.list.d}

@@ -22,7 +22,7 @@ var (
 	depsPackages = []string{
 		"iperf3", "netperf", "openssh-client", "openssh-server", "iproute2", "ethtool",
 		"iputils-ping", "wireguard-tools", "procps", "ca-certificates", "openvpn",
-		"sshuttle", "charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins",
+		"sshuttle", "nftables", "charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins",
 		"libstrongswan-standard-plugins", "libstrongswan-extra-plugins",
 	}
 	vmPackages = []string{
@@ -278,7 +278,7 @@ func TestInstallDepsSomeInstalled(t *testing.T) {
 	h := newHost(t, installed, []string{"openssh-server"}, "never")
 	r := h.run(t, "install-deps.sh")
 	wantCode(t, r, 0)
-	want := []string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn", "sshuttle",
+	want := []string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn", "sshuttle", "nftables",
 		"charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins", "libstrongswan-standard-plugins", "libstrongswan-extra-plugins"}
 	if !reflect.DeepEqual(r.installs, [][]string{want}) {
 		t.Errorf("installed %q, want [%q]", r.installs, want)

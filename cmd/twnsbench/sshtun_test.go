@@ -32,6 +32,9 @@ func TestSSHTunVariants(t *testing.T) {
 			if s.Value <= 0.01 || s.TransportCPUSec["client"] < 0.1 || s.TransportCPUSec["server"] < 0.1 {
 				t.Errorf("%s iperf3-1 %.3f Gbit/s, transport CPU %v: want traffic through the tunnel's ssh and sshd", s.Transport, s.Value, s.TransportCPUSec)
 			}
+			if s.MovedBytes == nil || s.TunnelBytes == nil || *s.TunnelBytes < *s.MovedBytes {
+				t.Errorf("%s iperf3-1 moved %v bytes, tun0 carried %v: want at least as many", s.Transport, s.MovedBytes, s.TunnelBytes)
+			}
 		case "ping":
 			got++
 			if s.Value <= 0 {

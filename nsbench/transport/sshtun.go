@@ -118,7 +118,8 @@ func (t *SSHTun) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 			{Key: "client / ssh -w", PID: u.client.PID()},
 			{Key: "server / sshd (tunnel)", PID: u.server.PID()},
 		},
-		Close: u.close,
+		Carried: LinkBytes(u.env.Topo.Roles[topology.Client].NS, sshTunIface),
+		Close:   u.close,
 	}, nil
 }
 
@@ -131,42 +132,21 @@ type sshTunUp struct {
 	closeErr       error
 }
 
-// startServer writes the tunnel sshd's configuration, makes the server's
-// tun device for the bench account, and starts sshd on sshTunPort.
+// startServer starts the tunnel's private sshd, with PermitTunnel, and
+// makes the server's tun device for the bench account.
 func (u *sshTunUp) startServer(ctx context.Context) error {
-	if err := os.MkdirAll(u.dir, 0o755); err != nil {
-		return fmt.Errorf("ssh-tun: %w", err)
-	}
-	hostKey := filepath.Join(u.dir, "ssh_host_ed25519_key")
-	if _, err := os.Stat(hostKey); errors.Is(err, os.ErrNotExist) {
-		if err := keygen(hostKey, "twnsbench ssh-tun host"); err != nil {
-			return err
-		}
-	}
-	acct, err := account.SSHD(u.dir, BenchUser)
+	var err error
+	u.server, err = privateSSHD(ctx, u.env, u.dir, "sshd-tun", sshTunPort,
+		"PermitTunnel point-to-point",
+		// The seed's "aes128-ctr" row also asks for this key exchange,
+		// which OpenSSH no longer offers by default.
+		"KexAlgorithms +diffie-hellman-group14-sha1")
 	if err != nil {
-		return err
+		return fmt.Errorf("ssh-tun: %w", err)
 	}
 	uid, err := account.UID(u.dir, BenchUser)
 	if err != nil {
 		return err
-	}
-	lines := []string{
-		"# twnsbench ssh-tun server",
-		"Port " + strconv.Itoa(sshTunPort),
-		"ListenAddress 0.0.0.0",
-		"HostKey " + hostKey,
-		"PidFile " + filepath.Join(u.dir, "sshd.pid"),
-		"AuthorizedKeysFile " + filepath.Join(u.env.Dir, "ssh", "authorized_keys"),
-		"PermitTunnel point-to-point",
-		// The seed's "aes128-ctr" row also asks for this key exchange,
-		// which OpenSSH no longer offers by default.
-		"KexAlgorithms +diffie-hellman-group14-sha1",
-	}
-	lines = append(lines, account.SSHDLogins(BenchUser)...)
-	conf := filepath.Join(u.dir, "sshd_config")
-	if err := os.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
-		return fmt.Errorf("ssh-tun: %w", err)
 	}
 	// A persistent tun0 owned by the account (user and group: netlink
 	// would otherwise set group root, which the account is not in), so
@@ -188,15 +168,50 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ssh-tun: server %s: %w", sshTunIface, err)
 	}
+	return nil
+}
+
+// privateSSHD starts a transport's own sshd in the server role, so that
+// it and every session it forks are in the transport's cgroup, not the
+// fixtures': the bench account in its private mount namespace, the
+// fixtures' authorized keys, a host key kept in dir across conditions,
+// port on every address, and extra configuration lines. name names its
+// log (LogDir/server-<name>.log). It returns once port accepts.
+func privateSSHD(ctx context.Context, env *Testbed, dir, name string, port int, extra ...string) (*proc.Process, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
+	if _, err := os.Stat(hostKey); errors.Is(err, os.ErrNotExist) {
+		if err := keygen(hostKey, "twnsbench "+name+" host"); err != nil {
+			return nil, err
+		}
+	}
+	acct, err := account.SSHD(dir, BenchUser)
+	if err != nil {
+		return nil, err
+	}
+	lines := []string{
+		"# twnsbench " + name,
+		"Port " + strconv.Itoa(port),
+		"ListenAddress 0.0.0.0",
+		"HostKey " + hostKey,
+		"PidFile " + filepath.Join(dir, "sshd.pid"),
+		"AuthorizedKeysFile " + filepath.Join(env.Dir, "ssh", "authorized_keys"),
+	}
+	lines = append(append(lines, extra...), account.SSHDLogins(BenchUser)...)
+	conf := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	sshd, err := systemProgram("sshd")
 	if err != nil {
-		return fmt.Errorf("ssh-tun: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	spec := u.env.Spec(topology.Server, "sshd-tun", sshd, "-D", "-e", "-f", conf)
+	spec := env.Spec(topology.Server, name, sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
-	addr := net.JoinHostPort(u.env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(sshTunPort))
-	u.server, err = u.env.Start(ctx, topology.Server, spec, addr)
-	return err
+	addr := net.JoinHostPort(env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(port))
+	return env.Start(ctx, topology.Server, spec, addr)
 }
 
 // startClient starts ssh -w in the client role and configures both ends

@@ -1,0 +1,498 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// Sshuttle is seed 002's sshuttle (1.1.1, --method nft): a transparent
+// proxy for TCP. In the client namespace an nft rule redirects connections
+// to the target subnet to sshuttle's local listener; sshuttle multiplexes
+// them over one SSH connection (its own ssh child) to a python server that
+// a private sshd starts in the server role, which opens the real
+// connections there. It carries TCP only: no ICMP, no UDP.
+type Sshuttle struct {
+	version string // sshuttle --version, read once by Prepare
+}
+
+// Addressing. sshuttle's own SSH connection goes to the server's bridge
+// address, so it must not be in the subnet sshuttle captures (its rule
+// would redirect its own connection). The instruments therefore aim at a
+// separate address, sshuttleTarget, on the server's loopback, where the
+// fixtures answer (they listen on every address). The client reaches it
+// only through sshuttle: its route there is via its own loopback, which
+// passes connect()'s routing lookup (so the nft output hook sees the SYN
+// and sshuttle's rule redirects it) but delivers nothing by itself (the
+// SYN loops back, is not local, and is dropped). Tried first: a blackhole,
+// unreachable or missing route fails connect() before netfilter sees the
+// packet (EINVAL, EHOSTUNREACH, ENETUNREACH), and this kernel has no dummy
+// links. On top, sshuttleGuard resets what sshuttle did not redirect, so
+// such a connection fails at once ("connection refused") instead of
+// timing out: readiness is seen within milliseconds, not after a 500 ms
+// dial timeout that would inflate time to ready, and a tool whose
+// sshuttle died fails loudly instead of hanging.
+var sshuttleTarget = netip.MustParseAddr("10.94.0.1")
+
+// sshuttleGuard is the client's nft table behind sshuttle's: a filter at
+// output priority 0 runs after sshuttle's nat redirect (priority -100), so
+// it sees only packets still addressed to sshuttleTarget, the ones
+// sshuttle did not capture.
+const (
+	sshuttleGuardTable = "twnsb-sshuttle"
+	// Added then deleted first, so that loading it twice (a condition
+	// after a failed close) leaves one copy: nft 1.0.6 has no "destroy".
+	sshuttleGuard = `table ip ` + sshuttleGuardTable + `
+delete table ip ` + sshuttleGuardTable + `
+table ip ` + sshuttleGuardTable + ` {
+	chain output {
+		type filter hook output priority filter; policy accept;
+		ip daddr %[1]s meta l4proto tcp reject with tcp reset
+		ip daddr %[1]s reject
+	}
+}
+`
+)
+
+const (
+	sshuttleSSHPort = 2223 // its private sshd (ssh-tun's is 2222)
+	sshuttleReady   = time.Minute
+)
+
+var sshuttleSpec = Spec{
+	Name:    "sshuttle",
+	Summary: "SSH over sshuttle (nft method): TCP only, relayed by python at both ends of one SSH connection",
+	New:     func(Config) (Transport, error) { return &Sshuttle{}, nil },
+}
+
+func (*Sshuttle) Name() string  { return "sshuttle" }
+func (*Sshuttle) Label() string { return "SSH over sshuttle (nft)" }
+func (*Sshuttle) About() string {
+	return "is sshuttle's transparent TCP proxy: an nft rule hands each connection to a python client that multiplexes it over one ssh connection to a python server behind a private sshd; the client's sshuttle, its firewall helper and ssh, the server's sshd and python are all in the transport's cgroups."
+}
+
+func (t *Sshuttle) Check() error {
+	var missing []string
+	for _, p := range []string{"sshuttle", "python3", "nft", "ssh", "sshd"} {
+		if _, err := systemProgram(p); err != nil {
+			missing = append(missing, err.Error())
+		}
+	}
+	if len(missing) > 0 {
+		return &UnavailableError{Transport: t.Name(), Reason: strings.Join(missing, "; "),
+			Fix: "install sshuttle, nftables, openssh-client and openssh-server (scripts/install-deps.sh)"}
+	}
+	return nil
+}
+
+// Prepare reads sshuttle's version once, outside the time-to-ready window
+// (starting python takes a few hundred ms).
+func (t *Sshuttle) Prepare(ctx context.Context, env *Testbed) error {
+	bin, err := systemProgram("sshuttle")
+	if err != nil {
+		return fmt.Errorf("sshuttle: %w", err)
+	}
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sshuttle --version: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	t.version = strings.TrimSpace(string(out))
+	return nil
+}
+
+func (t *Sshuttle) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+	ctx, cancel := context.WithTimeout(ctx, sshuttleReady)
+	defer cancel()
+	u := &sshuttleUp{env: env, dir: filepath.Join(env.Dir, "sshuttle")}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, u.close())
+		}
+	}()
+	if err := u.addressing(ctx); err != nil {
+		return nil, err
+	}
+	if u.server, err = privateSSHD(ctx, env, u.dir, "sshd-sshuttle", sshuttleSSHPort); err != nil {
+		return nil, fmt.Errorf("sshuttle: %w", err)
+	}
+	bin, err := systemProgram("sshuttle")
+	if err != nil {
+		return nil, fmt.Errorf("sshuttle: %w", err)
+	}
+	// -v on ssh: its key exchange report (kexLine) reaches sshuttle's log.
+	sshCmd := strings.Join([]string{"ssh", "-v", "-i", env.Fixtures.KeyPath,
+		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+		"-o", "ServerAliveInterval=15"}, " ")
+	// sshuttle's other defaults stay, as the seed ran it: latency control
+	// on (it caps throughput under WAN RTT), IPv6 rules added too.
+	spec := env.Spec(topology.Client, "sshuttle", bin, "--method", "nft",
+		"-r", BenchUser+"@"+net.JoinHostPort(env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(sshuttleSSHPort)),
+		"-e", sshCmd, sshuttleTarget.String()+"/32")
+	// No READY=1 to a systemd unit the harness may run under.
+	spec.Env = append(spec.Env, "NOTIFY_SOCKET=")
+	spec.Mounts = append(spec.Mounts, hideResolvers()...)
+	if u.client, err = proc.Start(spec); err != nil {
+		return nil, err
+	}
+	// Ready once the fixture sshd answers through the redirect: sshuttle
+	// logs "Connected to server." before its firewall helper adds the
+	// rule, and without the rule this connect is refused (see
+	// sshuttleTarget), so success means the rule is in place.
+	cli := env.Topo.Roles[topology.Client].NS
+	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(sshuttleTarget.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
+		return nil, fmt.Errorf("sshuttle: sshd through sshuttle (log: %s): %w", spec.Log, err)
+	}
+	label := t.Label()
+	facts := map[string]string{"sshuttle": t.version}
+	if log, err := os.ReadFile(spec.Log); err == nil {
+		if m := lastSubmatch(kexLine, log); m != nil {
+			suite := m[1]
+			if m[2] != "<implicit>" {
+				suite += "/" + m[2]
+			}
+			label = "SSH over sshuttle (nft, " + suite + ")"
+			facts["sshuttle ssh cipher"] = suite
+		}
+	}
+	return &Path{
+		Target:  Target{Host: sshuttleTarget.String(), Ports: FixturePorts(), Carries: CarriesTCP},
+		Facts:   facts,
+		Label:   label,
+		Procs:   u.procs(),
+		Carried: u.carried,
+		Close:   u.close,
+	}, nil
+}
+
+type sshuttleUp struct {
+	env                *Testbed
+	dir                string
+	client, server     *proc.Process
+	addr, route, guard bool // what addressing added, for close
+	once               sync.Once
+	err                error
+}
+
+// addressing puts sshuttleTarget on the server's loopback, routes it via
+// the client's and loads sshuttleGuard (see sshuttleTarget).
+func (u *sshuttleUp) addressing(ctx context.Context) error {
+	srv := u.env.Topo.Roles[topology.Server].NS
+	err := srv.Do(func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		return netlink.AddrReplace(lo, &netlink.Addr{IPNet: prefix32(sshuttleTarget)})
+	})
+	if err != nil {
+		return fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err)
+	}
+	u.addr = true
+	cli := u.env.Topo.Roles[topology.Client].NS
+	err = cli.Do(func() error {
+		route, err := u.loRoute()
+		if err != nil {
+			return err
+		}
+		return netlink.RouteReplace(route)
+	})
+	if err != nil {
+		return fmt.Errorf("sshuttle: client route to %s: %w", sshuttleTarget, err)
+	}
+	u.route = true
+	if err := os.MkdirAll(u.dir, 0o755); err != nil {
+		return fmt.Errorf("sshuttle: %w", err)
+	}
+	guard := filepath.Join(u.dir, "guard.nft")
+	if err := os.WriteFile(guard, []byte(fmt.Sprintf(sshuttleGuard, sshuttleTarget)), 0o644); err != nil {
+		return fmt.Errorf("sshuttle: %w", err)
+	}
+	u.guard = true
+	_, err = u.nft(ctx, "-f", guard)
+	return err
+}
+
+// nft runs nft in the client namespace and returns its output.
+func (u *sshuttleUp) nft(ctx context.Context, args ...string) (string, error) {
+	res, err := proc.Run(ctx, u.env.Spec(topology.Client, "sshuttle-nft", append([]string{"nft"}, args...)...))
+	if err != nil {
+		return "", fmt.Errorf("sshuttle: nft %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(res.Stderr)))
+	}
+	return string(res.Stdout), nil
+}
+
+// loRoute is the client's route to sshuttleTarget; call it inside the
+// client namespace. Its source is the client's own address, the one a
+// connection to the server would have.
+func (u *sshuttleUp) loRoute() (*netlink.Route, error) {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return nil, err
+	}
+	return &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: prefix32(sshuttleTarget),
+		Src: u.env.Topo.Spec.Addr(topology.Client).AsSlice()}, nil
+}
+
+// carried is the proof that the instruments' traffic crossed sshuttle:
+// the payload bytes of sshuttle's one SSH connection, both ways, as the
+// client's kernel counts them (tcpi_bytes_received + tcpi_bytes_acked
+// through sock_diag). Every byte sshuttle relays crosses it once, with
+// SSH's and sshuttle's framing added; a connection that bypassed sshuttle
+// adds nothing. /proc/PID/io of the python client was the other
+// candidate, but it counts every relayed byte twice (read from the
+// application's socket, written to ssh), which would hide a partial
+// bypass.
+func (u *sshuttleUp) carried() (int64, error) {
+	server := u.env.Topo.Spec.Addr(topology.Server)
+	var total int64
+	err := u.env.Topo.Roles[topology.Client].NS.Do(func() error {
+		socks, err := netlink.SocketDiagTCPInfo(unix.AF_INET)
+		for try := 0; errors.Is(err, netlink.ErrDumpInterrupted) && try < 5; try++ {
+			socks, err = netlink.SocketDiagTCPInfo(unix.AF_INET) // sockets came or went during the dump
+		}
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, s := range socks {
+			id := s.InetDiagMsg.ID
+			if s.TCPInfo != nil && id.DestinationPort == sshuttleSSHPort && id.Destination.Equal(server.AsSlice()) {
+				total += int64(s.TCPInfo.Bytes_received + s.TCPInfo.Bytes_acked)
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("no SSH connection to %s:%d", server, sshuttleSSHPort)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sshuttle bytes: %w", err)
+	}
+	return total, nil
+}
+
+// procs names the processes that carry the data, for the memory table:
+// sshuttle's children (its firewall helper and ssh) and the server's sshd
+// session and python have PIDs of their own. A process not found is left
+// out.
+func (u *sshuttleUp) procs() []RSSProc {
+	ps := []RSSProc{{Key: "client / sshuttle", PID: u.client.PID()}}
+	for _, t := range u.descendants() {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(t.pid), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		key := ""
+		switch {
+		case t.role == topology.Client && slices.Contains(argv, "--firewall"):
+			key = "client / sshuttle --firewall"
+		case t.role == topology.Client && filepath.Base(argv[0]) == "ssh":
+			key = "client / ssh"
+		case t.role == topology.Server && strings.HasPrefix(argv[0], "sshd: "+BenchUser+"@"):
+			key = "server / sshd" // the session's unprivileged half, which carries the data
+		case t.role == topology.Server && strings.HasPrefix(filepath.Base(argv[0]), "python"):
+			key = "server / python3"
+		}
+		if key != "" {
+			ps = append(ps, RSSProc{Key: key, PID: t.pid})
+		}
+	}
+	return ps
+}
+
+// task is a process that descends from one Up started, by PID and start
+// time, so that a PID reused after its exit is never taken for it.
+type task struct {
+	role  string
+	pid   int
+	start string
+}
+
+// descendants lists the processes in the transport's cgroups forked by the
+// sshuttle client or the private sshd (not the processes themselves).
+// Once those exit, their children are reparented, so close takes this list
+// before stopping them.
+func (u *sshuttleUp) descendants() []task {
+	roots := map[int]bool{}
+	for _, p := range []*proc.Process{u.client, u.server} {
+		if p != nil {
+			roots[p.PID()] = true
+		}
+	}
+	var ts []task
+	for _, role := range []string{topology.Client, topology.Server} {
+		cg := u.env.Cgroups[role]
+		if cg == nil {
+			continue
+		}
+		pids, _ := cg.PIDs()
+		for _, pid := range pids {
+			_, start, err := procStat(pid)
+			if err != nil || roots[pid] {
+				continue
+			}
+			for a := pid; a > 1; {
+				if a, _, err = procStat(a); err != nil {
+					break
+				}
+				if roots[a] {
+					ts = append(ts, task{role: role, pid: pid, start: start})
+					break
+				}
+			}
+		}
+	}
+	return ts
+}
+
+// procStat reads a process's parent and start time from /proc/PID/stat; a
+// zombie counts as gone.
+func procStat(pid int) (ppid int, start string, err error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, "", err
+	}
+	// pid (comm) state ppid … starttime (field 22); comm may hold spaces.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 20 || f[0] == "Z" {
+		return 0, "", fmt.Errorf("pid %d: gone", pid)
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, f[19], err
+}
+
+// waitGone waits for ts to exit, then kills by PID those still running
+// after stopGrace (sshuttle's helper deletes its nft tables on the way
+// out; dropTables catches a killed one's).
+func waitGone(ts []task) error {
+	alive := func(t task) bool { _, start, err := procStat(t.pid); return err == nil && start == t.start }
+	deadline, killed := time.Now().Add(stopGrace), false
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		ts = slices.DeleteFunc(ts, func(t task) bool { return !alive(t) })
+		if len(ts) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if killed {
+				return fmt.Errorf("sshuttle: pids %v survived SIGKILL", ts)
+			}
+			for _, t := range ts {
+				syscall.Kill(t.pid, syscall.SIGKILL) // a descendant of ours, checked by start time just now
+			}
+			deadline, killed = time.Now().Add(stopGrace), true
+		}
+		time.Sleep(delay) // polling for the exits, a condition
+	}
+}
+
+// hideResolvers returns mounts that put /dev/null (not executable) over
+// resolvectl and systemd-resolve for sshuttle and its children: its
+// firewall helper runs `resolvectl flush-caches` at start and exit, a
+// D-Bus call that would reach the host's resolver through the host's /run.
+// sshuttle looks on PATH and in /bin, /usr/bin, /sbin and /usr/sbin.
+func hideResolvers() []ns.Mount {
+	var mounts []ns.Mount
+	seen := map[string]bool{}
+	dirs := append(filepath.SplitList(os.Getenv("PATH")), "/bin", "/usr/bin", "/sbin", "/usr/sbin")
+	for _, dir := range dirs {
+		for _, name := range []string{"resolvectl", "systemd-resolve"} {
+			p, err := filepath.EvalSymlinks(filepath.Join(dir, name))
+			if err != nil || !filepath.IsAbs(p) || seen[p] {
+				continue
+			}
+			seen[p] = true
+			mounts = append(mounts, ns.Mount{Kind: "bind", Source: os.DevNull, Target: p})
+		}
+	}
+	return mounts
+}
+
+// close stops sshuttle (its firewall helper then deletes its nft tables
+// and exits; ssh and the server's session end with the connection) and
+// the private sshd, waits for their children to exit, deletes what nft
+// tables remain (the guard, a killed helper's) and removes the route and
+// the address.
+func (u *sshuttleUp) close() error {
+	u.once.Do(func() {
+		// The next condition's sshuttle takes the same nft table names:
+		// the old helper must be gone before close returns.
+		children := u.descendants()
+		errs := []error{stopAll(u.client, u.server), waitGone(children)}
+		cli, srv := u.env.Topo.Roles[topology.Client], u.env.Topo.Roles[topology.Server]
+		if (u.client != nil || u.guard) && cli != nil {
+			errs = append(errs, u.dropTables())
+		}
+		if u.route && cli != nil {
+			errs = append(errs, cli.NS.Do(func() error {
+				route, err := u.loRoute()
+				if err != nil {
+					return err
+				}
+				if err := netlink.RouteDel(route); err != nil {
+					return fmt.Errorf("sshuttle: client route to %s: %w", sshuttleTarget, err)
+				}
+				return nil
+			}))
+		}
+		if u.addr && srv != nil {
+			errs = append(errs, srv.NS.Do(func() error {
+				lo, err := netlink.LinkByName("lo")
+				if err != nil {
+					return err
+				}
+				if err := netlink.AddrDel(lo, &netlink.Addr{IPNet: prefix32(sshuttleTarget)}); err != nil {
+					return fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err)
+				}
+				return nil
+			}))
+		}
+		u.err = errors.Join(errs...)
+	})
+	return u.err
+}
+
+// dropTables deletes the guard table and the nft tables sshuttle's
+// helper left in the client namespace (sshuttle-ipv4-<port> and -ipv6-,
+// family inet): it deletes its own on a clean exit, not when killed.
+func (u *sshuttleUp) dropTables() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := u.nft(ctx, "list", "tables")
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, line := range strings.Split(out, "\n") {
+		// "table inet sshuttle-ipv4-12300"
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "table" || f[2] != sshuttleGuardTable && !strings.HasPrefix(f[2], "sshuttle-") {
+			continue
+		}
+		if f[2] != sshuttleGuardTable && u.env.Logf != nil {
+			u.env.Logf("sshuttle: deleting the nft table %s %s its helper left", f[1], f[2])
+		}
+		_, err := u.nft(ctx, "delete", "table", f[1], f[2])
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
