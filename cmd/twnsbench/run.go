@@ -58,7 +58,7 @@ func runCommand() *cli.Command {
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "); default: all"},
-			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + "); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
+			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
 			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
 			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "scp payload on the LAN, e.g. 5GiB, 256MiB (env BENCH_SIZE_GB: GiB)"},
@@ -84,7 +84,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return refuse(err)
 	}
-	plan, err := nsbench.NewPlan(opts, transport.Names())
+	plan, err := nsbench.NewPlan(opts, append(transport.Names(), transport.SetNames()...))
 	if err != nil {
 		return refuse(err)
 	}

@@ -46,6 +46,7 @@ var openVPNStaticSpec = Spec{
 	Name:     "openvpn-static",
 	Summary:  "SSH over OpenVPN 2.6 in static-key mode (UDP, AES-256-CBC + HMAC-SHA1)",
 	Variants: []string{"aes-256-cbc"},
+	Sets:     []string{"seed-002"},
 	New:      func(c Config) (Transport, error) { return &OpenVPN{cipher: c.Variant}, nil },
 }
 
@@ -53,6 +54,7 @@ var openVPNTLSSpec = Spec{
 	Name:     "openvpn-tls",
 	Summary:  "SSH over OpenVPN 2.6 in TLS mode (UDP, per-run EC certificates, the variant's data channel cipher)",
 	Variants: []string{"aes-256-gcm", "chacha20-poly1305", "aes-128-gcm"},
+	Sets:     []string{"seed-002"},
 	New:      func(c Config) (Transport, error) { return &OpenVPN{tls: true, cipher: c.Variant}, nil },
 }
 

@@ -30,7 +30,10 @@ type Spec struct {
 	InDefault bool
 	// Plain marks the path without a tunnel (the instruments straight to
 	// the server): the baseline the report sets every tunnel against.
-	Plain   bool
+	Plain bool
+	// Sets are the named groups (--transports seed-002) the transport
+	// belongs to, every variant of it.
+	Sets    []string
 	Options []Option
 	// Variants are the settings one transport can be measured with (cipher
 	// suites, modes), named in --transports as NAME:VARIANT; the first is
@@ -137,18 +140,61 @@ func DefaultNames() []string {
 	return names
 }
 
-// Build makes the named transports (the default set when names is empty)
-// from the options' values; a missing value takes the option's default.
+// SetNames lists the named sets, in order of first appearance.
+func SetNames() []string {
+	var sets []string
+	for _, s := range Registered() {
+		for _, set := range s.Sets {
+			if !slices.Contains(sets, set) {
+				sets = append(sets, set)
+			}
+		}
+	}
+	return sets
+}
+
+// expandSets replaces each set's name by its members, every variant of
+// each, in registration order; a row named twice is built once.
+func expandSets(names []string) []string {
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(SetNames(), n) {
+			add(n)
+			continue
+		}
+		for _, s := range Registered() {
+			if !slices.Contains(s.Sets, n) {
+				continue
+			}
+			if len(s.Variants) == 0 {
+				add(s.Name)
+			}
+			for _, v := range s.Variants {
+				add(s.RowName(v))
+			}
+		}
+	}
+	return out
+}
+
+// Build makes the named transports and sets (the default set when names
+// is empty) from the options' values; a missing value takes the option's
+// default.
 func Build(names []string, values map[string]string) ([]Transport, error) {
 	if len(names) == 0 {
 		names = DefaultNames()
 	}
 	var ts []Transport
-	for _, n := range names {
+	for _, n := range expandSets(names) {
 		name, variant, _ := strings.Cut(n, ":")
 		s, ok := Lookup(name)
 		if !ok {
-			return nil, fmt.Errorf("unknown transport %q (known: %v)", name, Names())
+			return nil, fmt.Errorf("unknown transport %q (known: %v; sets: %v)", name, Names(), SetNames())
 		}
 		switch {
 		case variant != "" && !slices.Contains(s.Variants, variant):

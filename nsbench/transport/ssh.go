@@ -17,6 +17,7 @@ var sshSpec = Spec{
 	Summary:   "Pure SSH: the instruments straight to the server's fixtures (the no-tunnel baseline)",
 	InDefault: true,
 	Plain:     true,
+	Sets:      []string{"seed-002"},
 	New:       func(Config) (Transport, error) { return SSH{}, nil },
 }
 

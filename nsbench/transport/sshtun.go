@@ -54,6 +54,7 @@ var sshTunSpec = Spec{
 	Name:     "ssh-tun",
 	Summary:  "SSH over an SSH -w layer-3 tunnel (OpenSSH tun devices, PermitTunnel)",
 	Variants: []string{"default", "aes128-ctr"},
+	Sets:     []string{"seed-002"},
 	New:      func(c Config) (Transport, error) { return &SSHTun{variant: c.Variant}, nil },
 }
 

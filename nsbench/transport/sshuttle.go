@@ -80,6 +80,7 @@ const (
 var sshuttleSpec = Spec{
 	Name:    "sshuttle",
 	Summary: "SSH over sshuttle (nft method): TCP only, relayed by python at both ends of one SSH connection",
+	Sets:    []string{"seed-002"},
 	New:     func(Config) (Transport, error) { return &Sshuttle{}, nil },
 }
 

@@ -65,6 +65,7 @@ var strongSwanSpec = Spec{
 	Name:     "strongswan",
 	Summary:  "SSH over strongSwan IKEv2 (PSK, tunnel mode, ESP in userspace through kernel-libipsec, UDP-encapsulated)",
 	Variants: []string{"aes256gcm16", "aes128gcm16", "chacha20poly1305", "aes128-sha256"},
+	Sets:     []string{"seed-002"},
 	New:      func(c Config) (Transport, error) { return &StrongSwan{variant: c.Variant}, nil },
 }
 

@@ -63,6 +63,7 @@ var wireguardSpec = Spec{
 	Name:      "wireguard",
 	Summary:   "SSH over WireGuard: the kernel's where present, else wireguard-go built into twnsbench (--wireguard)",
 	InDefault: true,
+	Sets:      []string{"seed-002"},
 	Options: []Option{{Name: "wireguard", Value: string(wg.Auto),
 		Usage: "WireGuard implementation of the wireguard transport: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)"}},
 	New: func(c Config) (Transport, error) {

@@ -1,0 +1,33 @@
+package transport
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSetExpands: a set's name stands for every variant of its members, in
+// registration order; a row named besides the set is built once.
+func TestSetExpands(t *testing.T) {
+	ts, err := Build([]string{"ssh", "seed-002"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, x := range ts {
+		rows = append(rows, x.Name())
+	}
+	got := strings.Join(rows, ",")
+	for _, want := range []string{"ssh,wireguard,", "openvpn-static,openvpn-tls,openvpn-tls:chacha20-poly1305,openvpn-tls:aes-128-gcm",
+		"strongswan,strongswan:aes128gcm16,strongswan:chacha20poly1305,strongswan:aes128-sha256"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("seed-002 rows %s: want %s", got, want)
+		}
+	}
+	if strings.Count(got, "ssh,") != 1 || slices.Contains(rows, "tw") {
+		t.Errorf("rows %s: want ssh once and no tw", got)
+	}
+	if _, err := Build([]string{"seed-003"}, nil); err == nil || !strings.Contains(err.Error(), "sets: [seed-002]") {
+		t.Errorf("unknown name: %v; want the sets listed", err)
+	}
+}
