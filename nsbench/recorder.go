@@ -122,6 +122,10 @@ func (rc *recorder) diagnostic(d results.Diagnostic) {
 func (rc *recorder) verification(v results.Verification) {
 	rc.doc.Verification = append(rc.doc.Verification, v)
 }
+func (rc *recorder) driftProbe(p results.DriftProbe) {
+	rc.doc.DriftProbes = append(rc.doc.DriftProbes, p)
+}
+
 func (rc *recorder) rss(r results.RSS) { rc.doc.RSS = append(rc.doc.RSS, r) }
 
 // end records how the run ended. The completion mark is written last: a

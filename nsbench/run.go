@@ -131,6 +131,9 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.setUp(ctx); err != nil {
 		return err
 	}
+	if err := r.probeDrift(ctx, "start"); err != nil {
+		return err
+	}
 	for i, t := range r.deps.Transports {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -138,6 +141,9 @@ func (r *runner) run(ctx context.Context) error {
 		if err := r.runTransport(ctx, t, i == 0); err != nil {
 			return err
 		}
+	}
+	if err := r.probeDrift(ctx, "end"); err != nil {
+		return err
 	}
 	if r.plan.Keep {
 		// The daemons are the harness's children and die with it, so
@@ -152,6 +158,38 @@ func (r *runner) run(ctx context.Context) error {
 		<-ctx.Done()
 	}
 	return nil
+}
+
+// driftProbeTime is how long each drift probe's iperf3 runs.
+const driftProbeTime = 2 * time.Second
+
+// probeDrift measures the host itself (iperf3, one stream, straight to the
+// server) and records it as the run's start or end figure. A probe that
+// fails is logged and left out: it describes the host, not a transport.
+// Only an interruption is returned.
+func (r *runner) probeDrift(ctx context.Context, when string) error {
+	job := r.instrumentEnv(transport.DirectTarget(r.topo.Spec.Addr(topology.Server).String()))
+	job.Duration = driftProbeTime
+	in := instrument.IPerf3{Streams: 1}
+	if _, err := r.waitExclusive(ctx, in); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.logf("drift probe (%s): %v", when, err)
+		return nil
+	}
+	at := time.Now()
+	m, err := in.Measure(ctx, job)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.logf("drift probe (%s): %v", when, err)
+		return nil
+	}
+	r.logf("drift probe (%s): plain iperf3 %.2f Gbit/s", when, m.Value)
+	r.rec.driftProbe(results.DriftProbe{When: when, At: at.UTC().Format(time.RFC3339), Gbps: m.Value, WallSec: m.WallSec})
+	return r.write()
 }
 
 // setUp builds everything the transports share, pushing each undo as soon

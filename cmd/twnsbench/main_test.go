@@ -187,6 +187,10 @@ func TestQuickSSHRun(t *testing.T) {
 			t.Errorf("no %s sample", inst)
 		}
 	}
+	// The host's own figure before the first transport and after the last.
+	if p := doc.DriftProbes; len(p) != 2 || p[0].When != "start" || p[1].When != "end" || p[0].Gbps <= 0.1 || p[1].Gbps <= 0.1 || p[0].At > p[1].At {
+		t.Errorf("drift probes %+v: want start and end, each a plain iperf3 figure", p)
+	}
 	if p := got["ping"]; p.Value <= 0 || p.Extra["min_ms"] <= 0 || p.Extra["min_ms"] > p.Value || p.Extra["transmitted"] != 200 {
 		t.Errorf("ping: avg %.3f ms, extra %v", p.Value, p.Extra)
 	}

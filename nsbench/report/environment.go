@@ -37,6 +37,7 @@ func (v *view) envRows() []envRow {
 		{"Harness", e.Harness},
 		{"Sysctl changes (restored)", strings.Join(e.SysctlChanges, "; ")},
 		{"Fallbacks used", strings.Join(e.Fallbacks, "; ")},
+		{"Host drift", v.driftText()},
 	}
 	out := rows[:0]
 	for _, r := range rows {
@@ -151,4 +152,38 @@ func payloadGroups(conds []results.Condition) ([]payloadGroup, int64) {
 		groups[i].conditions = append(groups[i].conditions, c.Name)
 	}
 	return groups, largest
+}
+
+// driftText is the host's own figure before the first transport and after
+// the last: iperf3, one stream, straight to the server.
+func (v *view) driftText() string {
+	var start, end *results.DriftProbe
+	for i, p := range v.doc.DriftProbes {
+		switch p.When {
+		case "start":
+			start = &v.doc.DriftProbes[i]
+		case "end":
+			end = &v.doc.DriftProbes[i]
+		}
+	}
+	what := fmt.Sprintf("plain iperf3, 1 stream, %s s, no tunnel", num(firstWall(start, end), 0))
+	switch {
+	case start != nil && end != nil && start.Gbps > 0:
+		return fmt.Sprintf("%s: %s Gbit/s before the first transport, %s after the last (%+.0f %%)",
+			what, num(start.Gbps, precGbps), num(end.Gbps, precGbps), 100*(end.Gbps/start.Gbps-1))
+	case start != nil:
+		return fmt.Sprintf("%s: %s Gbit/s before the first transport (no probe after the last: the run stopped early)", what, num(start.Gbps, precGbps))
+	case end != nil:
+		return fmt.Sprintf("%s: %s Gbit/s after the last transport (the first probe failed)", what, num(end.Gbps, precGbps))
+	}
+	return ""
+}
+
+func firstWall(ps ...*results.DriftProbe) float64 {
+	for _, p := range ps {
+		if p != nil {
+			return p.WallSec
+		}
+	}
+	return 0
 }

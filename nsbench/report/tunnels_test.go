@@ -88,3 +88,21 @@ func TestTunnelChartPanels(t *testing.T) {
 		t.Error("relative panel without a plain row")
 	}
 }
+
+// TestDriftRow: the Environment table's drift row, with the change
+// between the two probes, or the one probe a run that stopped early has.
+func TestDriftRow(t *testing.T) {
+	d := tunnelDoc()
+	d.DriftProbes = []results.DriftProbe{{When: "start", Gbps: 4, WallSec: 2.01}, {When: "end", Gbps: 3, WallSec: 2.02}}
+	if md := string(Markdown(d)); !strings.Contains(md, "| Host drift | plain iperf3, 1 stream, 2 s, no tunnel: 4.00 Gbit/s before the first transport, 3.00 after the last (-25 %) |") {
+		t.Errorf("no drift row:\n%s", md)
+	}
+	d.DriftProbes = d.DriftProbes[:1]
+	if md := string(Markdown(d)); !strings.Contains(md, "4.00 Gbit/s before the first transport (no probe after the last: the run stopped early)") {
+		t.Error("a start-only probe is not said so")
+	}
+	d.DriftProbes = nil
+	if strings.Contains(string(Markdown(d)), "Host drift") {
+		t.Error("drift row without probes")
+	}
+}

@@ -48,6 +48,10 @@ type Document struct {
 	// Verification holds, per impaired cell, the condition configured
 	// against the one measured (present when the run had a WAN condition).
 	Verification []Verification `json:"verification,omitempty"`
+
+	// DriftProbes are the host's own figures at the start and the end of
+	// the run (see DriftProbe).
+	DriftProbes []DriftProbe `json:"drift_probes,omitempty"`
 }
 
 // Env describes where and how the run was made. The first block of fields is
@@ -198,6 +202,18 @@ type Sample struct {
 	// WireGuard, xfrm) shows only in host_cpu_sec.
 	TransportCPUSec map[string]float64 `json:"transport_cpu_sec,omitempty"`
 	Extra           map[string]float64 `json:"extra,omitempty"`
+}
+
+// DriftProbe is one measurement of the host itself: iperf3 with one
+// stream for a couple of seconds straight to the server, no tunnel, taken
+// before the first transport and after the last. A gap between the two is
+// the host drifting under the run (other load, thermal, frequency): it
+// lands on whichever transports ran in between.
+type DriftProbe struct {
+	When    string  `json:"when"` // "start" or "end"
+	At      string  `json:"at"`   // RFC 3339
+	Gbps    float64 `json:"gbps"`
+	WallSec float64 `json:"wall_sec"`
 }
 
 // RSS holds the peak resident set (VmHWM) of a transport's processes, keyed
