@@ -34,6 +34,7 @@ func init() {
 		Summary:  "test only: a plain TCP port forwarder in the client namespace",
 		Options:  []transport.Option{{Name: "tcp-forward-base", Value: "30000", Usage: "test only: first local port"}},
 		Variants: []string{"copy", "copy-again", "uncounted"},
+		Sets:     []string{"test-set"},
 		New: func(c transport.Config) (transport.Transport, error) {
 			if _, err := strconv.Atoi(c.Options["tcp-forward-base"]); err != nil {
 				return nil, errors.New("--tcp-forward-base: want a port number")
@@ -41,6 +42,25 @@ func init() {
 			return tcpForward{variant: c.Variant}, nil
 		},
 	})
+}
+
+// absent is a test-only transport that can never run here, in test-set
+// beside tcp-forward: a set skips it, naming it refuses the run.
+type absent struct{}
+
+func init() {
+	transport.Register(transport.Spec{Name: "absent", Summary: "test only: never available", Sets: []string{"test-set"},
+		New: func(transport.Config) (transport.Transport, error) { return absent{}, nil }})
+}
+
+func (absent) Name() string  { return "absent" }
+func (absent) Label() string { return "Absent (test only)" }
+func (absent) About() string { return "is never available." }
+func (absent) Check() error {
+	return &transport.UnavailableError{Transport: "absent", Reason: "this host lacks the absent thing", Fix: "none"}
+}
+func (absent) Up(context.Context, *transport.Testbed) (*transport.Path, error) {
+	return nil, errors.New("absent: Up called")
 }
 
 func (f tcpForward) Name() string {
@@ -256,5 +276,35 @@ func TestBypassIsAFailure(t *testing.T) {
 	}
 	if len(doc.Samples) != 1 || doc.Samples[0].Instrument != "tcp_rr" || doc.Samples[0].TunnelBytes == nil || *doc.Samples[0].TunnelBytes != 0 {
 		t.Errorf("samples %+v: want tcp_rr alone, with the counter's 0 recorded", doc.Samples)
+	}
+}
+
+// TestSetSkipsWhatCannotRun: a named set runs what this host can and
+// skips the rest with the reason, as the default set does; the same
+// transport named alone refuses the run before anything exists.
+func TestSetSkipsWhatCannotRun(t *testing.T) {
+	requireRoot(t)
+	doc, _ := runAndRead(t, "--transports", "test-set", "--wan", "off", "--quick", "--instruments", "tcp_rr")
+	rows := map[string]int{}
+	for _, s := range doc.Samples {
+		rows[s.Transport]++
+	}
+	if rows["tcp-forward"] != 1 || rows["tcp-forward:copy-again"] != 1 || rows["tcp-forward:uncounted"] != 1 || rows["absent"] != 0 {
+		t.Errorf("samples per row %v: want every tcp-forward variant once, no absent", rows)
+	}
+	skipped := false
+	for _, sk := range doc.Skipped {
+		skipped = skipped || sk.Transport == "absent" && strings.Contains(sk.Reason, "this host lacks the absent thing")
+	}
+	if !skipped {
+		t.Errorf("skipped %+v: want absent with its reason", doc.Skipped)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runInProcess("run", "--transports", "absent", "--out", out)
+	if code != exitRefused || !strings.Contains(stderr, "absent cannot run here: this host lacks the absent thing") {
+		t.Errorf("named alone: exit %d, %q; want a refusal with the reason", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the refused run created its output directory")
 	}
 }
