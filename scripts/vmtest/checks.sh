@@ -137,6 +137,65 @@ check_netem_profiles() {
 	[ "$(jqv netem-profiles '[.verification[] | select(.condition == "wan2" and .measured_rtt_iqr_ms > 1)] | length')" = 1 ] || fail "no jitter spread measured on wan2"
 }
 
+# Kernel ESP with manual SAs (seed 002's setkey/iproute2 rows): three
+# transport-mode variants and tunnel mode, on the LAN and one netem WAN;
+# then the other three variants on the LAN. doctor's probe finds ESP here;
+# every row is measured, labelled with the algorithms the kernel holds;
+# the client's SAs carried at least what iperf3 moved (the orchestrator
+# fails a sample otherwise: no failures); and no SA or policy is left in
+# any namespace.
+check_ipsec() {
+	local out
+	out=$("$BIN" doctor --size 16MiB 2>&1)
+	grep -E '^[a-z]+ +transport ipsec' <<<"$out"
+	grep -qE '^ok +transport ipsec ' <<<"$out" && grep -qE '^ok +transport ipsec-tunnel ' <<<"$out" ||
+		fail "doctor: ipsec or ipsec-tunnel cannot run" || return 1
+	twnsbench_run ipsec --transports ipsec:aes-gcm-128,ipsec:aes-cbc-128-sha1,ipsec:chacha20-poly1305,ipsec-tunnel \
+		--instruments iperf3-1,ping --wan 30ms:0.1% --impairment netem "${SMALL[@]}" || return 1
+	ipsec_assert ipsec lan,wan iperf3-1,ping || return 1
+	twnsbench_run ipsec-more --transports ipsec:aes-gcm-256,ipsec:aes-cbc-128-sha256,ipsec:aes-ctr-128-sha256 \
+		--instruments iperf3-1 --wan off "${SMALL[@]}" || return 1
+	ipsec_assert ipsec-more lan iperf3-1 || return 1
+	# Nothing left: the runs' (and the probes') namespaces are gone, and
+	# no namespace left holds an SA or a policy.
+	local n left=
+	for n in "" $(ip netns list | awk '{print $1}'); do
+		left+=$(ip ${n:+-n "$n"} xfrm state; ip ${n:+-n "$n"} xfrm policy)
+	done
+	[ -z "$left" ] || fail "xfrm states or policies left: $left"
+}
+
+# ipsec_assert RUN CONDITIONS INSTRUMENTS: run RUN's rows are exactly
+# CONDITIONS (comma-separated) and measured by every one of INSTRUMENTS in
+# each; each row's label names what the kernel holds for its variant.
+ipsec_assert() {
+	local run=$1 conds=$2 ins=$3 bad
+	jqv "$run" '.transports[] | "\(.name): \(.label)"'
+	jqv "$run" '.samples[] | select(.instrument == "iperf3-1") | "iperf3-1 \(.transport)/\(.condition): \(.value * 1000 | round) Mbit/s, moved \(.moved_bytes) B, ESP carried \(.tunnel_bytes) B"'
+	jqv "$run" '.samples[] | select(.instrument == "ping") | "ping \(.transport)/\(.condition): \(.value) ms"'
+	bad=$(jq -r --arg conds "$conds" --arg ins "$ins" '
+		{"ipsec": "transport, rfc4106(gcm(aes)) 128-bit",
+		 "ipsec:aes-gcm-256": "transport, rfc4106(gcm(aes)) 256-bit",
+		 "ipsec:aes-cbc-128-sha1": "transport, cbc(aes) 128-bit + hmac(sha1)-96",
+		 "ipsec:aes-cbc-128-sha256": "transport, cbc(aes) 128-bit + hmac(sha256)-128",
+		 "ipsec:aes-ctr-128-sha256": "transport, rfc3686(ctr(aes)) 128-bit + hmac(sha256)-128",
+		 "ipsec:chacha20-poly1305": "transport, rfc7539esp(chacha20,poly1305) 256-bit",
+		 "ipsec-tunnel": "tunnel, rfc4106(gcm(aes)) 128-bit"} as $algo
+		| . as $d
+		| if ([.conditions[].name] | join(",")) != $conds then "conditions \([.conditions[].name] | join(",")), want \($conds)" else empty end,
+		  (if (.failures // [] | length) > 0 then "failures in the results" else empty end),
+		  (.transports[] | .name as $row
+		   | (if .label != "SSH over IPsec (manual SAs, \($algo[$row]), 2 SAs per side)" then "\($row): label \(.label)" else empty end),
+		     ($conds | split(",")[] as $c | $ins | split(",")[] as $i
+		      | [$d.samples[] | select(.transport == $row and .condition == $c and .instrument == $i and .value > 0)] | length
+		      | if . == 0 then "\($row)/\($c): no \($i) measured" else empty end),
+		     ($d.samples[] | select(.transport == $row and .instrument == "iperf3-1")
+		      | if .moved_bytes == null or .tunnel_bytes == null or .tunnel_bytes < .moved_bytes
+		        then "\($row)/\(.condition): ESP carried \(.tunnel_bytes) B of the \(.moved_bytes) iperf3 moved" else empty end))
+		' "$OUT/$run/bench-results.json")
+	[ -z "$bad" ] || fail "$bad"
+}
+
 # Go tests that skip on the host for want of the kernel feature (built by suite.sh).
 check_go_netem() {
 	(cd nsbench/impair && timeout "$CHECK_TIMEOUT" "$TESTBIN/impair.test" -test.run '^TestNetem$' -test.v -test.count=1) >"$OUT/go-netem.log" 2>&1
@@ -166,7 +225,7 @@ check_go_cli_wireguard() {
 }
 
 summary() {
-	local kernel wgimpl="n/a" method="n/a" rtt="n/a" loss="n/a" d
+	local kernel wgimpl="n/a" method="n/a" rtt="n/a" loss="n/a" ipsec="n/a" d
 	kernel=$(uname -r)
 	d=$OUT/wg-kernel/bench-results.json
 	[ -f "$d" ] && wgimpl=$(jq -r '.env.wireguard // "n/a"' "$d")
@@ -176,7 +235,17 @@ summary() {
 		rtt=$(jq -r '[.verification // [] | .[] | select(.measured_rtt_ms != null)] | if length == 0 then "n/a" else "\(map(.measured_rtt_ms) | max * 100 | round / 100) ms (configured \(.[0].configured_rtt_ms) ms)" end' "$d")
 		loss=$(jq -r '[.verification // [] | .[] | select(.measured_loss_pct != null)] | if length == 0 then "n/a" else "\(map(.measured_loss_pct) | max * 1000 | round / 1000) % (configured \(.[0].configured_loss_pct) %, \(map(.packets) | add) packets)" end' "$d")
 	fi
-	echo "vmtest summary: kernel $kernel; wireguard $wgimpl; impairment $method; rtt $rtt; loss $loss"
+	# The IPsec rows measured in every condition of their run, with their
+	# LAN iperf3.
+	local docs=()
+	for d in "$OUT"/ipsec/bench-results.json "$OUT"/ipsec-more/bench-results.json; do
+		[ -f "$d" ] && docs+=("$d")
+	done
+	[ ${#docs[@]} -gt 0 ] && ipsec=$(jq -rs '[.[] | . as $d | [.conditions[].name] as $c | .transports[].name as $t
+		| select([$d.samples[] | select(.transport == $t and .value > 0) | .condition] | unique == ($c | sort))
+		| "\($t) \([$d.samples[] | select(.transport == $t and .condition == "lan" and .instrument == "iperf3-1") | .value * 1000 | round][0] // "?") Mbit/s"]
+		| if length == 0 then "none measured" else join(", ") end' "${docs[@]}")
+	echo "vmtest summary: kernel $kernel; wireguard $wgimpl; impairment $method; rtt $rtt; loss $loss; ipsec ${ipsec:-n/a}"
 }
 
 CHECKS=(
@@ -186,6 +255,7 @@ CHECKS=(
 	wireguard_both
 	netem
 	netem_profiles
+	ipsec
 	go_netem
 	go_wireguard
 	go_cli_wireguard

@@ -5,7 +5,14 @@
 #   - what mounting the host root needs: virtio PCI, 9p over virtio,
 #     overlayfs, and virtio-rng (entropy for WireGuard keys and sshd);
 #   - what the kernel-path tests need: wireguard, sch_netem, sch_fq, esp4,
-#     xfrm_user, veth, tun, bridge.
+#     xfrm_user, veth, tun, bridge;
+#   - the crypto the ipsec transport's variants ask ESP for (the kernel would
+#     load them on demand; packed, a missing one fails here, not mid-run):
+#     authenc, echainiv and seqiv (ESP's IV generators), gcm + ghash,
+#     chacha20poly1305 + chacha20 + poly1305, ctr (holds rfc3686), AES,
+#     SHA-1, SHA-256 and hmac (in 6.1 aes, sha1, sha256 and hmac are built
+#     in: checked against modules.builtin). ESP's tunnel mode is in the
+#     xfrm core: xfrm4_tunnel/tunnel4 (IP-in-IP SAs) are not needed.
 # Each module's dependencies come from /lib/modules/KVER/modules.dep, which
 # lists every (transitive) dependency of a module; modprobe loads them last
 # to first. Compressed modules are decompressed here: busybox insmod cannot
@@ -14,7 +21,9 @@
 set -euo pipefail
 KVER=$1 OUT=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
-MODS=${VMTEST_MODULES:-"virtio_pci virtio_rng 9pnet_virtio 9p overlay wireguard sch_netem sch_fq esp4 xfrm_user veth tun bridge"}
+MODS=${VMTEST_MODULES:-"virtio_pci virtio_rng 9pnet_virtio 9p overlay wireguard sch_netem sch_fq esp4 xfrm_user veth tun bridge
+	authenc echainiv seqiv gcm ghash_generic chacha20poly1305 chacha_generic poly1305_generic ctr
+	aes_generic aesni_intel sha1_generic sha256_generic hmac"}
 moddir=/lib/modules/$KVER
 [ -f "$moddir/modules.dep" ] || { echo "mkinitrd: $moddir/modules.dep missing" >&2; exit 1; }
 if readelf -l /bin/busybox 2>/dev/null | grep -q 'Requesting program interpreter'; then

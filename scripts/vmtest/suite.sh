@@ -6,7 +6,7 @@
 # must be unchanged afterwards: no namespace, mount or QEMU process more.
 #
 # Ends with checks.sh's summary line: kernel, WireGuard implementation,
-# impairment method, measured RTT and loss.
+# impairment method, measured RTT and loss, the IPsec rows measured.
 #
 # Env: GO (go binary), VMTEST_TIMEOUT (s, default 1200: the whole guest run),
 #      VMTEST_CHECKS="doctor netem ..." (a subset of checks.sh's list).
@@ -76,5 +76,5 @@ summary=$(grep '^vmtest summary: ' "$log" | tail -1)
 if [ "$rc" -ne 0 ]; then
 	say "FAILED (exit $rc)"
 fi
-echo "${summary:-vmtest summary: kernel $VMTEST_KVER; wireguard n/a; impairment n/a; rtt n/a; loss n/a (the guest printed none)}"
+echo "${summary:-vmtest summary: kernel $VMTEST_KVER; wireguard n/a; impairment n/a; rtt n/a; loss n/a; ipsec n/a (the guest printed none)}"
 exit "$rc"

@@ -1,0 +1,537 @@
+package transport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// IPsec is seed 002's manual-SA rows (setkey/iproute2 in the seed): ESP
+// in the kernel, keyed by hand through netlink with keys and SPIs drawn
+// per run, no IKE daemon. Each side holds two SAs (client → server and
+// server → client) and the policies that send the traffic between the two
+// through them. Transport mode protects the roles' own addresses, so every
+// instrument aimed at the server crosses ESP; tunnel mode carries two
+// inner /32s (each on its namespace's lo) between the outer addresses.
+type IPsec struct {
+	tunnel  bool
+	variant string
+}
+
+// Tunnel mode's inner addresses: the policies' selectors.
+var (
+	ipsecServer = netip.MustParseAddr("10.92.0.1")
+	ipsecClient = netip.MustParseAddr("10.92.0.2")
+)
+
+const (
+	ipsecReqid  = 0x2b4 // ties the policies' templates to the SAs
+	ipsecReady  = 30 * time.Second
+	ipsecReplay = 32 // strongSwan's default anti-replay window
+)
+
+// espAlgo is one variant's ESP transform as xfrm names it.
+type espAlgo struct {
+	aead, crypt, auth string
+	keyBits           int  // the cipher's key, without salt or nonce
+	salted            bool // the key ends in a 32-bit salt (GCM, ChaCha20) or nonce (RFC 3686)
+	authKeyBits       int
+	authTrunc         int    // the ICV's bits (an AEAD's is always 128 here)
+	config            string // the kernel options it needs, for the reason
+}
+
+var ipsecVariants = []string{"aes-gcm-128", "aes-gcm-256", "aes-cbc-128-sha1", "aes-cbc-128-sha256", "aes-ctr-128-sha256", "chacha20-poly1305"}
+
+var espAlgos = map[string]espAlgo{
+	"aes-gcm-128":        {aead: "rfc4106(gcm(aes))", keyBits: 128, salted: true, authTrunc: 128, config: "CONFIG_CRYPTO_GCM, CONFIG_CRYPTO_SEQIV"},
+	"aes-gcm-256":        {aead: "rfc4106(gcm(aes))", keyBits: 256, salted: true, authTrunc: 128, config: "CONFIG_CRYPTO_GCM, CONFIG_CRYPTO_SEQIV"},
+	"aes-cbc-128-sha1":   {crypt: "cbc(aes)", keyBits: 128, auth: "hmac(sha1)", authKeyBits: 160, authTrunc: 96, config: "CONFIG_CRYPTO_CBC, CONFIG_CRYPTO_SHA1, CONFIG_CRYPTO_HMAC, CONFIG_CRYPTO_AUTHENC, CONFIG_CRYPTO_ECHAINIV"},
+	"aes-cbc-128-sha256": {crypt: "cbc(aes)", keyBits: 128, auth: "hmac(sha256)", authKeyBits: 256, authTrunc: 128, config: "CONFIG_CRYPTO_CBC, CONFIG_CRYPTO_SHA256, CONFIG_CRYPTO_HMAC, CONFIG_CRYPTO_AUTHENC, CONFIG_CRYPTO_ECHAINIV"},
+	"aes-ctr-128-sha256": {crypt: "rfc3686(ctr(aes))", keyBits: 128, salted: true, auth: "hmac(sha256)", authKeyBits: 256, authTrunc: 128, config: "CONFIG_CRYPTO_CTR, CONFIG_CRYPTO_SHA256, CONFIG_CRYPTO_HMAC, CONFIG_CRYPTO_AUTHENC, CONFIG_CRYPTO_SEQIV"},
+	"chacha20-poly1305":  {aead: "rfc7539esp(chacha20,poly1305)", keyBits: 256, salted: true, authTrunc: 128, config: "CONFIG_CRYPTO_CHACHA20POLY1305, CONFIG_CRYPTO_SEQIV"},
+}
+
+var ipsecSpec = Spec{
+	Name:     "ipsec",
+	Summary:  "SSH over kernel IPsec ESP, manual SAs in transport mode (keys per run through netlink; a kernel with ESP)",
+	Variants: ipsecVariants,
+	Sets:     []string{"seed-002"},
+	New:      func(c Config) (Transport, error) { return &IPsec{variant: c.Variant}, nil },
+}
+
+var ipsecTunnelSpec = Spec{
+	Name:     "ipsec-tunnel",
+	Summary:  "SSH over kernel IPsec ESP, manual SAs in tunnel mode between inner /32s (keys per run through netlink; a kernel with ESP)",
+	Variants: ipsecVariants,
+	Sets:     []string{"seed-002"},
+	New:      func(c Config) (Transport, error) { return &IPsec{tunnel: true, variant: c.Variant}, nil },
+}
+
+func (t *IPsec) spec() Spec {
+	if t.tunnel {
+		return ipsecTunnelSpec
+	}
+	return ipsecSpec
+}
+
+func (t *IPsec) mode() netlink.Mode {
+	if t.tunnel {
+		return netlink.XFRM_MODE_TUNNEL
+	}
+	return netlink.XFRM_MODE_TRANSPORT
+}
+
+func (t *IPsec) Name() string { return t.spec().RowName(t.variant) }
+func (t *IPsec) Label() string {
+	return "SSH over IPsec (manual SAs, " + t.mode().String() + ", " + t.variant + ")"
+}
+func (t *IPsec) About() string {
+	return "is ESP in the kernel (xfrm) with manually keyed SAs and no IKE daemon: the kernel encrypts every packet in softirq and syscall context, so its CPU shows only in host CPU, not in any cgroup."
+}
+
+// name is the transform as the reasons say it.
+func (a espAlgo) name() string {
+	if a.aead != "" {
+		return a.aead
+	}
+	return a.crypt + " + " + a.auth
+}
+
+// keyLen is the cipher key's length in bytes, salt or nonce included.
+func (a espAlgo) keyLen() int {
+	n := a.keyBits / 8
+	if a.salted {
+		n += 4
+	}
+	return n
+}
+
+// saKeys are one SA's keys: both sides install the same.
+type saKeys struct{ enc, auth []byte }
+
+func (a espAlgo) newKeys() (saKeys, error) {
+	k := saKeys{enc: make([]byte, a.keyLen()), auth: make([]byte, a.authKeyBits/8)}
+	if _, err := rand.Read(k.enc); err != nil {
+		return k, err
+	}
+	_, err := rand.Read(k.auth)
+	return k, err
+}
+
+// state is the SA from src to dst.
+func (a espAlgo) state(src, dst netip.Addr, spi int, mode netlink.Mode, k saKeys) *netlink.XfrmState {
+	s := &netlink.XfrmState{
+		Src: src.AsSlice(), Dst: dst.AsSlice(), Proto: netlink.XFRM_PROTO_ESP, Mode: mode,
+		Spi: spi, Reqid: ipsecReqid, ReplayWindow: ipsecReplay,
+	}
+	if a.aead != "" {
+		s.Aead = &netlink.XfrmStateAlgo{Name: a.aead, Key: k.enc, ICVLen: a.authTrunc}
+		return s
+	}
+	s.Crypt = &netlink.XfrmStateAlgo{Name: a.crypt, Key: k.enc}
+	s.Auth = &netlink.XfrmStateAlgo{Name: a.auth, Key: k.auth, TruncateLen: a.authTrunc}
+	return s
+}
+
+// describe says what an SA the kernel holds encrypts with, e.g.
+// "rfc4106(gcm(aes)) 128-bit" or "cbc(aes) 128-bit + hmac(sha1)-96"; the
+// salt or nonce at the end of the key is not key strength.
+func describe(s netlink.XfrmState) string {
+	bits := func(a *netlink.XfrmStateAlgo) int {
+		n := len(a.Key) * 8
+		switch {
+		case a.Name == "rfc4106(gcm(aes))", a.Name == "rfc7539esp(chacha20,poly1305)", a.Name == "rfc3686(ctr(aes))":
+			n -= 32
+		}
+		return n
+	}
+	switch {
+	case s.Aead != nil:
+		d := fmt.Sprintf("%s %d-bit", s.Aead.Name, bits(s.Aead))
+		if s.Aead.ICVLen != 128 {
+			d += fmt.Sprintf(", ICV %d", s.Aead.ICVLen)
+		}
+		return d
+	case s.Crypt != nil && s.Auth != nil:
+		return fmt.Sprintf("%s %d-bit + %s-%d", s.Crypt.Name, bits(s.Crypt), s.Auth.Name, s.Auth.TruncateLen)
+	}
+	return "no encryption"
+}
+
+// Check probes the kernel once per mode and variant: it adds the
+// variant's SA in a throwaway namespace, deleted again on every path.
+// Nothing less tells: the xfrm core accepts a policy without ESP and then
+// silently black-holes.
+func (t *IPsec) Check() error {
+	key := t.mode().String() + "/" + t.variant
+	espProbes.Lock()
+	defer espProbes.Unlock()
+	if err, ok := espProbes.m[key]; ok {
+		return err
+	}
+	err := probeESP(t.Name(), t.mode(), espAlgos[t.variant])
+	espProbes.m[key] = err
+	return err
+}
+
+var espProbes = struct {
+	sync.Mutex
+	m map[string]error
+}{m: map[string]error{}}
+
+// The kernel's answers to an SA it cannot build: no ESP type
+// (EPROTONOSUPPORT, "Requested type not found"); an algorithm missing from
+// xfrm's table or the crypto API (ENOSYS, "Requested AEAD algorithm not
+// found"); ESP's IV generator or template missing when it allocates the
+// transform (ENOENT). The algorithm is checked before the type, so a
+// kernel without ESP and without GCM only says GCM is missing:
+// espProbeAlgos then tell ESP's absence apart.
+var espProbeAlgos = []espAlgo{
+	{crypt: "cbc(aes)", keyBits: 128, auth: "hmac(sha256)", authKeyBits: 256, authTrunc: 128},
+	{crypt: "ecb(cipher_null)", auth: "hmac(sha1)", authKeyBits: 160, authTrunc: 96},
+}
+
+func probeESP(transport string, mode netlink.Mode, a espAlgo) (err error) {
+	unavailable := func(reason, fix string) error {
+		return &UnavailableError{Transport: transport, Reason: reason, Fix: fix}
+	}
+	prefix, err := topology.NewPrefix()
+	if err != nil {
+		return unavailable("cannot probe the kernel's ESP: "+err.Error(), "")
+	}
+	name := prefix + "-ipsec-probe"
+	n, err := ns.Create(name)
+	if err != nil {
+		return unavailable("cannot probe the kernel's ESP: "+err.Error(), "run as root")
+	}
+	defer func() {
+		if cerr := errors.Join(n.Close(), ns.Delete(name)); cerr != nil {
+			err = unavailable("the ESP probe's namespace could not be removed: "+cerr.Error(), "sudo twnsbench clean")
+		}
+	}()
+	src, dst := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
+	var listErr, algoErr, espErr error
+	err = n.Do(func() error {
+		// Without xfrm's netlink interface every request below fails the
+		// same way a missing ESP does.
+		if _, listErr = netlink.XfrmStateList(netlink.FAMILY_ALL); listErr != nil {
+			return nil
+		}
+		k, err := a.newKeys()
+		if err != nil {
+			return err
+		}
+		algoErr = netlink.XfrmStateAdd(a.state(src, dst, 0x100, mode, k))
+		if !errors.Is(algoErr, unix.ENOSYS) && !errors.Is(algoErr, unix.ENOENT) {
+			return nil
+		}
+		for i, p := range espProbeAlgos {
+			k, err := p.newKeys()
+			if err != nil {
+				return err
+			}
+			if espErr = netlink.XfrmStateAdd(p.state(src, dst, 0x101+i, mode, k)); espErr == nil || errors.Is(espErr, unix.EPROTONOSUPPORT) {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return unavailable("cannot probe the kernel's ESP: "+err.Error(), "")
+	}
+	if reason, fix := espVerdict(a, listErr, algoErr, espErr); reason != "" {
+		return unavailable(reason, fix)
+	}
+	return nil
+}
+
+// espVerdict maps the probe's errors to why the variant cannot run here
+// ("" when it can): listErr from listing SAs, algoErr from adding the
+// variant's SA, espErr from the last of espProbeAlgos tried.
+func espVerdict(a espAlgo, listErr, algoErr, espErr error) (reason, fix string) {
+	switch {
+	case listErr != nil:
+		return "this kernel has no xfrm netlink interface (CONFIG_XFRM_USER): " + listErr.Error(), "use a kernel with XFRM_USER and ESP (make vmtest runs Debian's stock kernel)"
+	case algoErr == nil:
+		return "", ""
+	case errors.Is(algoErr, unix.EPROTONOSUPPORT), errors.Is(espErr, unix.EPROTONOSUPPORT):
+		return "this kernel has no ESP (CONFIG_INET_ESP)", "use a kernel with ESP (make vmtest runs Debian's stock kernel), or strongswan (ESP in userspace)"
+	case errors.Is(algoErr, unix.ENOSYS), errors.Is(algoErr, unix.ENOENT):
+		return fmt.Sprintf("this kernel lacks %s (%s)", a.name(), a.config), "use a kernel with those options (make vmtest runs Debian's stock kernel)"
+	}
+	return fmt.Sprintf("the kernel refused an ESP SA with %s: %v", a.name(), algoErr), ""
+}
+
+func (t *IPsec) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+	ctx, cancel := context.WithTimeout(ctx, ipsecReady)
+	defer cancel()
+	a, ok := espAlgos[t.variant]
+	if !ok {
+		return nil, fmt.Errorf("ipsec: unknown variant %q", t.variant)
+	}
+	u := &ipsecUp{env: env}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, u.close())
+		}
+	}()
+	outer := map[string]netip.Addr{topology.Client: env.Topo.Spec.Addr(topology.Client), topology.Server: env.Topo.Spec.Addr(topology.Server)}
+	// What the policies select: the roles' own addresses in transport
+	// mode, the inner ones in tunnel mode.
+	sel := outer
+	if t.tunnel {
+		sel = map[string]netip.Addr{topology.Client: ipsecClient, topology.Server: ipsecServer}
+	}
+	// One SA per direction, the same on both sides.
+	type sa struct {
+		from, to string
+		spi      int
+		keys     saKeys
+	}
+	sas := []sa{{from: topology.Client, to: topology.Server}, {from: topology.Server, to: topology.Client}}
+	for i := range sas {
+		if sas[i].spi, err = randomSPI(); err != nil {
+			return nil, fmt.Errorf("ipsec: spi: %w", err)
+		}
+		if sas[i].keys, err = a.newKeys(); err != nil {
+			return nil, fmt.Errorf("ipsec: keys: %w", err)
+		}
+	}
+	if sas[0].spi == sas[1].spi {
+		sas[1].spi ^= 1
+	}
+	for _, role := range []string{topology.Server, topology.Client} {
+		peer := topology.Client
+		if role == topology.Client {
+			peer = topology.Server
+		}
+		if t.tunnel {
+			if err := u.addInner(role, sel[role], sel[peer], outer[peer]); err != nil {
+				return nil, fmt.Errorf("ipsec: %s: inner address: %w", role, err)
+			}
+		}
+		u.xfrm = append(u.xfrm, role)
+		err := env.Topo.Roles[role].NS.Do(func() error {
+			for _, s := range sas {
+				if err := netlink.XfrmStateAdd(a.state(outer[s.from], outer[s.to], s.spi, t.mode(), s.keys)); err != nil {
+					return fmt.Errorf("add SA %s → %s (spi %#x): %w", s.from, s.to, s.spi, err)
+				}
+			}
+			dirs := []netlink.Dir{netlink.XFRM_DIR_OUT, netlink.XFRM_DIR_IN}
+			if t.tunnel {
+				dirs = append(dirs, netlink.XFRM_DIR_FWD)
+			}
+			for _, d := range dirs {
+				from, to := role, peer
+				if d != netlink.XFRM_DIR_OUT {
+					from, to = peer, role
+				}
+				p := &netlink.XfrmPolicy{
+					Src: prefix32(sel[from]), Dst: prefix32(sel[to]), Dir: d,
+					Tmpls: []netlink.XfrmPolicyTmpl{{
+						Src: outer[from].AsSlice(), Dst: outer[to].AsSlice(),
+						Proto: netlink.XFRM_PROTO_ESP, Mode: t.mode(), Reqid: ipsecReqid,
+					}},
+				}
+				if err := netlink.XfrmPolicyAdd(p); err != nil {
+					return fmt.Errorf("add policy %s %s → %s: %w", d, sel[from], sel[to], err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("ipsec: %s: %w", role, err)
+		}
+	}
+	// What the kernel holds, read back: the label names it, and it must
+	// be what the variant asked for.
+	want := describe(*a.state(outer[topology.Client], outer[topology.Server], 1, t.mode(), sas[0].keys))
+	var held string
+	for _, role := range []string{topology.Server, topology.Client} {
+		states, err := xfrmStates(env.Topo.Roles[role].NS)
+		if err != nil {
+			return nil, fmt.Errorf("ipsec: %s: %w", role, err)
+		}
+		if len(states) != len(sas) {
+			return nil, fmt.Errorf("ipsec: %s: the kernel holds %d SAs, want %d", role, len(states), len(sas))
+		}
+		for _, s := range states {
+			held = describe(s)
+			if held != want || s.Mode != t.mode() {
+				return nil, fmt.Errorf("ipsec %s: %s holds a %s SA with %s, not %s", t.variant, role, s.Mode, held, want)
+			}
+		}
+	}
+	cli := env.Topo.Roles[topology.Client].NS
+	carried := espBytes(cli)
+	host := sel[topology.Server].String()
+	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
+		return nil, fmt.Errorf("ipsec: sshd through ESP: %w", err)
+	}
+	// The handshake just made must have crossed the SAs: else the
+	// policies do not hold the path and the rows would measure the bare
+	// network.
+	if n, err := carried(); err != nil || n == 0 {
+		return nil, fmt.Errorf("ipsec: the client's SAs carried %d bytes of the SSH handshake (%v): the traffic bypassed ESP", n, err)
+	}
+	label := fmt.Sprintf("SSH over IPsec (manual SAs, %s, %s, %d SAs per side)", t.mode(), held, len(sas))
+	if env.Logf != nil {
+		env.Logf("%s: SPIs %#x (client → server), %#x (server → client)", label, sas[0].spi, sas[1].spi)
+	}
+	return &Path{
+		Target: DirectTarget(host),
+		Facts: map[string]string{
+			"ipsec": fmt.Sprintf("kernel ESP (xfrm), manual SAs, %s mode, %s", t.mode(), held),
+		},
+		Label:   label,
+		Procs:   []RSSProc{{Key: "kernel (no userspace process)", PID: 0}},
+		Carried: carried,
+		Close:   u.close,
+	}, nil
+}
+
+// randomSPI draws an SPI above the range RFC 4303 reserves (0–255).
+func randomSPI() (int, error) {
+	var b [4]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		if spi := binary.BigEndian.Uint32(b[:]) &^ (1 << 31); spi > 255 {
+			return int(spi), nil // below 2^31: an int on every platform
+		}
+	}
+}
+
+// xfrmStates lists the SAs in n.
+func xfrmStates(n *ns.NS) ([]netlink.XfrmState, error) {
+	var states []netlink.XfrmState
+	err := n.Do(func() error {
+		var err error
+		states, err = netlink.XfrmStateList(netlink.FAMILY_ALL)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list SAs: %w", err)
+	}
+	return states, nil
+}
+
+// espBytes reads the bytes n's SAs carried, both directions summed: the
+// kernel's own count of what went through ESP.
+func espBytes(n *ns.NS) func() (int64, error) {
+	return func() (int64, error) {
+		states, err := xfrmStates(n)
+		if err != nil {
+			return 0, fmt.Errorf("tunnel bytes: %w", err)
+		}
+		if len(states) == 0 {
+			return 0, errors.New("tunnel bytes: no SA in the client's namespace")
+		}
+		var total int64
+		for _, s := range states {
+			total += int64(s.Statistics.Bytes)
+		}
+		return total, nil
+	}
+}
+
+type ipsecUp struct {
+	env   *Testbed
+	xfrm  []string // roles whose SAs and policies were (perhaps partly) added
+	inner []ipsecInner
+	once  sync.Once
+	err   error
+}
+
+// ipsecInner is tunnel mode's inner address on a role's lo and its route
+// to the peer's inner address.
+type ipsecInner struct {
+	role  string
+	addr  netip.Addr
+	route *netlink.Route
+}
+
+// addInner puts role's inner address on lo and routes the peer's inner
+// address through the peer's outer one with the inner address as source:
+// the route the policy's selector then catches (without the source hint
+// the client would send from its outer address, outside the selector,
+// and the traffic would go plain).
+func (u *ipsecUp) addInner(role string, inner, peerInner, peerOuter netip.Addr) error {
+	in := ipsecInner{role: role, addr: inner}
+	err := u.env.Topo.Roles[role].NS.Do(func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		if err := netlink.AddrReplace(lo, &netlink.Addr{IPNet: prefix32(inner)}); err != nil {
+			return err
+		}
+		u.inner = append(u.inner, in)
+		eth, err := netlink.LinkByName(topology.RoleLink)
+		if err != nil {
+			return err
+		}
+		r := &netlink.Route{LinkIndex: eth.Attrs().Index, Dst: prefix32(peerInner), Gw: peerOuter.AsSlice(), Src: inner.AsSlice()}
+		if err := netlink.RouteAdd(r); err != nil {
+			return fmt.Errorf("route %s via %s: %w", peerInner, peerOuter, err)
+		}
+		u.inner[len(u.inner)-1].route = r
+		return nil
+	})
+	return err
+}
+
+// close removes the policies and SAs (the run's namespaces are private to
+// it: flushing them removes exactly what Up added), then tunnel mode's
+// routes and inner addresses.
+func (u *ipsecUp) close() error {
+	u.once.Do(func() {
+		var errs []error
+		for _, role := range u.xfrm {
+			err := u.env.Topo.Roles[role].NS.Do(func() error {
+				return errors.Join(netlink.XfrmPolicyFlush(), netlink.XfrmStateFlush(0))
+			})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("ipsec: %s: flush SAs and policies: %w", role, err))
+			}
+		}
+		for _, in := range u.inner {
+			err := u.env.Topo.Roles[in.role].NS.Do(func() error {
+				var errs []error
+				if in.route != nil {
+					if err := netlink.RouteDel(in.route); err != nil && !errors.Is(err, unix.ESRCH) {
+						errs = append(errs, fmt.Errorf("route: %w", err))
+					}
+				}
+				lo, err := netlink.LinkByName("lo")
+				if err != nil {
+					return errors.Join(append(errs, err)...)
+				}
+				if err := netlink.AddrDel(lo, &netlink.Addr{IPNet: prefix32(in.addr)}); err != nil {
+					errs = append(errs, fmt.Errorf("address: %w", err))
+				}
+				return errors.Join(errs...)
+			})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("ipsec: %s: remove %s from lo: %w", in.role, in.addr, err))
+			}
+		}
+		u.err = errors.Join(errs...)
+	})
+	return u.err
+}
