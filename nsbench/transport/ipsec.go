@@ -176,14 +176,18 @@ func describe(s netlink.XfrmState) string {
 // variant's SA in a throwaway namespace, deleted again on every path.
 // Nothing less tells: the xfrm core accepts a policy without ESP and then
 // silently black-holes.
-func (t *IPsec) Check() error {
-	key := t.mode().String() + "/" + t.variant
+func (t *IPsec) Check() error { return espAvailable(t.Name(), t.mode(), t.variant) }
+
+// espAvailable probes once per transport, mode and variant (a key of
+// espAlgos) whether the kernel can build that ESP SA.
+func espAvailable(transport string, mode netlink.Mode, variant string) error {
+	key := transport + "/" + mode.String() + "/" + variant
 	espProbes.Lock()
 	defer espProbes.Unlock()
 	if err, ok := espProbes.m[key]; ok {
 		return err
 	}
-	err := probeESP(t.Name(), t.mode(), espAlgos[t.variant])
+	err := probeESP(transport, mode, espAlgos[variant])
 	espProbes.m[key] = err
 	return err
 }

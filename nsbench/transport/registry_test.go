@@ -31,3 +31,16 @@ func TestSetExpands(t *testing.T) {
 		t.Errorf("unknown name: %v; want the sets listed", err)
 	}
 }
+
+// TestStrongSwanKernelVariants: every strongswan-kernel variant has the
+// transform the ESP probe tries and the proposal its label expects.
+func TestStrongSwanKernelVariants(t *testing.T) {
+	for _, v := range strongSwanKernelSpec.Variants {
+		if _, ok := espAlgos[ssESPAlgo[v]]; !ok {
+			t.Errorf("%s: no ESP transform to probe (%q)", v, ssESPAlgo[v])
+		}
+		if ssNegotiated[v] == "" {
+			t.Errorf("%s: no expected negotiated proposal", v)
+		}
+	}
+}

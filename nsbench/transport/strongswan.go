@@ -27,8 +27,12 @@ import (
 // inner /32s (each on its namespace's lo), ESP in userspace through
 // kernel-libipsec (a TUN device, ipsec0, and routes in table 220),
 // UDP-encapsulated. Every instrument aims at the server's inner address.
+//
+// strongswan-kernel is the same with the kernel's ESP (kernel-netlink, no
+// libipsec, plain ESP without UDP encapsulation), where the kernel has it.
 type StrongSwan struct {
 	variant string
+	kernel  bool // ESP in the kernel (xfrm) instead of libipsec
 }
 
 // The tunnel's inner addresses: the traffic selectors.
@@ -49,6 +53,8 @@ const (
 	// is the IPsec backend; kernel-netlink only does addresses and routes.
 	// The "!" makes a plugin critical: charon refuses to start without it.
 	ssPlugins = "random nonce openssl gcm chapoly aes sha1 sha2 hmac kdf pem pkcs1 x509 pubkey curve25519 kernel-libipsec! kernel-netlink socket-default! vici!"
+	// With the kernel's ESP, kernel-netlink installs the SAs and policies.
+	ssKernelPlugins = "random nonce openssl gcm chapoly aes sha1 sha2 hmac kdf pem pkcs1 x509 pubkey curve25519 kernel-netlink! socket-default! vici!"
 )
 
 // ssNegotiated is each variant's ESP proposal (its swanctl.conf spelling)
@@ -69,11 +75,44 @@ var strongSwanSpec = Spec{
 	New:      func(c Config) (Transport, error) { return &StrongSwan{variant: c.Variant}, nil },
 }
 
-func (t *StrongSwan) Name() string { return strongSwanSpec.RowName(t.variant) }
+var strongSwanKernelSpec = Spec{
+	Name:     "strongswan-kernel",
+	Summary:  "SSH over strongSwan IKEv2 (PSK, tunnel mode) with the kernel's ESP (a kernel with ESP)",
+	Variants: []string{"aes128gcm16", "aes128-sha256", "chacha20poly1305"},
+	Sets:     []string{"seed-002"},
+	New:      func(c Config) (Transport, error) { return &StrongSwan{variant: c.Variant, kernel: true}, nil },
+}
+
+// ssESPAlgo is each variant's transform in ipsec.go's terms, for the
+// kernel ESP probe.
+var ssESPAlgo = map[string]string{
+	"aes256gcm16": "aes-gcm-256", "aes128gcm16": "aes-gcm-128",
+	"chacha20poly1305": "chacha20-poly1305", "aes128-sha256": "aes-cbc-128-sha256",
+}
+
+func (t *StrongSwan) spec() Spec {
+	if t.kernel {
+		return strongSwanKernelSpec
+	}
+	return strongSwanSpec
+}
+
+// esp names where ESP runs, for labels and facts.
+func (t *StrongSwan) esp() string {
+	if t.kernel {
+		return "kernel ESP"
+	}
+	return "userspace ESP, libipsec"
+}
+
+func (t *StrongSwan) Name() string { return t.spec().RowName(t.variant) }
 func (t *StrongSwan) Label() string {
-	return "SSH over strongSwan (userspace ESP, libipsec, " + t.variant + ")"
+	return "SSH over strongSwan (" + t.esp() + ", " + t.variant + ")"
 }
 func (t *StrongSwan) About() string {
+	if t.kernel {
+		return "is strongSwan IKEv2 keying the kernel's ESP: one charon-systemd per namespace negotiates, the kernel encrypts every packet, so the crypto's CPU shows only in host CPU."
+	}
 	return "is strongSwan IKEv2 with ESP in userspace (kernel-libipsec over a TUN device, UDP-encapsulated): one charon-systemd per namespace encrypts every packet, in the transport's cgroups."
 }
 
@@ -99,7 +138,11 @@ func (t *StrongSwan) Check() error {
 	if _, err := systemProgram("swanctl"); err != nil {
 		missing = append(missing, err.Error())
 	}
-	for _, f := range []string{ssLibipsec, tunDevice} {
+	needs := []string{ssLibipsec, tunDevice}
+	if t.kernel {
+		needs = nil
+	}
+	for _, f := range needs {
 		if _, err := os.Stat(f); err != nil {
 			missing = append(missing, "needs "+f+": "+err.Error())
 		}
@@ -107,6 +150,9 @@ func (t *StrongSwan) Check() error {
 	if len(missing) > 0 {
 		return &UnavailableError{Transport: t.Name(), Reason: strings.Join(missing, "; "),
 			Fix: "install charon-systemd strongswan-swanctl libcharon-extra-plugins libstrongswan-standard-plugins libstrongswan-extra-plugins (scripts/install-deps.sh)"}
+	}
+	if t.kernel {
+		return espAvailable(t.Name(), netlink.XFRM_MODE_TUNNEL, ssESPAlgo[t.variant])
 	}
 	return nil
 }
@@ -130,7 +176,7 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 	if _, err := rand.Read(psk); err != nil {
 		return nil, fmt.Errorf("strongswan: psk: %w", err)
 	}
-	u := &ssUp{env: env, swanctlBin: swanctl, variant: t.variant, logName: "strongswan-" + t.variant}
+	u := &ssUp{env: env, swanctlBin: swanctl, variant: t.variant, logName: strings.ReplaceAll(t.Name(), ":", "-")}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -147,7 +193,7 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 	} {
 		dir := filepath.Join(env.Dir, u.logName, s.role)
 		conf := ssConfig{dir: dir, local: env.Topo.Spec.Addr(s.role), remote: env.Topo.Spec.Addr(s.peer),
-			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk}
+			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk, kernel: t.kernel}
 		if err := conf.write(); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: %w", s.role, err)
 		}
@@ -194,18 +240,22 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 	if err != nil {
 		return nil, err
 	}
+	espWhere, carried := "userspace (kernel-libipsec)", LinkBytes(cli, ssIface)
+	if t.kernel {
+		espWhere, carried = "kernel (xfrm, keyed by charon)", espBytes(cli)
+	}
 	return &Path{
 		Target: DirectTarget(ssServer.String()),
 		Facts: map[string]string{
 			"strongswan":     strings.TrimSpace(version),
-			"strongswan esp": "userspace (kernel-libipsec)",
+			"strongswan esp": espWhere,
 		},
-		Label: "SSH over strongSwan (userspace ESP, libipsec, " + esp + ")",
+		Label: "SSH over strongSwan (" + t.esp() + ", " + esp + ")",
 		Procs: []RSSProc{
 			{Key: "client / charon", PID: u.client.PID()},
 			{Key: "server / charon", PID: u.server.PID()},
 		},
-		Carried: LinkBytes(cli, ssIface),
+		Carried: carried,
 		Close:   u.close,
 	}, nil
 }
@@ -218,6 +268,7 @@ type ssConfig struct {
 	localTS, remoteTS      netip.Addr // the inner /32s
 	localID, remoteID, esp string
 	psk                    []byte
+	kernel                 bool // the kernel's ESP: no libipsec, no UDP encapsulation
 }
 
 func (c ssConfig) uri() string { return "unix://" + filepath.Join(c.dir, "charon.vici") }
@@ -240,11 +291,15 @@ func (c ssConfig) write() error {
 	if err := os.Remove(filepath.Join(c.dir, "charon.vici")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	plugins, encap := ssPlugins, "yes"
+	if c.kernel {
+		plugins, encap = ssKernelPlugins, "no"
+	}
 	// Logging to stderr lands in the role's log file; the journal is not
 	// there to log to.
 	strongswan := `# twnsbench strongswan
 charon-systemd {
-	load = ` + ssPlugins + `
+	load = ` + plugins + `
 	plugins {
 		vici {
 			socket = ` + c.uri() + `
@@ -275,7 +330,7 @@ connections {
 		version = 2
 		local_addrs = %[2]s
 		remote_addrs = %[3]s
-		encap = yes
+		encap = %[11]s
 		mobike = no
 		proposals = %[4]s
 		local {
@@ -303,7 +358,7 @@ secrets {
 		secret = 0x%[10]s
 	}
 }
-`, ssConn, c.local, c.remote, ssIKEProposal, c.localID, c.remoteID, c.localTS, c.remoteTS, c.esp, hex.EncodeToString(c.psk))
+`, ssConn, c.local, c.remote, ssIKEProposal, c.localID, c.remoteID, c.localTS, c.remoteTS, c.esp, hex.EncodeToString(c.psk), encap)
 	if err := os.WriteFile(filepath.Join(c.dir, "strongswan.conf"), []byte(strongswan), 0o600); err != nil {
 		return err
 	}

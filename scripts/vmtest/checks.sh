@@ -156,6 +156,25 @@ check_ipsec() {
 	twnsbench_run ipsec-more --transports ipsec:aes-gcm-256,ipsec:aes-cbc-128-sha256,ipsec:aes-ctr-128-sha256 \
 		--instruments iperf3-1 --wan off "${SMALL[@]}" || return 1
 	ipsec_assert ipsec-more lan iperf3-1 || return 1
+	# strongSwan keying the kernel's ESP: charon's negotiated proposal in
+	# the label, the kernel SAs' bytes at least what iperf3 moved.
+	twnsbench_run strongswan-kernel --transports strongswan-kernel,strongswan-kernel:aes128-sha256,strongswan-kernel:chacha20poly1305 \
+		--instruments iperf3-1 --wan off "${SMALL[@]}" || return 1
+	jqv strongswan-kernel '.transports[] | "\(.name): \(.label)"'
+	jqv strongswan-kernel '.samples[] | "iperf3-1 \(.transport): \(.value * 1000 | round) Mbit/s, moved \(.moved_bytes) B, ESP carried \(.tunnel_bytes) B"'
+	local bad
+	bad=$(jq -r '
+		{"strongswan-kernel": "AES_GCM_16-128", "strongswan-kernel:aes128-sha256": "AES_CBC-128/HMAC_SHA2_256_128",
+		 "strongswan-kernel:chacha20poly1305": "CHACHA20_POLY1305"} as $esp
+		| . as $d
+		| (if (.failures // [] | length) > 0 then "strongswan-kernel: failures in the results" else empty end),
+		  (.transports[] | .name as $row
+		   | (if .label != "SSH over strongSwan (kernel ESP, \($esp[$row]))" then "\($row): label \(.label)" else empty end),
+		     ([$d.samples[] | select(.transport == $row and .instrument == "iperf3-1" and .value > 0
+		        and .tunnel_bytes != null and .tunnel_bytes >= .moved_bytes)] | length
+		      | if . == 0 then "\($row): no iperf3-1 carried by ESP" else empty end))
+		' "$OUT/strongswan-kernel/bench-results.json")
+	[ -z "$bad" ] || fail "$bad" || return 1
 	# Nothing left: the runs' (and the probes') namespaces are gone, and
 	# no namespace left holds an SA or a policy.
 	local n left=
