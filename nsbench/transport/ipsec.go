@@ -476,16 +476,12 @@ type ipsecInner struct {
 // the client would send from its outer address, outside the selector,
 // and the traffic would go plain).
 func (u *ipsecUp) addInner(role string, inner, peerInner, peerOuter netip.Addr) error {
-	in := ipsecInner{role: role, addr: inner}
-	err := u.env.Topo.Roles[role].NS.Do(func() error {
-		lo, err := netlink.LinkByName("lo")
-		if err != nil {
-			return err
-		}
-		if err := netlink.AddrReplace(lo, &netlink.Addr{IPNet: prefix32(inner)}); err != nil {
-			return err
-		}
-		u.inner = append(u.inner, in)
+	n := u.env.Topo.Roles[role].NS
+	if err := addLoopback(n, inner); err != nil {
+		return err
+	}
+	u.inner = append(u.inner, ipsecInner{role: role, addr: inner})
+	return n.Do(func() error {
 		eth, err := netlink.LinkByName(topology.RoleLink)
 		if err != nil {
 			return err
@@ -497,7 +493,6 @@ func (u *ipsecUp) addInner(role string, inner, peerInner, peerOuter netip.Addr) 
 		u.inner[len(u.inner)-1].route = r
 		return nil
 	})
-	return err
 }
 
 // close removes the policies and SAs (the run's namespaces are private to
@@ -515,22 +510,19 @@ func (u *ipsecUp) close() error {
 			}
 		}
 		for _, in := range u.inner {
-			err := u.env.Topo.Roles[in.role].NS.Do(func() error {
-				var errs []error
-				if in.route != nil {
+			n := u.env.Topo.Roles[in.role].NS
+			var err error
+			if in.route != nil {
+				err = n.Do(func() error {
 					if err := netlink.RouteDel(in.route); err != nil && !errors.Is(err, unix.ESRCH) {
-						errs = append(errs, fmt.Errorf("route: %w", err))
+						return fmt.Errorf("route: %w", err)
 					}
-				}
-				lo, err := netlink.LinkByName("lo")
-				if err != nil {
-					return errors.Join(append(errs, err)...)
-				}
-				if err := netlink.AddrDel(lo, &netlink.Addr{IPNet: prefix32(in.addr)}); err != nil {
-					errs = append(errs, fmt.Errorf("address: %w", err))
-				}
-				return errors.Join(errs...)
-			})
+					return nil
+				})
+			}
+			if aerr := removeLoopback(n, in.addr); aerr != nil {
+				err = errors.Join(err, fmt.Errorf("address: %w", aerr))
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("ipsec: %s: remove %s from lo: %w", in.role, in.addr, err))
 			}

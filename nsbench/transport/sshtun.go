@@ -268,10 +268,6 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 	return proc.WaitTCP(ctx, cli, net.JoinHostPort(sshTunServer.String(), strconv.Itoa(SSHPort)), p)
 }
 
-func prefix32(a netip.Addr) *net.IPNet {
-	return &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(32, 32)}
-}
-
 // negotiated reads the data cipher and MAC from ssh -v's log: what the
 // connection uses, not what was asked for.
 func (u *sshTunUp) negotiated() (cipher, mac string, err error) {

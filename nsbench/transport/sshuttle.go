@@ -195,20 +195,12 @@ type sshuttleUp struct {
 // addressing puts sshuttleTarget on the server's loopback, routes it via
 // the client's and loads sshuttleGuard (see sshuttleTarget).
 func (u *sshuttleUp) addressing(ctx context.Context) error {
-	srv := u.env.Topo.Roles[topology.Server].NS
-	err := srv.Do(func() error {
-		lo, err := netlink.LinkByName("lo")
-		if err != nil {
-			return err
-		}
-		return netlink.AddrReplace(lo, &netlink.Addr{IPNet: prefix32(sshuttleTarget)})
-	})
-	if err != nil {
+	if err := addLoopback(u.env.Topo.Roles[topology.Server].NS, sshuttleTarget); err != nil {
 		return fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err)
 	}
 	u.addr = true
 	cli := u.env.Topo.Roles[topology.Client].NS
-	err = cli.Do(func() error {
+	err := cli.Do(func() error {
 		route, err := u.loRoute()
 		if err != nil {
 			return err
@@ -456,16 +448,9 @@ func (u *sshuttleUp) close() error {
 			}))
 		}
 		if u.addr && srv != nil {
-			errs = append(errs, srv.NS.Do(func() error {
-				lo, err := netlink.LinkByName("lo")
-				if err != nil {
-					return err
-				}
-				if err := netlink.AddrDel(lo, &netlink.Addr{IPNet: prefix32(sshuttleTarget)}); err != nil {
-					return fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err)
-				}
-				return nil
-			}))
+			if err := removeLoopback(srv.NS, sshuttleTarget); err != nil {
+				errs = append(errs, fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err))
+			}
 		}
 		u.err = errors.Join(errs...)
 	})

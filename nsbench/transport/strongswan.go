@@ -394,14 +394,7 @@ func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...str
 // 220 (via ipsec0) takes it as its source, and the fixtures, listening on
 // every address, answer on it.
 func (u *ssUp) addInner(role string, a netip.Addr) error {
-	err := u.env.Topo.Roles[role].NS.Do(func() error {
-		lo, err := netlink.LinkByName("lo")
-		if err != nil {
-			return err
-		}
-		return netlink.AddrReplace(lo, &netlink.Addr{IPNet: prefix32(a)})
-	})
-	if err != nil {
+	if err := addLoopback(u.env.Topo.Roles[role].NS, a); err != nil {
 		return err
 	}
 	if u.inner == nil {
@@ -417,14 +410,7 @@ func (u *ssUp) close() error {
 	u.once.Do(func() {
 		errs := []error{stopAll(u.client, u.server)}
 		for role, a := range u.inner {
-			err := u.env.Topo.Roles[role].NS.Do(func() error {
-				lo, err := netlink.LinkByName("lo")
-				if err != nil {
-					return err
-				}
-				return netlink.AddrDel(lo, &netlink.Addr{IPNet: prefix32(a)})
-			})
-			if err != nil {
+			if err := removeLoopback(u.env.Topo.Roles[role].NS, a); err != nil {
 				errs = append(errs, fmt.Errorf("strongswan: %s: remove %s from lo: %w", role, a, err))
 			}
 		}

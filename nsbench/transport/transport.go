@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -151,6 +153,27 @@ type Path struct {
 	Carried func() (int64, error)
 	// Close undoes Up in reverse order. Safe to call twice.
 	Close func() error
+}
+
+func prefix32(a netip.Addr) *net.IPNet {
+	return &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(32, 32)}
+}
+
+// addLoopback puts a on n's lo as a /32: an address that exists only
+// behind a tunnel (its inner end, or what sshuttle captures).
+func addLoopback(n *ns.NS, a netip.Addr) error { return onLoopback(n, a, netlink.AddrReplace) }
+
+// removeLoopback takes a off n's lo again.
+func removeLoopback(n *ns.NS, a netip.Addr) error { return onLoopback(n, a, netlink.AddrDel) }
+
+func onLoopback(n *ns.NS, a netip.Addr, op func(netlink.Link, *netlink.Addr) error) error {
+	return n.Do(func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		return op(lo, &netlink.Addr{IPNet: prefix32(a)})
+	})
 }
 
 // LinkBytes reads a link's received plus sent bytes inside n: a tunnel
