@@ -581,18 +581,21 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, path *transp
 		}
 		return r.failed(t, cond, in, run, ierr)
 	}
+	// The tunnel's count is read outside the CPU meters' window (reading
+	// SAs or sock_diag is the harness's work), around it: it still spans
+	// everything the tool moved.
 	tunnel := tunnelMeter(path)
+	tunnelBefore, terr := tunnel()
 	before, err := r.sampler.Snapshot()
 	if err != nil {
 		return fmt.Errorf("meters: %w", err)
 	}
-	tunnelBefore, terr := tunnel()
 	m, merr := in.Measure(ctx, env)
-	tunnelAfter, terr2 := tunnel()
 	after, err := r.sampler.Snapshot()
 	if err != nil {
 		return fmt.Errorf("meters: %w", err)
 	}
+	tunnelAfter, terr2 := tunnel()
 	if merr == nil {
 		merr = errors.Join(terr, terr2)
 	}
