@@ -451,11 +451,11 @@ func (c *chart) barTitle(p chartPanel, b bar) string {
 	return s
 }
 
+// conditionLabel is the view's, with an unlabelled condition's name in
+// capitals (the reference chart's "LAN", "WAN").
 func (c *chart) conditionLabel(name string) string {
-	for _, cond := range c.v.doc.Conditions {
-		if cond.Name == name && cond.Label != "" {
-			return cond.Label
-		}
+	if l := c.v.conditionLabel(name); l != name {
+		return l
 	}
 	return strings.ToUpper(name)
 }
