@@ -624,6 +624,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, path *transp
 		RoleCPUSec:      d.RoleCPUSec,
 		TransportCPUSec: d.TransportCPUSec,
 		Extra:           m.Extra,
+		Series:          m.Series,
 	}
 	if idle > 0 {
 		if s.Extra == nil {

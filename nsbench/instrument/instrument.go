@@ -100,6 +100,8 @@ type Measurement struct {
 	// say. The orchestrator holds the tunnel's own count against it.
 	MovedBytes int64
 	Extra      map[string]float64
+	// Series are the tool's values over time (see results.Series).
+	Series []results.Series
 }
 
 // NeedsPayload reports whether any of ins copies the random payload, so

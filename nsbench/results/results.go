@@ -202,6 +202,21 @@ type Sample struct {
 	// WireGuard, xfrm) shows only in host_cpu_sec.
 	TransportCPUSec map[string]float64 `json:"transport_cpu_sec,omitempty"`
 	Extra           map[string]float64 `json:"extra,omitempty"`
+	// Series are what the tool saw over the sample's time (iperf3's
+	// per-interval throughput, rrul's latency probes), for time-series
+	// and distribution charts.
+	Series []Series `json:"series,omitempty"`
+}
+
+// Series is one quantity over a sample's time: V[i] measured at T[i]
+// seconds from the start of the tool's run (an interval's end, a probe's
+// send time). Key names it within the sample ("throughput",
+// "throughput_up", "latency_idle", "latency_loaded").
+type Series struct {
+	Key  string    `json:"key"`
+	Unit string    `json:"unit"`
+	T    []float64 `json:"t"`
+	V    []float64 `json:"v"`
 }
 
 // DriftProbe is one measurement of the host itself: iperf3 with one
