@@ -25,7 +25,7 @@ vet:
 # so, without root). -p 1: integration tests measure real throughput and
 # latency, so packages must not compete for the two cores.
 test: vet
-	$(GO) test -p 1 -count=1 ./...
+	$(GO) test -p 1 -count=1 -timeout 30m ./...
 
 # The kernel paths this host lacks (kernel WireGuard, netem) in a VM booted
 # from Debian's stock kernel under QEMU (root; installs qemu and the kernel

@@ -46,6 +46,9 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		RSS:         []results.RSS{},
 		Diagnostics: []results.Diagnostic{},
 	}
+	if plan.RunsAuto {
+		d.Env.RunsAuto = &results.RunsAuto{Precision: plan.Precision, MaxRuns: plan.MaxRuns}
+	}
 	var specs []string
 	for _, w := range plan.WANs {
 		c := w.Condition(0)
@@ -76,15 +79,17 @@ func (pk rssPeaks) sample(r *runner, t transport.Transport, p *transport.Path) {
 	}
 }
 
-// recordRSS adds a transport's peaks; the first transport also records the
+// recordRSS adds a row's peaks; the first row to finish also records the
 // fixtures' baseline.
-func (r *runner) recordRSS(t transport.Transport, peaks rssPeaks, first bool) {
-	if first {
+func (r *runner) recordRSS(rw *row) {
+	t, peaks := rw.t, rw.peaks
+	if !r.baseline {
+		r.baseline = true
 		r.rec.rss(r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
 	}
 	// Where the kernel keeps memory.peak for the transport's cgroups, the
 	// peak of all its processes together, forked children included.
-	for role, cg := range r.tcgs {
+	for role, cg := range rw.cgs {
 		if kb, ok := cg.MemoryPeakKB(); ok && kb > 0 {
 			peaks[role+" / all "+t.Name()+" processes (cgroup memory.peak)"] = kb
 		}

@@ -43,7 +43,19 @@ type Options struct {
 	Seed *uint64
 	// Strict makes a WAN cell that fails verification fail the run.
 	Strict bool
+	// Order is OrderInterleaved or OrderReference.
+	Order string
+	// RunsAuto runs each cell until the 95 % interval of its median is
+	// within Precision (relative) of the median: at least Runs
+	// (AutoMinRuns), at most MaxRuns.
+	RunsAuto  bool
+	Precision float64
+	MaxRuns   int
 }
+
+// AutoMinRuns is the fewest runs --runs auto makes per cell: the first
+// count for which a 95 % order-statistic interval of the median exists.
+const AutoMinRuns = 6
 
 // Defaults are the reference's settings.
 func Defaults() Options {
@@ -56,6 +68,9 @@ func Defaults() Options {
 		OutDir:     "results",
 		Congestion: "cubic",
 		Impairment: ImpairmentAuto,
+		Order:      OrderInterleaved,
+		Precision:  0.05,
+		MaxRuns:    20,
 	}
 }
 
@@ -278,6 +293,19 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	case ImpairmentAuto, ImpairmentNetem, ImpairmentUserspace:
 	default:
 		errs = append(errs, fmt.Errorf("--impairment %q: want auto, netem or userspace", o.Impairment))
+	}
+	switch o.Order {
+	case OrderInterleaved, OrderReference:
+	default:
+		errs = append(errs, fmt.Errorf("--order %q: want interleaved or reference", o.Order))
+	}
+	if o.RunsAuto {
+		if o.Precision <= 0 || o.Precision >= 1 {
+			errs = append(errs, fmt.Errorf("--precision %g %%: want above 0 and below 100 %%", o.Precision*100))
+		}
+		if o.MaxRuns < o.Runs || o.MaxRuns > 1000 {
+			errs = append(errs, fmt.Errorf("--max-runs %d: want %d to 1000", o.MaxRuns, o.Runs))
+		}
 	}
 	if o.Runs < 1 || o.Runs > 1000 {
 		errs = append(errs, fmt.Errorf("--runs %d: want 1 to 1000", o.Runs))

@@ -52,6 +52,9 @@ func (p *progress) total() int {
 	return n
 }
 
+// extend plans n more samples of instrument (--runs auto past its minimum).
+func (p *progress) extend(instrument string, n int) { p.left[instrument] += n }
+
 // drop removes n planned samples of instrument that will not run.
 func (p *progress) drop(instrument string, n int) {
 	p.left[instrument] = max(0, p.left[instrument]-n)

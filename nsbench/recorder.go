@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -20,13 +22,22 @@ type recorder struct {
 	file string // OUT/bench-results.json
 }
 
+// newRecorder records into doc, saved as outDir's results document; with
+// outDir "" it is kept in memory only.
 func newRecorder(doc *results.Document, outDir string) *recorder {
-	return &recorder{doc: doc, file: filepath.Join(outDir, results.FileName)}
+	rc := &recorder{doc: doc}
+	if outDir != "" {
+		rc.file = filepath.Join(outDir, results.FileName)
+	}
+	return rc
 }
 
 // save derives the cells and writes the document atomically.
 func (rc *recorder) save() error {
 	rc.doc.Cells = results.Cells(rc.doc)
+	if rc.file == "" {
+		return nil
+	}
 	return results.WriteAtomic(rc.file, rc.doc)
 }
 
@@ -76,6 +87,55 @@ func (rc *recorder) fallback(f string) {
 // impairment names how the impaired conditions were made.
 func (rc *recorder) impairment(method, description string, seed *uint64) {
 	rc.doc.Env.ImpairmentMethod, rc.doc.Env.Impairment, rc.doc.Env.WANSeed = method, description, seed
+	seeded := seed != nil
+	rc.doc.Env.LossSeeded = &seeded
+}
+
+// config records the run's configuration in `run`'s words.
+func (rc *recorder) config(plan *Plan, deps Deps) {
+	c := &results.RunConfig{
+		Runs: strconv.Itoa(plan.Runs), SizeBytes: plan.SizeBytes,
+		DurationSec: plan.Duration.Seconds(), WarmupSec: plan.Warmup.Seconds(),
+		Congestion: plan.Congestion, Order: plan.Order, Impairment: plan.Impairment, Seed: plan.Seed,
+	}
+	if plan.RunsAuto {
+		c.Runs, c.Precision, c.MaxRuns = "auto", plan.Precision, plan.MaxRuns
+	}
+	for _, t := range deps.Transports {
+		c.Transports = append(c.Transports, t.Name())
+	}
+	for _, w := range plan.WANs {
+		c.WAN = append(c.WAN, w.Condition(0).String())
+	}
+	if len(c.WAN) == 0 {
+		c.WAN = []string{"off"}
+	}
+	for _, in := range deps.Instruments {
+		c.Instruments = append(c.Instruments, in.Name())
+	}
+	if deps.Ready {
+		c.Instruments = append(c.Instruments, instrument.Ready)
+	}
+	if len(deps.TransportOptions) > 0 {
+		c.Options = deps.TransportOptions
+	}
+	rc.doc.Config = c
+}
+
+// seed records the loss seed the run drew.
+func (rc *recorder) seed(seed uint64) {
+	if rc.doc.Config != nil {
+		rc.doc.Config.Seed = &seed
+	}
+}
+
+// order records how the runs are laid out, and the rounds of an
+// interleaved run whose paths could not all be up at once.
+func (rc *recorder) order(order string, rounds [][]string) {
+	rc.doc.Env.Order = order
+	if len(rounds) > 1 {
+		rc.doc.Env.Rounds = rounds
+	}
 }
 
 func (rc *recorder) transport(t transport.Transport) {

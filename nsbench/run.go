@@ -15,6 +15,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -40,6 +41,9 @@ type Deps struct {
 	// Status, when set, is told which sample is about to run (for a live
 	// progress line on a terminal).
 	Status func(Status)
+	// TransportOptions are the transports' option values that are not
+	// host paths, recorded so a rerun uses them too.
+	TransportOptions map[string]string
 }
 
 // ErrInterrupted is returned when the run's context was cancelled; the
@@ -105,11 +109,8 @@ type runner struct {
 	ssh       instrument.SSHClient
 	wan       *wanRun                 // nil without a WAN condition
 	roleDirs  map[string]*proc.Cgroup // each role's cgroup directory (CPU is read here)
-	// tenv is the running transport's Env: the shared one with the
-	// transport's own cgroups, so its processes are accounted apart.
-	tenv     *transport.Testbed
-	tcgs     map[string]*proc.Cgroup
-	progress *progress
+	progress  *progress
+	baseline  bool // the fixtures' peak memory is recorded
 }
 
 func (r *runner) openOutput() error {
@@ -120,6 +121,7 @@ func (r *runner) openOutput() error {
 	r.doc = newDocument(r.plan, r.deps.Versions)
 	r.rec = newRecorder(r.doc, r.plan.OutDir)
 	r.rec.instruments(instrument.Declarations(r.deps.Instruments, r.deps.Ready))
+	r.rec.config(r.plan, r.deps)
 	r.res.Doc = r.doc
 	return r.write()
 }
@@ -134,11 +136,15 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.probeDrift(ctx, "start"); err != nil {
 		return err
 	}
-	for i, t := range r.deps.Transports {
+	rows, err := r.prepareRows(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range r.schedule(rows) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.runTransport(ctx, t, i == 0); err != nil {
+		if err := r.runBlock(ctx, b); err != nil {
 			return err
 		}
 	}
@@ -261,6 +267,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	for role, cg := range roleDirs {
 		r.sampler.Roles[role] = cg.UsageUsec
 	}
+	r.sampler.Run = (&proc.Cgroup{Path: cgroupDir(root, r.prefix)}).UsageUsec
 	if err := r.setUpImpairment(ctx, root); err != nil {
 		return fmt.Errorf("WAN impairment: %w", err)
 	}
@@ -356,78 +363,175 @@ func (r *runner) serverIdle(ctx context.Context, port int) (time.Duration, error
 	}
 }
 
-// runTransport measures one transport under every condition. Each
-// condition gets a fresh path, built under that condition and timed from
-// the start of its set-up to the first SSH exchange through it (the ready
-// sample), so a transport's long-lived connections are made under the
-// condition they are measured in. A transport that cannot run is reported
-// as skipped; only an interruption stops the run.
-func (r *runner) runTransport(ctx context.Context, t transport.Transport, first bool) error {
-	r.rec.transport(t)
-	if err := t.Check(); err != nil {
-		r.skip(t, "", err.Error())
-		r.dropPlanned(len(r.doc.Conditions))
-		return r.write()
-	}
-	if err := r.enterTransport(t); err != nil {
-		return err
-	}
-	defer r.leaveTransport()
-	if p, ok := t.(transport.Preparer); ok {
-		t0 := time.Now()
-		if err := p.Prepare(ctx, r.tenv); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			r.skip(t, "", "preparation failed: "+err.Error())
+// prepareRows checks every transport, gives each its own cgroups and
+// prepares those that provision once per run. A transport that cannot run
+// is reported as skipped and gets no row; only an interruption stops the
+// run.
+func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
+	var rows []*row
+	for _, t := range r.deps.Transports {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r.rec.transport(t)
+		if err := t.Check(); err != nil {
+			r.skip(t, "", err.Error())
 			r.dropPlanned(len(r.doc.Conditions))
-			return r.write()
+			continue
 		}
-		r.logf("%s: prepared once for every condition in %.1f s", t.Label(), time.Since(t0).Seconds())
-	}
-	peaks := rssPeaks{}
-	for _, cond := range r.doc.Conditions {
-		if err := r.runCondition(ctx, t, cond, peaks); err != nil {
-			return err
+		rw, err := r.newRow(t)
+		if err != nil {
+			return nil, err
 		}
+		if p, ok := t.(transport.Preparer); ok {
+			t0 := time.Now()
+			if err := p.Prepare(ctx, rw.tb); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				r.skip(t, "", "preparation failed: "+err.Error())
+				r.dropPlanned(len(r.doc.Conditions))
+				continue
+			}
+			r.logf("%s: prepared once for every condition in %.1f s", t.Label(), time.Since(t0).Seconds())
+		}
+		rows = append(rows, rw)
 	}
-	r.recordRSS(t, peaks, first)
-	return r.write()
+	return rows, r.write()
 }
 
-// runCondition sets the condition (the impairment, for WAN), builds the
-// path under it, measures the cell and closes the path again.
-func (r *runner) runCondition(ctx context.Context, t transport.Transport, cond results.Condition, peaks rssPeaks) (err error) {
+// schedule lays out the run in the plan's order and records it.
+func (r *runner) schedule(rows []*row) []block {
+	var rs [][]string
+	if r.plan.Order != OrderReference {
+		rs = roundNames(rounds(rows))
+		if len(rs) > 1 {
+			r.logf("interleaved in %d rounds: some paths cannot be up at the same time: %v", len(rs), rs)
+		}
+	}
+	r.rec.order(r.plan.Order, rs)
+	return schedule(r.plan.Order, rows, r.doc.Conditions)
+}
+
+// runBlock measures a block: the condition is set (the impairment, for a
+// WAN), each row's path is built under it, every path's warm-up runs,
+// then the timed runs, run by run, each row's instruments in turn; the
+// paths close and the condition is cleared. A path that does not come up
+// is reported as skipped for this condition.
+func (r *runner) runBlock(ctx context.Context, b block) (err error) {
+	cond := b.cond
 	var applied []impair.Applied
 	_, impaired := r.impaired(cond.Name)
 	if impaired {
 		var clear func(*error)
-		if applied, clear, err = r.setImpairment(ctx, t, cond); err != nil {
+		if applied, clear, err = r.setImpairment(ctx, b, cond); err != nil {
 			return err
 		}
 		defer clear(&err)
 	}
-	r.logf("%s / %s: setting up", t.Label(), cond.Name)
-	path, err := r.bringUp(ctx, t, cond)
-	if err != nil {
+	var live []*row
+	defer func() {
+		for _, rw := range live {
+			r.closePath(rw)
+		}
+	}()
+	for _, rw := range b.rows {
+		r.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
+		path, err := r.bringUp(ctx, rw, cond)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
+			r.dropPlanned(1)
+			r.rowDone(rw)
+			if err := r.write(); err != nil {
+				return err
+			}
+			continue
+		}
+		r.rec.path(rw.t, path)
+		rw.path = path
+		live = append(live, rw)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	var wan *wanCell
+	if impaired {
+		wan = r.beginWANCell(ctx, cond)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r.skip(t, cond.Name, "set-up failed: "+err.Error())
-		r.dropPlanned(1)
-		return r.write()
 	}
-	r.rec.path(t, path)
-	if impaired {
-		err = r.runWANCell(ctx, t, path, cond, applied)
-	} else {
-		err = r.runCell(ctx, t, path, cond)
+	jobs := map[*row]*instrument.Job{}
+	for _, rw := range live {
+		if err := r.warmUp(ctx, rw, cond); err != nil {
+			return err
+		}
+		jobs[rw] = r.instrumentEnv(rw.path.Target)
+		jobs[rw].Payload, jobs[rw].PayloadBytes = r.scpPayload(cond), cond.ScpPayloadBytes
 	}
-	peaks.sample(r, t, path)
-	if cerr := path.Close(); cerr != nil {
-		r.logf("%s: close: %v", t.Label(), cerr)
+	last := r.plan.Runs
+	if r.plan.RunsAuto {
+		last = r.plan.MaxRuns
 	}
-	return err
+	for run := 1; run <= last; run++ {
+		more := false
+		for _, rw := range live {
+			for _, in := range r.deps.Instruments {
+				if run > r.plan.Runs {
+					// --runs auto, past the minimum: only the cells
+					// whose interval is still wider than asked.
+					if instrument.Applicable(in, rw.path.Target) != nil || r.precise(rw.t, cond, in) {
+						continue
+					}
+					r.progress.extend(in.Name(), 1)
+				}
+				more = true
+				if err := r.sample(ctx, rw, in, jobs[rw], cond, run); err != nil {
+					return err
+				}
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	if wan != nil {
+		r.endWANCell(ctx, wan, live, cond, applied)
+	}
+	return r.write()
+}
+
+// precise reports whether a cell's samples so far reach --precision: the
+// median's 95 % interval within the precision of the median.
+func (r *runner) precise(t transport.Transport, cond results.Condition, in instrument.Instrument) bool {
+	var xs []float64
+	for _, s := range r.doc.Samples {
+		if s.Transport == t.Name() && s.Condition == cond.Name && s.Instrument == in.Name() {
+			xs = append(xs, s.Value)
+		}
+	}
+	return stats.WithinPrecision(xs, r.plan.Precision)
+}
+
+// closePath samples the peak memory of a row's path while its processes
+// still run, closes it, and records the row's peaks after its last block.
+func (r *runner) closePath(rw *row) {
+	rw.peaks.sample(r, rw.t, rw.path)
+	if err := rw.path.Close(); err != nil {
+		r.logf("%s: close: %v", rw.t.Label(), err)
+	}
+	rw.path = nil
+	r.rowDone(rw)
+}
+
+// rowDone counts one of the row's blocks as done.
+func (r *runner) rowDone(rw *row) {
+	if rw.blocks--; rw.blocks == 0 {
+		r.recordRSS(rw)
+	}
 }
 
 // readyTimeout bounds the wait for the first exchange through a path.
@@ -435,13 +539,15 @@ const readyTimeout = 60 * time.Second
 
 // bringUp builds t's path and waits for the first SSH exchange through it;
 // the time from the start of set-up to that exchange is the ready sample.
-func (r *runner) bringUp(ctx context.Context, t transport.Transport, cond results.Condition) (*transport.Path, error) {
+func (r *runner) bringUp(ctx context.Context, rw *row, cond results.Condition) (*transport.Path, error) {
+	t := rw.t
+	r.sampler.Transport = rw.meters
 	before, err := r.sampler.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	start := time.Now()
-	path, err := t.Up(ctx, r.tenv)
+	path, err := t.Up(ctx, rw.tb)
 	if err != nil {
 		return nil, err
 	}
@@ -487,24 +593,19 @@ func (r *runner) firstExchange(ctx context.Context, target transport.Target) err
 	}
 }
 
-// enterTransport gives t its own cgroup in every role and meters it.
-func (r *runner) enterTransport(t transport.Transport) error {
+// newRow gives t its own cgroup in every role, metered.
+func (r *runner) newRow(t transport.Transport) (*row, error) {
 	cgs, err := transportCgroups(r.roleDirs, t.Name())
 	if err != nil {
-		return fmt.Errorf("%s: %w", t.Name(), err)
+		return nil, fmt.Errorf("%s: %w", t.Name(), err)
 	}
-	env := *r.env
-	env.Cgroups = cgs
-	r.tenv, r.tcgs = &env, cgs
-	r.sampler.Transport = map[string]func() (uint64, error){}
+	tb := *r.env
+	tb.Cgroups = cgs
+	rw := &row{t: t, tb: &tb, cgs: cgs, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
 	for role, cg := range cgs {
-		r.sampler.Transport[role] = cg.UsageUsec
+		rw.meters[role] = cg.UsageUsec
 	}
-	return nil
-}
-
-func (r *runner) leaveTransport() {
-	r.tenv, r.tcgs, r.sampler.Transport = nil, nil, nil
+	return rw, nil
 }
 
 // dropPlanned takes the samples of a transport under n conditions out of
@@ -525,38 +626,30 @@ func (r *runner) skip(t transport.Transport, condition, reason string) {
 	r.rec.skip(t, condition, reason)
 }
 
-// runCell runs the untimed warm-up, then the timed runs in the reference's
-// order: for run 1..N, every instrument once.
-func (r *runner) runCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition) error {
-	env := r.instrumentEnv(path.Target)
-	if r.plan.Warmup > 0 {
-		warm := *env
-		warm.Duration = r.plan.Warmup
-		if r.payload != nil {
-			warm.Payload, warm.PayloadBytes = r.payload.Warm, r.payload.WarmBytes
-		}
-		r.logf("%s / %s: warm-up", t.Name(), cond.Name)
-		for _, in := range r.deps.Instruments {
-			if instrument.Applicable(in, path.Target) != nil {
-				continue
-			}
-			if _, impaired := r.impaired(cond.Name); impaired && in.Name() == "scp" {
-				continue // the reference warms scp up on the LAN only
-			}
-			if _, err := in.Measure(ctx, &warm); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				r.logf("%s / %s: warm-up %s: %v", t.Name(), cond.Name, in.Name(), err)
-			}
-		}
+// warmUp runs every applicable instrument once, untimed, before the
+// cell's first timed run.
+func (r *runner) warmUp(ctx context.Context, rw *row, cond results.Condition) error {
+	if r.plan.Warmup == 0 {
+		return nil
 	}
-	env.Payload, env.PayloadBytes = r.scpPayload(cond), cond.ScpPayloadBytes
-	for run := 1; run <= r.plan.Runs; run++ {
-		for _, in := range r.deps.Instruments {
-			if err := r.sample(ctx, t, path, in, env, cond, run); err != nil {
-				return err
+	warm := r.instrumentEnv(rw.path.Target)
+	warm.Duration = r.plan.Warmup
+	if r.payload != nil {
+		warm.Payload, warm.PayloadBytes = r.payload.Warm, r.payload.WarmBytes
+	}
+	r.logf("%s / %s: warm-up", rw.t.Name(), cond.Name)
+	for _, in := range r.deps.Instruments {
+		if instrument.Applicable(in, rw.path.Target) != nil {
+			continue
+		}
+		if _, impaired := r.impaired(cond.Name); impaired && in.Name() == "scp" {
+			continue // the reference warms scp up on the LAN only
+		}
+		if _, err := in.Measure(ctx, warm); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
+			r.logf("%s / %s: warm-up %s: %v", rw.t.Name(), cond.Name, in.Name(), err)
 		}
 	}
 	return nil
@@ -565,7 +658,9 @@ func (r *runner) runCell(ctx context.Context, t transport.Transport, path *trans
 // sample measures once with meters read just before and just after, and
 // saves the document. A tool error is recorded as a failure with the
 // tool's own message; only an interruption is returned.
-func (r *runner) sample(ctx context.Context, t transport.Transport, path *transport.Path, in instrument.Instrument, env *instrument.Job, cond results.Condition, run int) error {
+func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, env *instrument.Job, cond results.Condition, run int) error {
+	t, path := rw.t, rw.path
+	r.sampler.Transport = rw.meters
 	if err := instrument.Applicable(in, env.Target); err != nil {
 		r.progress.drop(in.Name(), 1)
 		if run == 1 {
@@ -625,6 +720,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, path *transp
 		TransportCPUSec: d.TransportCPUSec,
 		Extra:           m.Extra,
 		Series:          m.Series,
+		Noise:           noiseOf(d),
 	}
 	if idle > 0 {
 		if s.Extra == nil {
@@ -645,6 +741,15 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, path *transp
 	r.rec.sample(s, d.HarnessCPUSec)
 	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
 	return r.write()
+}
+
+// noiseOf is a sample's record of the host's other work.
+func noiseOf(d metrics.Delta) *results.Noise {
+	if d.Noise == nil {
+		return nil
+	}
+	n := d.Noise
+	return &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(), StealPct: n.StealPct(), WindowSec: n.WindowSec}
 }
 
 // tunnelMeter reads the path's own count of bytes carried, or 0 for a

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,14 +21,14 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// The WAN conditions. Each transport runs its LAN cells, then one cell per
-// WAN profile:
+// The WAN conditions. Each WAN block (one transport's cell in the
+// reference order, a round of transports interleaved otherwise):
 //
-//	Set the profile's impairment → a fresh path, set up under it (timed:
-//	ready) → probe the RTT → counters snapshot → the cell → counters
-//	snapshot → close the path → Clear → diagnostics and verification
+//	Set the profile's impairment → fresh paths, set up under it (timed:
+//	ready) → probe the RTT → counters snapshot → the cells → counters
+//	snapshot → diagnostics and verification → close the paths → Clear
 //
-// so the LAN cells of the next transport run on the plain bridge again.
+// so LAN blocks always run on the plain bridge.
 
 // impairCgroup is the forwarder's cgroup under the run's, beside the
 // roles': its CPU is recorded per sample as container_cpu_sec.impair.
@@ -65,6 +66,7 @@ func (r *runner) setUpImpairment(ctx context.Context, cgroupRoot string) error {
 		seed = *r.plan.Seed
 	}
 	r.wan = &wanRun{conds: map[string]impair.Condition{}, seed: seed}
+	r.rec.seed(seed)
 	for _, w := range r.plan.WANs {
 		r.wan.conds[w.Name] = w.Condition(seed)
 		r.wan.order = append(r.wan.order, w.Name)
@@ -227,53 +229,82 @@ func fmtMs(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"
 }
 
-// setImpairment applies the WAN condition for one transport's WAN cell and
-// returns what the kernel or the forwarder holds, and the function that
-// clears it again (wrapping its error into *err).
-func (r *runner) setImpairment(ctx context.Context, t transport.Transport, cond results.Condition) ([]impair.Applied, func(err *error), error) {
+// setImpairment applies the WAN condition for a block and returns what
+// the kernel or the forwarder holds, and the function that clears it again
+// (wrapping its error into *err).
+func (r *runner) setImpairment(ctx context.Context, b block, cond results.Condition) ([]impair.Applied, func(err *error), error) {
 	w := r.wan
 	applied, err := w.imp.Set(ctx, w.conds[cond.Name])
 	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", t.Name(), cond.Name, err), w.imp.Clear(ctx))
+		return nil, nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", blockNames(b), cond.Name, err), w.imp.Clear(ctx))
 	}
 	clear := func(err *error) {
 		if cerr := w.imp.Clear(context.WithoutCancel(ctx)); cerr != nil {
-			*err = errors.Join(*err, fmt.Errorf("%s / %s: clear impairment: %w", t.Name(), cond.Name, cerr))
+			*err = errors.Join(*err, fmt.Errorf("%s / %s: clear impairment: %w", blockNames(b), cond.Name, cerr))
 		}
 	}
 	return applied, clear, nil
 }
 
-// runWANCell runs one transport's WAN cell under the impairment set by
-// setImpairment, then records its diagnostics and verification. Only an
-// interruption or a broken impairment stops the run.
-func (r *runner) runWANCell(ctx context.Context, t transport.Transport, path *transport.Path, cond results.Condition, applied []impair.Applied) error {
+func blockNames(b block) string {
+	var names []string
+	for _, rw := range b.rows {
+		names = append(names, rw.t.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// wanCell is what a WAN block measured of its condition before its cells:
+// the RTT, and the impairment's counters.
+type wanCell struct {
+	rtt       impair.RTT
+	rttErr    error
+	before    []impair.Counters
+	beforeErr error
+}
+
+// beginWANCell probes the RTT and snapshots the impairment's counters,
+// once the block's paths are up and before their warm-ups.
+func (r *runner) beginWANCell(ctx context.Context, cond results.Condition) *wanCell {
 	w := r.wan
-	c := w.conds[cond.Name]
-	count, gap := c.Probes()
-	rtt, rttErr := impair.ProbeRTTEvery(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), count, gap)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	before, beforeErr := w.imp.Counters(ctx)
-	if err := r.runCell(ctx, t, path, cond); err != nil {
-		return err
-	}
+	count, gap := w.conds[cond.Name].Probes()
+	var c wanCell
+	c.rtt, c.rttErr = impair.ProbeRTTEvery(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), count, gap)
+	c.before, c.beforeErr = w.imp.Counters(ctx)
+	return &c
+}
+
+// endWANCell records the block's impairment counters, each path's own
+// diagnostics, and every row's verification. With several rows in the
+// block the RTT probe and the counters are the block's, shared by all.
+func (r *runner) endWANCell(ctx context.Context, c *wanCell, live []*row, cond results.Condition, applied []impair.Applied) {
+	w := r.wan
 	after, afterErr := w.imp.Counters(ctx)
-	cell := impair.SubAll(after, before)
+	cell := impair.SubAll(after, c.before)
+	var names []string
+	for _, rw := range live {
+		names = append(names, rw.t.Name())
+	}
+	shared := func(name string) []string {
+		if len(names) < 2 {
+			return nil
+		}
+		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
+	}
 	for _, d := range cell {
 		r.rec.diagnostic(results.Diagnostic{
-			Transport: t.Name(), Condition: cond.Name, Name: diagnosticName(w.imp.Method(), d),
-			Output: d.Text(w.imp.Method(), appliedFor(applied, d.Role)),
+			Transport: names[0], Condition: cond.Name, Name: diagnosticName(w.imp.Method(), d),
+			Output: d.Text(w.imp.Method(), appliedFor(applied, d.Role)), SharedWith: shared(names[0]),
 		})
 	}
-	if path.Diagnose != nil {
-		for _, d := range path.Diagnose() {
-			r.rec.diagnostic(results.Diagnostic{Transport: t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
+	for _, rw := range live {
+		if rw.path.Diagnose != nil {
+			for _, d := range rw.path.Diagnose() {
+				r.rec.diagnostic(results.Diagnostic{Transport: rw.t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
+			}
 		}
+		r.verify(rw.t, cond, c.rtt, c.rttErr, cell, errors.Join(c.beforeErr, afterErr), shared(rw.t.Name()))
 	}
-	r.verify(t, cond, rtt, rttErr, cell, errors.Join(beforeErr, afterErr))
-	return r.write()
 }
 
 func diagnosticName(method string, c impair.Counters) string {
@@ -293,7 +324,7 @@ func appliedFor(applied []impair.Applied, role string) *impair.Applied {
 }
 
 // verify judges the cell and records configured against measured.
-func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impair.RTT, rttErr error, cell []impair.Counters, countersErr error) {
+func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impair.RTT, rttErr error, cell []impair.Counters, countersErr error, sharedWith []string) {
 	c := r.wan.conds[cond.Name]
 	v := impair.Judge(c, rtt, cell)
 	note := v.Note
@@ -314,7 +345,7 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impai
 		Transport: t.Name(), Condition: cond.Name, Method: r.wan.imp.Method(),
 		ConfiguredRTTMs: durationMs(c.RTT), RTTProbes: rtt.N,
 		ConfiguredLossPct: c.LossPct, Packets: v.Packets, Lost: v.Lost,
-		LossJudged: v.LossJudged, OK: v.OK, Note: note,
+		LossJudged: v.LossJudged, OK: v.OK, Note: note, SharedWith: sharedWith,
 	}
 	if rtt.N > 0 {
 		m := durationMs(rtt.Median)

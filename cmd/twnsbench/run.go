@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -61,7 +63,10 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "); default: all"},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
 			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
-			&cli.IntFlag{Name: "runs", Value: d.Runs, EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell"},
+			&cli.StringFlag{Name: "runs", Value: strconv.Itoa(d.Runs), EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell, or auto: per cell until the 95 % confidence interval of the median is within --precision of it (at least " + strconv.Itoa(nsbench.AutoMinRuns) + " runs, at most --max-runs)"},
+			&cli.StringFlag{Name: "precision", Value: "5%", Usage: "with --runs auto: the half-width of the median's 95 % interval to reach, relative to the median"},
+			&cli.IntFlag{Name: "max-runs", Value: d.MaxRuns, Usage: "with --runs auto: the most runs per cell"},
+			&cli.StringFlag{Name: "order", Value: d.Order, Usage: "interleaved: every transport up together under each condition, run 1 of each, then run 2, … (host drift hits all alike); reference: one transport after the other, as tw's Docker benchmark"},
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "scp payload on the LAN, e.g. 5GiB, 256MiB (env BENCH_SIZE_GB: GiB)"},
 			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "length of each iperf3 and TCP_RR sample (whole seconds)"},
 			&cli.DurationFlag{Name: "warmup", Value: d.Warmup, Usage: "length of each untimed warm-up (whole seconds; 0 for none)"},
@@ -132,12 +137,13 @@ func runAction(c *cli.Context) error {
 	}
 	con := newConsole(c.App.ErrWriter)
 	res, err := nsbench.Run(c.Context, plan, nsbench.Deps{
-		Transports:  ts,
-		Instruments: ins,
-		Ready:       ready,
-		Versions:    pre.Versions,
-		Logf:        con.Logf,
-		Status:      con.Status,
+		Transports:       ts,
+		Instruments:      ins,
+		Ready:            ready,
+		Versions:         pre.Versions,
+		Logf:             con.Logf,
+		Status:           con.Status,
+		TransportOptions: recordedOptions(c),
 	})
 	con.Close()
 	if res != nil && res.Doc != nil {
@@ -157,6 +163,20 @@ func runAction(c *cli.Context) error {
 		return fmt.Errorf("the run measured nothing: every transport was skipped (reasons in %s)", filepath.Join(res.OutDir, nsbench.ReportFile))
 	}
 	return verr
+}
+
+// recordedOptions are the transports' option values that a rerun on
+// another host can reuse: every option but host paths.
+func recordedOptions(c *cli.Context) map[string]string {
+	out := map[string]string{}
+	for _, s := range transport.Registered() {
+		for _, o := range s.Options {
+			if !o.File {
+				out[o.Name] = c.String(o.Name)
+			}
+		}
+	}
+	return out
 }
 
 // individuallyNamed are the --transports words that name a transport, not
@@ -207,6 +227,9 @@ func summarize(c *cli.Context, res *nsbench.Result) {
 		fmt.Fprintf(c.App.Writer, "samples: %d, failures: %d; topology up %.3f s, teardown %.3f s, harness CPU %.2f s during measurements\n",
 			len(res.Doc.Samples), res.Failures, t.TopologyUpSec, t.TeardownSec, t.HarnessCPUSec)
 	}
+	if n := report.NoiseSummary(res.Doc); n != "" {
+		fmt.Fprintln(c.App.Writer, n)
+	}
 }
 
 // optionsFrom reads flags and environment knobs; explicit flags win over
@@ -234,8 +257,26 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 		return o, err
 	}
 	if c.IsSet("runs") {
-		o.Runs = c.Int("runs")
+		if err := runsOption(c.String("runs"), &o); err != nil {
+			return o, err
+		}
 	}
+	if c.IsSet("precision") || c.IsSet("max-runs") {
+		if !o.RunsAuto {
+			return o, errors.New("--precision and --max-runs need --runs auto")
+		}
+		if c.IsSet("precision") {
+			p, err := parsePercent(c.String("precision"))
+			if err != nil {
+				return o, fmt.Errorf("--precision: %w", err)
+			}
+			o.Precision = p
+		}
+		if c.IsSet("max-runs") {
+			o.MaxRuns = c.Int("max-runs")
+		}
+	}
+	o.Order = c.String("order")
 	if c.IsSet("duration") {
 		o.Duration = c.Duration("duration")
 	}
@@ -260,6 +301,29 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 		o.SizeBytes = n
 	}
 	return o, nil
+}
+
+// runsOption reads --runs: a count, or auto.
+func runsOption(v string, o *nsbench.Options) error {
+	if strings.TrimSpace(v) == "auto" {
+		o.RunsAuto, o.Runs = true, nsbench.AutoMinRuns
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return fmt.Errorf("--runs %q: want a number of runs or auto", v)
+	}
+	o.Runs = n
+	return nil
+}
+
+// parsePercent reads "5%" or "5" as 0.05.
+func parsePercent(v string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want a percentage such as 5%%", v)
+	}
+	return f / 100, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

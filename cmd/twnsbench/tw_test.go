@@ -57,8 +57,13 @@ func processesOf(prefix string, bins ...string) []string {
 		exe, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		// A tw, caddy or xray of this run carries the run's directory in
+		// its environment (its config, HOME); other runs' on a shared
+		// host don't count.
+		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		ours := strings.Contains(string(environ), "/"+prefix+"/")
 		for _, b := range bins {
-			if exe == b {
+			if exe == b && ours {
 				found = append(found, e.Name()+" "+line)
 			}
 		}

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Snapshot is one reading of every cumulative counter a sample uses.
@@ -17,6 +19,14 @@ type Snapshot struct {
 	TransportUsageUsec map[string]uint64
 	ClientRxBytes      uint64  // rx_bytes of the client's interface
 	HarnessCPUSec      float64 // SelfCPUSec: the harness's own CPU
+	// Host is the host's CPU times; RunUsageUsec the run's whole cgroup
+	// (every role, transport and the impairment); KthreadTicks the CPU of
+	// the kernel threads this PID namespace sees. Together with the
+	// harness's own CPU they tell the host's work for others (Noise).
+	Host         CPUTimes
+	RunUsageUsec uint64
+	KthreadTicks uint64
+	At           time.Time
 }
 
 // Delta is what happened between two snapshots: a sample's metrics.
@@ -27,6 +37,40 @@ type Delta struct {
 	TransportCPUSec map[string]float64
 	ClientRxBytes   int64   // bytes the client's interface received
 	HarnessCPUSec   float64 // CPU-s the harness itself used
+	// Noise is the host's work for others meanwhile; nil when the
+	// snapshots lack the run's cgroup.
+	Noise *Noise
+}
+
+// Noise is what the host did besides this run during a sample.
+//
+// Background is the host's process-context CPU (user, nice and system
+// time of /proc/stat) minus the run's cgroup, the harness and the kernel
+// threads in view: another program's work during the measurement. It
+// leaves out interrupt and softirq time, where the kernel moves this
+// run's packets, and kernel threads (the kernel's WireGuard and IPsec
+// crypto workers run there). In a PID namespace that hides the kernel
+// threads, their process-context time counts as background.
+type Noise struct {
+	BackgroundCPUSec float64
+	StealSec         float64
+	WindowSec        float64
+	Cores            int
+}
+
+// BackgroundPct is background CPU as a share of the host's capacity over
+// the window (100 = every core busy with other work).
+func (n Noise) BackgroundPct() float64 { return n.share(n.BackgroundCPUSec) }
+
+// StealPct is the time a hypervisor ran others on this host's CPUs, as a
+// share of its capacity.
+func (n Noise) StealPct() float64 { return n.share(n.StealSec) }
+
+func (n Noise) share(sec float64) float64 {
+	if n.WindowSec <= 0 || n.Cores <= 0 {
+		return 0
+	}
+	return max(0, 100*sec/(n.WindowSec*float64(n.Cores)))
 }
 
 // Sub returns the change from prev to s (s is the later snapshot).
@@ -49,6 +93,19 @@ func (s Snapshot) Sub(prev Snapshot) Delta {
 	for role, now := range s.RoleUsageUsec {
 		if before, ok := prev.RoleUsageUsec[role]; ok {
 			d.RoleCPUSec[role] = float64(int64(now-before)) / 1e6
+		}
+	}
+	if s.RunUsageUsec > 0 && prev.RunUsageUsec > 0 {
+		process := float64(int64((s.Host.User+s.Host.Nice+s.Host.System)-(prev.Host.User+prev.Host.Nice+prev.Host.System))) / UserHZ
+		run := float64(int64(s.RunUsageUsec-prev.RunUsageUsec)) / 1e6
+		kthreads := float64(int64(s.KthreadTicks-prev.KthreadTicks)) / UserHZ
+		d.Noise = &Noise{
+			// Tick-based and usec-based counters differ by up to a tick
+			// per CPU; a small negative is rounding, not work.
+			BackgroundCPUSec: max(0, process-run-d.HarnessCPUSec-kthreads),
+			StealSec:         float64(int64(s.Host.Steal-prev.Host.Steal)) / UserHZ,
+			WindowSec:        s.At.Sub(prev.At).Seconds(),
+			Cores:            runtime.NumCPU(),
 		}
 	}
 	for role, now := range s.TransportUsageUsec {
@@ -84,6 +141,8 @@ type Sampler struct {
 	// the orchestrator sets it per transport.
 	Transport     map[string]func() (uint64, error)
 	ClientRxBytes func() (uint64, error) // rx_bytes of the client's interface
+	// Run reads the run's whole cgroup's usage_usec; nil: no Noise.
+	Run func() (uint64, error)
 }
 
 // Snapshot reads every counter once. On error it returns every reader's
@@ -123,10 +182,22 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 		}
 		s.ClientRxBytes = v
 	}
+	if sm.Run != nil {
+		v, err := sm.Run()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read run cpu: %w", err))
+		}
+		s.RunUsageUsec = v
+		if s.KthreadTicks, err = KthreadTicks(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.At = time.Now()
 	host, err := ReadHostCPU()
 	if err != nil {
 		errs = append(errs, err)
 	}
+	s.Host = host
 	s.HostBusyTicks = host.BusyTicks()
 	s.HarnessCPUSec, err = SelfCPUSec()
 	if err != nil {

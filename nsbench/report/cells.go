@@ -30,6 +30,10 @@ func resultsHeader(payload int64) []string {
 	}
 }
 
+// resultsInstruments are the instruments whose figures fill each column of
+// the results row ("" for a column that is not one instrument's median).
+var resultsInstruments = []string{"", instIperf1, instIperf4, instTCPRR, "", instScp, "", "", "", ""}
+
 // resultsRow is one transport's row under one condition.
 func (v *view) resultsRow(transport, condition string) []string {
 	label := v.label(transport)

@@ -30,9 +30,11 @@ func (v *view) envRows() []envRow {
 		{"NIC offloads", e.Offloads},
 		{"scp form / options", scpFormText(e)},
 		{"Runs per cell", runsText(e)},
+		{"Order", orderText(e)},
 		{"scp payload", v.payloadText()},
 		{"Congestion control", congestionText(e)},
 		{"Impairment", e.Impairment},
+		{"Loss seed", lossSeedText(e)},
 		{"Topology", e.Topology},
 		{"Harness", e.Harness},
 		{"Sysctl changes (restored)", strings.Join(e.SysctlChanges, "; ")},
@@ -71,7 +73,43 @@ func runsText(e results.Env) string {
 	if e.Runs <= 0 {
 		return ""
 	}
+	if a := e.RunsAuto; a != nil {
+		return fmt.Sprintf("auto: per cell until the median's 95 %% interval is within ±%s %% of it, at least %d and at most %d timed runs (after 1 warm-up); "+
+			"cells show median (min–max; n)", trimNum(100*a.Precision), e.Runs, a.MaxRuns)
+	}
 	return fmt.Sprintf("%d timed (after 1 warm-up); cells show median (min–max)", e.Runs)
+}
+
+// lossSeedText says whether the WAN's loss positions can be repeated.
+func lossSeedText(e results.Env) string {
+	switch {
+	case e.LossSeeded == nil:
+		return ""
+	case *e.LossSeeded && e.WANSeed != nil:
+		return fmt.Sprintf("%d: every transport meets drops at the same packet positions; --seed %d repeats them", *e.WANSeed, *e.WANSeed)
+	}
+	return "unseeded: netem draws its own loss positions (its seed attribute, TCA_NETEM_PRNG_SEED, is not sent), so a rerun meets other drops"
+}
+
+// orderText says how the runs were laid out.
+func orderText(e results.Env) string {
+	switch e.Order {
+	case "":
+		return ""
+	case "reference":
+		return "reference: one transport after the other, all its runs under a condition before the next"
+	}
+	s := "interleaved: under each condition every transport's path is up together, and run k of every transport and " +
+		"instrument is measured before run k+1 (warm-ups before the first), so host drift meets every transport alike"
+	if len(e.Rounds) > 1 {
+		var rs []string
+		for _, r := range e.Rounds {
+			rs = append(rs, strings.Join(r, ", "))
+		}
+		s += fmt.Sprintf("; in %d rounds, because some paths hold the same addresses, ports or policies and cannot be up at once: [%s]",
+			len(e.Rounds), strings.Join(rs, "], then ["))
+	}
+	return s
 }
 
 func congestionText(e results.Env) string {

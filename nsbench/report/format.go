@@ -40,7 +40,7 @@ func rangeCell(xs []float64, prec, runs int) string {
 		return dash
 	}
 	out := fmt.Sprintf("%s (%s–%s", num(s.Median, prec), num(s.Min, prec), num(s.Max, prec))
-	if s.N < runs {
+	if s.N != runs {
 		out += fmt.Sprintf("; n=%d", s.N)
 	}
 	return out + ")"

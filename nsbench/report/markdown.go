@@ -27,6 +27,7 @@ func Markdown(d *results.Document) []byte {
 	}
 	v.writeTunnels(w)
 	v.writeMoreMetrics(w)
+	v.writeNoise(w)
 	v.writeSkipped(w)
 	v.writeFailures(w)
 	v.writeVerification(w)
@@ -87,9 +88,16 @@ func (v *view) writeResults(w *writer, c results.Condition) {
 	w.block("## Results — " + label)
 	header := resultsHeader(c.ScpPayloadBytes)
 	lines := []string{tableRow(header...), separatorRow(len(header))}
-	flagged := false
+	flagged, noisy := false, false
 	for _, t := range v.order {
 		row := v.resultsRow(t, c.Name)
+		for i, in := range resultsInstruments {
+			if in != "" && row[i] != skippedCell {
+				marked := v.mark(row[i], t, c.Name, in)
+				noisy = noisy || marked != row[i]
+				row[i] = marked
+			}
+		}
 		if v.unverified(t, c.Name) {
 			row[0] += " " + flagMark
 			flagged = true
@@ -99,6 +107,9 @@ func (v *view) writeResults(w *writer, c results.Condition) {
 	w.block(lines...)
 	if flagged {
 		w.block(verificationFootnote())
+	}
+	if noisy {
+		w.block(noiseMark + " Marked: the runs met other work on the host, spread widely, or missed the precision asked for: see Noise.")
 	}
 }
 

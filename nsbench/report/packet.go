@@ -34,7 +34,8 @@ func (v *view) writePacketTable(w *writer, c results.Condition) {
 			lines = append(lines, tableRow(v.label(t), skippedCell, dash, dash, dash))
 			continue
 		}
-		lines = append(lines, tableRow(v.label(t), v.pingCell(t, c.Name), v.kppsCell(t, c.Name), v.udpLossCell(t, c.Name), v.readyCell(t, c.Name)))
+		lines = append(lines, tableRow(v.label(t), v.mark(v.pingCell(t, c.Name), t, c.Name, instPing),
+			v.mark(v.kppsCell(t, c.Name), t, c.Name, instUDP), v.udpLossCell(t, c.Name), v.readyCell(t, c.Name)))
 		for _, inst := range []string{instPing, instUDP} {
 			if reason, ok := v.instrumentSkip(t, c.Name, inst); ok {
 				notes = append(notes, fmt.Sprintf("%s, %s: %s", v.label(t), inst, reason))

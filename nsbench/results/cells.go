@@ -33,12 +33,41 @@ type Cell struct {
 	CI95Low  *float64 `json:"ci95_low,omitempty"`
 	CI95High *float64 `json:"ci95_high,omitempty"`
 	Warning  string   `json:"warning,omitempty"`
+
+	// CV is the runs' coefficient of variation (from 2 runs on).
+	CV *float64 `json:"cv,omitempty"`
+	// BackgroundPctMax and StealPctMax are the most background CPU and
+	// steal any of the cell's samples ran beside (see Noise).
+	BackgroundPctMax *float64 `json:"background_pct_max,omitempty"`
+	StealPctMax      *float64 `json:"steal_pct_max,omitempty"`
+	// Marks say why the cell's numbers deserve doubt: MarkBackground,
+	// MarkSteal, MarkSpread, MarkPrecision.
+	Marks []string `json:"marks,omitempty"`
 }
+
+// Why a cell is marked, and the thresholds (the report states them).
+const (
+	// MarkBackground: a sample ran beside other work of at least
+	// NoisyBackgroundPct of the host's CPU.
+	MarkBackground     = "background"
+	NoisyBackgroundPct = 10.0
+	// MarkSteal: a hypervisor took at least NoisyStealPct of the host's
+	// CPU during a sample.
+	MarkSteal     = "steal"
+	NoisyStealPct = 5.0
+	// MarkSpread: the runs' coefficient of variation is at least NoisyCV.
+	MarkSpread = "spread"
+	NoisyCV    = 0.10
+	// MarkPrecision: --runs auto stopped at its maximum before the
+	// median's 95 % interval came within the precision asked for.
+	MarkPrecision = "precision"
+)
 
 // Cells summarises d's samples per transport, condition, instrument and
 // declared metric, in first-appearance order.
 func Cells(d *Document) []Cell {
 	order, values := d.MetricValues()
+	noise := noiseMax(d)
 	cells := make([]Cell, 0, len(order))
 	for _, k := range order {
 		xs := values[k]
@@ -57,7 +86,45 @@ func Cells(d *Document) []Cell {
 			c.Warning = fmt.Sprintf("%d runs: no 95 %% interval exists (needs at least %d); [min, max] covers the median with %.1f %%",
 				sum.N, stats.MinSamplesFor(0.95), 100*ci.Level)
 		}
+		if cv, ok := stats.CV(xs); ok {
+			c.CV = &cv
+			if cv >= NoisyCV {
+				c.Marks = append(c.Marks, MarkSpread)
+			}
+		}
+		if n, ok := noise[CellKey{k.Transport, k.Condition, k.Instrument, ""}]; ok {
+			c.BackgroundPctMax, c.StealPctMax = &n.BackgroundPct, &n.StealPct
+			if n.BackgroundPct >= NoisyBackgroundPct {
+				c.Marks = append(c.Marks, MarkBackground)
+			}
+			if n.StealPct >= NoisyStealPct {
+				c.Marks = append(c.Marks, MarkSteal)
+			}
+		}
+		if a := d.Env.RunsAuto; a != nil && k.Metric == "value" && sum.N >= a.MaxRuns && !stats.WithinPrecision(xs, a.Precision) {
+			c.Marks = append(c.Marks, MarkPrecision)
+		}
 		cells = append(cells, c)
 	}
 	return cells
+}
+
+// noiseMax is, per transport × condition × instrument (Metric empty), the
+// most background CPU and steal of its samples.
+func noiseMax(d *Document) map[CellKey]Noise {
+	out := map[CellKey]Noise{}
+	for _, s := range d.Samples {
+		if s.Noise == nil {
+			continue
+		}
+		k := CellKey{s.Transport, s.Condition, s.Instrument, ""}
+		n, seen := out[k]
+		if !seen {
+			n = *s.Noise
+		}
+		n.BackgroundPct = max(n.BackgroundPct, s.Noise.BackgroundPct)
+		n.StealPct = max(n.StealPct, s.Noise.StealPct)
+		out[k] = n
+	}
+	return out
 }

@@ -35,3 +35,36 @@ func TestCells(t *testing.T) {
 		t.Errorf("latency cells: %+v %+v", cells[2], cells[3])
 	}
 }
+
+// Marks follow the stated thresholds: background and steal from any
+// sample's noise, spread from the runs' CV, precision only for --runs auto
+// cells that reached the maximum without the precision.
+func TestCellMarks(t *testing.T) {
+	noise := func(bg, steal float64) *Noise { return &Noise{BackgroundPct: bg, StealPct: steal, WindowSec: 2} }
+	var ss []Sample
+	add := func(tr, in string, v float64, n *Noise) {
+		ss = append(ss, Sample{Transport: tr, Condition: "lan", Instrument: in, Value: v, Noise: n})
+	}
+	add("quiet", "iperf3-1", 1.00, noise(1, 0))
+	add("quiet", "iperf3-1", 1.01, noise(9.9, 4.9))
+	add("busy", "iperf3-1", 1.00, noise(2, 0))
+	add("busy", "iperf3-1", 1.00, noise(35, 0))
+	add("stolen", "iperf3-1", 1.00, noise(0, 6))
+	add("stolen", "iperf3-1", 1.00, nil)
+	add("spread", "iperf3-1", 1.0, nil)
+	add("spread", "iperf3-1", 1.3, nil)
+	for i := 0; i < 4; i++ { // auto, at the maximum, 40 % apart
+		add("imprecise", "iperf3-1", 1+0.1*float64(i), nil)
+	}
+	d := &Document{Samples: ss, Env: Env{RunsAuto: &RunsAuto{Precision: 0.05, MaxRuns: 4}}}
+	want := map[string]string{"quiet": "", "busy": "background", "stolen": "steal", "spread": "spread", "imprecise": "spread,precision"}
+	for _, c := range Cells(d) {
+		if got := strings.Join(c.Marks, ","); got != want[c.Transport] {
+			t.Errorf("%s: marks %q, want %q (cell %+v)", c.Transport, got, want[c.Transport], c)
+		}
+	}
+	c := Cells(d)[1]
+	if c.BackgroundPctMax == nil || *c.BackgroundPctMax != 35 || c.CV == nil || *c.CV != 0 {
+		t.Errorf("busy cell readings: %+v", c)
+	}
+}

@@ -52,6 +52,31 @@ type Document struct {
 	// DriftProbes are the host's own figures at the start and the end of
 	// the run (see DriftProbe).
 	DriftProbes []DriftProbe `json:"drift_probes,omitempty"`
+
+	// Config is the run's configuration as `run` takes it: `twnsbench
+	// rerun` runs it again.
+	Config *RunConfig `json:"config,omitempty"`
+}
+
+// RunConfig is what a run was asked to do, in the words of `run`'s flags.
+type RunConfig struct {
+	Transports  []string `json:"transports"`  // rows, NAME or NAME:VARIANT (sets expanded)
+	WAN         []string `json:"wan"`         // --wan SPECs, or ["off"]
+	Instruments []string `json:"instruments"` // --instruments (ready included when it ran)
+	Runs        string   `json:"runs"`        // a count, or "auto"
+	Precision   float64  `json:"precision,omitempty"`
+	MaxRuns     int      `json:"max_runs,omitempty"`
+	SizeBytes   int64    `json:"size_bytes"`
+	DurationSec float64  `json:"duration_sec"`
+	WarmupSec   float64  `json:"warmup_sec"`
+	Congestion  string   `json:"congestion"`
+	Order       string   `json:"order"`
+	Impairment  string   `json:"impairment"` // as asked: auto, netem or userspace
+	// Seed is the loss seed the run used (drawn when none was given).
+	Seed *uint64 `json:"seed,omitempty"`
+	// Options are the transports' options that are not host paths
+	// (--wireguard auto, …).
+	Options map[string]string `json:"options,omitempty"`
 }
 
 // Env describes where and how the run was made. The first block of fields is
@@ -94,6 +119,28 @@ type Env struct {
 	// sequence's seed where the method uses one.
 	ImpairmentMethod string  `json:"impairment_method,omitempty"`
 	WANSeed          *uint64 `json:"wan_seed,omitempty"`
+	// LossSeeded says whether the loss draws followed WANSeed (the
+	// userspace impairment) or were the kernel's own (netem: unseeded).
+	LossSeeded *bool `json:"loss_seeded,omitempty"`
+
+	// Order is how the runs were laid out: "interleaved" (every transport
+	// up together under each condition, run k of each in turn) or
+	// "reference" (one transport after the other). Absent: the reference.
+	Order string `json:"order,omitempty"`
+	// Rounds, in an interleaved run whose paths could not all be up at
+	// once, are the groups that were, in order (by transport id).
+	Rounds [][]string `json:"rounds,omitempty"`
+	// RunsAuto is set when the number of runs was --runs auto; Runs is
+	// then the least per cell.
+	RunsAuto *RunsAuto `json:"runs_auto,omitempty"`
+}
+
+// RunsAuto is --runs auto's stopping rule: per cell, runs until the
+// median's 95 % interval is within Precision of the median (relative), at
+// most MaxRuns.
+type RunsAuto struct {
+	Precision float64 `json:"precision"`
+	MaxRuns   int     `json:"max_runs"`
 }
 
 // Timings are the harness's own costs, in seconds.
@@ -206,6 +253,19 @@ type Sample struct {
 	// per-interval throughput, rrul's latency probes), for time-series
 	// and distribution charts.
 	Series []Series `json:"series,omitempty"`
+	// Noise is what the host did for others during the sample.
+	Noise *Noise `json:"noise,omitempty"`
+}
+
+// Noise is the host's work besides this run during one sample, as shares
+// of the host's CPU capacity over the metered window (100 = every core).
+// Background is process-context CPU outside the run's cgroups, the
+// harness and kernel threads; steal is a hypervisor running others.
+type Noise struct {
+	BackgroundCPUSec float64 `json:"background_cpu_sec"`
+	BackgroundPct    float64 `json:"background_pct"`
+	StealPct         float64 `json:"steal_pct"`
+	WindowSec        float64 `json:"window_sec"`
 }
 
 // Series is one quantity over a sample's time: V[i] measured at T[i]
@@ -246,6 +306,9 @@ type Diagnostic struct {
 	Condition string `json:"condition"`
 	Name      string `json:"name"`
 	Output    string `json:"output"`
+	// SharedWith are the other transports whose interleaved cells the
+	// counters also span.
+	SharedWith []string `json:"shared_with,omitempty"`
 }
 
 // Verification is one impaired cell's condition, configured and measured:
@@ -277,6 +340,9 @@ type Verification struct {
 	MeasuredRateBps   *float64 `json:"measured_rate_bps,omitempty"`
 	OK                bool     `json:"ok"`
 	Note              string   `json:"note,omitempty"`
+	// SharedWith are the transports interleaved in the same block: the
+	// RTT probe and the loss counters span their cells too.
+	SharedWith []string `json:"shared_with,omitempty"`
 }
 
 // Skipped is a transport that could not run, with the reason the report shows.
@@ -369,7 +435,12 @@ func Read(path string) (*Document, error) {
 
 // WriteAtomic writes d to path through a temporary file and a rename, so a
 // reader (or an interrupted run) never sees a half-written document.
-func WriteAtomic(path string, d *Document) error {
+func WriteAtomic(path string, d *Document) error { return writeJSONAtomic(path, d) }
+
+// WriteSelfCheck writes a self-check document atomically.
+func WriteSelfCheck(path string, c *SelfCheck) error { return writeJSONAtomic(path, c) }
+
+func writeJSONAtomic(path string, d any) error {
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)

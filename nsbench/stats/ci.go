@@ -72,3 +72,38 @@ func lgammaInt(n int) float64 {
 	v, _ := math.Lgamma(float64(n))
 	return v
 }
+
+// WithinPrecision reports whether the 95 % interval of xs's median exists
+// and lies within precision (relative, 0.05 = 5 %) of the median on both
+// sides: the stopping rule of --runs auto.
+func WithinPrecision(xs []float64, precision float64) bool {
+	ci := MedianCI(xs, 0.95)
+	if !ci.Reached {
+		return false
+	}
+	m := Median(xs)
+	half := max(m-ci.Low, ci.High-m)
+	return half <= precision*math.Abs(m)
+}
+
+// CV is the coefficient of variation (sample standard deviation over the
+// mean's magnitude); ok is false below two samples or for a zero mean.
+func CV(xs []float64) (cv float64, ok bool) {
+	n := len(xs)
+	if n < 2 {
+		return 0, false
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(n)
+	if mean == 0 {
+		return 0, false
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss/float64(n-1)) / math.Abs(mean), true
+}

@@ -83,3 +83,32 @@ func TestMannWhitneyTiesAndIdentical(t *testing.T) {
 		t.Errorf("shifted with ties: p %v, want < 0.001", p)
 	}
 }
+
+func TestWithinPrecision(t *testing.T) {
+	tight := []float64{100, 101, 99, 100, 102, 98, 100, 101}
+	if !WithinPrecision(tight, 0.05) {
+		t.Error("±2 % around 100 with 8 runs: want within 5 %")
+	}
+	if WithinPrecision(tight, 0.005) {
+		t.Error("±2 %: not within 0.5 %")
+	}
+	if WithinPrecision([]float64{100, 100, 100, 100, 100}, 0.05) {
+		t.Error("5 runs: no 95 % interval exists, never within")
+	}
+	if !WithinPrecision([]float64{100, 100, 100, 100, 100, 100}, 0.05) {
+		t.Error("6 identical runs: the interval is the median itself")
+	}
+}
+
+func TestCV(t *testing.T) {
+	cv, ok := CV([]float64{9, 10, 11})
+	if !ok || math.Abs(cv-0.1) > 1e-12 {
+		t.Errorf("CV(9,10,11) = %v %v, want 0.1", cv, ok)
+	}
+	if _, ok := CV([]float64{5}); ok {
+		t.Error("one sample has no CV")
+	}
+	if _, ok := CV([]float64{-1, 1}); ok {
+		t.Error("a zero mean has no CV")
+	}
+}

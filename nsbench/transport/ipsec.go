@@ -66,7 +66,11 @@ var espAlgos = map[string]espAlgo{
 }
 
 var ipsecSpec = Spec{
-	Name:     "ipsec",
+	Name: "ipsec",
+	// Transport-mode policies on the veth addresses take every packet
+	// between client and server, other tunnels' included.
+	Alone:    true,
+	Holds:    []string{"ipsec SAs and policies"},
 	Summary:  "SSH over kernel IPsec ESP, manual SAs in transport mode (keys per run through netlink; a kernel with ESP)",
 	Variants: ipsecVariants,
 	Sets:     []string{"seed-002"},
@@ -75,6 +79,7 @@ var ipsecSpec = Spec{
 
 var ipsecTunnelSpec = Spec{
 	Name:     "ipsec-tunnel",
+	Holds:    []string{"ipsec SAs and policies"},
 	Summary:  "SSH over kernel IPsec ESP, manual SAs in tunnel mode between inner /32s (keys per run through netlink; a kernel with ESP)",
 	Variants: ipsecVariants,
 	Sets:     []string{"seed-002"},

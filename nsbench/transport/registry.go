@@ -39,6 +39,16 @@ type Spec struct {
 	// suites, modes), named in --transports as NAME:VARIANT; the first is
 	// the default. Each variant is a row of its own.
 	Variants []string
+	// Holds names what a path of the transport holds that no other path
+	// may hold at the same time (inner addresses, ports, device names):
+	// rows that share a word are never up together, and an interleaved
+	// run measures them in separate rounds. Every variant holds its
+	// transport's; empty means the transport's name alone.
+	Holds []string
+	// Alone marks a transport whose path takes every packet between the
+	// namespaces (transport-mode IPsec policies on the veth addresses):
+	// it is up with no other path.
+	Alone bool
 	// New builds the transport. An error is bad input: the run is refused
 	// before anything is created.
 	New func(c Config) (Transport, error)
@@ -108,6 +118,33 @@ func Registered() []Spec {
 func SpecOf(row string) (Spec, bool) {
 	name, _, _ := strings.Cut(row, ":")
 	return Lookup(name)
+}
+
+// Coexist reports whether the paths of rows a and b (NAME or
+// NAME:VARIANT) can be up at the same time. Unregistered rows (tests)
+// coexist with any other.
+func Coexist(a, b string) bool {
+	sa, okA := SpecOf(a)
+	sb, okB := SpecOf(b)
+	if !okA || !okB {
+		return true
+	}
+	if sa.Alone || sb.Alone {
+		return false
+	}
+	for _, h := range sa.holds() {
+		if slices.Contains(sb.holds(), h) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s Spec) holds() []string {
+	if len(s.Holds) == 0 {
+		return []string{s.Name}
+	}
+	return s.Holds
 }
 
 // Lookup finds a registered transport by name.

@@ -1,0 +1,100 @@
+package nsbench
+
+import (
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// The --order choices.
+const (
+	// OrderInterleaved brings the transports up together under each
+	// condition and runs run 1 of every transport and instrument, then
+	// run 2, …: a host that drifts during the run moves every transport
+	// alike instead of landing on whichever ran at the time.
+	OrderInterleaved = "interleaved"
+	// OrderReference is the reference's order: each transport in turn,
+	// all its runs under one condition before the next.
+	OrderReference = "reference"
+)
+
+// row is one transport over the whole run.
+type row struct {
+	t transport.Transport
+	// tb is the shared testbed with the row's own cgroups, so its
+	// processes are accounted apart from the fixtures and other rows.
+	tb     *transport.Testbed
+	cgs    map[string]*proc.Cgroup
+	meters map[string]func() (uint64, error) // role → its cgroup's usage_usec
+	peaks  rssPeaks
+	blocks int             // blocks left: its peaks are recorded after the last
+	path   *transport.Path // up during a block
+}
+
+// block is cells measured together: one condition, the rows whose paths
+// are up at the same time, their runs interleaved.
+type block struct {
+	cond results.Condition
+	rows []*row
+}
+
+// rounds splits rows, in order, into groups whose paths can be up at the
+// same time: each row joins the first round it coexists with.
+func rounds(rows []*row) [][]*row {
+	var out [][]*row
+next:
+	for _, rw := range rows {
+		for i, round := range out {
+			ok := true
+			for _, other := range round {
+				ok = ok && transport.Coexist(rw.t.Name(), other.t.Name())
+			}
+			if ok {
+				out[i] = append(out[i], rw)
+				continue next
+			}
+		}
+		out = append(out, []*row{rw})
+	}
+	return out
+}
+
+// schedule lays out the run. Reference order: each row under every
+// condition in turn, one block each. Interleaved: each condition in turn,
+// one block per round of rows that can be up together.
+func schedule(order string, rows []*row, conds []results.Condition) []block {
+	var bs []block
+	if order == OrderReference {
+		for _, rw := range rows {
+			for _, c := range conds {
+				bs = append(bs, block{cond: c, rows: []*row{rw}})
+			}
+		}
+	} else {
+		rs := rounds(rows)
+		for _, c := range conds {
+			for _, round := range rs {
+				bs = append(bs, block{cond: c, rows: round})
+			}
+		}
+	}
+	for _, b := range bs {
+		for _, rw := range b.rows {
+			rw.blocks++
+		}
+	}
+	return bs
+}
+
+// roundNames are the rows of each round, by name, for the results.
+func roundNames(rs [][]*row) [][]string {
+	var out [][]string
+	for _, round := range rs {
+		var names []string
+		for _, rw := range round {
+			names = append(names, rw.t.Name())
+		}
+		out = append(out, names)
+	}
+	return out
+}
