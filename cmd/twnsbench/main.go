@@ -27,11 +27,18 @@ func main() {
 
 // Exit codes.
 const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitRefused     = 2
-	exitInterrupted = 130
+	exitOK      = 0
+	exitFailed  = 1
+	exitRefused = 2
+	// exitInconclusive: selfcheck could not tell (the host is too noisy).
+	exitInconclusive = 3
+	exitInterrupted  = 130
 )
+
+// inconclusiveError is a verdict that could not be reached (exit 3).
+type inconclusiveError struct{ msg string }
+
+func (e inconclusiveError) Error() string { return e.msg }
 
 // refusedError marks input or preflight refusals (exit 2).
 type refusedError struct{ err error }
@@ -77,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, new(refusedError)):
 		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
 		return exitRefused
+	case errors.As(err, new(inconclusiveError)):
+		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
+		return exitInconclusive
 	default:
 		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
 		return exitFailed
@@ -103,6 +113,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			cleanCommand(),
 			reportCommand(),
 			compareCommand(),
+			selfcheckCommand(),
+			rerunCommand(),
 			wgUserspaceCommand(),
 			forwarderCommand(),
 		},

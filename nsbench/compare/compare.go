@@ -98,6 +98,25 @@ func EnvDiffs(old, cur *results.Document) []string {
 	return diffs
 }
 
+// ToolDiffs lists the programs whose versions differ between the two
+// runs (tw, OpenSSH, iperf3, netperf, the harness) and the impairment's
+// mechanism. They do not stop a comparison — comparing tw releases is what
+// compare is for — but a reader must see them first.
+func ToolDiffs(old, cur *results.Document) []string {
+	a, b := old.Env, cur.Env
+	var diffs []string
+	for _, f := range []struct{ name, x, y string }{
+		{"tw", a.TW, b.TW}, {"tw relay", a.Relay, b.Relay}, {"openssh", a.OpenSSH, b.OpenSSH},
+		{"iperf3", a.IPerf3, b.IPerf3}, {"netperf", a.Netperf, b.Netperf},
+		{"impairment method", a.ImpairmentMethod, b.ImpairmentMethod}, {"harness", a.Harness, b.Harness},
+	} {
+		if f.x != f.y {
+			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", f.name, f.x, f.y))
+		}
+	}
+	return diffs
+}
+
 // Write prints rows as an aligned table with a legend.
 func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+func selfcheckCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "selfcheck",
+		Usage: "check that the harness measures what a bare command measures (root)",
+		Description: "Builds the topology and measures iperf3 (1 stream) and TCP_RR on the plain path in\n" +
+			"interleaved pairs: once through twnsbench's own instrument code, once as a bare command\n" +
+			"(`ip netns exec NS iperf3 …` from sh: no cgroup, no launcher). Prints the ratio\n" +
+			"harness/direct with its 95 % confidence interval and writes OUT/selfcheck.json.\n" +
+			"Exit 0: every interval within 1 ± --tolerance; 1: an interval wholly outside it;\n" +
+			"3: inconclusive (the host is too noisy to tell; never a pass by default).",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "pairs", Value: 8, Usage: "pairs per instrument (at least 6: a 95 % interval of the median needs 6)"},
+			&cli.DurationFlag{Name: "duration", Value: 3 * time.Second, Usage: "length of each measurement (whole seconds)"},
+			&cli.StringFlag{Name: "tolerance", Value: "5%", Usage: "how far from 1 the ratio's interval may reach"},
+			&cli.StringFlag{Name: "out", Value: "results/selfcheck", Usage: "output directory"},
+		},
+		Action: selfcheckAction,
+	}
+}
+
+func selfcheckAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return refuse(fmt.Errorf("selfcheck: unexpected argument %q", c.Args().First()))
+	}
+	o := nsbench.SelfCheckOptions{Pairs: c.Int("pairs"), Duration: c.Duration("duration"), OutDir: c.String("out")}
+	var errs []error
+	if o.Pairs < 6 || o.Pairs > 1000 {
+		errs = append(errs, fmt.Errorf("--pairs %d: want 6 to 1000 (a 95 %% interval of the median needs 6)", o.Pairs))
+	}
+	if o.Duration < time.Second || o.Duration%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--duration %s: want whole seconds, at least 1s", o.Duration))
+	}
+	tol, err := parsePercent(c.String("tolerance"))
+	if err != nil || tol <= 0 || tol >= 1 {
+		errs = append(errs, fmt.Errorf("--tolerance %q: want a percentage above 0 and below 100", c.String("tolerance")))
+	}
+	o.Tolerance = tol
+	if len(errs) > 0 {
+		return refuse(errors.Join(errs...))
+	}
+	if err := topology.CheckCongestion(nsbench.Defaults().Congestion); err != nil {
+		return refuse(err)
+	}
+	pre := preflight.Run(preflight.Options{Tools: []string{"iperf3", "netperf", "netserver", "ssh", "sshd", "ssh-keygen", "ip"}})
+	if err := pre.Err(); err != nil {
+		fmt.Fprint(c.App.ErrWriter, pre.String())
+		return refuse(err)
+	}
+	if err := makeOutDir(o.OutDir); err != nil {
+		return refuse(err)
+	}
+	con := newConsole(c.App.ErrWriter)
+	o.Logf = con.Logf
+	res, err := nsbench.SelfCheck(c.Context, o, pre.Versions)
+	con.Close()
+	if c.Context.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return fmt.Errorf("selfcheck: %w", err)
+	}
+	fmt.Fprint(c.App.Writer, report.SelfCheckText(res))
+	fmt.Fprintf(c.App.Writer, "written: %s/%s\n", o.OutDir, results.SelfCheckFile)
+	switch res.Verdict {
+	case results.VerdictPass:
+		return nil
+	case results.VerdictFail:
+		return errors.New("selfcheck failed: the harness does not measure what the bare command measures")
+	}
+	return inconclusiveError{"selfcheck inconclusive: the host is too noisy to tell (see the intervals above)"}
+}

@@ -1,0 +1,180 @@
+package nsbench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// SelfCheckOptions configure the harness parity check.
+type SelfCheckOptions struct {
+	Pairs     int           // at least 6: a 95 % interval of the median needs 6
+	Duration  time.Duration // of each measurement
+	Tolerance float64       // 0.05 passes a ratio interval within 0.95–1.05
+	OutDir    string
+	Logf      Logf
+}
+
+// selfCheckInstruments are measured both ways: a bulk and a latency-bound
+// tool, the two ways a harness could get in the way.
+var selfCheckInstruments = []instrument.Instrument{instrument.IPerf3{Streams: 1}, instrument.TCPRR{}}
+
+// SelfCheck builds the topology and measures each instrument on the plain
+// path in pairs, once through the harness's own code (the launcher, the
+// role's cgroup and mount namespace) and once as a person would run it
+// from a shell (`ip netns exec NS tool …`, no cgroup, no launcher): the
+// same arguments and the same parser, only the way the tool is started
+// differs. Pairs alternate which goes first (AB, BA, …) so a host that
+// drifts in one direction weighs on both alike. It writes
+// OUT/selfcheck.json and tears everything down.
+func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]string) (res *results.SelfCheck, err error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	prefix, err := topology.NewPrefix()
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Options: Options{Runs: 1, Duration: o.Duration, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
+	r := &runner{plan: plan, logf: logf, prefix: prefix, start: time.Now(),
+		deps: Deps{Instruments: selfCheckInstruments, Logf: logf}}
+	r.res = &Result{OutDir: o.OutDir, Prefix: prefix}
+	r.logDir = filepath.Join(o.OutDir, "logs", prefix)
+	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	r.doc = newDocument(plan, versions)
+	r.rec = newRecorder(r.doc, "") // the check writes its own document
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
+		defer cancel()
+		if uerr := r.stack.unwind(ctx); uerr != nil && err == nil {
+			err = uerr
+		}
+	}()
+	if err := r.setUp(ctx); err != nil {
+		return nil, err
+	}
+	server := r.topo.Spec.Addr(topology.Server).String()
+	harness := r.instrumentEnv(transport.DirectTarget(server))
+	direct := *harness
+	ns := r.topo.Spec.NetnsName(topology.Client)
+	direct.Run = func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
+		return shellRun(ctx, "ip netns exec "+ns+" "+shellQuote(append([]string{name}, argv...)))
+	}
+	res = &results.SelfCheck{
+		Generated: time.Now().UTC().Format(time.RFC3339), Kernel: kernelRelease(), CPUModel: cpuModel(), Cores: runtime.NumCPU(),
+		Pairs: o.Pairs, DurationSec: o.Duration.Seconds(), Tolerance: o.Tolerance,
+		Direct: "sh -c 'ip netns exec " + ns + " TOOL ARGS…' from the harness, outside every cgroup and the launcher",
+	}
+	for _, in := range selfCheckInstruments {
+		c := results.SelfCheckRatio{Instrument: in.Name(), Unit: in.Metrics()[0].Unit}
+		for pair := 0; pair < o.Pairs; pair++ {
+			ways := []*instrument.Job{harness, &direct}
+			if pair%2 == 1 {
+				ways = []*instrument.Job{&direct, harness}
+			}
+			var got [2]float64
+			for _, job := range ways {
+				if _, err := r.waitExclusive(ctx, in); err != nil {
+					return nil, err
+				}
+				m, err := in.Measure(ctx, job)
+				if err != nil {
+					return nil, fmt.Errorf("%s pair %d (%s): %w", in.Name(), pair+1, map[bool]string{true: "harness", false: "direct"}[job == harness], err)
+				}
+				if job == harness {
+					got[0] = m.Value
+				} else {
+					got[1] = m.Value
+				}
+			}
+			c.Harness, c.Direct = append(c.Harness, got[0]), append(c.Direct, got[1])
+			logf("selfcheck %s pair %d/%d: harness %.4g, direct %.4g %s", in.Name(), pair+1, o.Pairs, got[0], got[1], c.Unit)
+		}
+		judgeParity(&c, o.Tolerance)
+		res.Checks = append(res.Checks, c)
+	}
+	res.Verdict = overallVerdict(res.Checks)
+	if err := results.WriteSelfCheck(filepath.Join(o.OutDir, results.SelfCheckFile), res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// judgeParity computes the pairs' ratios and the verdict: pass when the
+// median ratio's 95 % interval lies within 1 ± tolerance, fail when it
+// lies wholly outside, inconclusive otherwise (the interval is wider than
+// the question: the host is too noisy to tell). Never a pass by default.
+func judgeParity(c *results.SelfCheckRatio, tolerance float64) {
+	c.Ratios = nil
+	for i := range c.Harness {
+		if c.Direct[i] > 0 {
+			c.Ratios = append(c.Ratios, c.Harness[i]/c.Direct[i])
+		}
+	}
+	ci := stats.MedianCI(c.Ratios, 0.95)
+	c.Ratio, c.CILow, c.CIHigh, c.CILevel = stats.Median(c.Ratios), ci.Low, ci.High, ci.Level
+	c.DirectCV, _ = stats.CV(c.Direct)
+	lo, hi := 1-tolerance, 1+tolerance
+	switch {
+	case !ci.Reached:
+		c.Verdict = results.VerdictInconclusive
+	case ci.Low >= lo && ci.High <= hi:
+		c.Verdict = results.VerdictPass
+	case ci.High < lo || ci.Low > hi:
+		c.Verdict = results.VerdictFail
+	default:
+		c.Verdict = results.VerdictInconclusive
+	}
+}
+
+func overallVerdict(cs []results.SelfCheckRatio) string {
+	v := results.VerdictPass
+	for _, c := range cs {
+		switch c.Verdict {
+		case results.VerdictFail:
+			return results.VerdictFail
+		case results.VerdictInconclusive:
+			v = results.VerdictInconclusive
+		}
+	}
+	if len(cs) == 0 {
+		return results.VerdictInconclusive
+	}
+	return v
+}
+
+// shellRun runs a command line through sh, as a person at a shell would,
+// and captures its output.
+func shellRun(ctx context.Context, line string) (proc.Result, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	return proc.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Wall: time.Since(start)}, err
+}
+
+// shellQuote quotes each word for sh.
+func shellQuote(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
