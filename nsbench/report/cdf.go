@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -144,10 +145,36 @@ func LatencyCDFChart(d *results.Document, theme Theme) []byte {
 
 // CDF layout, in SVG units.
 const (
-	cdfPanelH = 300.0
-	cdfTop    = 66.0 // title and what the panel is drawn from
-	cdfBottom = 48.0 // x tick labels, axis title and legend
+	cdfPanelH     = 290.0 // without its legend
+	cdfTop        = 66.0  // title and what the panel is drawn from
+	cdfBottom     = 44.0  // x tick labels and the axis title
+	cdfLegendLine = 15.0
 )
+
+// readable shows microseconds of 10 ms and more in milliseconds.
+func (p cdfPanel) readable() cdfPanel {
+	if p.unit != "µs" {
+		return p
+	}
+	for _, l := range p.lines {
+		for _, q := range l.quantiles {
+			if q[0] < 10000 {
+				return p
+			}
+		}
+	}
+	out := p
+	out.unit, out.lines = "ms", nil
+	for _, l := range p.lines {
+		m := l
+		m.quantiles = nil
+		for _, q := range l.quantiles {
+			m.quantiles = append(m.quantiles, [2]float64{q[0] / 1000, q[1]})
+		}
+		out.lines = append(out.lines, m)
+	}
+	return out
+}
 
 func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 	panels := v.cdfPanels()
@@ -156,14 +183,17 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 	}
 	c := newChart(v, theme, idPrefix)
 	rows := (len(panels) + panelCols - 1) / panelCols
-	height := headerHeight + float64(rows)*(cdfPanelH+panelGap) + footerHeight
+	// Every panel leaves a legend line per transport of the report, so
+	// that the panels of a row line up.
+	ph := cdfPanelH + cdfLegendLine*float64(len(v.order))
+	height := headerHeight + float64(rows)*(ph+panelGap) + footerHeight
 	title := "Latency distributions — " + v.title()
 	c.open(height, title, "Cumulative distributions of latency for "+title+": every transport on each panel.")
 	pw := (chartWidth - 2*chartMargin - float64(panelCols-1)*panelGap) / panelCols
 	for i, p := range panels {
 		x := chartMargin + float64(i%panelCols)*(pw+panelGap)
-		y := headerHeight + float64(i/panelCols)*(cdfPanelH+panelGap)
-		c.cdfPanel(i, p, x, y, pw)
+		y := headerHeight + float64(i/panelCols)*(ph+panelGap)
+		c.cdfPanel(i, p, x, y, pw, ph)
 	}
 	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
 		"y: fraction of the latencies at or below x. Curves are empirical CDFs of measured probes; points are percentiles a tool reported.")
@@ -171,10 +201,10 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 	return c.buf.Bytes()
 }
 
-func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w float64) {
+func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 	c.printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.idPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+p.condition))
 	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		n1(x), n1(y), n1(w), n1(cdfPanelH), c.pal.panel, c.pal.border)
+		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
 	what := p.instrument + ": " + p.key
 	from := []string{"empirical CDF of every probe of the cell's runs,", "pooled per transport"}
 	if p.key == "" {
@@ -186,17 +216,18 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w float64) {
 		c.figureNote(x+panelPad, y+38+14*float64(k), w-2*panelPad, line)
 	}
 
-	var xmax float64
+	p = p.readable()
+	xmin, xmax := math.Inf(1), 0.0
 	for _, l := range p.lines {
 		for _, x := range l.values {
-			xmax = max(xmax, x)
+			xmin, xmax = min(xmin, x), max(xmax, x)
 		}
 		for _, q := range l.quantiles {
-			xmax = max(xmax, q[0])
+			xmin, xmax = min(xmin, q[0]), max(xmax, q[0])
 		}
 	}
-	f := frame{x: x + tsPlotLeft, y: y + cdfTop, w: w - tsPlotLeft - panelPad, h: cdfPanelH - cdfTop - cdfBottom,
-		xs: niceAxis(xmax), ys: axis{1, 0.25}}
+	f := frame{x: x + tsPlotLeft, y: y + cdfTop, w: w - tsPlotLeft - panelPad, h: h - cdfTop - cdfBottom - cdfLegendLine*float64(len(c.v.order)),
+		xs: niceRange(xmin, xmax), ys: axis{0, 1, 0.25}}
 	c.axes(f)
 	c.text(f.x+f.w, f.y+f.h+26, 10.5, "", c.pal.muted, "end", "latency ("+p.unit+")")
 	for j, l := range p.lines {
@@ -214,9 +245,7 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w float64) {
 		if len(l.values) > 0 {
 			label += fmt.Sprintf(", %d probes", len(l.values))
 		}
-		// The legend sits in the frame's lower right, where a CDF that
-		// rises from the left leaves room.
-		c.legendEntry(f.x+f.w-6, f.y+f.h-8-14*float64(len(p.lines)-1-j), color, label+")")
+		c.legendEntry(x+panelPad, f.y+f.h+cdfBottom+cdfLegendLine*float64(j), color, label+")")
 	}
 	c.printf("</g>\n")
 }

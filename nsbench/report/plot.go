@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 )
 
@@ -8,13 +9,39 @@ import (
 // linear axes that start at zero, grid lines and tick labels. The time
 // series and the latency CDF are drawn with it.
 
-// axis is one linear axis from 0 to max with a tick every step.
-type axis struct{ max, step float64 }
+// axis is one linear axis from min to max with a tick every step.
+type axis struct{ min, max, step float64 }
 
-// niceAxis is an axis reaching at least m (see niceScale).
+// niceAxis is an axis from 0 reaching at least m (see niceScale).
 func niceAxis(m float64) axis {
 	top, step := niceScale(m)
-	return axis{top, step}
+	return axis{0, top, step}
+}
+
+// niceRange is an axis covering lo..hi that starts at a tick at or below
+// lo: a distribution far from zero (a WAN's latency) gets the width.
+func niceRange(lo, hi float64) axis {
+	if !(hi > lo) || lo <= 0 {
+		return niceAxis(hi)
+	}
+	_, step := niceScale(hi - lo)
+	bottom := math.Floor(lo/step) * step
+	top := math.Ceil(hi/step-1e-9) * step
+	return axis{bottom, max(top, bottom+step), step}
+}
+
+func (a axis) frac(v float64) float64 { return clamp01((v - a.min) / (a.max - a.min)) }
+
+// ticks are the axis's tick values, min and max included.
+func (a axis) ticks() []float64 {
+	var ts []float64
+	for i := 0; ; i++ {
+		v := a.min + float64(i)*a.step
+		if v > a.max+a.step*1e-9 {
+			return ts
+		}
+		ts = append(ts, v)
+	}
 }
 
 // frame is a plot's drawing area in SVG units (y grows downwards) and
@@ -24,8 +51,8 @@ type frame struct {
 	xs, ys     axis
 }
 
-func (f frame) px(v float64) float64 { return f.x + f.w*clamp01(v/f.xs.max) }
-func (f frame) py(v float64) float64 { return f.y + f.h - f.h*clamp01(v/f.ys.max) }
+func (f frame) px(v float64) float64 { return f.x + f.w*f.xs.frac(v) }
+func (f frame) py(v float64) float64 { return f.y + f.h - f.h*f.ys.frac(v) }
 
 func clamp01(x float64) float64 { return min(1, max(0, x)) }
 
@@ -34,15 +61,13 @@ func clamp01(x float64) float64 { return min(1, max(0, x)) }
 func (c *chart) axes(f frame) {
 	c.printf(`<rect class="plot-area" x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1"/>`+"\n",
 		n1(f.x), n1(f.y), n1(f.w), n1(f.h), c.pal.grid)
-	for i := 0; float64(i)*f.ys.step <= f.ys.max*(1+1e-9); i++ {
-		v := float64(i) * f.ys.step
+	for _, v := range f.ys.ticks() {
 		y := f.py(v)
 		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.5"/>`+"\n",
 			n1(f.x), n1(y), n1(f.x+f.w), n1(y), c.pal.grid)
 		c.text(f.x-4, y+3.5, 10, "", c.pal.muted, "end", tickLabel(v, f.ys.step))
 	}
-	for i := 0; float64(i)*f.xs.step <= f.xs.max*(1+1e-9); i++ {
-		v := float64(i) * f.xs.step
+	for _, v := range f.xs.ticks() {
 		x := f.px(v)
 		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.5"/>`+"\n",
 			n1(x), n1(f.y), n1(x), n1(f.y+f.h), c.pal.grid)
@@ -67,12 +92,10 @@ func (c *chart) polyline(f frame, xs, ys []float64, color string) {
 	}
 }
 
-// legendEntry draws a label right-aligned at x, with its colour square
-// left of it.
+// legendEntry draws a colour square at x, then its label.
 func (c *chart) legendEntry(x, y float64, color, label string) {
-	c.text(x, y, 10.5, "", c.pal.text, "end", label)
-	c.printf(`<rect class="swatch" x="%s" y="%s" width="9" height="9" rx="2" fill="%s"/>`+"\n",
-		n1(x-textWidth(label, 10.5)-13), n1(y-8), color)
+	c.printf(`<rect class="swatch" x="%s" y="%s" width="9" height="9" rx="2" fill="%s"/>`+"\n", n1(x), n1(y-8), color)
+	c.text(x+14, y, 11, "", c.pal.text, "", label)
 }
 
 // figureNote writes a muted line of text; long lines are cut to the width.
