@@ -148,8 +148,11 @@ func Chart(d *results.Document, theme Theme) []byte {
 	if d == nil {
 		return nil
 	}
-	v := newView(d)
-	c := newChart(v, theme, "")
+	return keyChart(newView(d), theme, "")
+}
+
+func keyChart(v *view, theme Theme, idPrefix string) []byte {
+	c := newChart(v, theme, idPrefix)
 	c.panels, c.title, c.cpuNote = panelsFor(v), v.title(), true
 	return c.render()
 }
@@ -353,7 +356,8 @@ func (c *chart) panel(p chartPanel, bars []bar, x, y, w, h float64) {
 	c.printf(`<g class="panel" id="%spanel-%s">`+"\n", c.idPrefix, esc(p.id))
 	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
-	c.text(x+panelPad, y+24, 14, "bold", c.pal.text, "", p.title+" — "+c.conditionLabel(p.condition))
+	title := p.title + " — " + c.conditionLabel(p.condition)
+	c.text(x+panelPad, y+24, fitSize(title, w-2*panelPad, 14, 10), "bold", c.pal.text, "", title)
 	c.text(x+panelPad, y+42, 11.5, "", c.pal.muted, "", p.unit)
 	if p.stacked {
 		c.legend(x+w-panelPad, y+42)
@@ -546,6 +550,15 @@ func tickLabel(v, step float64) string {
 // which holds for the sans-serif fonts above and errs wide.
 func textWidth(s string, size float64) float64 {
 	return float64(utf8.RuneCountInString(s)) * size * 0.6
+}
+
+// fitSize is the font size, at most size and at least least, at which s
+// fits width: a long condition label stays whole in a panel's title.
+func fitSize(s string, width, size, least float64) float64 {
+	if w := textWidth(s, size); w > width {
+		size = max(least, math.Floor(size*width/w*2)/2)
+	}
+	return size
 }
 
 // truncate shortens s with an ellipsis so that it fits width.
