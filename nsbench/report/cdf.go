@@ -211,7 +211,8 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		what = p.instrument + ": p50 and p99 of each run"
 		from = []string{"points: each run's p50 and p99 as the tool reported them;", "it keeps no per-transaction latencies, so no curve"}
 	}
-	c.text(x+panelPad, y+22, 13, "bold", c.pal.text, "", truncate(what+" — "+c.conditionLabel(p.condition), w-2*panelPad, 13))
+	title := what + " — " + c.conditionLabel(p.condition)
+	c.text(x+panelPad, y+22, fitSize(title, w-2*panelPad, 13, 9.5), "bold", c.pal.text, "", title)
 	for k, line := range from {
 		c.figureNote(x+panelPad, y+38+14*float64(k), w-2*panelPad, line)
 	}
@@ -234,25 +235,24 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		color := c.transportColor(l.transport)
 		c.printf(`<g class="cdf-line" data-transport="%s">`+"\n", esc(l.transport))
 		if len(l.values) > 0 {
-			c.stepCDF(f, l.values, color)
+			c.stepCDF(f, l.values, color, c.transportDash(l.transport))
 		}
 		for _, q := range l.quantiles {
-			c.printf(`<circle class="quantile" cx="%s" cy="%s" r="3.5" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n",
-				n1(f.px(q[0])), n1(f.py(q[1])), color)
+			c.marker(f.px(q[0]), f.py(q[1]), color, c.transportIndex(l.transport)/len(c.pal.transports))
 		}
 		c.printf("</g>\n")
-		label := fmt.Sprintf("%s (%d runs", c.v.label(l.transport), l.runs)
+		label := c.v.label(l.transport) + " (" + plural(l.runs, "run", "runs")
 		if len(l.values) > 0 {
-			label += fmt.Sprintf(", %d probes", len(l.values))
+			label += ", " + plural(len(l.values), "probe", "probes")
 		}
-		c.legendEntry(x+panelPad, f.y+f.h+cdfBottom+cdfLegendLine*float64(j), color, label+")")
+		c.legendEntry(x+panelPad, f.y+f.h+cdfBottom+cdfLegendLine*float64(j), color, c.transportDash(l.transport), label+")")
 	}
 	c.printf("</g>\n")
 }
 
 // stepCDF draws the empirical CDF of sorted xs: it rises by 1/n at each
 // value and is flat between them.
-func (c *chart) stepCDF(f frame, xs []float64, color string) {
+func (c *chart) stepCDF(f frame, xs []float64, color, dash string) {
 	var b strings.Builder
 	n := float64(len(xs))
 	fmt.Fprintf(&b, "M%s %s", n1(f.px(xs[0])), n1(f.py(0)))
@@ -262,5 +262,5 @@ func (c *chart) stepCDF(f frame, xs []float64, color string) {
 		}
 		fmt.Fprintf(&b, "V%s", n1(f.py(float64(i+1)/n)))
 	}
-	c.printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", b.String(), color)
+	c.printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", b.String(), color, dashAttr(dash))
 }

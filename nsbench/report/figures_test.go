@@ -280,3 +280,30 @@ func TestMedianRun(t *testing.T) {
 		t.Error("a cell without the series gave a run")
 	}
 }
+
+// Past the palette's five colours, a transport's curve and points repeat a
+// colour with another dash and marker: seven transports stay apart.
+func TestLatencyCDFManyTransports(t *testing.T) {
+	d := &results.Document{SchemaVersion: results.SchemaVersion, Env: results.Env{Runs: 1},
+		Conditions: []results.Condition{{Name: "lan"}}}
+	for i := 0; i < 7; i++ {
+		name := string(rune('a' + i))
+		d.Transports = append(d.Transports, results.Transport{Name: name, Label: "T " + name})
+		d.Samples = append(d.Samples, results.Sample{Transport: name, Condition: "lan", Instrument: "rrul", Run: 1,
+			Series: []results.Series{{Key: "latency_loaded", Unit: "ms", T: []float64{1, 2}, V: []float64{float64(i + 1), float64(i + 2)}}}},
+			results.Sample{Transport: name, Condition: "lan", Instrument: instTCPRR, Run: 1, P50Us: f64(10), P99Us: f64(20)})
+	}
+	root := parseSVG(t, LatencyCDFChart(d, Light))
+	curves := root.all("cdf")
+	if len(curves) != 7 {
+		t.Fatalf("%d curves, want 7", len(curves))
+	}
+	if curves[0].attr("stroke") != curves[5].attr("stroke") || curves[0].attr("stroke-dasharray") == curves[5].attr("stroke-dasharray") {
+		t.Errorf("transports 1 and 6 share colour %s and dash %q/%q: want the same colour, another dash",
+			curves[0].attr("stroke"), curves[0].attr("stroke-dasharray"), curves[5].attr("stroke-dasharray"))
+	}
+	marks := root.all("quantile")
+	if len(marks) != 14 || marks[0].XMLName.Local != "circle" || marks[10].XMLName.Local == "circle" {
+		t.Errorf("%d markers; the 6th transport's is a %s, want other than the 1st's circle", len(marks), marks[10].XMLName.Local)
+	}
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -92,10 +93,52 @@ func (c *chart) polyline(f frame, xs, ys []float64, color string) {
 	}
 }
 
-// legendEntry draws a colour square at x, then its label.
-func (c *chart) legendEntry(x, y float64, color, label string) {
-	c.printf(`<rect class="swatch" x="%s" y="%s" width="9" height="9" rx="2" fill="%s"/>`+"\n", n1(x), n1(y-8), color)
-	c.text(x+14, y, 11, "", c.pal.text, "", label)
+// legendEntry draws a short line in the transport's colour and dash,
+// then its label.
+func (c *chart) legendEntry(x, y float64, color, dash, label string) {
+	c.printf(`<path class="swatch" d="M%s %sH%s" stroke="%s" stroke-width="3"%s/>`+"\n", n1(x), n1(y-4), n1(x+18), color, dashAttr(dash))
+	c.text(x+24, y, 11, "", c.pal.text, "", label)
+}
+
+// Past the palette's colours, transports repeat a colour with another
+// dash pattern and marker shape, so that lines on one panel stay apart.
+var dashes = []string{"", "6 3", "2 2", "8 3 2 3"}
+
+func (c *chart) transportIndex(t string) int {
+	for i, name := range c.v.order {
+		if name == t {
+			return i
+		}
+	}
+	return 0
+}
+
+func (c *chart) transportDash(t string) string {
+	return dashes[(c.transportIndex(t)/len(c.pal.transports))%len(dashes)]
+}
+
+func dashAttr(dash string) string {
+	if dash == "" {
+		return ""
+	}
+	return ` stroke-dasharray="` + dash + `"`
+}
+
+// marker draws a quantile point: a ring, then a square, a diamond and a
+// triangle for the colour's later rounds.
+func (c *chart) marker(x, y float64, color string, round int) {
+	const r = 3.5
+	attrs := fmt.Sprintf(`class="quantile" fill="none" stroke="%s" stroke-width="1.5"`, color)
+	switch round % 4 {
+	case 0:
+		c.printf(`<circle %s cx="%s" cy="%s" r="%s"/>`+"\n", attrs, n1(x), n1(y), n1(r))
+	case 1:
+		c.printf(`<rect %s x="%s" y="%s" width="%s" height="%s"/>`+"\n", attrs, n1(x-r), n1(y-r), n1(2*r), n1(2*r))
+	case 2:
+		c.printf(`<path %s d="M%s %sL%s %sL%s %sL%s %sZ"/>`+"\n", attrs, n1(x), n1(y-r-1), n1(x+r+1), n1(y), n1(x), n1(y+r+1), n1(x-r-1), n1(y))
+	default:
+		c.printf(`<path %s d="M%s %sL%s %sL%s %sZ"/>`+"\n", attrs, n1(x), n1(y-r-1), n1(x+r+1), n1(y+r), n1(x-r-1), n1(y+r))
+	}
 }
 
 // figureNote writes a muted line of text; long lines are cut to the width.
