@@ -1,7 +1,9 @@
 package nsbench
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -9,23 +11,26 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
-// WriteReports renders d into dir: the Markdown report and the light and
-// dark charts it links to. It returns the paths written. A run calls it at
-// its end and `twnsbench report` on a saved results document; both render
-// from nothing but the document, so both give the same bytes.
+// WriteReports renders d into dir: the Markdown report, the charts in
+// light and dark (the key results, every metric, the time series and the
+// latency distributions) and the one-page HTML report. It returns the paths
+// written. A chart the document has nothing for is not written, and a file
+// of its name left by an earlier render is removed, so the directory never
+// shows another run's picture. A run calls it at its end and `twnsbench
+// report` on a saved results document; both render from nothing but the
+// document, so both give the same bytes.
 func WriteReports(dir string, d *results.Document) ([]string, error) {
-	files := []struct {
-		name string
-		body []byte
-	}{
-		{ReportFile, report.Markdown(d)},
-		{report.ChartFile, report.Chart(d, report.Light)},
-		{report.ChartDarkFile, report.Chart(d, report.Dark)},
-	}
+	files := append([]report.File{{Name: ReportFile, Body: report.Markdown(d)}}, report.Files(d)...)
 	var paths []string
 	for _, f := range files {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, f.body, 0o644); err != nil {
+		p := filepath.Join(dir, f.Name)
+		if f.Body == nil {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return paths, fmt.Errorf("remove stale report file: %w", err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, f.Body, 0o644); err != nil {
 			return paths, fmt.Errorf("write report: %w", err)
 		}
 		paths = append(paths, p)

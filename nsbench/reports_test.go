@@ -50,11 +50,20 @@ func TestRunReportsRenderFromSavedDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string][]byte{
+	want := map[string][]byte{
 		ReportFile:           report.Markdown(back),
 		report.ChartFile:     report.Chart(back, report.Light),
 		report.ChartDarkFile: report.Chart(back, report.Dark),
-	} {
+		report.HTMLFile:      report.HTML(back),
+	}
+	for _, f := range report.Files(back) {
+		if f.Body != nil {
+			want[f.Name] = f.Body
+		} else if _, err := os.Stat(filepath.Join(dir, f.Name)); err == nil {
+			t.Errorf("%s written though the document has nothing for it", f.Name)
+		}
+	}
+	for name, want := range want {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -82,5 +91,33 @@ func TestRunReportsWithoutSavedDocument(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
 	if err != nil || !bytes.Equal(got, report.Markdown(r.doc)) {
 		t.Errorf("report from memory: %v", err)
+	}
+}
+
+// A chart the document has nothing for is not written, and the file an
+// earlier render left under its name is removed: the directory never
+// shows another run's picture.
+func TestWriteReportsRemovesStaleChart(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, report.TimeSeriesFile)
+	if err := os.WriteFile(stale, []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := WriteReports(dir, roundTripDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("%s of an earlier render survived a document without series", stale)
+	}
+	for _, p := range paths {
+		if filepath.Base(p) == report.TimeSeriesFile {
+			t.Errorf("WriteReports reports %s as written", p)
+		}
+	}
+	for _, name := range []string{report.HTMLFile, report.MetricsChartFile, report.LatencyCDFFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -511,3 +511,49 @@ chmod +x "$GOBIN"/*
 		}
 	}
 }
+
+// install-test-deps.sh installs Chromium for the browser test, with
+// apt updated first, only when it is missing (a package removed with its
+// config files left counts as missing).
+func TestInstallTestDeps(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		installed, configFiles []string
+	}{
+		{"none installed", nil, nil},
+		{"config files only", nil, []string{"chromium"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, c.installed, c.configFiles, "never")
+			r := h.run(t, "install-test-deps.sh")
+			wantCode(t, r, 0)
+			wantCalls(t, r, aptUpdate, install(depsEnv, "chromium"))
+			if !strings.Contains(r.stdout, "install-test-deps.sh: installing chromium\n") {
+				t.Errorf("stdout does not name the package:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+func TestInstallTestDepsAllInstalled(t *testing.T) {
+	h := newHost(t, []string{"chromium"}, nil, "never")
+	r := h.run(t, "install-test-deps.sh")
+	wantCode(t, r, 0)
+	wantCalls(t, r) // no apt at all
+	if r.stdout != "install-test-deps.sh: all packages present\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+}
+
+func TestInstallTestDepsNeedsRoot(t *testing.T) {
+	h := newHost(t, nil, nil, "never")
+	if err := os.WriteFile(filepath.Join(h.dir, "bin", "id"), []byte("#!/bin/sh\necho 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := h.run(t, "install-test-deps.sh")
+	wantCode(t, r, 2)
+	wantCalls(t, r)
+	if !strings.Contains(r.stderr, "must run as root") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+}

@@ -16,11 +16,14 @@ import (
 func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
-		Usage:     "re-render the Markdown report and the charts from a results JSON alone (no root needed)",
+		Usage:     "re-render the Markdown report, the charts and the HTML page from a results JSON alone (no root needed)",
 		UsageText: "twnsbench report --in RESULTS.json [--out DIR]",
-		Description: "Reads RESULTS.json (a twnsbench run's, or the reference harness's) and writes\n" +
-			nsbench.ReportFile + ", " + report.ChartFile + " and " + report.ChartDarkFile + " into --out. For a run's own\n" +
-			"JSON the Markdown is byte for byte what the run wrote. Existing files of those names are replaced.",
+		Description: "Reads RESULTS.json (a twnsbench run's, or the reference harness's) and writes into --out\n" +
+			nsbench.ReportFile + ", " + report.HTMLFile + " (one self-contained page: every table and chart inline)\n" +
+			"and the charts " + report.ChartFile + ", " + report.MetricsChartFile + ", " + report.TimeSeriesFile + " and\n" +
+			report.LatencyCDFFile + ", each with its -dark variant. A chart the document has nothing for (time series\n" +
+			"without series) is not written, and an old file of its name is removed. For a run's own JSON the files\n" +
+			"are byte for byte what the run wrote. Existing files of those names are replaced.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "in", Usage: "the `RESULTS.json` document to render (required), e.g. results/" + results.FileName},
 			&cli.StringFlag{Name: "out", Usage: "write into `DIR` (default: the directory of --in)"},

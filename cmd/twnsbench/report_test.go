@@ -54,7 +54,8 @@ func TestReportReproducesReference(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("re-rendered report differs from %s", referenceReport)
 	}
-	for _, name := range []string{report.ChartFile, report.ChartDarkFile} {
+	for _, name := range []string{report.ChartFile, report.ChartDarkFile, report.MetricsChartFile, report.MetricsChartDarkFile,
+		report.LatencyCDFFile, report.LatencyCDFDarkFile} {
 		p := filepath.Join(dir, name)
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -64,6 +65,18 @@ func TestReportReproducesReference(t *testing.T) {
 		if !strings.Contains(stdout, "wrote "+p+"\n") {
 			t.Errorf("stdout does not name %s:\n%s", p, stdout)
 		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, report.HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(html, []byte("<!DOCTYPE html>")) {
+		t.Errorf("%s is not an HTML page", report.HTMLFile)
+	}
+	// The reference carries no series: no time series chart, and stdout
+	// does not claim one.
+	if _, err := os.Stat(filepath.Join(dir, report.TimeSeriesFile)); err == nil || strings.Contains(stdout, report.TimeSeriesFile) {
+		t.Errorf("a time series chart was written for a document without series")
 	}
 }
 
@@ -85,7 +98,7 @@ func TestReportOut(t *testing.T) {
 	if code, stdout, stderr := runInProcess("report", "--in", in, "--out", out); code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
-	for _, name := range []string{nsbench.ReportFile, report.ChartFile, report.ChartDarkFile} {
+	for _, name := range []string{nsbench.ReportFile, report.ChartFile, report.ChartDarkFile, report.HTMLFile} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Errorf("--out: %v", err)
 		}
@@ -183,7 +196,8 @@ func TestReportReproducesRun(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
 	}
 	written := map[string][]byte{}
-	for _, name := range []string{nsbench.ReportFile, report.ChartFile, report.ChartDarkFile} {
+	for _, name := range []string{nsbench.ReportFile, report.ChartFile, report.ChartDarkFile, report.HTMLFile,
+		report.MetricsChartFile, report.MetricsChartDarkFile} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatalf("the run did not write %s: %v", name, err)

@@ -148,24 +148,40 @@ func Chart(d *results.Document, theme Theme) []byte {
 	if d == nil {
 		return nil
 	}
+	return keyChart(newView(d), theme, "")
+}
+
+func keyChart(v *view, theme Theme, idPrefix string) []byte {
+	c := newChart(v, theme, idPrefix)
+	c.panels, c.title, c.cpuNote = panelsFor(v), v.title(), true
+	return c.render()
+}
+
+// chart is one SVG figure being drawn: the bar charts (render) and the
+// plots of plot.go share its palette, its text helpers and its buffer.
+type chart struct {
+	v      *view
+	panels []chartPanel
+	title  string
+	// cpuNote adds the footer line on stacked CPU bars.
+	cpuNote bool
+	// idPrefix starts every element id, so that several figures (a light
+	// and a dark copy) can sit inline in one HTML page; "" in the files.
+	idPrefix string
+	pal      palette
+	src      spreadSource
+	buf      bytes.Buffer
+	// levels collects the confidence level of every whisker drawn from
+	// an interval (0 for a min–max whisker), for the footer.
+	levels []float64
+}
+
+func newChart(v *view, theme Theme, idPrefix string) *chart {
 	pal, ok := palettes[theme]
 	if !ok {
 		pal = palettes[Light]
 	}
-	v := newView(d)
-	c := &chart{v: v, pal: pal, src: spreadFor(d), panels: panelsFor(v)}
-	return c.render()
-}
-
-type chart struct {
-	v      *view
-	panels []chartPanel
-	pal    palette
-	src    spreadSource
-	buf    bytes.Buffer
-	// levels collects the confidence level of every whisker drawn from
-	// an interval (0 for a min–max whisker), for the footer.
-	levels []float64
+	return &chart{v: v, pal: pal, src: spreadFor(v.doc), idPrefix: idPrefix}
 }
 
 func (c *chart) render() []byte {
@@ -180,27 +196,36 @@ func (c *chart) render() []byte {
 	height := headerHeight + float64(rows)*(ph+panelGap) - panelGap + footerHeight + chartMargin/2
 	pw := (chartWidth - 2*chartMargin - float64(panelCols-1)*panelGap) / panelCols
 
-	title := c.v.title()
-	c.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="chart-title chart-desc" font-family="%s">`+"\n",
-		n1(chartWidth), n1(height), n1(chartWidth), n1(height), esc(fontFamily))
-	c.printf(`<title id="chart-title">%s</title>`+"\n", esc(title))
-	c.printf(`<desc id="chart-desc">%s</desc>`+"\n", esc(c.description()))
-	c.printf(`<rect class="background" width="100%%" height="100%%" rx="8" fill="%s"/>`+"\n", c.pal.bg)
-	c.text(chartMargin, 34, 18, "bold", c.pal.text, "", title)
-	c.text(chartMargin, 56, 12, "", c.pal.muted, "", c.subtitle())
+	c.open(height, c.title, c.description())
 	for i, p := range c.panels {
 		x := chartMargin + float64(i%panelCols)*(pw+panelGap)
 		y := headerHeight + float64(i/panelCols)*(ph+panelGap)
 		c.panel(p, bars[i], x, y, pw, ph)
 	}
-	c.text(chartMargin, height-chartMargin/2-22, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption())
-	c.text(chartMargin, height-chartMargin/2-6, 12, "", c.pal.muted, "", "CPU bars stack the per-role medians; their whiskers span the runs' totals.")
+	if c.cpuNote {
+		c.text(chartMargin, height-chartMargin/2-22, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption())
+		c.text(chartMargin, height-chartMargin/2-6, 12, "", c.pal.muted, "", "CPU bars stack the per-role medians; their whiskers span the runs' totals.")
+	} else {
+		c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption())
+	}
 	c.printf("</svg>\n")
 	return c.buf.Bytes()
 }
 
+// open starts the SVG document: its size, accessible title and
+// description, background, heading and the run's one-line subtitle.
+func (c *chart) open(height float64, title, desc string) {
+	c.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="%schart-title %schart-desc" font-family="%s">`+"\n",
+		n1(chartWidth), n1(height), n1(chartWidth), n1(height), c.idPrefix, c.idPrefix, esc(fontFamily))
+	c.printf(`<title id="%schart-title">%s</title>`+"\n", c.idPrefix, esc(title))
+	c.printf(`<desc id="%schart-desc">%s</desc>`+"\n", c.idPrefix, esc(desc))
+	c.printf(`<rect class="background" width="100%%" height="100%%" rx="8" fill="%s"/>`+"\n", c.pal.bg)
+	c.text(chartMargin, 34, 18, "bold", c.pal.text, "", title)
+	c.text(chartMargin, 56, 12, "", c.pal.muted, "", c.subtitle())
+}
+
 func (c *chart) description() string {
-	return "Bar charts of " + c.v.title() + ": one bar per transport and panel; " + c.footerCaption()
+	return "Bar charts of " + c.title + ": one bar per transport and panel; " + c.footerCaption()
 }
 
 func (c *chart) subtitle() string {
@@ -328,10 +353,11 @@ func metricValues(ss []results.Sample, metric string) []float64 {
 }
 
 func (c *chart) panel(p chartPanel, bars []bar, x, y, w, h float64) {
-	c.printf(`<g class="panel" id="panel-%s">`+"\n", esc(p.id))
+	c.printf(`<g class="panel" id="%spanel-%s">`+"\n", c.idPrefix, esc(p.id))
 	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
-	c.text(x+panelPad, y+24, 14, "bold", c.pal.text, "", p.title+" — "+c.conditionLabel(p.condition))
+	title := p.title + " — " + c.conditionLabel(p.condition)
+	c.text(x+panelPad, y+24, fitSize(title, w-2*panelPad, 14, 10), "bold", c.pal.text, "", title)
 	c.text(x+panelPad, y+42, 11.5, "", c.pal.muted, "", p.unit)
 	if p.stacked {
 		c.legend(x+w-panelPad, y+42)
@@ -524,6 +550,15 @@ func tickLabel(v, step float64) string {
 // which holds for the sans-serif fonts above and errs wide.
 func textWidth(s string, size float64) float64 {
 	return float64(utf8.RuneCountInString(s)) * size * 0.6
+}
+
+// fitSize is the font size, at most size and at least least, at which s
+// fits width: a long condition label stays whole in a panel's title.
+func fitSize(s string, width, size, least float64) float64 {
+	if w := textWidth(s, size); w > width {
+		size = max(least, math.Floor(size*width/w*2)/2)
+	}
+	return size
 }
 
 // truncate shortens s with an ellipsis so that it fits width.

@@ -68,6 +68,7 @@ func (v *view) writeHeader(w *writer) {
 	if v.twnsbench {
 		// Written beside the report by the run and by `twnsbench report`.
 		w.block("![benchmark chart](" + ChartFile + ")")
+		w.block(v.figureLinks())
 	}
 }
 

@@ -1,0 +1,266 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// Latency CDF chart file names, beside the report.
+const (
+	LatencyCDFFile     = "bench-latency-cdf.svg"
+	LatencyCDFDarkFile = "bench-latency-cdf-dark.svg"
+)
+
+// msPer converts a time unit to milliseconds; a unit not listed is not
+// a time.
+var msPer = map[string]float64{"s": 1000, "ms": 1, "us": 1e-3, "µs": 1e-3, "ns": 1e-6}
+
+// cdfPanel is one latency distribution under one condition, every
+// transport on it. Either curves (every latency probe a series holds) or
+// quantile points (the percentiles a sample holds) are drawn: a tool that
+// keeps only percentiles gets no curve between them.
+type cdfPanel struct {
+	condition, instrument string
+	key                   string // the series key; "" for quantile points
+	unit                  string // the axis unit
+	lines                 []cdfLine
+}
+
+// cdfLine is one transport's data on a panel.
+type cdfLine struct {
+	transport string
+	values    []float64    // sorted, for a curve
+	quantiles [][2]float64 // (latency, fraction) points
+	runs      int          // samples the data came from
+}
+
+// quantileKeys are the sample percentiles a CDF can be drawn from, with the
+// fraction of transactions at or below each.
+var quantileKeys = []struct {
+	key      string
+	fraction float64
+}{{"p50_us", 0.50}, {"p99_us", 0.99}}
+
+// cdfPanels finds, per condition: every series whose key starts with
+// "latency" and whose unit is a time (probes, in ms), then every
+// instrument whose samples carry p50 and p99 (TCP_RR's percentiles, in µs).
+func (v *view) cdfPanels() []cdfPanel {
+	var panels []cdfPanel
+	for _, c := range v.doc.Conditions {
+		for _, sec := range v.seriesKeys(c.Name) {
+			if !strings.HasPrefix(sec.key, "latency") {
+				continue
+			}
+			p := cdfPanel{condition: c.Name, instrument: sec.instrument, key: sec.key, unit: "ms"}
+			for _, t := range v.order {
+				l := cdfLine{transport: t}
+				for _, s := range v.samples(t, c.Name, sec.instrument) {
+					for _, se := range s.Series {
+						f, isTime := msPer[se.Unit]
+						if se.Key != sec.key || !isTime {
+							continue
+						}
+						l.runs++
+						for _, pt := range points(se) {
+							l.values = append(l.values, pt[1]*f)
+						}
+					}
+				}
+				if len(l.values) > 0 {
+					sort.Float64s(l.values)
+					p.lines = append(p.lines, l)
+				}
+			}
+			if len(p.lines) > 0 {
+				panels = append(panels, p)
+			}
+		}
+		for _, in := range v.instrumentsIn(c.Name) {
+			p := cdfPanel{condition: c.Name, instrument: in, unit: "µs"}
+			for _, t := range v.order {
+				l := cdfLine{transport: t}
+				for _, s := range v.samples(t, c.Name, in) {
+					held := false
+					for _, q := range quantileKeys {
+						if x, ok := s.Metric(q.key); ok {
+							l.quantiles = append(l.quantiles, [2]float64{x, q.fraction})
+							held = true
+						}
+					}
+					if held {
+						l.runs++
+					}
+				}
+				if len(l.quantiles) > 0 {
+					p.lines = append(p.lines, l)
+				}
+			}
+			if len(p.lines) > 0 {
+				panels = append(panels, p)
+			}
+		}
+	}
+	return panels
+}
+
+// seriesKeys are the condition's series, as the time series chart orders
+// them.
+func (v *view) seriesKeys(condition string) []seriesKey {
+	var out []seriesKey
+	for _, s := range v.timeSeriesSections() {
+		if s.condition == condition {
+			out = append(out, s.seriesKey)
+		}
+	}
+	return out
+}
+
+// instrumentsIn are the instruments measured under condition, in the
+// instruments' order.
+func (v *view) instrumentsIn(condition string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range v.doc.Samples {
+		if s.Condition == condition && !seen[s.Instrument] {
+			seen[s.Instrument] = true
+			out = append(out, s.Instrument)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return v.instrumentRank(out[i]) < v.instrumentRank(out[j]) })
+	return out
+}
+
+// LatencyCDFChart draws the latency distributions of d (see cdfPanels),
+// every transport on each panel. It returns nil when d holds none.
+func LatencyCDFChart(d *results.Document, theme Theme) []byte {
+	if d == nil {
+		return nil
+	}
+	return latencyCDFChart(newView(d), theme, "")
+}
+
+// CDF layout, in SVG units.
+const (
+	cdfPanelH     = 290.0 // without its legend
+	cdfTop        = 66.0  // title and what the panel is drawn from
+	cdfBottom     = 44.0  // x tick labels and the axis title
+	cdfLegendLine = 15.0
+)
+
+// readable shows microseconds of 10 ms and more in milliseconds.
+func (p cdfPanel) readable() cdfPanel {
+	if p.unit != "µs" {
+		return p
+	}
+	for _, l := range p.lines {
+		for _, q := range l.quantiles {
+			if q[0] < 10000 {
+				return p
+			}
+		}
+	}
+	out := p
+	out.unit, out.lines = "ms", nil
+	for _, l := range p.lines {
+		m := l
+		m.quantiles = nil
+		for _, q := range l.quantiles {
+			m.quantiles = append(m.quantiles, [2]float64{q[0] / 1000, q[1]})
+		}
+		out.lines = append(out.lines, m)
+	}
+	return out
+}
+
+func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
+	panels := v.cdfPanels()
+	if len(panels) == 0 {
+		return nil
+	}
+	c := newChart(v, theme, idPrefix)
+	rows := (len(panels) + panelCols - 1) / panelCols
+	// Every panel leaves a legend line per transport of the report, so
+	// that the panels of a row line up.
+	ph := cdfPanelH + cdfLegendLine*float64(len(v.order))
+	height := headerHeight + float64(rows)*(ph+panelGap) + footerHeight
+	title := "Latency distributions — " + v.title()
+	c.open(height, title, "Cumulative distributions of latency for "+title+": every transport on each panel.")
+	pw := (chartWidth - 2*chartMargin - float64(panelCols-1)*panelGap) / panelCols
+	for i, p := range panels {
+		x := chartMargin + float64(i%panelCols)*(pw+panelGap)
+		y := headerHeight + float64(i/panelCols)*(ph+panelGap)
+		c.cdfPanel(i, p, x, y, pw, ph)
+	}
+	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
+		"y: fraction of the latencies at or below x. Curves are empirical CDFs of measured probes; points are percentiles a tool reported.")
+	c.printf("</svg>\n")
+	return c.buf.Bytes()
+}
+
+func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
+	c.printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.idPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+p.condition))
+	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
+		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
+	what := p.instrument + ": " + p.key
+	from := []string{"empirical CDF of every probe of the cell's runs,", "pooled per transport"}
+	if p.key == "" {
+		what = p.instrument + ": p50 and p99 of each run"
+		from = []string{"points: each run's p50 and p99 as the tool reported them;", "it keeps no per-transaction latencies, so no curve"}
+	}
+	title := what + " — " + c.conditionLabel(p.condition)
+	c.text(x+panelPad, y+22, fitSize(title, w-2*panelPad, 13, 9.5), "bold", c.pal.text, "", title)
+	for k, line := range from {
+		c.figureNote(x+panelPad, y+38+14*float64(k), w-2*panelPad, line)
+	}
+
+	p = p.readable()
+	xmin, xmax := math.Inf(1), 0.0
+	for _, l := range p.lines {
+		for _, x := range l.values {
+			xmin, xmax = min(xmin, x), max(xmax, x)
+		}
+		for _, q := range l.quantiles {
+			xmin, xmax = min(xmin, q[0]), max(xmax, q[0])
+		}
+	}
+	f := frame{x: x + tsPlotLeft, y: y + cdfTop, w: w - tsPlotLeft - panelPad, h: h - cdfTop - cdfBottom - cdfLegendLine*float64(len(c.v.order)),
+		xs: niceRange(xmin, xmax), ys: axis{0, 1, 0.25}}
+	c.axes(f)
+	c.text(f.x+f.w, f.y+f.h+26, 10.5, "", c.pal.muted, "end", "latency ("+p.unit+")")
+	for j, l := range p.lines {
+		color := c.transportColor(l.transport)
+		c.printf(`<g class="cdf-line" data-transport="%s">`+"\n", esc(l.transport))
+		if len(l.values) > 0 {
+			c.stepCDF(f, l.values, color, c.transportDash(l.transport))
+		}
+		for _, q := range l.quantiles {
+			c.marker(f.px(q[0]), f.py(q[1]), color, c.transportIndex(l.transport)/len(c.pal.transports))
+		}
+		c.printf("</g>\n")
+		label := c.v.label(l.transport) + " (" + plural(l.runs, "run", "runs")
+		if len(l.values) > 0 {
+			label += ", " + plural(len(l.values), "probe", "probes")
+		}
+		c.legendEntry(x+panelPad, f.y+f.h+cdfBottom+cdfLegendLine*float64(j), color, c.transportDash(l.transport), label+")")
+	}
+	c.printf("</g>\n")
+}
+
+// stepCDF draws the empirical CDF of sorted xs: it rises by 1/n at each
+// value and is flat between them.
+func (c *chart) stepCDF(f frame, xs []float64, color, dash string) {
+	var b strings.Builder
+	n := float64(len(xs))
+	fmt.Fprintf(&b, "M%s %s", n1(f.px(xs[0])), n1(f.py(0)))
+	for i, x := range xs {
+		if i > 0 {
+			fmt.Fprintf(&b, "H%s", n1(f.px(x)))
+		}
+		fmt.Fprintf(&b, "V%s", n1(f.py(float64(i+1)/n)))
+	}
+	c.printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", b.String(), color, dashAttr(dash))
+}

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// HTMLFile is the one-page report's name, beside the Markdown.
+const HTMLFile = "bench-report.html"
+
+// figure is one chart of the report: its files, its heading, how it is
+// drawn, and what the report says when the document has nothing to draw.
+type figure struct {
+	id             string // the HTML section's id
+	file, darkFile string
+	title          string
+	absent         string // the sentence shown instead; "" when always drawn
+	has            func(v *view) bool
+	draw           func(v *view, theme Theme, idPrefix string) []byte
+}
+
+// figures are the report's charts in reading order.
+var figures = []figure{
+	{id: "chart-key-results", file: ChartFile, darkFile: ChartDarkFile, title: "Key results",
+		has: func(*view) bool { return true }, draw: keyChart},
+	{id: "chart-every-metric", file: MetricsChartFile, darkFile: MetricsChartDarkFile, title: "Every metric",
+		absent: "No metric chart: the document holds no measured value.",
+		has:    func(v *view) bool { return len(declaredPanels(v)) > 0 }, draw: metricsChart},
+	{id: "chart-time-series", file: TimeSeriesFile, darkFile: TimeSeriesDarkFile, title: "Time series",
+		absent: "No time series: no sample of this document carries one (an instrument records them where its tool reports " +
+			"per-interval values or latency probes).",
+		has: func(v *view) bool { return len(v.timeSeriesSections()) > 0 }, draw: timeSeriesChart},
+	{id: "chart-latency-cdf", file: LatencyCDFFile, darkFile: LatencyCDFDarkFile, title: "Latency distributions",
+		absent: "No latency distribution: no sample carries latency probes or latency percentiles.",
+		has:    func(v *view) bool { return len(v.cdfPanels()) > 0 }, draw: latencyCDFChart},
+}
+
+// File is one file of the report. A nil Body means the document has
+// nothing for it: a writer removes a file of that name left by an earlier
+// render, so the directory never shows another run's chart.
+type File struct {
+	Name string
+	Body []byte
+}
+
+// Files renders every file of the report but the Markdown: each chart in
+// both themes and the HTML page.
+func Files(d *results.Document) []File {
+	if d == nil {
+		return nil
+	}
+	v := newView(d)
+	var out []File
+	for _, f := range figures {
+		var light, dark []byte
+		if f.has(v) {
+			light, dark = f.draw(v, Light, ""), f.draw(v, Dark, "")
+		}
+		out = append(out, File{f.file, light}, File{f.darkFile, dark})
+	}
+	return append(out, File{HTMLFile, HTML(d)})
+}
+
+// figureLinks is the Markdown's pointer to the charts beyond the key
+// results and to the HTML page, with the sentence of each chart the
+// document has nothing for.
+func (v *view) figureLinks() string {
+	var links, absent []string
+	for _, f := range figures[1:] {
+		if f.has(v) {
+			links = append(links, "["+strings.ToLower(f.title)+"]("+f.file+")")
+		} else {
+			absent = append(absent, f.absent)
+		}
+	}
+	s := ""
+	if len(links) > 0 {
+		s = "More charts: " + joinAnd(links) + " (each with a -dark variant). "
+	}
+	s += "Every table and chart on one page: [" + HTMLFile + "](" + HTMLFile + ")."
+	for _, a := range absent {
+		s += " " + a
+	}
+	return s
+}

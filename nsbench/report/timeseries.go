@@ -1,0 +1,235 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// Time series chart file names, beside the report.
+const (
+	TimeSeriesFile     = "bench-timeseries.svg"
+	TimeSeriesDarkFile = "bench-timeseries-dark.svg"
+)
+
+// seriesKey names the series drawn together: one key of one instrument
+// under one condition.
+type seriesKey struct{ condition, instrument, key string }
+
+// tsSection is one row of panels: a series key, one panel per transport
+// that recorded it, on shared axes.
+type tsSection struct {
+	seriesKey
+	unit    string
+	runs    []tsRun
+	missing []string // transports measured in the cell without this series
+}
+
+// tsRun is the run drawn for one transport: the median's run among the
+// cell's samples that carry the series.
+type tsRun struct {
+	transport string
+	sample    results.Sample
+	series    results.Series
+	of        int // samples of the cell carrying the series
+}
+
+// timeSeriesSections finds every series in d, in the conditions' order,
+// then the instruments' first appearance, then the keys'.
+func (v *view) timeSeriesSections() []tsSection {
+	var keys []seriesKey
+	seen := map[seriesKey]bool{}
+	for _, c := range v.doc.Conditions {
+		var cond []seriesKey
+		for _, s := range v.doc.Samples {
+			if s.Condition != c.Name {
+				continue
+			}
+			for _, se := range s.Series {
+				k := seriesKey{s.Condition, s.Instrument, se.Key}
+				if !seen[k] && len(points(se)) > 0 {
+					seen[k] = true
+					cond = append(cond, k)
+				}
+			}
+		}
+		sort.SliceStable(cond, func(i, j int) bool {
+			return v.instrumentRank(cond[i].instrument) < v.instrumentRank(cond[j].instrument)
+		})
+		keys = append(keys, cond...)
+	}
+	var sections []tsSection
+	for _, k := range keys {
+		sec := tsSection{seriesKey: k}
+		for _, t := range v.order {
+			ss := v.samples(t, k.condition, k.instrument)
+			r, ok := medianRun(ss, k.key)
+			switch {
+			case ok:
+				sec.runs = append(sec.runs, r)
+				if sec.unit == "" {
+					sec.unit = r.series.Unit
+				}
+			case len(ss) > 0:
+				sec.missing = append(sec.missing, v.label(t))
+			}
+		}
+		sections = append(sections, sec)
+	}
+	return sections
+}
+
+// instrumentRank orders instruments as declared, undeclared ones after.
+func (v *view) instrumentRank(name string) int {
+	for i, in := range v.doc.Instruments {
+		if in.Name == name {
+			return i
+		}
+	}
+	return len(v.doc.Instruments)
+}
+
+// medianRun picks, among the samples carrying series key, the run whose
+// value is the median (the lower one of an even count; the earlier run
+// on a tie), so the drawing shows a typical run rather than the best.
+func medianRun(ss []results.Sample, key string) (tsRun, bool) {
+	type cand struct {
+		s  results.Sample
+		se results.Series
+	}
+	var cs []cand
+	for _, s := range ss {
+		for _, se := range s.Series {
+			if se.Key == key && len(points(se)) > 0 {
+				cs = append(cs, cand{s, se})
+				break
+			}
+		}
+	}
+	if len(cs) == 0 {
+		return tsRun{}, false
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].s.Value != cs[j].s.Value {
+			return cs[i].s.Value < cs[j].s.Value
+		}
+		return cs[i].s.Run < cs[j].s.Run
+	})
+	m := cs[(len(cs)-1)/2]
+	return tsRun{transport: m.s.Transport, sample: m.s, series: m.se, of: len(cs)}, true
+}
+
+// points are a series' finite (t, v) pairs, as many as both slices hold.
+func points(se results.Series) [][2]float64 {
+	n := min(len(se.T), len(se.V))
+	var ps [][2]float64
+	for i := 0; i < n; i++ {
+		t, x := se.T[i], se.V[i]
+		if math.IsNaN(t) || math.IsInf(t, 0) || math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		ps = append(ps, [2]float64{t, x})
+	}
+	return ps
+}
+
+// TimeSeriesChart draws every series the samples carry: per condition,
+// instrument and key, one panel per transport with the median's run, on
+// axes shared across the row. It returns nil when no sample carries a
+// series: the report then says so instead of drawing empty frames.
+func TimeSeriesChart(d *results.Document, theme Theme) []byte {
+	if d == nil {
+		return nil
+	}
+	return timeSeriesChart(newView(d), theme, "")
+}
+
+// Time series layout, in SVG units.
+const (
+	tsHead     = 40.0  // a section's heading and note
+	tsPanelH   = 190.0 // one transport's panel
+	tsCols     = 3
+	tsPlotLeft = 44.0 // room for the y tick labels
+)
+
+func timeSeriesChart(v *view, theme Theme, idPrefix string) []byte {
+	sections := v.timeSeriesSections()
+	if len(sections) == 0 {
+		return nil
+	}
+	c := newChart(v, theme, idPrefix)
+	height := headerHeight
+	for _, s := range sections {
+		rows := (len(s.runs) + tsCols - 1) / tsCols
+		height += tsHead + float64(rows)*(tsPanelH+panelGap)
+	}
+	height += footerHeight
+	title := "Time series — " + v.title()
+	c.open(height, title, "Line plots of "+title+": one panel per transport for each series, the median's run of each cell.")
+	y := headerHeight
+	for i, s := range sections {
+		y = c.tsSection(i, s, y)
+	}
+	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
+		"Each panel is one run: the run whose value is the median of the cell's runs that recorded the series.")
+	c.printf("</svg>\n")
+	return c.buf.Bytes()
+}
+
+// tsSection draws one section from y and returns where the next begins.
+func (c *chart) tsSection(i int, s tsSection, y float64) float64 {
+	c.printf(`<g class="ts-section" id="%sts-%d-%s">`+"\n", c.idPrefix, i, idSafe(s.instrument+"-"+s.key+"-"+s.condition))
+	unit := s.unit
+	if unit == "" {
+		unit = "no unit recorded"
+	}
+	c.text(chartMargin, y+18, 14, "bold", c.pal.text, "",
+		fmt.Sprintf("%s: %s (%s) — %s", s.instrument, s.key, unit, c.conditionLabel(s.condition)))
+	note := "x: seconds from the start of the run; y from 0, the same scale in every panel of the row."
+	if len(s.missing) > 0 {
+		note += " No such series from " + joinAnd(s.missing) + "."
+	}
+	c.figureNote(chartMargin, y+34, chartWidth-2*chartMargin, note)
+	y += tsHead
+
+	var tmax, vmax float64
+	for _, r := range s.runs {
+		for _, p := range points(r.series) {
+			tmax, vmax = max(tmax, p[0]), max(vmax, p[1])
+		}
+	}
+	xs, ys := niceAxis(tmax), niceAxis(vmax)
+	cols := min(tsCols, len(s.runs))
+	pw := (chartWidth - 2*chartMargin - float64(cols-1)*panelGap) / float64(cols)
+	for j, r := range s.runs {
+		px := chartMargin + float64(j%cols)*(pw+panelGap)
+		py := y + float64(j/cols)*(tsPanelH+panelGap)
+		c.printf(`<g class="panel ts-panel" data-transport="%s">`+"\n", esc(r.transport))
+		c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
+			n1(px), n1(py), n1(pw), n1(tsPanelH), c.pal.panel, c.pal.border)
+		c.text(px+10, py+18, 12.5, "bold", c.pal.text, "", truncate(c.v.label(r.transport), pw-20, 12.5))
+		c.figureNote(px+10, py+33, pw-20, c.runNote(r))
+		f := frame{x: px + tsPlotLeft, y: py + 44, w: pw - tsPlotLeft - 12, h: tsPanelH - 44 - 24, xs: xs, ys: ys}
+		c.axes(f)
+		var ts, vs []float64
+		for _, p := range points(r.series) {
+			ts, vs = append(ts, p[0]), append(vs, p[1])
+		}
+		c.polyline(f, ts, vs, c.transportColor(r.transport))
+		c.printf("</g>\n")
+	}
+	c.printf("</g>\n")
+	rows := (len(s.runs) + cols - 1) / cols
+	return y + float64(rows)*(tsPanelH+panelGap)
+}
+
+// runNote says which run a panel shows and why.
+func (c *chart) runNote(r tsRun) string {
+	n := len(points(r.series))
+	if r.of == 1 {
+		return fmt.Sprintf("run %d (the only one) · %d points", r.sample.Run, n)
+	}
+	return fmt.Sprintf("run %d (median of %d) · %d points", r.sample.Run, r.of, n)
+}
