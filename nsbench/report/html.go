@@ -139,6 +139,10 @@ func (v *view) warnings(ids map[string]int) []pageWarning {
 	for _, f := range d.Env.Fallbacks {
 		ws = append(ws, pageWarning{"Fallback used: " + f + ".", link("Environment")})
 	}
+	if cells, marked, _ := noiseCounts(d); marked > 0 {
+		ws = append(ws, pageWarning{fmt.Sprintf("%d of %d cells marked %s: their runs met other work on the host, spread widely, or missed the precision asked for.",
+			marked, cells, noiseMark), link("Noise")})
+	}
 	seen := map[string]int{}
 	var order []string
 	for _, c := range d.Cells {
