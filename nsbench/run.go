@@ -625,6 +625,7 @@ func (r *runner) sample(ctx context.Context, t transport.Transport, path *transp
 		TransportCPUSec: d.TransportCPUSec,
 		Extra:           m.Extra,
 		Series:          m.Series,
+		Method:          m.Method,
 	}
 	if idle > 0 {
 		if s.Extra == nil {
