@@ -10,10 +10,11 @@ import (
 
 // probeRTT is one latency reading of a probe: At is when it was taken, in
 // Unix seconds (a ping's send time; the middle of a netperf interval), RTTMs
-// the round trip in milliseconds.
+// the round trip in milliseconds, Seq a ping's icmp_seq (0 for netperf).
 type probeRTT struct {
 	At    float64
 	RTTMs float64
+	Seq   int
 }
 
 // parsePingProbes reads iputils `ping -n -D -i 0.1 -w SECS HOST`: one line
@@ -56,6 +57,15 @@ func parsePingReply(l string) (probeRTT, bool) {
 	if err != nil {
 		return probeRTT{}, false
 	}
+	_, seq, ok := strings.Cut(rest, " icmp_seq=")
+	if !ok {
+		return probeRTT{}, false
+	}
+	seq, _, _ = strings.Cut(seq, " ")
+	n, err := strconv.Atoi(seq)
+	if err != nil || n < 1 {
+		return probeRTT{}, false
+	}
 	_, t, ok := strings.Cut(rest, " time=")
 	if !ok {
 		return probeRTT{}, false
@@ -68,7 +78,7 @@ func parsePingReply(l string) (probeRTT, bool) {
 	if err != nil || rtt < 0 || math.IsInf(rtt, 0) {
 		return probeRTT{}, false
 	}
-	return probeRTT{At: at - rtt/1000, RTTMs: rtt}, true
+	return probeRTT{At: at - rtt/1000, RTTMs: rtt, Seq: n}, true
 }
 
 // parseNetperfDemo reads `netperf -t TCP_RR -P 0 -D 0.1 -- … -o

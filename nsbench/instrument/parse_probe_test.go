@@ -45,7 +45,7 @@ func TestParsePingProbes(t *testing.T) {
 		t.Fatalf("%d probes, summary %+v", len(ps), sum)
 	}
 	// [1796171305.494993] … time=0.036 ms: sent 36 µs before the reply.
-	if !near(ps[0].At, 1796171305.494993-0.000036) || ps[0].RTTMs != 0.036 || ps[9].RTTMs != 0.034 {
+	if !near(ps[0].At, 1796171305.494993-0.000036) || ps[0].RTTMs != 0.036 || ps[0].Seq != 1 || ps[9].RTTMs != 0.034 || ps[9].Seq != 10 {
 		t.Errorf("first %+v last %+v", ps[0], ps[9])
 	}
 	ps, _, err = parsePingProbes(parseTestdata(t, "ping-probes-loaded.txt"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -34,8 +35,9 @@ const (
 	// rrulIdleMax bounds the idle probe (the duration, at most this).
 	rrulIdleMax = 5 * time.Second
 	// rrulSlack is how much longer than iperf3's test the loaded probe
-	// runs, so that it spans iperf3's start-up and the whole test.
-	rrulSlack = time.Second
+	// runs, so that it spans iperf3's start-up (0.7 s seen on a busy
+	// 2-core host) and answers to probes sent at the test's end.
+	rrulSlack = 2 * time.Second
 )
 
 func (RRUL) Name() string { return "rrul" }
@@ -50,7 +52,7 @@ func (RRUL) Metrics() []results.Metric {
 		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower},
 		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower},
 		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower},
-		{Key: "probe_loss_pct", Label: "ICMP probes lost under load", Unit: "%", Better: results.BetterLower},
+		{Key: "probe_loss_pct", Label: "ICMP probes unanswered under load", Unit: "%", Better: results.BetterLower},
 	}
 }
 
@@ -74,9 +76,9 @@ type latencyProbe struct {
 	tool   string
 	method string // what the sample's Method says
 	args   func(t transport.Target, d time.Duration) []string
-	// parse returns the readings and, for a probe that can lose one, the
-	// share lost.
-	parse func(out []byte) ([]probeRTT, *float64, error)
+	// parse returns the readings and, for a probe that can lose one (ping),
+	// how many it sent: 0 for one that cannot.
+	parse func(out []byte) ([]probeRTT, int, error)
 }
 
 var pingProbe = latencyProbe{
@@ -85,15 +87,15 @@ var pingProbe = latencyProbe{
 	args: func(t transport.Target, d time.Duration) []string {
 		return []string{"-n", "-D", "-i", "0.1", "-w", seconds(d), t.Host}
 	},
-	parse: func(out []byte) ([]probeRTT, *float64, error) {
+	parse: func(out []byte) ([]probeRTT, int, error) {
 		ps, sum, err := parsePingProbes(out)
 		if err != nil {
-			return nil, nil, err
+			return nil, 0, err
 		}
 		if len(ps) == 0 {
-			return nil, nil, fmt.Errorf("ping: all %d probes lost", sum.Transmitted)
+			return nil, 0, fmt.Errorf("ping: all %d probes lost", sum.Transmitted)
 		}
-		return ps, ptr(sum.LossPercent), nil
+		return ps, sum.Transmitted, nil
 	},
 }
 
@@ -107,9 +109,9 @@ var netperfProbe = latencyProbe{
 			"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(t.Port(transport.ServiceNetperfData)),
 			"-o", "THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY"}
 	},
-	parse: func(out []byte) ([]probeRTT, *float64, error) {
+	parse: func(out []byte) ([]probeRTT, int, error) {
 		ps, _, err := parseNetperfDemo(out)
-		return ps, nil, err
+		return ps, 0, err
 	},
 }
 
@@ -123,20 +125,20 @@ func probeFor(t transport.Target) latencyProbe {
 }
 
 // run runs the probe for d and returns its readings.
-func (p latencyProbe) run(ctx context.Context, env *Job, d time.Duration) ([]probeRTT, *float64, error) {
+func (p latencyProbe) run(ctx context.Context, env *Job, d time.Duration) ([]probeRTT, int, error) {
 	res, err := env.Run(ctx, p.tool, p.args(env.Target, d)...)
-	ps, loss, perr := p.parse(res.Stdout)
+	ps, sent, perr := p.parse(res.Stdout)
 	if perr != nil {
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w (%v: %s)", perr, err, parseFirstLine(res.Stderr))
+			return nil, 0, fmt.Errorf("%w (%v: %s)", perr, err, parseFirstLine(res.Stderr))
 		}
-		return nil, nil, perr
+		return nil, 0, perr
 	}
 	// ping exits 1 when some probes were lost; the readings say how many.
 	if err != nil && p.tool != "ping" {
-		return nil, nil, fmt.Errorf("%s: %w: %s", p.tool, err, parseFirstLine(res.Stderr))
+		return nil, 0, fmt.Errorf("%s: %w: %s", p.tool, err, parseFirstLine(res.Stderr))
 	}
-	return ps, loss, nil
+	return ps, sent, nil
 }
 
 func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
@@ -154,13 +156,13 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	var (
 		wg       sync.WaitGroup
 		loaded   []probeRTT
-		loss     *float64
+		sent     int
 		probeErr error
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		loaded, loss, probeErr = probe.run(probeCtx, env, env.Duration+rrulSlack)
+		loaded, sent, probeErr = probe.run(probeCtx, env, env.Duration+rrulSlack)
 	}()
 	load, run, err := runIperf3(ctx, env, r.Args(env), parseIperf3Bidir)
 	loadEnd := time.Now()
@@ -168,6 +170,7 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		cancel() // the probe's readings are of no use without the load
 	}
 	wg.Wait()
+	done := time.Now()
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -175,8 +178,8 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		return Measurement{}, fmt.Errorf("loaded latency: %w", probeErr)
 	}
 	return rrulMeasurement(rrulRun{
-		probe: probe, idle: idle, loaded: loaded, loss: loss, load: load, iperf3: run,
-		start: start, loadStart: loadStart, loadEnd: loadEnd, duration: env.Duration,
+		probe: probe, idle: idle, loaded: loaded, sent: sent, load: load, iperf3: run,
+		start: start, loadStart: loadStart, loadEnd: loadEnd, done: done, duration: env.Duration,
 	})
 }
 
@@ -184,13 +187,14 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 type rrulRun struct {
 	probe        latencyProbe
 	idle, loaded []probeRTT
-	loss         *float64
+	sent         int // the loaded probes sent (ping), 0 for netperf
 	load         iperf3BidirResult
 	iperf3       iperf3Run
 	// start is the idle probe's start; loadStart when iperf3 and the
-	// loaded probe were started, loadEnd when iperf3 returned.
-	start, loadStart, loadEnd time.Time
-	duration                  time.Duration
+	// loaded probe were started, loadEnd when iperf3 returned, done when
+	// both had.
+	start, loadStart, loadEnd, done time.Time
+	duration                        time.Duration
 }
 
 // rrulMeasurement reduces a run to its measurement. The loaded readings are
@@ -218,7 +222,7 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 	m := Measurement{
 		Value:      loaded50 - idle50,
 		Unit:       "ms",
-		WallSec:    r.loadEnd.Sub(r.start).Seconds(),
+		WallSec:    r.done.Sub(r.start).Seconds(),
 		MovedBytes: r.load.DownBytes + r.load.UpBytes,
 		Method:     r.probe.method,
 		Extra:      r.iperf3.extra(),
@@ -237,8 +241,9 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 	} {
 		m.Extra[k] = v
 	}
-	if r.loss != nil {
-		m.Extra["probe_loss_pct"] = *r.loss
+	if r.sent > 0 {
+		sent, lost := lostInWindow(r.loaded, r.sent, from, to)
+		m.Extra["probe_loss_pct"] = lossPct(int64(lost), int64(sent))
 	}
 	if r.load.HasRetransmits {
 		m.Extra["retransmits_down"] = float64(r.load.DownRetransmits)
@@ -259,6 +264,43 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 		latencySeries("latency_loaded", loaded, zero),
 	}
 	return m, nil
+}
+
+// lostInWindow counts a ping run's probes sent within [from, to] and those
+// of them never answered (up to ping's deadline). ping prints no time for
+// an unanswered probe: it is placed by its sequence number between its
+// answered neighbours (ping sends one every 100 ms).
+func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent, lost int) {
+	at := make(map[int]float64, len(ps))
+	var seqs []int
+	for _, p := range ps {
+		at[p.Seq] = p.At
+		seqs = append(seqs, p.Seq)
+	}
+	slices.Sort(seqs)
+	for seq := 1; seq <= transmitted; seq++ {
+		t, answered := at[seq]
+		if !answered && len(seqs) > 0 {
+			i, _ := slices.BinarySearch(seqs, seq)
+			switch {
+			case i == 0:
+				t = at[seqs[0]] - 0.1*float64(seqs[0]-seq)
+			case i == len(seqs):
+				t = at[seqs[i-1]] + 0.1*float64(seq-seqs[i-1])
+			default:
+				a, b := seqs[i-1], seqs[i]
+				t = at[a] + (at[b]-at[a])*float64(seq-a)/float64(b-a)
+			}
+		}
+		if t < from || t > to {
+			continue
+		}
+		sent++
+		if !answered {
+			lost++
+		}
+	}
+	return sent, lost
 }
 
 func rtts(ps []probeRTT) []float64 {

@@ -37,8 +37,9 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 	// its 2 s test is the window [306.7, 308.7], 19 of the 29 probes.
 	loadStart := unixTime(1796171306.5)
 	m, err := rrulMeasurement(rrulRun{
-		probe: pingProbe, idle: idle, loaded: loaded, loss: ptr(sum.LossPercent), load: load,
+		probe: pingProbe, idle: idle, loaded: loaded, sent: sum.Transmitted, load: load,
 		start: unixTime(1796171305.4), loadStart: loadStart, loadEnd: loadStart.Add(2200 * time.Millisecond),
+		done:     loadStart.Add(3 * time.Second),
 		duration: 2 * time.Second,
 	})
 	if err != nil {
@@ -57,7 +58,7 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 	if !near(m.Value, 0.038-0.05) || m.Unit != "ms" || m.Method != pingProbe.method {
 		t.Errorf("value %v %s, method %q", m.Value, m.Unit, m.Method)
 	}
-	if m.MovedBytes != 614924235+1754529792 || !near(m.WallSec, 3.3) {
+	if m.MovedBytes != 614924235+1754529792 || !near(m.WallSec, 4.1) {
 		t.Errorf("moved %d wall %v", m.MovedBytes, m.WallSec)
 	}
 	series := map[string][]float64{}
@@ -76,6 +77,20 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 	}
 	if lat := series["latency_idle"]; len(lat) != 10 || math.Abs(lat[0]-0.095) > 0.001 {
 		t.Errorf("idle latency times %v", lat)
+	}
+	// Probes lost under load count within the test only: seq 5 and 6
+	// (sent in it) and 29 (after it) unanswered.
+	var gaps []probeRTT
+	for _, p := range loaded {
+		if p.Seq != 5 && p.Seq != 6 && p.Seq != 29 {
+			gaps = append(gaps, p)
+		}
+	}
+	if sent, lost := lostInWindow(gaps, 29, unixSec(loadStart)+0.2, unixSec(loadStart)+2.2); sent != 19 || lost != 2 {
+		t.Errorf("lost %d of %d in the window, want 2 of 19", lost, sent)
+	}
+	if sent, lost := lostInWindow(gaps, 30, 0, math.MaxFloat64); sent != 30 || lost != 4 {
+		t.Errorf("lost %d of %d in all, want 4 of 30 (one more sent than answered at the end)", lost, sent)
 	}
 	_, err = rrulMeasurement(rrulRun{probe: pingProbe, idle: idle, loaded: loaded, load: load,
 		start: loadStart, loadStart: loadStart.Add(time.Hour), loadEnd: loadStart.Add(time.Hour), duration: 2 * time.Second})
@@ -146,12 +161,12 @@ func TestRRULMeasure(t *testing.T) {
 	}{
 		{transport.DirectTarget("10.77.0.4"), []string{
 			"ping -n -D -i 0.1 -w 2 10.77.0.4",
-			"ping -n -D -i 0.1 -w 3 10.77.0.4",
+			"ping -n -D -i 0.1 -w 4 10.77.0.4",
 			"iperf3 -c 10.77.0.4 -p 5201 --bidir -t 2 -P 4 -J",
 		}, "latency by ICMP echo"},
 		{forwarder, []string{
 			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 2 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
-			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 3 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 4 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
 			"iperf3 -c 127.0.0.1 -p 18201 --bidir -t 2 -P 4 -J",
 		}, "latency by netperf TCP_RR"},
 	} {
