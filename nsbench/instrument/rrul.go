@@ -25,7 +25,12 @@ import (
 // the path carries ICMP, else netperf TCP_RR in demo mode, whose interim
 // rate every 100 ms gives that interval's mean round trip (see
 // parseNetperfDemo). The sample names the probe it used (Method).
-type RRUL struct{}
+type RRUL struct {
+	// Stall bounds each phase beyond its tools' own time: a path that
+	// stalls under load (tw's did, until its SSH keepalive gave up 10 min
+	// later) fails the sample instead of holding the run. 0: one minute.
+	Stall time.Duration
+}
 
 var _ Instrument = RRUL{}
 
@@ -143,16 +148,25 @@ func (p latencyProbe) run(ctx context.Context, env *Job, d time.Duration) ([]pro
 
 func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	probe := probeFor(env.Target)
+	stall := r.Stall
+	if stall == 0 {
+		stall = time.Minute
+	}
 	start := time.Now()
-	idle, _, err := probe.run(ctx, env, min(env.Duration, rrulIdleMax))
+	idleFor := min(env.Duration, rrulIdleMax)
+	idleCtx, cancelIdle := context.WithTimeout(ctx, idleFor+stall)
+	idle, _, err := probe.run(idleCtx, env, idleFor)
+	cancelIdle()
 	if err != nil {
-		return Measurement{}, fmt.Errorf("idle latency: %w", err)
+		return Measurement{}, fmt.Errorf("idle latency: %w", stalled(ctx, idleCtx, stall, err))
 	}
 
 	// The load and the probe start together; the probe outlasts iperf3.
 	loadStart := time.Now()
-	probeCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	loadCtx, cancelLoad := context.WithTimeout(ctx, env.Duration+rrulSlack+stall)
+	defer cancelLoad()
+	probeCtx, cancelProbe := context.WithCancel(loadCtx)
+	defer cancelProbe()
 	var (
 		wg       sync.WaitGroup
 		loaded   []probeRTT
@@ -164,23 +178,32 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		defer wg.Done()
 		loaded, sent, probeErr = probe.run(probeCtx, env, env.Duration+rrulSlack)
 	}()
-	load, run, err := runIperf3(ctx, env, r.Args(env), parseIperf3Bidir)
+	load, run, err := runIperf3(loadCtx, env, r.Args(env), parseIperf3Bidir)
 	loadEnd := time.Now()
 	if err != nil {
-		cancel() // the probe's readings are of no use without the load
+		cancelProbe() // the probe's readings are of no use without the load
 	}
 	wg.Wait()
 	done := time.Now()
 	if err != nil {
-		return Measurement{}, err
+		return Measurement{}, stalled(ctx, loadCtx, stall, err)
 	}
 	if probeErr != nil {
-		return Measurement{}, fmt.Errorf("loaded latency: %w", probeErr)
+		return Measurement{}, fmt.Errorf("loaded latency: %w", stalled(ctx, loadCtx, stall, probeErr))
 	}
 	return rrulMeasurement(rrulRun{
 		probe: probe, idle: idle, loaded: loaded, sent: sent, load: load, iperf3: run,
 		start: start, loadStart: loadStart, loadEnd: loadEnd, done: done, duration: env.Duration,
 	})
+}
+
+// stalled names a phase that ran out of its time (its deadline passed,
+// the run's ctx's did not): the tools were killed, they did not fail.
+func stalled(ctx, phase context.Context, stall time.Duration, err error) error {
+	if ctx.Err() == nil && errors.Is(phase.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the path stalled: no result %s past the test's end, killed (%w)", stall, err)
+	}
+	return err
 }
 
 // rrulRun is what one RRUL measurement gathered.

@@ -106,6 +106,7 @@ type fakeTools struct {
 	idle, loaded  float64
 	probes        int
 	iperf3Refused bool
+	iperf3Stalls  bool // blocks until its context ends, as proc.Run's kill
 }
 
 func (f *fakeTools) run(t *testing.T) func(context.Context, string, ...string) (proc.Result, error) {
@@ -127,6 +128,10 @@ func (f *fakeTools) run(t *testing.T) func(context.Context, string, ...string) (
 		var b strings.Builder
 		switch name {
 		case "iperf3":
+			if f.iperf3Stalls {
+				<-ctx.Done()
+				return proc.Result{}, fmt.Errorf("client/iperf3: %w", ctx.Err())
+			}
 			if f.iperf3Refused {
 				return proc.Result{Stdout: refused, Wall: time.Second}, nil
 			}
@@ -202,7 +207,12 @@ func TestRRULMeasure(t *testing.T) {
 			}
 		})
 	}
-	f := &fakeTools{idle: 0.5, loaded: 20.5, iperf3Refused: true}
-	_, err := RRUL{}.Measure(context.Background(), &Job{Target: forwarder, Duration: 2 * time.Second, Run: f.run(t)})
+	// A path that stalls under load: iperf3 never returns; the phase's
+	// bound kills it and the sample says so.
+	f := &fakeTools{idle: 0.5, loaded: 20.5, iperf3Stalls: true}
+	_, err := RRUL{Stall: 50 * time.Millisecond}.Measure(context.Background(), &Job{Target: forwarder, Duration: time.Second, Run: f.run(t)})
+	parseWantErr(t, err, "the path stalled: no result 50ms past the test's end, killed", "deadline exceeded")
+	f = &fakeTools{idle: 0.5, loaded: 20.5, iperf3Refused: true}
+	_, err = RRUL{}.Measure(context.Background(), &Job{Target: forwarder, Duration: 2 * time.Second, Run: f.run(t)})
 	parseWantErr(t, err, "Connection refused")
 }
