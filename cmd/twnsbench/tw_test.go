@@ -77,10 +77,10 @@ func processesOf(prefix string, bins ...string) []string {
 // left behind. runAndRead fails the test on any failed sample.
 //
 // rrul is left out: its 4 upload streams (iperf3 --bidir -P 4; plain
-// `iperf3 -P 4` too, while -P 1 and --bidir -P 1 pass) stall the whole tw
-// path until tw's keepalive gives up about 10 minutes later, so every
-// instrument after it would wait that long. rrul fails its own sample
-// after a minute ("the path stalled").
+// `iperf3 -P 4` too, while -P 1 and --bidir -P 1 passed) stalled the
+// whole tw path in 4 of 5 attempts, until tw's keepalive gave up about 10
+// minutes later, so every instrument after it would wait that long. rrul
+// fails its own sample after a minute ("the path stalled").
 func TestQuickTWRun(t *testing.T) {
 	requireRoot(t)
 	tw, caddy, xray := twBinaries(t)
