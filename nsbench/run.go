@@ -721,6 +721,7 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 		Extra:           m.Extra,
 		Series:          m.Series,
 		Noise:           noiseOf(d),
+		Method:          m.Method,
 	}
 	if idle > 0 {
 		if s.Extra == nil {

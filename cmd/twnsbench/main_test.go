@@ -182,7 +182,7 @@ func TestQuickSSHRun(t *testing.T) {
 			t.Errorf("%s: wall %.3f", s.Instrument, s.WallSec)
 		}
 	}
-	for _, inst := range []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp", "ping", "udp-pps", "ready"} {
+	for _, inst := range []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp", "ping", "udp-pps", "rrul", "ready"} {
 		if _, ok := got[inst]; !ok {
 			t.Errorf("no %s sample", inst)
 		}

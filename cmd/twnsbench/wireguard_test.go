@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,6 +125,13 @@ func TestQuickWireGuardRun(t *testing.T) {
 	if p := got["ping"]; p.Value <= 0 || p.Extra["min_ms"] <= 0 {
 		t.Errorf("ping over WireGuard: avg %.3f ms, extra %v", p.Value, p.Extra)
 	}
+	// Latency under load on both rows: throughput both ways, idle and
+	// loaded latency, the increase; WireGuard's queues make it grow.
+	for _, s := range doc.Samples {
+		if s.Instrument == "rrul" {
+			checkRRUL(t, s, s.Transport == "wireguard")
+		}
+	}
 	if u := got["udp-pps"]; u.Value <= 0 {
 		t.Errorf("udp-pps over WireGuard: %.0f pps", u.Value)
 	}
@@ -182,6 +190,13 @@ func TestQuickWireGuardRun(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "| SSH over WireGuard | ") || !strings.Contains(string(md), "| WireGuard | "+doc.Env.WireGuard+" |") {
 		t.Errorf("report: %v\n%s", err, md)
 	}
+	for _, want := range []string{"| lan | SSH over WireGuard | rrul | latency increase under load (loaded p50 − idle p50) (ms) | ",
+		"| lan | Pure SSH | rrul | throughput up under load (4 streams) (Gbit/s) | ",
+		"- rrul on Pure SSH, SSH over WireGuard: latency by ICMP echo every 100 ms"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
 
 	// This run's own leftovers: other runs may start and end on the same
 	// host meanwhile (the stock-kernel VM sees the host's files).
@@ -194,6 +209,38 @@ func TestQuickWireGuardRun(t *testing.T) {
 	}
 	if b, _ := exec.Command("pgrep", "-f", wg.UserspaceCommand+" "+prefix).Output(); len(b) > 0 {
 		t.Errorf("wireguard-go processes left: %s", b)
+	}
+}
+
+// checkRRUL asserts a measured rrul sample over an ICMP-carrying path: both
+// directions moved data, the latency percentiles are ordered, the value is
+// their increase, the series are there; grows wants the increase above 0.
+func checkRRUL(t *testing.T, s results.Sample, grows bool) {
+	t.Helper()
+	e := s.Extra
+	t.Logf("rrul %s/%s: down %.3f up %.3f Gbit/s; idle p50 %.3f ms; loaded p50 %.3f p90 %.3f p99 %.3f ms; increase %.3f ms (%s)",
+		s.Transport, s.Condition, e["down_gbps"], e["up_gbps"], e["idle_p50_ms"], e["loaded_p50_ms"], e["loaded_p90_ms"], e["loaded_p99_ms"], s.Value, s.Method)
+	if e["down_gbps"] <= 0 || e["up_gbps"] <= 0 {
+		t.Errorf("rrul %s: down %v up %v Gbit/s", s.Transport, e["down_gbps"], e["up_gbps"])
+	}
+	if e["idle_p50_ms"] <= 0 || e["loaded_p50_ms"] <= 0 || e["loaded_p90_ms"] < e["loaded_p50_ms"] || e["loaded_p99_ms"] < e["loaded_p90_ms"] {
+		t.Errorf("rrul %s: latency %v", s.Transport, e)
+	}
+	if math.Abs(s.Value-(e["loaded_p50_ms"]-e["idle_p50_ms"])) > 1e-9 || s.Unit != "ms" {
+		t.Errorf("rrul %s: value %v %s, want loaded p50 − idle p50", s.Transport, s.Value, s.Unit)
+	}
+	if grows && s.Value <= 0 {
+		t.Errorf("rrul %s: latency increase %.3f ms under load, want > 0", s.Transport, s.Value)
+	}
+	if !strings.HasPrefix(s.Method, "latency by ICMP echo") || e["loaded_probes"] < 5 || e["idle_probes"] < 5 {
+		t.Errorf("rrul %s: method %q, probes idle %v loaded %v", s.Transport, s.Method, e["idle_probes"], e["loaded_probes"])
+	}
+	keys := map[string]int{}
+	for _, se := range s.Series {
+		keys[se.Key] = len(se.V)
+	}
+	if keys["throughput"] == 0 || keys["throughput_up"] == 0 || keys["latency_idle"] != int(e["idle_probes"]) || keys["latency_loaded"] != int(e["loaded_probes"]) {
+		t.Errorf("rrul %s: series lengths %v", s.Transport, keys)
 	}
 }
 

@@ -102,6 +102,9 @@ type Measurement struct {
 	Extra      map[string]float64
 	// Series are the tool's values over time (see results.Series).
 	Series []results.Series
+	// Method says how this sample was measured, for an instrument that
+	// chooses by path (rrul's latency probe); "" for one way only.
+	Method string
 }
 
 // NeedsPayload reports whether any of ins copies the random payload, so
@@ -120,10 +123,11 @@ func Default() []Instrument {
 	return []Instrument{IPerf3{Streams: 1}, IPerf3{Streams: 4}, TCPRR{}, Scp{}}
 }
 
-// All is every instrument in run order: the reference's four, then seed
-// 001's ICMP latency and UDP packet rate.
+// All is every instrument in run order, what a run measures by default:
+// the reference's four, then seed 001's ICMP latency and UDP packet rate,
+// then latency under load.
 func All() []Instrument {
-	return append(Default(), Ping{}, UDPRate{})
+	return append(Default(), Ping{}, UDPRate{}, RRUL{})
 }
 
 // Ready names the time-to-ready sample: seconds from the start of a

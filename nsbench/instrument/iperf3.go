@@ -50,6 +50,9 @@ func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	if r.HasRetransmits {
 		m.Extra["retransmits"] = float64(r.Retransmits)
 	}
+	if len(r.Intervals) > 0 {
+		m.Series = []results.Series{throughputSeries("throughput", r.Intervals, 0)}
+	}
 	return m, nil
 }
 

@@ -55,6 +55,11 @@ func TestIPerf3Measure(t *testing.T) {
 	if m.Unit != "Gbit/s" || m.Value <= 0 || m.WallSec != 2 {
 		t.Errorf("measurement %+v", m)
 	}
+	// Per-interval throughput in Gbit/s: the capture's one 1 s interval.
+	if len(m.Series) != 1 || m.Series[0].Key != "throughput" || m.Series[0].Unit != "Gbit/s" ||
+		len(m.Series[0].T) != 1 || m.Series[0].T[0] != 1 || m.Series[0].V[0] != 17.4724 {
+		t.Errorf("series %+v", m.Series)
+	}
 	env, _ = replay(t, "iperf3-error-refused.json", 0) // iperf3 -J exits 0 on errors
 	if _, err := (IPerf3{Streams: 1}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "Connection refused") {
 		t.Errorf("refused: %v", err)
@@ -176,7 +181,7 @@ func TestUDPRateMeasure(t *testing.T) {
 
 func TestSelect(t *testing.T) {
 	all, ready, err := Select(nil)
-	if err != nil || !ready || len(all) != 6 || all[0].Name() != "iperf3-1" || all[5].Name() != "udp-pps" {
+	if err != nil || !ready || len(all) != 7 || all[0].Name() != "iperf3-1" || all[5].Name() != "udp-pps" || all[6].Name() != "rrul" {
 		t.Fatalf("default selection: %v %v %v", all, ready, err)
 	}
 	ins, ready, err := Select([]string{"scp", "iperf3-1"})

@@ -37,6 +37,39 @@ type iperf3Result struct {
 	// Streams is start.test_start.num_streams (-P); Reverse is -R.
 	Streams int
 	Reverse bool
+	// Intervals are the per-interval sums (-i, 1 s by default), the
+	// client's side: received bits/s with -R, sent without.
+	Intervals []iperf3Interval
+}
+
+// iperf3Interval is one reporting interval of a run: its end in seconds
+// from the test's start and the bits/s in it (the sum over the streams).
+type iperf3Interval struct {
+	End           float64
+	BitsPerSecond float64
+	Omitted       bool
+}
+
+// iperf3BidirResult is what a TCP `iperf3 -c HOST -p PORT --bidir -P N -J`
+// run reports (client side): N streams each way at once.
+type iperf3BidirResult struct {
+	// Down is server → client: end.sum_received_bidir_reverse (counted by
+	// the client, its receiver). Up is client → server: end.sum_received
+	// (counted by the server, its receiver, and passed back).
+	DownBitsPerSec, UpBitsPerSec float64
+	DownBytes, UpBytes           int64
+	// DownRetransmits and UpRetransmits are the senders' counts
+	// (end.sum_sent_bidir_reverse and end.sum_sent retransmits); Has… is
+	// false when iperf3 left them out.
+	DownRetransmits, UpRetransmits int64
+	HasRetransmits                 bool
+	// DurationSec is the down direction's receiver interval
+	// (end.sum_received_bidir_reverse.seconds).
+	DurationSec float64
+	Streams     int
+	// Down and Up intervals as the client saw them: intervals[].
+	// sum_bidir_reverse (received) and intervals[].sum (sent).
+	Down, Up []iperf3Interval
 }
 
 // iperf3UDPResult is what `iperf3 -c HOST -u -l 200 -b 0 [-R] -J` reports
@@ -93,6 +126,12 @@ type iperf3JSONSum struct {
 	LostPercent   *float64 `json:"lost_percent"`
 }
 
+type iperf3JSONInterval struct {
+	End           float64 `json:"end"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Omitted       bool    `json:"omitted"`
+}
+
 type iperf3JSON struct {
 	Start struct {
 		TestStart struct {
@@ -103,12 +142,18 @@ type iperf3JSON struct {
 			Reverse    int     `json:"reverse"`
 		} `json:"test_start"`
 	} `json:"start"`
+	Intervals []struct {
+		Sum             *iperf3JSONInterval `json:"sum"`
+		SumBidirReverse *iperf3JSONInterval `json:"sum_bidir_reverse"`
+	} `json:"intervals"`
 	End struct {
-		Sum                   *iperf3JSONSum `json:"sum"`
-		SumSent               *iperf3JSONSum `json:"sum_sent"`
-		SumReceived           *iperf3JSONSum `json:"sum_received"`
-		SenderTCPCongestion   string         `json:"sender_tcp_congestion"`
-		ReceiverTCPCongestion string         `json:"receiver_tcp_congestion"`
+		Sum                     *iperf3JSONSum `json:"sum"`
+		SumSent                 *iperf3JSONSum `json:"sum_sent"`
+		SumReceived             *iperf3JSONSum `json:"sum_received"`
+		SumSentBidirReverse     *iperf3JSONSum `json:"sum_sent_bidir_reverse"`
+		SumReceivedBidirReverse *iperf3JSONSum `json:"sum_received_bidir_reverse"`
+		SenderTCPCongestion     string         `json:"sender_tcp_congestion"`
+		ReceiverTCPCongestion   string         `json:"receiver_tcp_congestion"`
 	} `json:"end"`
 	Error string `json:"error"`
 }
@@ -165,6 +210,51 @@ func parseIperf3(out []byte) (iperf3Result, error) {
 	}
 	if r.ReceivedBitsPerSec < 0 || r.SentBitsPerSec < 0 {
 		return iperf3Result{}, fmt.Errorf("iperf3: negative bits_per_second (received %g, sent %g)", r.ReceivedBitsPerSec, r.SentBitsPerSec)
+	}
+	for _, iv := range doc.Intervals {
+		if iv.Sum != nil {
+			r.Intervals = append(r.Intervals, iperf3Interval(*iv.Sum))
+		}
+	}
+	return r, nil
+}
+
+// parseIperf3Bidir reads the -J output of a TCP iperf3 client run with
+// --bidir.
+func parseIperf3Bidir(out []byte) (iperf3BidirResult, error) {
+	doc, err := decodeIperf3(out)
+	if err != nil {
+		return iperf3BidirResult{}, err
+	}
+	ts := doc.Start.TestStart
+	if ts.Protocol != "" && ts.Protocol != "TCP" {
+		return iperf3BidirResult{}, fmt.Errorf("iperf3: expected a TCP test, got protocol %q", ts.Protocol)
+	}
+	e := doc.End
+	if e.SumReceivedBidirReverse == nil || e.SumSentBidirReverse == nil {
+		return iperf3BidirResult{}, errors.New("iperf3: JSON has no end.sum_received_bidir_reverse (not a --bidir test)")
+	}
+	r := iperf3BidirResult{
+		DownBitsPerSec: e.SumReceivedBidirReverse.BitsPerSecond,
+		UpBitsPerSec:   e.SumReceived.BitsPerSecond,
+		DownBytes:      e.SumReceivedBidirReverse.Bytes,
+		UpBytes:        e.SumReceived.Bytes,
+		DurationSec:    e.SumReceivedBidirReverse.Seconds,
+		Streams:        ts.NumStreams,
+	}
+	if e.SumSent.Retransmits != nil && e.SumSentBidirReverse.Retransmits != nil {
+		r.UpRetransmits, r.DownRetransmits = *e.SumSent.Retransmits, *e.SumSentBidirReverse.Retransmits
+		r.HasRetransmits = true
+	}
+	if r.DownBitsPerSec < 0 || r.UpBitsPerSec < 0 {
+		return iperf3BidirResult{}, fmt.Errorf("iperf3: negative bits_per_second (down %g, up %g)", r.DownBitsPerSec, r.UpBitsPerSec)
+	}
+	for _, iv := range doc.Intervals {
+		if iv.Sum == nil || iv.SumBidirReverse == nil {
+			return iperf3BidirResult{}, errors.New("iperf3: a --bidir interval lacks sum or sum_bidir_reverse")
+		}
+		r.Up = append(r.Up, iperf3Interval(*iv.Sum))
+		r.Down = append(r.Down, iperf3Interval(*iv.SumBidirReverse))
 	}
 	return r, nil
 }

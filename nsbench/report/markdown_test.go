@@ -269,9 +269,10 @@ func TestMoreMetricsFromDeclarations(t *testing.T) {
 			d.Samples[i].Extra = map[string]float64{"retransmits": 12}
 		}
 	}
-	d.Samples = append(d.Samples, results.Sample{Transport: "ssh", Condition: "lan", Instrument: "probe-x", Run: 1, Value: 0.0123})
+	d.Samples = append(d.Samples, results.Sample{Transport: "ssh", Condition: "lan", Instrument: "probe-x", Run: 1, Value: 0.0123,
+		Method: "echo"})
 	md := string(Markdown(d))
-	for _, want := range []string{"## More metrics",
+	for _, want := range []string{"## More metrics", "- probe-x on Pure SSH: echo.",
 		"| lan | Pure SSH | iperf3-1 | TCP retransmits (segments) | 12.0 (12.0–12.0; n=2) | lower |",
 		"| lan | Pure SSH | probe-x | probe rate (Hz) | 0.0123 (0.0123–0.0123; n=1) | higher |"} {
 		if !strings.Contains(md, want) {

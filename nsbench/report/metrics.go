@@ -1,7 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
@@ -55,6 +58,34 @@ func (v *view) writeMoreMetrics(w *writer) {
 	w.block("## More metrics")
 	w.block("Every other metric the instruments declared, per cell: the median of the runs with (min–max).")
 	w.block(lines...)
+	if methods := v.methods(); len(methods) > 0 {
+		w.block(methods...)
+	}
+}
+
+// methods names, per instrument that chose how to measure by path, each way
+// it measured and the transports measured that way.
+func (v *view) methods() []string {
+	type key struct{ instrument, method string }
+	var order []key
+	transports := map[key][]string{}
+	for _, s := range v.doc.Samples {
+		if s.Method == "" {
+			continue
+		}
+		k := key{s.Instrument, s.Method}
+		if _, seen := transports[k]; !seen {
+			order = append(order, k)
+		}
+		if label := v.label(s.Transport); !slices.Contains(transports[k], label) {
+			transports[k] = append(transports[k], label)
+		}
+	}
+	var lines []string
+	for _, k := range order {
+		lines = append(lines, fmt.Sprintf("- %s on %s: %s.", k.instrument, strings.Join(transports[k], ", "), k.method))
+	}
+	return lines
 }
 
 // autoPrec gives a declared metric, whose magnitude the report does not

@@ -253,6 +253,9 @@ type Sample struct {
 	// per-interval throughput, rrul's latency probes), for time-series
 	// and distribution charts.
 	Series []Series `json:"series,omitempty"`
+	// Method names how the sample was measured when its instrument
+	// chooses by path (rrul's latency probe: ICMP echo or netperf TCP_RR).
+	Method string `json:"method,omitempty"`
 	// Noise is what the host did for others during the sample.
 	Noise *Noise `json:"noise,omitempty"`
 }
@@ -271,7 +274,9 @@ type Noise struct {
 // Series is one quantity over a sample's time: V[i] measured at T[i]
 // seconds from the start of the tool's run (an interval's end, a probe's
 // send time). Key names it within the sample ("throughput",
-// "throughput_up", "latency_idle", "latency_loaded").
+// "throughput_up", "latency_idle", "latency_loaded"). rrul's loaded series
+// share one time axis, from the start of the load; its idle latency counts
+// from the idle probe's start.
 type Series struct {
 	Key  string    `json:"key"`
 	Unit string    `json:"unit"`

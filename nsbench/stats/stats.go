@@ -67,3 +67,21 @@ func medianSorted(s []float64) float64 {
 	}
 	return (s[mid-1] + s[mid]) / 2
 }
+
+// Quantile returns the q-quantile (0 ≤ q ≤ 1) of xs, interpolating linearly
+// between the order statistics around rank q·(n−1) (the common "type 7"
+// definition, numpy's default): Quantile(xs, 0.5) is Median(xs). It
+// returns NaN for an empty xs or a q outside [0, 1]. xs is not modified.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 || q < 0 || q > 1 || math.IsNaN(q) {
+		return math.NaN()
+	}
+	s := sortedCopy(xs)
+	rank := q * float64(len(s)-1)
+	lo := int(math.Floor(rank))
+	if lo == len(s)-1 {
+		return s[lo]
+	}
+	frac := rank - float64(lo)
+	return s[lo] + frac*(s[lo+1]-s[lo])
+}

@@ -73,3 +73,33 @@ func TestEmptyIsNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantile: type-7 interpolation, the median at 0.5, the extremes at 0
+// and 1, NaN where there is no answer.
+func TestQuantile(t *testing.T) {
+	xs := []float64{10, 1, 4, 3, 2} // sorted: 1 2 3 4 10
+	for _, tc := range []struct{ q, want float64 }{
+		{0, 1}, {0.5, 3}, {1, 10}, {0.9, 4 + 0.6*6}, {0.99, 4 + 0.96*6}, {0.25, 2},
+	} {
+		if got := Quantile(xs, tc.q); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Quantile(%v, %v) = %v, want %v", xs, tc.q, got, tc.want)
+		}
+	}
+	if Quantile([]float64{1, 2, 3, 4}, 0.5) != Median([]float64{1, 2, 3, 4}) {
+		t.Error("Quantile 0.5 differs from Median on an even count")
+	}
+	if Quantile([]float64{7}, 0.99) != 7 {
+		t.Error("one value: every quantile is that value")
+	}
+	for _, bad := range []float64{-0.1, 1.1, math.NaN()} {
+		if !math.IsNaN(Quantile(xs, bad)) {
+			t.Errorf("q = %v: want NaN", bad)
+		}
+	}
+	if !math.IsNaN(Quantile(nil, 0.5)) {
+		t.Error("empty: want NaN")
+	}
+	if xs[0] != 10 {
+		t.Error("input modified")
+	}
+}

@@ -1,0 +1,218 @@
+package instrument
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+func unixTime(sec float64) time.Time {
+	return time.Unix(0, int64(sec*1e9))
+}
+
+// TestRRULMeasurementCaptured reduces captured runs (testdata/README.md):
+// only the probes sent during iperf3's test count as loaded, the increase
+// is loaded p50 − idle p50, and the series share the load's time axis.
+func TestRRULMeasurementCaptured(t *testing.T) {
+	idle, _, err := parsePingProbes(parseTestdata(t, "ping-probes-idle.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, sum, err := parsePingProbes(parseTestdata(t, "ping-probes-loaded.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load, err := parseIperf3Bidir(parseTestdata(t, "iperf3-tcp-p4-bidir.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The loaded ping started at 306.5; say iperf3 returned 2.2 s later:
+	// its 2 s test is the window [306.7, 308.7], 19 of the 29 probes.
+	loadStart := unixTime(1796171306.5)
+	m, err := rrulMeasurement(rrulRun{
+		probe: pingProbe, idle: idle, loaded: loaded, sent: sum.Transmitted, load: load,
+		start: unixTime(1796171305.4), loadStart: loadStart, loadEnd: loadStart.Add(2200 * time.Millisecond),
+		done:     loadStart.Add(3 * time.Second),
+		duration: 2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"idle_p50_ms": 0.05, "loaded_p50_ms": 0.038, "loaded_p90_ms": 0.095, "loaded_p99_ms": 0.1114,
+		"loaded_probes": 19, "idle_probes": 10, "probe_loss_pct": 0,
+		"down_gbps": 2.453853088868859, "up_gbps": 7.00144522619382, "retransmits_down": 23, "retransmits_up": 22,
+	}
+	for k, v := range want {
+		if got, ok := m.Extra[k]; !ok || !near(got, v) {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	if !near(m.Value, 0.038-0.05) || m.Unit != "ms" || m.Method != pingProbe.method {
+		t.Errorf("value %v %s, method %q", m.Value, m.Unit, m.Method)
+	}
+	if m.MovedBytes != 614924235+1754529792 || !near(m.WallSec, 4.1) {
+		t.Errorf("moved %d wall %v", m.MovedBytes, m.WallSec)
+	}
+	series := map[string][]float64{}
+	for _, s := range m.Series {
+		series[s.Key] = s.T
+		if len(s.T) != len(s.V) {
+			t.Errorf("%s: %d times, %d values", s.Key, len(s.T), len(s.V))
+		}
+	}
+	// iperf3's last interval (2.000074) ends when it returned (2.2 s).
+	if tp := series["throughput"]; len(tp) != 2 || tp[1] != 2.2 || tp[0] != 1.202 || len(series["throughput_up"]) != 2 {
+		t.Errorf("throughput times %v", tp)
+	}
+	if lat := series["latency_loaded"]; len(lat) != 19 || lat[0] < 0.2 || lat[18] > 2.2 {
+		t.Errorf("loaded latency times %v: want 19 within the test", lat)
+	}
+	if lat := series["latency_idle"]; len(lat) != 10 || math.Abs(lat[0]-0.095) > 0.001 {
+		t.Errorf("idle latency times %v", lat)
+	}
+	// Probes lost under load count within the test only: seq 5 and 6
+	// (sent in it) and 29 (after it) unanswered.
+	var gaps []probeRTT
+	for _, p := range loaded {
+		if p.Seq != 5 && p.Seq != 6 && p.Seq != 29 {
+			gaps = append(gaps, p)
+		}
+	}
+	if sent, lost := lostInWindow(gaps, 29, unixSec(loadStart)+0.2, unixSec(loadStart)+2.2); sent != 19 || lost != 2 {
+		t.Errorf("lost %d of %d in the window, want 2 of 19", lost, sent)
+	}
+	if sent, lost := lostInWindow(gaps, 30, 0, math.MaxFloat64); sent != 30 || lost != 4 {
+		t.Errorf("lost %d of %d in all, want 4 of 30 (one more sent than answered at the end)", lost, sent)
+	}
+	_, err = rrulMeasurement(rrulRun{probe: pingProbe, idle: idle, loaded: loaded, load: load,
+		start: loadStart, loadStart: loadStart.Add(time.Hour), loadEnd: loadStart.Add(time.Hour), duration: 2 * time.Second})
+	parseWantErr(t, err, "none of the probe's 29 readings fell within iperf3's test")
+}
+
+// fakeTools answers rrul's tool runs: iperf3 with the captured --bidir run,
+// the probe with readings timed like a real run's (idle rtt ms, then the
+// loaded ones), recording every command.
+type fakeTools struct {
+	mu            sync.Mutex
+	argv          []string
+	idle, loaded  float64
+	probes        int
+	iperf3Refused bool
+	iperf3Stalls  bool // blocks until its context ends, as proc.Run's kill
+}
+
+func (f *fakeTools) run(t *testing.T) func(context.Context, string, ...string) (proc.Result, error) {
+	bidir := parseTestdata(t, "iperf3-tcp-p4-bidir.json")
+	refused := parseTestdata(t, "iperf3-error-refused.json")
+	return func(ctx context.Context, name string, args ...string) (proc.Result, error) {
+		f.mu.Lock()
+		f.argv = append(f.argv, name+" "+strings.Join(args, " "))
+		f.probes += map[bool]int{true: 1}[name != "iperf3"]
+		first := f.probes == 1
+		f.mu.Unlock()
+		rtt := f.loaded
+		if first {
+			rtt = f.idle
+		}
+		// A probe reading every 100 ms over the last 3 s: the loaded
+		// probe's run covers iperf3's, which returns at once here.
+		now := float64(time.Now().UnixNano()) / 1e9
+		var b strings.Builder
+		switch name {
+		case "iperf3":
+			if f.iperf3Stalls {
+				<-ctx.Done()
+				return proc.Result{}, fmt.Errorf("client/iperf3: %w", ctx.Err())
+			}
+			if f.iperf3Refused {
+				return proc.Result{Stdout: refused, Wall: time.Second}, nil
+			}
+			return proc.Result{Stdout: bidir, Wall: 2 * time.Second}, nil
+		case "ping":
+			fmt.Fprintf(&b, "PING 10.77.0.4 (10.77.0.4) 56(84) bytes of data.\n")
+			for i := 0; i < 30; i++ {
+				fmt.Fprintf(&b, "[%.6f] 64 bytes from 10.77.0.4: icmp_seq=%d ttl=64 time=%.3f ms\n", now-3+0.1*float64(i), i+1, rtt)
+			}
+			fmt.Fprintf(&b, "\n--- 10.77.0.4 ping statistics ---\n32 packets transmitted, 30 received, 6.25%% packet loss, time 3000ms\n")
+			fmt.Fprintf(&b, "rtt min/avg/max/mdev = %.3f/%.3f/%.3f/0.000 ms\n", rtt, rtt, rtt)
+		case "netperf":
+			for i := 0; i < 30; i++ {
+				fmt.Fprintf(&b, "%.2f,Trans/s,0.100,%.3f\n", 1000/rtt, now-3+0.1*float64(i+1))
+			}
+			fmt.Fprintf(&b, "%.2f,%.2f,%.0f,%.0f", 1000/rtt, rtt*1000, rtt*1000, rtt*1000)
+		}
+		return proc.Result{Stdout: []byte(b.String()), Wall: 3 * time.Second}, nil
+	}
+}
+
+// TestRRULMeasure: the probe follows the path (ICMP where it is carried,
+// netperf TCP_RR through a port forwarder), iperf3 runs --bidir with 4
+// streams, and the sample carries both directions and the increase.
+func TestRRULMeasure(t *testing.T) {
+	forwarder := transport.Target{Host: "127.0.0.1", Carries: transport.CarriesTCP,
+		Ports: map[transport.Service]int{transport.ServiceIPerf3: 18201, transport.ServiceNetperf: 18865, transport.ServiceNetperfData: 18866}}
+	for _, tc := range []struct {
+		target transport.Target
+		want   []string
+		method string
+	}{
+		{transport.DirectTarget("10.77.0.4"), []string{
+			"ping -n -D -i 0.1 -w 2 10.77.0.4",
+			"ping -n -D -i 0.1 -w 4 10.77.0.4",
+			"iperf3 -c 10.77.0.4 -p 5201 --bidir -t 2 -P 4 -J",
+		}, "latency by ICMP echo"},
+		{forwarder, []string{
+			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 2 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 4 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"iperf3 -c 127.0.0.1 -p 18201 --bidir -t 2 -P 4 -J",
+		}, "latency by netperf TCP_RR"},
+	} {
+		t.Run(tc.target.Carries.String(), func(t *testing.T) {
+			if err := Applicable(RRUL{}, tc.target); err != nil {
+				t.Fatal(err)
+			}
+			f := &fakeTools{idle: 0.5, loaded: 20.5}
+			env := &Job{Target: tc.target, Duration: 2 * time.Second, Run: f.run(t)}
+			m, err := RRUL{}.Measure(context.Background(), env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The idle probe first; then the loaded one and iperf3 at once.
+			if len(f.argv) != 3 || f.argv[0] != tc.want[0] ||
+				!(f.argv[1] == tc.want[1] && f.argv[2] == tc.want[2] || f.argv[1] == tc.want[2] && f.argv[2] == tc.want[1]) {
+				t.Errorf("commands:\n%s\nwant\n%s", strings.Join(f.argv, "\n"), strings.Join(tc.want, "\n"))
+			}
+			// netperf's rates have two decimals: 1000/48.78 is 20.5002 ms.
+			close := func(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
+			if !close(m.Value, 20) || !close(m.Extra["idle_p50_ms"], 0.5) || !close(m.Extra["loaded_p99_ms"], 20.5) ||
+				!near(m.Extra["down_gbps"], 2.453853088868859) || !near(m.Extra["up_gbps"], 7.00144522619382) {
+				t.Errorf("measurement %v %+v", m.Value, m.Extra)
+			}
+			if n := m.Extra["loaded_probes"]; n < 18 || n > 21 {
+				t.Errorf("%v loaded probes: want those of the last 2 s", n)
+			}
+			if _, hasLoss := m.Extra["probe_loss_pct"]; hasLoss != tc.target.Carries.Has(transport.CarriesICMP) {
+				t.Errorf("probe loss present %v: want it with ICMP only", hasLoss)
+			}
+			if !strings.HasPrefix(m.Method, tc.method) || len(m.Series) != 4 {
+				t.Errorf("method %q, %d series", m.Method, len(m.Series))
+			}
+		})
+	}
+	// A path that stalls under load: iperf3 never returns; the phase's
+	// bound kills it and the sample says so.
+	f := &fakeTools{idle: 0.5, loaded: 20.5, iperf3Stalls: true}
+	_, err := RRUL{Stall: 50 * time.Millisecond}.Measure(context.Background(), &Job{Target: forwarder, Duration: time.Second, Run: f.run(t)})
+	parseWantErr(t, err, "the path stalled: no result 50ms past the test's end, killed", "deadline exceeded")
+	f = &fakeTools{idle: 0.5, loaded: 20.5, iperf3Refused: true}
+	_, err = RRUL{}.Measure(context.Background(), &Job{Target: forwarder, Duration: 2 * time.Second, Run: f.run(t)})
+	parseWantErr(t, err, "Connection refused")
+}
