@@ -437,7 +437,7 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 	}()
 	for _, rw := range b.rows {
 		r.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
-		path, err := r.bringUp(ctx, rw, cond)
+		path, err := r.bringUp(ctx, rw, cond, true)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -488,9 +488,18 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 					}
 					r.progress.extend(in.Name(), 1)
 				}
+				if rw.path == nil {
+					r.progress.drop(in.Name(), 1) // its path could not be built again
+					continue
+				}
 				more = true
 				if err := r.sample(ctx, rw, in, jobs[rw], cond, run); err != nil {
 					return err
+				}
+				if rw.stalled {
+					if err := r.rebuild(ctx, rw, cond, jobs); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -519,12 +528,42 @@ func (r *runner) precise(t transport.Transport, cond results.Condition, in instr
 // closePath samples the peak memory of a row's path while its processes
 // still run, closes it, and records the row's peaks after its last block.
 func (r *runner) closePath(rw *row) {
+	r.dropPath(rw)
+	r.rowDone(rw)
+}
+
+func (r *runner) dropPath(rw *row) {
+	if rw.path == nil {
+		return
+	}
 	rw.peaks.sample(r, rw.t, rw.path)
 	if err := rw.path.Close(); err != nil {
 		r.logf("%s: close: %v", rw.t.Label(), err)
 	}
 	rw.path = nil
-	r.rowDone(rw)
+}
+
+// rebuild closes a path that stalled and builds it again, so one stalled
+// sample (recorded as failed) costs no other. A path that does not come
+// back leaves the row's remaining samples of the block unmeasured.
+func (r *runner) rebuild(ctx context.Context, rw *row, cond results.Condition, jobs map[*row]*instrument.Job) error {
+	rw.stalled = false
+	r.logf("%s / %s: the path stalled; building it again", rw.t.Label(), cond.Name)
+	r.dropPath(rw)
+	path, err := r.bringUp(ctx, rw, cond, false)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.logf("%s / %s: rebuilding the stalled path failed: %v", rw.t.Label(), cond.Name, err)
+		return nil
+	}
+	r.rec.fallback(rw.t.Name() + " / " + cond.Name + ": the path stalled under a sample and was built again (the sample is a failure)")
+	rw.path = path
+	job := r.instrumentEnv(path.Target)
+	job.Payload, job.PayloadBytes = jobs[rw].Payload, jobs[rw].PayloadBytes
+	jobs[rw] = job
+	return nil
 }
 
 // rowDone counts one of the row's blocks as done.
@@ -539,7 +578,7 @@ const readyTimeout = 60 * time.Second
 
 // bringUp builds t's path and waits for the first SSH exchange through it;
 // the time from the start of set-up to that exchange is the ready sample.
-func (r *runner) bringUp(ctx context.Context, rw *row, cond results.Condition) (*transport.Path, error) {
+func (r *runner) bringUp(ctx context.Context, rw *row, cond results.Condition, recordReady bool) (*transport.Path, error) {
 	t := rw.t
 	r.sampler.Transport = rw.meters
 	before, err := r.sampler.Snapshot()
@@ -563,7 +602,7 @@ func (r *runner) bringUp(ctx context.Context, rw *row, cond results.Condition) (
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	r.logf("%s / %s: ready in %.2f s", t.Name(), cond.Name, ready.Seconds())
-	if r.deps.Ready {
+	if r.deps.Ready && recordReady {
 		d := after.Sub(before)
 		r.rec.sample(results.Sample{
 			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: 1,
@@ -698,6 +737,7 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		rw.stalled = errors.Is(merr, instrument.ErrStalled)
 		return r.failed(t, cond, in, run, merr)
 	}
 	var tunnelBytes *int64

@@ -29,6 +29,9 @@ type row struct {
 	peaks  rssPeaks
 	blocks int             // blocks left: its peaks are recorded after the last
 	path   *transport.Path // up during a block
+	// stalled is set by a sample whose path stopped carrying; the block
+	// builds the path again before the row's next sample.
+	stalled bool
 }
 
 // block is cells measured together: one condition, the rows whose paths

@@ -197,11 +197,15 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	})
 }
 
+// ErrStalled is a measurement whose path stopped carrying under load: the
+// orchestrator builds the path again before the next sample.
+var ErrStalled = errors.New("the path stalled")
+
 // stalled names a phase that ran out of its time (its deadline passed,
 // the run's ctx's did not): the tools were killed, they did not fail.
 func stalled(ctx, phase context.Context, stall time.Duration, err error) error {
 	if ctx.Err() == nil && errors.Is(phase.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("the path stalled: no result %s past the test's end, killed (%w)", stall, err)
+		return fmt.Errorf("%w: no result %s past the test's end, killed (%w)", ErrStalled, stall, err)
 	}
 	return err
 }
