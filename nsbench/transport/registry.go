@@ -70,7 +70,7 @@ var (
 // The built-in transports, in the reports' order: the one place that
 // lists them.
 func init() {
-	for _, s := range []Spec{sshSpec, wireguardSpec, wireguardKernelSpec, wireguardGoSpec, twSpec, sshTunSpec, openVPNStaticSpec, openVPNTLSSpec, strongSwanSpec, strongSwanKernelSpec, sshuttleSpec, ipsecSpec, ipsecTunnelSpec} {
+	for _, s := range []Spec{sshSpec, wireguardSpec, wireguardKernelSpec, wireguardGoSpec, twSpec, sshTunSpec, openVPNStaticSpec, openVPNTLSSpec, strongSwanSpec, strongSwanKernelSpec, sshuttleSpec, ipsecSpec, ipsecTunnelSpec, libreswanSpec} {
 		Register(s)
 	}
 }
