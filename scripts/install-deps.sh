@@ -96,28 +96,34 @@ download_libreswan() {
 # unpack_libreswan: libreswan's files (binaries under usr/libexec/ipsec and
 # usr/sbin) into $libreswan_dir, replacing a partial one; built beside it
 # and moved into place, so an interrupted run leaves no half unpack.
+# The temporary directory (global: the EXIT trap removes it on every path).
+libreswan_tmp=
 unpack_libreswan() {
-	local parent tmp debs version
+	local parent debs version rc=0
 	parent=$(dirname "$libreswan_dir")
 	mkdir -p "$parent"
-	tmp=$(mktemp -d "$parent/.libreswan.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	if ! download_libreswan "$tmp"; then
+	libreswan_tmp=$(mktemp -d "$parent/.libreswan.XXXXXX")
+	trap 'rm -rf "$libreswan_tmp"' EXIT
+	if ! download_libreswan "$libreswan_tmp"; then
 		# Stale or absent lists on a fresh machine: update once, retry.
-		[ -z "$packages_updated" ] || return 1
-		apt_update || return
-		download_libreswan "$tmp" || return
+		if [ -n "$packages_updated" ]; then
+			rc=1
+		else
+			apt_update && download_libreswan "$libreswan_tmp" || rc=$?
+		fi
+		if [ "$rc" -ne 0 ]; then
+			echo "install-deps.sh: apt-get download libreswan failed (exit $rc)" >&2
+			return "$rc"
+		fi
 	fi
-	debs=("$tmp"/libreswan_*.deb)
+	debs=("$libreswan_tmp"/libreswan_*.deb)
 	[ -f "${debs[0]}" ] || { echo "install-deps.sh: apt-get download libreswan left no .deb" >&2; return 1; }
 	version=$(dpkg-deb -f "${debs[0]}" Version)
-	dpkg-deb -x "${debs[0]}" "$tmp/root"
-	[ -x "$tmp/root/usr/libexec/ipsec/pluto" ] || { echo "install-deps.sh: libreswan $version has no usr/libexec/ipsec/pluto" >&2; return 1; }
-	printf '%s\n' "$version" >"$tmp/root/.twnsbench-version"
+	dpkg-deb -x "${debs[0]}" "$libreswan_tmp/root"
+	[ -x "$libreswan_tmp/root/usr/libexec/ipsec/pluto" ] || { echo "install-deps.sh: libreswan $version has no usr/libexec/ipsec/pluto" >&2; return 1; }
+	printf '%s\n' "$version" >"$libreswan_tmp/root/.twnsbench-version"
 	rm -rf "$libreswan_dir"
-	mv "$tmp/root" "$libreswan_dir"
-	rm -rf "$tmp"
-	trap - EXIT
+	mv "$libreswan_tmp/root" "$libreswan_dir"
 	echo "install-deps.sh: libreswan $version unpacked into $libreswan_dir"
 }
 
