@@ -29,9 +29,12 @@ residue() {
 	# shows the host's files too, and new ones as they appear), minus whiteouts.
 	find /run/vmtest/upper/tmp /run/vmtest/upper/etc/netns -mindepth 1 -maxdepth 1 ! -type c 2>/dev/null | sed "s|^/run/vmtest/upper|path |"
 	ls -d /sys/fs/cgroup/twnsb* /run/wireguard/* 2>/dev/null | sed "s/^/path /"
+	# IPsec daemons' compiled-in places (Libreswan's pluto is given others).
+	ls -d /run/vmtest/upper/etc/ipsec* /run/vmtest/upper/var/lib/ipsec /run/vmtest/upper/etc/swanctl \
+		/run/pluto /run/charon.* /var/run/charon.* 2>/dev/null | sed "s|^/run/vmtest/upper||; s/^/path /"
 	ip -o link show | awk -F': ' '$2 != "lo" {print "link " $2}'
 	ps -eo pid=,ppid=,comm= | awk '$1 != 2 && $2 != 2 {print $3}' |
-		grep -E '^(sshd|ssh|scp|iperf3|netserver|netperf|ping|twnsbench|wireguard-go|caddy|xray|tw|.*\.test)$' |
+		grep -E '^(sshd|ssh|scp|iperf3|netserver|netperf|ping|twnsbench|wireguard-go|caddy|xray|tw|pluto|whack|addconn|charon-systemd|.*\.test)$' |
 		sed 's/^/process /'
 }
 
