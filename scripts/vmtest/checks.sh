@@ -31,7 +31,7 @@ residue() {
 	ls -d /sys/fs/cgroup/twnsb* /run/wireguard/* 2>/dev/null | sed "s/^/path /"
 	# IPsec daemons' compiled-in places (Libreswan's pluto is given others).
 	ls -d /run/vmtest/upper/etc/ipsec* /run/vmtest/upper/var/lib/ipsec /run/vmtest/upper/etc/swanctl \
-		/run/pluto /run/charon.* /var/run/charon.* 2>/dev/null | sed "s|^/run/vmtest/upper||; s/^/path /"
+		/run/pluto /run/charon.* 2>/dev/null | sed "s|^/run/vmtest/upper||; s/^/path /"
 	ip -o link show | awk -F': ' '$2 != "lo" {print "link " $2}'
 	ps -eo pid=,ppid=,comm= | awk '$1 != 2 && $2 != 2 {print $3}' |
 		grep -E '^(sshd|ssh|scp|iperf3|netserver|netperf|ping|twnsbench|wireguard-go|caddy|xray|tw|pluto|whack|addconn|charon-systemd|.*\.test)$' |
