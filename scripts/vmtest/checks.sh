@@ -350,10 +350,13 @@ CHECKS=(
 # The host's own benchmark runs (other work on a development host) show
 # through the shared root as they come and go, in /tmp and /etc/netns, and
 # with their harness out of sight they look like dead runs' leftovers to
-# the Go tests' leak check: the guest gets its own of both.
-mkdir -p /etc/netns
-mount -t tmpfs -o mode=1777 tmpfs /tmp && mount -t tmpfs -o mode=0755 tmpfs /etc/netns ||
-	{ echo "checks.sh: cannot mount the guest's own /tmp and /etc/netns"; exit 2; }
+# the Go tests' leak check: the guest gets its own of both. /tmp is a
+# tmpfs; /etc/netns is removed and made again in the root overlay, which
+# makes it opaque (a mount there would vanish under sshd's overlay of
+# /etc). Only in the guest: the overlay's upper layer is its marker.
+[ -d /run/vmtest/upper ] || { echo "checks.sh: not in the vmtest guest (no /run/vmtest/upper)"; exit 2; }
+mount -t tmpfs -o mode=1777 tmpfs /tmp && rm -rf /etc/netns && mkdir /etc/netns ||
+	{ echo "checks.sh: cannot give the guest its own /tmp and /etc/netns"; exit 2; }
 # The guest sees the host's files (and a developer's own twnsb- leftovers): only
 # what appears after this point counts.
 baseline=$(residue)
