@@ -29,9 +29,9 @@ func rowsOf(names ...string) []*row {
 // Rows that hold the same addresses or ports go to later rounds; a
 // transport-mode IPsec row is always alone.
 func TestRounds(t *testing.T) {
-	rs := rounds(rowsOf("ssh", "wireguard", "wireguard-go", "strongswan", "strongswan:aes128-sha256", "strongswan-kernel", "ipsec", "ipsec-tunnel", "tw"))
+	rs := rounds(rowsOf("ssh", "wireguard", "wireguard-go", "strongswan", "strongswan:aes128-sha256", "strongswan-kernel", "ipsec", "ipsec-tunnel", "tw", "sshuttle", "libreswan", "libreswan:aes128-sha1"))
 	got := fmt.Sprint(roundNames(rs))
-	want := "[[ssh wireguard strongswan ipsec-tunnel tw] [wireguard-go strongswan:aes128-sha256] [strongswan-kernel] [ipsec]]"
+	want := "[[ssh wireguard strongswan ipsec-tunnel tw sshuttle] [wireguard-go strongswan:aes128-sha256 libreswan] [strongswan-kernel libreswan:aes128-sha1] [ipsec]]"
 	if got != want {
 		t.Errorf("rounds = %s\nwant     %s", got, want)
 	}

@@ -24,6 +24,9 @@ var (
 		"iputils-ping", "wireguard-tools", "procps", "ca-certificates", "openvpn",
 		"sshuttle", "nftables", "charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins",
 		"libstrongswan-standard-plugins", "libstrongswan-extra-plugins",
+		"libnss3-tools", "libnss3", "libnspr4", "libunbound8", "libldns3", "libevent-core-2.1-7",
+		"libevent-pthreads-2.1-7", "libcurl3-nss", "libldap-2.5-0", "libcap-ng0", "libaudit1",
+		"libpam0g", "libselinux1", "libsystemd0", "libcrypt1",
 	}
 	vmPackages = []string{
 		"qemu-system-x86", "linux-image-amd64", "busybox-static", "kmod", "cpio",
@@ -35,7 +38,16 @@ const (
 	aptUpdate  = "apt-get|-o DPkg::Lock::Timeout=600 update -q"
 	aptInstall = "apt-get|-o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "
 	iperfSeed  = "debconf-set-selections||iperf3 iperf3/start_daemon boolean false"
+	// The private libreswan unpack's steps, with the temporary directory
+	// beside the unpack ("@" is the test's directory).
+	lsDownload = "apt-get|-o APT::Sandbox::User=root download libreswan"
+	lsDeb      = "@/var/.libreswan.TMP/libreswan_4.10-2+deb12u1_amd64.deb"
+	lsVersion  = "dpkg-deb|-f " + lsDeb + " Version|"
+	lsExtract  = "dpkg-deb|-x " + lsDeb + " @/var/.libreswan.TMP/root|"
 )
+
+// lsUnpack is what unpacking libreswan calls when the lists are fresh.
+var lsUnpack = []string{lsDownload, lsVersion, lsExtract}
 
 // Each stub appends "NAME|ARGS|EXTRA" to $STUB_LOG.
 const stubLog = `log() { printf '%s|%s|%s\n' "$1" "$2" "${3-}" >>"$STUB_LOG"; }
@@ -90,6 +102,29 @@ case " $* " in
 	echo "Reading package lists..."
 	;;
 *" install "*) echo "stub: installed" ;;
+*" download libreswan "*)
+	# STUB_DOWNLOAD=after-update: fails until the lists are updated;
+	# never: always fails. Else the .deb lands in the current directory.
+	if [ "${STUB_DOWNLOAD-}" = never ] || { [ "${STUB_DOWNLOAD-}" = after-update ] && [ ! -e "$STUB_DIR/updated" ]; }; then
+		echo "E: Unable to locate package libreswan" >&2
+		exit 100
+	fi
+	echo "stub deb" >libreswan_4.10-2+deb12u1_amd64.deb
+	;;
+esac
+`,
+	// dpkg-deb -f DEB Version, dpkg-deb -x DEB DIR (the package's pluto,
+	// whack and addconn). Logged with the test's directory as "@" and the
+	// temporary directory's random part as TMP.
+	"dpkg-deb": stubLog + `log dpkg-deb "$(printf '%s' "$*" | sed -E "s|$STUB_DIR|@|g; s/\.libreswan\.[A-Za-z0-9]{6}/.libreswan.TMP/g")"
+[ -f "$2" ] || { echo "dpkg-deb: $2: no such file" >&2; exit 2; }
+case $1 in
+-f) echo 4.10-2+deb12u1 ;;
+-x)
+	mkdir -p "$3/usr/libexec/ipsec" "$3/usr/sbin"
+	for f in pluto whack addconn; do printf '#!/bin/sh\n' >"$3/usr/libexec/ipsec/$f"; chmod 755 "$3/usr/libexec/ipsec/$f"; done
+	;;
+*) exit 2 ;;
 esac
 `,
 	// netperf's candidate: STUB_NETPERF=have, after-update or never.
@@ -144,8 +179,52 @@ func newHost(t *testing.T, installed, configFiles []string, netperf string) *hos
 		"TWNSBENCH_APT_SOURCES_DIR": h.sources,
 		"TWNSBENCH_SYSTEMD_DIR":     filepath.Join(h.dir, "no-systemd"),
 		"VMTEST_CACHE":              filepath.Join(h.dir, "cache"),
+		"TWNSBENCH_LIBRESWAN_DIR":   filepath.Join(h.dir, "var", "libreswan"),
 	}
 	return h
+}
+
+// unpacked makes the host's private libreswan unpack complete, as an
+// earlier install-deps.sh left it.
+func (h *host) unpacked(t *testing.T) {
+	t.Helper()
+	dir := h.env["TWNSBENCH_LIBRESWAN_DIR"]
+	exec := filepath.Join(dir, "usr", "libexec", "ipsec")
+	if err := os.MkdirAll(exec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"pluto", "whack", "addconn"} {
+		if err := os.WriteFile(filepath.Join(exec, f), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".twnsbench-version"), []byte("4.10-2+deb12u1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantUnpacked: the private unpack is complete, stamped with the
+// package's version, and no temporary directory is left beside it.
+func wantUnpacked(t *testing.T, h *host) {
+	t.Helper()
+	dir := h.env["TWNSBENCH_LIBRESWAN_DIR"]
+	for _, f := range []string{"pluto", "whack", "addconn"} {
+		if fi, err := os.Stat(filepath.Join(dir, "usr", "libexec", "ipsec", f)); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("%s not unpacked executable: %v", f, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".twnsbench-version")); err != nil || string(b) != "4.10-2+deb12u1\n" {
+		t.Errorf("version stamp %q, %v", b, err)
+	}
+	wantNoTemp(t, h)
+}
+
+func wantNoTemp(t *testing.T, h *host) {
+	t.Helper()
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(h.env["TWNSBENCH_LIBRESWAN_DIR"]), ".libreswan.*"))
+	if len(left) > 0 {
+		t.Errorf("temporary directories left: %v", left)
+	}
 }
 
 type result struct {
@@ -265,10 +344,15 @@ func TestInstallDepsNoneInstalled(t *testing.T) {
 	}
 	// The iperf3 answer is seeded before the install; netperf has a
 	// candidate, so one update and no sources entry.
-	wantCalls(t, r, "apt-cache|policy netperf|", iperfSeed, aptUpdate, install(depsEnv, depsPackages...))
+	// Libreswan is unpacked after the install, with the lists fresh.
+	wantCalls(t, r, append([]string{"apt-cache|policy netperf|", iperfSeed, aptUpdate, install(depsEnv, depsPackages...)}, lsUnpack...)...)
 	wantNoFile(t, filepath.Join(h.sources, "twnsbench-non-free.sources"))
 	if !strings.Contains(r.stdout, "install-deps.sh: installing "+strings.Join(depsPackages, " ")+"\n") {
 		t.Errorf("stdout does not name the packages:\n%s", r.stdout)
+	}
+	wantUnpacked(t, h)
+	if want := "install-deps.sh: libreswan 4.10-2+deb12u1 unpacked into " + h.env["TWNSBENCH_LIBRESWAN_DIR"] + "\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 	}
 }
 
@@ -278,14 +362,16 @@ func TestInstallDepsSomeInstalled(t *testing.T) {
 	h := newHost(t, installed, []string{"openssh-server"}, "never")
 	r := h.run(t, "install-deps.sh")
 	wantCode(t, r, 0)
-	want := []string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn", "sshuttle", "nftables",
-		"charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins", "libstrongswan-standard-plugins", "libstrongswan-extra-plugins"}
+	want := append([]string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn", "sshuttle", "nftables",
+		"charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins", "libstrongswan-standard-plugins", "libstrongswan-extra-plugins"},
+		depsPackages[len(depsPackages)-15:]...)
 	if !reflect.DeepEqual(r.installs, [][]string{want}) {
 		t.Errorf("installed %q, want [%q]", r.installs, want)
 	}
 	// netperf is installed: its candidate is not looked at.
-	wantCalls(t, r, iperfSeed, aptUpdate, install(depsEnv, want...))
+	wantCalls(t, r, append([]string{iperfSeed, aptUpdate, install(depsEnv, want...)}, lsUnpack...)...)
 	wantNoFile(t, filepath.Join(h.sources, "twnsbench-non-free.sources"))
+	wantUnpacked(t, h)
 }
 
 // Under systemd, the strongswan.service that charon-systemd's package
@@ -295,6 +381,7 @@ func TestInstallDepsDisablesHostStrongSwan(t *testing.T) {
 	h := newHost(t, nil, nil, "have")
 	systemd := filepath.Join(h.dir, "systemd")
 	os.MkdirAll(systemd, 0o755)
+	h.unpacked(t)
 	r := h.run(t, "install-deps.sh", "TWNSBENCH_SYSTEMD_DIR="+systemd)
 	wantCode(t, r, 0)
 	wantCalls(t, r, "apt-cache|policy netperf|", iperfSeed, aptUpdate, install(depsEnv, depsPackages...),
@@ -311,6 +398,7 @@ func TestInstallDepsDisablesHostStrongSwan(t *testing.T) {
 
 func TestInstallDepsAllInstalled(t *testing.T) {
 	h := newHost(t, depsPackages, nil, "never")
+	h.unpacked(t)
 	r := h.run(t, "install-deps.sh")
 	wantCode(t, r, 0)
 	wantCalls(t, r) // no apt at all
@@ -351,6 +439,7 @@ func TestInstallDepsNetperfSources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHost(t, except(depsPackages, "netperf"), nil, tc.netperf)
+			h.unpacked(t)
 			for name, body := range tc.files {
 				if err := os.WriteFile(filepath.Join(h.sources, "..", name), []byte(body), 0o644); err != nil {
 					t.Fatal(err)
@@ -388,6 +477,7 @@ func TestInstallDepsNetperfSources(t *testing.T) {
 // waits and retries.
 func TestInstallDepsWaitsForListsLock(t *testing.T) {
 	h := newHost(t, except(depsPackages, "ethtool"), nil, "never")
+	h.unpacked(t)
 	if err := os.WriteFile(filepath.Join(h.dir, "locked"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -405,6 +495,58 @@ func TestInstallDepsUpdateFails(t *testing.T) {
 	wantCalls(t, r, iperfSeed, aptUpdate) // and no install
 	if !strings.Contains(r.stderr, "apt-get update failed (exit 100)") {
 		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
+
+// Every package present, the private libreswan unpack not (or only
+// partly): it is made, and apt's lists are updated only when the download
+// needs them; a download that fails even then fails the script and leaves
+// nothing behind.
+func TestInstallDepsUnpacksLibreswan(t *testing.T) {
+	for _, tc := range []struct {
+		name, download string
+		partial        bool
+		code           int
+		calls          []string
+	}{
+		{name: "fresh lists", calls: lsUnpack},
+		{name: "partial unpack", partial: true, calls: lsUnpack},
+		{name: "stale lists", download: "after-update", calls: append([]string{lsDownload, aptUpdate}, lsUnpack...)},
+		{name: "no package", download: "never", code: 100, calls: []string{lsDownload, aptUpdate, lsDownload}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(t, depsPackages, nil, "never")
+			dir := h.env["TWNSBENCH_LIBRESWAN_DIR"]
+			if tc.partial {
+				// pluto there, the stamp written last missing: an interrupted unpack.
+				h.unpacked(t)
+				os.Remove(filepath.Join(dir, ".twnsbench-version"))
+				os.WriteFile(filepath.Join(dir, "stale"), nil, 0o644)
+			}
+			r := h.run(t, "install-deps.sh", "STUB_DOWNLOAD="+tc.download)
+			wantCode(t, r, tc.code)
+			wantCalls(t, r, tc.calls...)
+			if tc.code != 0 {
+				wantNoFile(t, dir)
+				wantNoTemp(t, h)
+				return
+			}
+			wantUnpacked(t, h)
+			wantNoFile(t, filepath.Join(dir, "stale"))
+			// Run again: nothing to do, no apt at all.
+			h2 := *h
+			h2.env = map[string]string{}
+			for k, v := range h.env {
+				h2.env[k] = v
+			}
+			h2.env["STUB_LOG"] = filepath.Join(h.dir, "calls-again.log")
+			r = h2.run(t, "install-deps.sh", "STUB_DOWNLOAD="+tc.download)
+			wantCode(t, r, 0)
+			wantCalls(t, r)
+			if r.stdout != "install-deps.sh: all packages present\n" {
+				t.Errorf("second run: stdout %q", r.stdout)
+			}
+		})
 	}
 }
 

@@ -17,9 +17,10 @@ const noESP = "this kernel has no ESP (CONFIG_INET_ESP) — use a kernel with ES
 
 // TestIPsecWithoutESP: on a kernel without ESP (this host's: the xfrm
 // core takes a policy, then black-holes) the probe says so; doctor lists
-// both IPsec transports with that reason, and a run naming one is refused
-// (exit 2) before anything exists. Where the kernel has ESP, make
-// vmtest's ipsec check runs them.
+// the kernel-ESP transports (both manual-SA ones, strongswan-kernel,
+// libreswan) with that reason, and a run naming one is refused (exit 2)
+// before anything exists, with one line per row. Where the kernel has
+// ESP, make vmtest's ipsec check runs them.
 func TestIPsecWithoutESP(t *testing.T) {
 	requireRoot(t)
 	ts, err := transport.Build([]string{"ipsec"}, nil)
@@ -47,9 +48,21 @@ func TestIPsecWithoutESP(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Error("created the output directory")
 	}
+	// Libreswan alone, its second variant included: refused with the
+	// kernel's reason, not for a missing program (Check probes ESP first).
+	code, _, stderr = runInProcess("run", "--transports", "libreswan,libreswan:aes128-sha1", "--quick", "--out", out)
+	if code != exitRefused {
+		t.Errorf("libreswan: exit %d, want %d (stderr %q)", code, exitRefused, stderr)
+	}
+	if want := "twnsbench: --transports: libreswan cannot run here: " + noESP + "; libreswan:aes128-sha1 cannot run here: " + noESP + "\n"; stderr != want {
+		t.Errorf("libreswan: stderr %q, want the one line %q", stderr, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("libreswan: created the output directory")
+	}
 	var b strings.Builder
 	writeTransports(&b)
-	for _, name := range []string{"ipsec", "ipsec-tunnel"} {
+	for _, name := range []string{"ipsec", "ipsec-tunnel", "strongswan-kernel", "libreswan"} {
 		found := false
 		for _, line := range strings.Split(b.String(), "\n") {
 			f := strings.Fields(line)

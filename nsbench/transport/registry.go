@@ -80,7 +80,7 @@ var (
 // The built-in transports, in the reports' order: the one place that
 // lists them.
 func init() {
-	for _, s := range []Spec{sshSpec, wireguardSpec, wireguardKernelSpec, wireguardGoSpec, twSpec, sshTunSpec, openVPNStaticSpec, openVPNTLSSpec, strongSwanSpec, strongSwanKernelSpec, sshuttleSpec, ipsecSpec, ipsecTunnelSpec} {
+	for _, s := range []Spec{sshSpec, wireguardSpec, wireguardKernelSpec, wireguardGoSpec, twSpec, sshTunSpec, openVPNStaticSpec, openVPNTLSSpec, strongSwanSpec, strongSwanKernelSpec, sshuttleSpec, ipsecSpec, ipsecTunnelSpec, libreswanSpec} {
 		Register(s)
 	}
 }
@@ -119,6 +119,10 @@ func SpecOf(row string) (Spec, bool) {
 	name, _, _ := strings.Cut(row, ":")
 	return Lookup(name)
 }
+
+// ikePorts is what every IKE daemon holds in its namespace: UDP 500 and
+// 4500, so strongSwan's and Libreswan's rows are never up together.
+const ikePorts = "IKE udp/500 and 4500"
 
 // Coexist reports whether the paths of rows a and b (NAME or
 // NAME:VARIANT) can be up at the same time. Unregistered rows (tests)

@@ -25,13 +25,15 @@ residue() {
 	ip netns list 2>/dev/null | sed 's/^/netns /'
 	ls /run/netns 2>/dev/null | sed 's/^/netns file /'
 	grep -E 'twnsb|/run/netns' /proc/self/mounts | sed 's/^/mount /'
-	# Files: what the guest wrote (the overlay's upper layer; the merged view
-	# shows the host's files too, and new ones as they appear), minus whiteouts.
-	find /run/vmtest/upper/tmp /run/vmtest/upper/etc/netns -mindepth 1 -maxdepth 1 ! -type c 2>/dev/null | sed "s|^/run/vmtest/upper|path |"
+	# Files: /tmp and /etc/netns are the guest's own (below).
+	find /tmp /etc/netns -mindepth 1 -maxdepth 1 2>/dev/null | sed "s|^|path |"
 	ls -d /sys/fs/cgroup/twnsb* /run/wireguard/* 2>/dev/null | sed "s/^/path /"
+	# IPsec daemons' compiled-in places (Libreswan's pluto is given others).
+	ls -d /run/vmtest/upper/etc/ipsec* /run/vmtest/upper/var/lib/ipsec /run/vmtest/upper/etc/swanctl \
+		/run/pluto /run/charon.* 2>/dev/null | sed "s|^/run/vmtest/upper||; s/^/path /"
 	ip -o link show | awk -F': ' '$2 != "lo" {print "link " $2}'
 	ps -eo pid=,ppid=,comm= | awk '$1 != 2 && $2 != 2 {print $3}' |
-		grep -E '^(sshd|ssh|scp|iperf3|netserver|netperf|ping|twnsbench|wireguard-go|caddy|xray|tw|.*\.test)$' |
+		grep -E '^(sshd|ssh|scp|iperf3|netserver|netperf|ping|twnsbench|wireguard-go|caddy|xray|tw|pluto|whack|addconn|charon-systemd|.*\.test)$' |
 		sed 's/^/process /'
 }
 
@@ -148,8 +150,10 @@ check_ipsec() {
 	local out
 	out=$("$BIN" doctor --size 16MiB 2>&1)
 	grep -E '^[a-z]+ +transport ipsec' <<<"$out"
-	grep -qE '^ok +transport ipsec ' <<<"$out" && grep -qE '^ok +transport ipsec-tunnel ' <<<"$out" ||
-		fail "doctor: ipsec or ipsec-tunnel cannot run" || return 1
+	grep -E '^[a-z]+ +transport libreswan' <<<"$out"
+	grep -qE '^ok +transport ipsec ' <<<"$out" && grep -qE '^ok +transport ipsec-tunnel ' <<<"$out" &&
+		grep -qE '^ok +transport libreswan ' <<<"$out" ||
+		fail "doctor: ipsec, ipsec-tunnel or libreswan cannot run" || return 1
 	twnsbench_run ipsec --transports ipsec:aes-gcm-128,ipsec:aes-cbc-128-sha1,ipsec:chacha20-poly1305,ipsec-tunnel \
 		--instruments iperf3-1,ping --wan 30ms:0.1% --impairment netem "${SMALL[@]}" || return 1
 	ipsec_assert ipsec lan,wan iperf3-1,ping || return 1
@@ -175,6 +179,30 @@ check_ipsec() {
 		      | if . == 0 then "\($row): no iperf3-1 carried by ESP" else empty end))
 		' "$OUT/strongswan-kernel/bench-results.json")
 	[ -z "$bad" ] || fail "$bad" || return 1
+	# Libreswan's pluto keying the kernel's ESP, both variants, on the LAN
+	# and a netem WAN (the WAN row's set-up also proves the LAN row's Close
+	# left no SA: it demands exactly two per side).
+	twnsbench_run libreswan --transports libreswan,libreswan:aes128-sha1 \
+		--instruments iperf3-1,ping --wan 30ms:0.1% --impairment netem "${SMALL[@]}" || return 1
+	jqv libreswan '.transports[] | "\(.name): \(.label); \(.facts.libreswan // "")"'
+	jqv libreswan '.samples[] | select(.instrument == "iperf3-1") | "iperf3-1 \(.transport)/\(.condition): \(.value * 1000 | round) Mbit/s, moved \(.moved_bytes) B, ESP carried \(.tunnel_bytes) B"'
+	jqv libreswan '.samples[] | select(.instrument == "ping") | "ping \(.transport)/\(.condition): \(.value) ms"'
+	bad=$(jq -r '
+		{"libreswan": "rfc4106(gcm(aes)) 256-bit", "libreswan:aes128-sha1": "cbc(aes) 128-bit + hmac(sha1)-96"} as $algo
+		| . as $d
+		| (if ([.conditions[].name] | join(",")) != "lan,wan" then "libreswan: conditions \([.conditions[].name] | join(","))" else empty end),
+		  (if (.failures // [] | length) > 0 then "libreswan: failures in the results" else empty end),
+		  (if ([.transports[].name] | sort) != ($algo | keys) then "libreswan: rows \([.transports[].name])" else empty end),
+		  (.transports[] | .name as $row
+		   | (if .label != "SSH over Libreswan (kernel ESP, tunnel, \($algo[$row]), 2 SAs per side)" then "\($row): label \(.label)" else empty end),
+		     (("lan", "wan") as $c | ("iperf3-1", "ping") as $i
+		      | [$d.samples[] | select(.transport == $row and .condition == $c and .instrument == $i and .value > 0)] | length
+		      | if . == 0 then "\($row)/\($c): no \($i) measured" else empty end),
+		     ($d.samples[] | select(.transport == $row and .instrument == "iperf3-1")
+		      | if .moved_bytes == null or .tunnel_bytes == null or .tunnel_bytes < .moved_bytes
+		        then "\($row)/\(.condition): ESP carried \(.tunnel_bytes) B of the \(.moved_bytes) iperf3 moved" else empty end))
+		' "$OUT/libreswan/bench-results.json")
+	[ -z "$bad" ] || fail "$bad" || return 1
 	# Nothing left: the runs' (and the probes') namespaces are gone, and
 	# no namespace left holds an SA or a policy.
 	local n left=
@@ -182,6 +210,33 @@ check_ipsec() {
 		left+=$(ip ${n:+-n "$n"} xfrm state; ip ${n:+-n "$n"} xfrm policy)
 	done
 	[ -z "$left" ] || fail "xfrm states or policies left: $left"
+}
+
+# The probe's second reason, seen for real: ESP is here, one algorithm is
+# not. chacha20poly1305 (the template) is unloaded and module loading
+# blocked (/proc/sys/kernel/modprobe, in this throwaway guest) for one
+# run, which must then be refused (exit 2, nothing created) naming the
+# missing algorithm for the ChaCha20 rows and nothing for the GCM one;
+# then loading is restored and the module back.
+check_esp_lacks() {
+	local out rc modprobe
+	if lsmod | grep -q '^chacha20poly1305 '; then
+		rmmod chacha20poly1305 || fail "cannot unload chacha20poly1305" || return 1
+	fi
+	modprobe=$(cat /proc/sys/kernel/modprobe)
+	echo /bin/false >/proc/sys/kernel/modprobe
+	out=$(timeout "$CHECK_TIMEOUT" "$BIN" run --transports ipsec:chacha20-poly1305,strongswan-kernel:chacha20poly1305,ipsec \
+		--out "$OUT/esp-lacks" "${SMALL[@]}" 2>&1)
+	rc=$?
+	echo "$modprobe" >/proc/sys/kernel/modprobe
+	modprobe chacha20poly1305 || fail "cannot load chacha20poly1305 again" || return 1
+	echo "$out"
+	local lacks="cannot run here: this kernel lacks rfc7539esp(chacha20,poly1305) (CONFIG_CRYPTO_CHACHA20POLY1305, CONFIG_CRYPTO_SEQIV)"
+	[ $rc -eq 2 ] || fail "exit $rc, want 2" || return 1
+	grep -qF "ipsec:chacha20-poly1305 $lacks" <<<"$out" && grep -qF "strongswan-kernel:chacha20poly1305 $lacks" <<<"$out" ||
+		fail "the ChaCha20 rows are not refused for the missing algorithm" || return 1
+	! grep -qE '(^|; |: )ipsec cannot|no ESP' <<<"$out" || fail "the GCM row or ESP itself was refused too" || return 1
+	[ ! -e "$OUT/esp-lacks" ] || fail "the refused run created its output directory"
 }
 
 # ipsec_assert RUN CONDITIONS INSTRUMENTS: run RUN's rows are exactly
@@ -244,7 +299,7 @@ check_go_cli_wireguard() {
 }
 
 summary() {
-	local kernel wgimpl="n/a" method="n/a" rtt="n/a" loss="n/a" ipsec="n/a" d
+	local kernel wgimpl="n/a" method="n/a" rtt="n/a" loss="n/a" ipsec="n/a" libreswan="n/a" d
 	kernel=$(uname -r)
 	d=$OUT/wg-kernel/bench-results.json
 	[ -f "$d" ] && wgimpl=$(jq -r '.env.wireguard // "n/a"' "$d")
@@ -256,15 +311,24 @@ summary() {
 	fi
 	# The IPsec rows measured in every condition of their run, with their
 	# LAN iperf3.
-	local docs=()
-	for d in "$OUT"/ipsec/bench-results.json "$OUT"/ipsec-more/bench-results.json; do
+	ipsec=$(measured_rows "$OUT"/ipsec/bench-results.json "$OUT"/ipsec-more/bench-results.json)
+	libreswan=$(measured_rows "$OUT"/libreswan/bench-results.json)
+	echo "vmtest summary: kernel $kernel; wireguard $wgimpl; impairment $method; rtt $rtt; loss $loss; ipsec ${ipsec:-n/a}; libreswan ${libreswan:-n/a}"
+}
+
+# measured_rows DOC...: the rows of the results documents that exist,
+# each measured in every condition of its run, with its LAN iperf3; n/a
+# when there is no document.
+measured_rows() {
+	local docs=() d
+	for d in "$@"; do
 		[ -f "$d" ] && docs+=("$d")
 	done
-	[ ${#docs[@]} -gt 0 ] && ipsec=$(jq -rs '[.[] | . as $d | [.conditions[].name] as $c | .transports[].name as $t
+	[ ${#docs[@]} -gt 0 ] || { echo n/a; return; }
+	jq -rs '[.[] | . as $d | [.conditions[].name] as $c | .transports[].name as $t
 		| select([$d.samples[] | select(.transport == $t and .value > 0) | .condition] | unique == ($c | sort))
 		| "\($t) \([$d.samples[] | select(.transport == $t and .condition == "lan" and .instrument == "iperf3-1") | .value * 1000 | round][0] // "?") Mbit/s"]
-		| if length == 0 then "none measured" else join(", ") end' "${docs[@]}")
-	echo "vmtest summary: kernel $kernel; wireguard $wgimpl; impairment $method; rtt $rtt; loss $loss; ipsec ${ipsec:-n/a}"
+		| if length == 0 then "none measured" else join(", ") end' "${docs[@]}"
 }
 
 CHECKS=(
@@ -275,6 +339,7 @@ CHECKS=(
 	netem
 	netem_profiles
 	ipsec
+	esp_lacks
 	go_netem
 	go_wireguard
 	go_cli_wireguard
@@ -282,6 +347,16 @@ CHECKS=(
 
 [ $# -ge 1 ] && [ -d "$OUT" ] || { echo "usage: $0 OUTDIR [CHECK...]"; exit 2; }
 [ $# -gt 1 ] && CHECKS=("${@:2}")
+# The host's own benchmark runs (other work on a development host) show
+# through the shared root as they come and go, in /tmp and /etc/netns, and
+# with their harness out of sight they look like dead runs' leftovers to
+# the Go tests' leak check: the guest gets its own of both. /tmp is a
+# tmpfs; /etc/netns is removed and made again in the root overlay, which
+# makes it opaque (a mount there would vanish under sshd's overlay of
+# /etc). Only in the guest: the overlay's upper layer is its marker.
+[ -d /run/vmtest/upper ] || { echo "checks.sh: not in the vmtest guest (no /run/vmtest/upper)"; exit 2; }
+mount -t tmpfs -o mode=1777 tmpfs /tmp && rm -rf /etc/netns && mkdir /etc/netns ||
+	{ echo "checks.sh: cannot give the guest its own /tmp and /etc/netns"; exit 2; }
 # The guest sees the host's files (and a developer's own twnsb- leftovers): only
 # what appears after this point counts.
 baseline=$(residue)

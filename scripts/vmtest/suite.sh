@@ -76,5 +76,5 @@ summary=$(grep '^vmtest summary: ' "$log" | tail -1)
 if [ "$rc" -ne 0 ]; then
 	say "FAILED (exit $rc)"
 fi
-echo "${summary:-vmtest summary: kernel $VMTEST_KVER; wireguard n/a; impairment n/a; rtt n/a; loss n/a; ipsec n/a (the guest printed none)}"
+echo "${summary:-vmtest summary: kernel $VMTEST_KVER; wireguard n/a; impairment n/a; rtt n/a; loss n/a; ipsec n/a; libreswan n/a (the guest printed none)}"
 exit "$rc"
