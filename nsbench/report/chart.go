@@ -240,7 +240,11 @@ func (c *chart) subtitle() string {
 		parts = append(parts, "kernel "+k)
 	}
 	if r := c.v.doc.Env.Runs; r > 0 {
-		parts = append(parts, fmt.Sprintf("%d runs per cell", r))
+		runs := plural(r, "run", "runs") + " per cell"
+		if c.v.doc.Env.RunsAuto != nil {
+			runs = fmt.Sprintf("%d to %d runs per cell (--runs auto)", r, c.v.doc.Env.RunsAuto.MaxRuns)
+		}
+		parts = append(parts, runs)
 	}
 	return strings.Join(parts, " · ")
 }
