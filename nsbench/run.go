@@ -402,15 +402,18 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 
 // schedule lays out the run in the plan's order and records it.
 func (r *runner) schedule(rows []*row) []block {
-	var rs [][]string
+	bs, rs := schedule(r.plan.Order, rows, r.doc.Conditions)
+	var names [][]string
 	if r.plan.Order != OrderReference {
-		rs = roundNames(rounds(rows))
-		if len(rs) > 1 {
-			r.logf("interleaved in %d rounds: some paths cannot be up at the same time: %v", len(rs), rs)
+		for _, round := range rs {
+			names = append(names, rowNames(round))
+		}
+		if len(names) > 1 {
+			r.logf("interleaved in %d rounds: some paths cannot be up at the same time: %v", len(names), names)
 		}
 	}
-	r.rec.order(r.plan.Order, rs)
-	return schedule(r.plan.Order, rows, r.doc.Conditions)
+	r.rec.order(r.plan.Order, names)
+	return bs
 }
 
 // runBlock measures a block: the condition is set (the impairment, for a

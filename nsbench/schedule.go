@@ -64,17 +64,20 @@ next:
 
 // schedule lays out the run. Reference order: each row under every
 // condition in turn, one block each. Interleaved: each condition in turn,
-// one block per round of rows that can be up together.
-func schedule(order string, rows []*row, conds []results.Condition) []block {
+// one block per round of rows that can be up together. It returns the
+// rounds too (one per row in the reference order), for the results.
+func schedule(order string, rows []*row, conds []results.Condition) ([]block, [][]*row) {
 	var bs []block
+	var rs [][]*row
 	if order == OrderReference {
 		for _, rw := range rows {
+			rs = append(rs, []*row{rw})
 			for _, c := range conds {
 				bs = append(bs, block{cond: c, rows: []*row{rw}})
 			}
 		}
 	} else {
-		rs := rounds(rows)
+		rs = rounds(rows)
 		for _, c := range conds {
 			for _, round := range rs {
 				bs = append(bs, block{cond: c, rows: round})
@@ -86,18 +89,14 @@ func schedule(order string, rows []*row, conds []results.Condition) []block {
 			rw.blocks++
 		}
 	}
-	return bs
+	return bs, rs
 }
 
-// roundNames are the rows of each round, by name, for the results.
-func roundNames(rs [][]*row) [][]string {
-	var out [][]string
-	for _, round := range rs {
-		var names []string
-		for _, rw := range round {
-			names = append(names, rw.t.Name())
-		}
-		out = append(out, names)
+// rowNames are the rows' transport ids, in order.
+func rowNames(rows []*row) []string {
+	var names []string
+	for _, rw := range rows {
+		names = append(names, rw.t.Name())
 	}
-	return out
+	return names
 }

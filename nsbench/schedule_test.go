@@ -30,7 +30,7 @@ func rowsOf(names ...string) []*row {
 // transport-mode IPsec row is always alone.
 func TestRounds(t *testing.T) {
 	rs := rounds(rowsOf("ssh", "wireguard", "wireguard-go", "strongswan", "strongswan:aes128-sha256", "strongswan-kernel", "ipsec", "ipsec-tunnel", "tw", "sshuttle", "libreswan", "libreswan:aes128-sha1"))
-	got := fmt.Sprint(roundNames(rs))
+	got := fmt.Sprint(namesOf(rs))
 	// Every IKE daemon holds UDP 500 and 4500: one per round.
 	want := "[[ssh wireguard strongswan ipsec-tunnel tw sshuttle] [wireguard-go strongswan:aes128-sha256] [strongswan-kernel] [ipsec] [libreswan] [libreswan:aes128-sha1]]"
 	if got != want {
@@ -52,12 +52,12 @@ func TestScheduleOrders(t *testing.T) {
 		return out
 	}
 	rows := rowsOf("ssh", "wireguard", "wireguard-go")
-	if got, want := describe(schedule(OrderReference, rows, conds)),
+	if got, want := describe(first(schedule(OrderReference, rows, conds))),
 		[]string{"lan:[ssh]", "wan:[ssh]", "lan:[wireguard]", "wan:[wireguard]", "lan:[wireguard-go]", "wan:[wireguard-go]"}; !slices.Equal(got, want) {
 		t.Errorf("reference: %v, want %v", got, want)
 	}
 	rows = rowsOf("ssh", "wireguard", "wireguard-go")
-	if got, want := describe(schedule(OrderInterleaved, rows, conds)),
+	if got, want := describe(first(schedule(OrderInterleaved, rows, conds))),
 		[]string{"lan:[ssh wireguard]", "lan:[wireguard-go]", "wan:[ssh wireguard]", "wan:[wireguard-go]"}; !slices.Equal(got, want) {
 		t.Errorf("interleaved: %v, want %v", got, want)
 	}
@@ -66,4 +66,14 @@ func TestScheduleOrders(t *testing.T) {
 			t.Errorf("%s: %d blocks, want one per condition", rw.t.Name(), rw.blocks)
 		}
 	}
+}
+
+func first(bs []block, _ [][]*row) []block { return bs }
+
+func namesOf(rs [][]*row) [][]string {
+	var out [][]string
+	for _, r := range rs {
+		out = append(out, rowNames(r))
+	}
+	return out
 }

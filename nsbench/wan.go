@@ -236,22 +236,14 @@ func (r *runner) setImpairment(ctx context.Context, b block, cond results.Condit
 	w := r.wan
 	applied, err := w.imp.Set(ctx, w.conds[cond.Name])
 	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", blockNames(b), cond.Name, err), w.imp.Clear(ctx))
+		return nil, nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", strings.Join(rowNames(b.rows), ", "), cond.Name, err), w.imp.Clear(ctx))
 	}
 	clear := func(err *error) {
 		if cerr := w.imp.Clear(context.WithoutCancel(ctx)); cerr != nil {
-			*err = errors.Join(*err, fmt.Errorf("%s / %s: clear impairment: %w", blockNames(b), cond.Name, cerr))
+			*err = errors.Join(*err, fmt.Errorf("%s / %s: clear impairment: %w", strings.Join(rowNames(b.rows), ", "), cond.Name, cerr))
 		}
 	}
 	return applied, clear, nil
-}
-
-func blockNames(b block) string {
-	var names []string
-	for _, rw := range b.rows {
-		names = append(names, rw.t.Name())
-	}
-	return strings.Join(names, ", ")
 }
 
 // wanCell is what a WAN block measured of its condition before its cells:
@@ -281,10 +273,7 @@ func (r *runner) endWANCell(ctx context.Context, c *wanCell, live []*row, cond r
 	w := r.wan
 	after, afterErr := w.imp.Counters(ctx)
 	cell := impair.SubAll(after, c.before)
-	var names []string
-	for _, rw := range live {
-		names = append(names, rw.t.Name())
-	}
+	names := rowNames(live)
 	shared := func(name string) []string {
 		if len(names) < 2 {
 			return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func rerunAction(c *cli.Context) error {
 		}
 	}
 	err = newApp(c.App.Writer, c.App.ErrWriter).RunContext(c.Context, append([]string{"twnsbench", "run"}, runArgs(cfg, rows, out)...))
-	cur, rerr := results.Read(out + "/" + results.FileName)
+	cur, rerr := results.Read(filepath.Join(out, results.FileName))
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}

@@ -71,13 +71,19 @@ func NoiseSummary(d *results.Document) string {
 	if marked == 0 {
 		return fmt.Sprintf("noise: none of %d cells marked", cells)
 	}
+	return fmt.Sprintf("noise: %d of %d cells marked %s (%s; see the report's Noise section)", marked, cells, noiseMark, markBreakdown(per))
+}
+
+// markBreakdown is "3 background, 2 spread": the count of each mark, in
+// markOrder.
+func markBreakdown(per map[string]int) string {
 	var parts []string
 	for _, m := range markOrder {
 		if per[m] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", per[m], m))
 		}
 	}
-	return fmt.Sprintf("noise: %d of %d cells marked %s (%s; see the report's Noise section)", marked, cells, noiseMark, strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // writeNoise renders how much the host's other work and the runs' spread
@@ -105,13 +111,7 @@ func (v *view) writeNoise(w *writer) {
 		w.block(fmt.Sprintf("None of the %d cells is marked.", cells))
 		return
 	}
-	var parts []string
-	for _, m := range markOrder {
-		if per[m] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", per[m], m))
-		}
-	}
-	w.block(fmt.Sprintf("%d of %d cells are marked (%s).", marked, cells, strings.Join(parts, ", ")))
+	w.block(fmt.Sprintf("%d of %d cells are marked (%s).", marked, cells, markBreakdown(per)))
 	lines := []string{tableRow("Condition", "Transport", "Instrument", "n", "CV", "Background CPU, most", "Steal, most", "Marks"), separatorRow(8)}
 	for _, c := range v.doc.Cells {
 		if c.Metric != "value" || len(c.Marks) == 0 {
