@@ -310,18 +310,6 @@ func (r *runner) instrumentEnv(t transport.Target) *instrument.Job {
 	}
 }
 
-// failed records a sample that could not be measured, with the tool's own
-// message and its log.
-func (r *runner) failed(t transport.Transport, cond results.Condition, in instrument.Instrument, run int, err error) error {
-	r.res.Failures++
-	r.rec.failure(results.Failure{
-		Transport: t.Name(), Condition: cond.Name, Instrument: in.Name(), Run: run,
-		Error: err.Error() + " (log: " + filepath.Join(r.logDir, "client-"+in.Tool()+".log") + ")",
-	})
-	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, "FAILED: "+err.Error())
-	return r.write()
-}
-
 // waitExclusive waits, outside the meters, until every one-test-at-a-time
 // service in needs is idle on the server, and returns how long that took.
 func (r *runner) waitExclusive(ctx context.Context, in instrument.Instrument) (time.Duration, error) {
@@ -454,7 +442,7 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 			continue
 		}
 		r.rec.path(rw.t, path)
-		rw.path = path
+		rw.path, rw.pathFaults, rw.copyRate = path, 0, 0
 		live = append(live, rw)
 	}
 	if len(live) == 0 {
@@ -486,21 +474,22 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 				if run > r.plan.Runs {
 					// --runs auto, past the minimum: only the cells
 					// whose interval is still wider than asked.
-					if instrument.Applicable(in, rw.path.Target) != nil || r.precise(rw.t, cond, in) {
+					if rw.path == nil || instrument.Applicable(in, rw.path.Target) != nil || r.precise(rw.t, cond, in) {
 						continue
 					}
 					r.progress.extend(in.Name(), 1)
 				}
 				if rw.path == nil {
-					r.progress.drop(in.Name(), 1) // its path could not be built again
+					r.progress.drop(in.Name(), 1) // its path was given up (see afterFault)
 					continue
 				}
 				more = true
-				if err := r.sample(ctx, rw, in, jobs[rw], cond, run); err != nil {
+				fault, err := r.sample(ctx, rw, in, jobs[rw], cond, run)
+				if err != nil {
 					return err
 				}
-				if rw.stalled {
-					if err := r.rebuild(ctx, rw, cond, jobs); err != nil {
+				if fault != nil {
+					if err := r.afterFault(ctx, fault, jobs, wan); err != nil {
 						return err
 					}
 				}
@@ -546,27 +535,23 @@ func (r *runner) dropPath(rw *row) {
 	rw.path = nil
 }
 
-// rebuild closes a path that stalled and builds it again, so one stalled
-// sample (recorded as failed) costs no other. A path that does not come
-// back leaves the row's remaining samples of the block unmeasured.
-func (r *runner) rebuild(ctx context.Context, rw *row, cond results.Condition, jobs map[*row]*instrument.Job) error {
-	rw.stalled = false
-	r.logf("%s / %s: the path stalled; building it again", rw.t.Label(), cond.Name)
+// rebuild closes a row's path and builds it again, so one broken sample
+// (recorded as failed) costs no other. A path that does not come back
+// leaves the row's remaining samples of the block unmeasured; the error
+// says why.
+func (r *runner) rebuild(ctx context.Context, rw *row, cond results.Condition, jobs map[*row]*instrument.Job) (time.Duration, error) {
+	start := time.Now()
+	r.logf("%s / %s: building the path again", rw.t.Label(), cond.Name)
 	r.dropPath(rw)
 	path, err := r.bringUp(ctx, rw, cond, false)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		r.logf("%s / %s: rebuilding the stalled path failed: %v", rw.t.Label(), cond.Name, err)
-		return nil
+		return time.Since(start), err
 	}
-	r.rec.fallback(rw.t.Name() + " / " + cond.Name + ": the path stalled under a sample and was built again (the sample is a failure)")
 	rw.path = path
 	job := r.instrumentEnv(path.Target)
 	job.Payload, job.PayloadBytes = jobs[rw].Payload, jobs[rw].PayloadBytes
 	jobs[rw] = job
-	return nil
+	return time.Since(start), nil
 }
 
 // rowDone counts one of the row's blocks as done.
@@ -687,11 +672,18 @@ func (r *runner) warmUp(ctx context.Context, rw *row, cond results.Condition) er
 		if _, impaired := r.impaired(cond.Name); impaired && in.Name() == "scp" {
 			continue // the reference warms scp up on the LAN only
 		}
-		if _, err := in.Measure(ctx, warm); err != nil {
+		wctx, cancel := context.WithTimeout(ctx, in.Budget(warm).Deadline())
+		m, err := in.Measure(wctx, warm)
+		cancel()
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			r.logf("%s / %s: warm-up %s: %v", rw.t.Name(), cond.Name, in.Name(), err)
+			continue
+		}
+		if m.PayloadBytes != nil && m.WallSec > 0 {
+			rw.copyRate = float64(*m.PayloadBytes) / m.WallSec
 		}
 	}
 	return nil
@@ -700,7 +692,7 @@ func (r *runner) warmUp(ctx context.Context, rw *row, cond results.Condition) er
 // sample measures once with meters read just before and just after, and
 // saves the document. A tool error is recorded as a failure with the
 // tool's own message; only an interruption is returned.
-func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, env *instrument.Job, cond results.Condition, run int) error {
+func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, env *instrument.Job, cond results.Condition, run int) (*sampleFault, error) {
 	t, path := rw.t, rw.path
 	r.sampler.Transport = rw.meters
 	if err := instrument.Applicable(in, env.Target); err != nil {
@@ -708,16 +700,22 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 		if run == 1 {
 			r.rec.notApplicable(t, cond.Name, in.Name(), err.Error())
 		}
-		return nil
+		return nil, nil
 	}
 	r.progress.begin(t.Name(), cond.Name, in.Name(), run)
+	start := time.Now()
+	fault := func(err error, deadline bool) (*sampleFault, error) {
+		return &sampleFault{row: rw, in: in, cond: cond, run: run, err: err, start: start, deadline: deadline}, nil
+	}
 	idle, ierr := r.waitExclusive(ctx, in)
 	if ierr != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return r.failed(t, cond, in, run, ierr)
+		return fault(ierr, false)
 	}
+	env.ExpectedRate = r.copyRate(rw, cond)
+	budget := in.Budget(env)
 	// The tunnel's count is read outside the CPU meters' window (reading
 	// SAs or sock_diag is the harness's work), around it: it still spans
 	// everything the tool moved.
@@ -725,12 +723,15 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 	tunnelBefore, terr := tunnel()
 	before, err := r.sampler.Snapshot()
 	if err != nil {
-		return fmt.Errorf("meters: %w", err)
+		return nil, fmt.Errorf("meters: %w", err)
 	}
-	m, merr := in.Measure(ctx, env)
+	sctx, cancel := context.WithTimeoutCause(ctx, budget.Deadline(), errSampleDeadline)
+	m, merr := in.Measure(sctx, env)
+	expired := ctx.Err() == nil && errors.Is(context.Cause(sctx), errSampleDeadline)
+	cancel()
 	after, err := r.sampler.Snapshot()
 	if err != nil {
-		return fmt.Errorf("meters: %w", err)
+		return nil, fmt.Errorf("meters: %w", err)
 	}
 	tunnelAfter, terr2 := tunnel()
 	if merr == nil {
@@ -738,17 +739,19 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 	}
 	if merr != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		rw.stalled = errors.Is(merr, instrument.ErrStalled)
-		return r.failed(t, cond, in, run, merr)
+		if expired {
+			merr = fmt.Errorf("%s: no result %.0f s after %s; killed with its children", in.Tool(), instrument.Allowance.Seconds(), budget.Basis)
+		}
+		return fault(merr, expired)
 	}
 	var tunnelBytes *int64
 	if path.Carried != nil {
 		carried := tunnelAfter - tunnelBefore
 		tunnelBytes = &carried
 		if m.MovedBytes > 0 && carried < m.MovedBytes {
-			return r.failed(t, cond, in, run, fmt.Errorf("the traffic bypassed the tunnel: %s moved %d bytes, the tunnel carried %d", in.Tool(), m.MovedBytes, carried))
+			return fault(fmt.Errorf("the traffic bypassed the tunnel: %s moved %d bytes, the tunnel carried %d", in.Tool(), m.MovedBytes, carried), false)
 		}
 	}
 	d := after.Sub(before)
@@ -784,7 +787,7 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 	}
 	r.rec.sample(s, d.HarnessCPUSec)
 	r.progress.finish(r.logf, t.Name(), cond.Name, in.Name(), run, fmt.Sprintf("%.4g %s", m.Value, m.Unit))
-	return r.write()
+	return nil, r.write()
 }
 
 // noiseOf is a sample's record of the host's other work.

@@ -29,9 +29,13 @@ type row struct {
 	peaks  rssPeaks
 	blocks int             // blocks left: its peaks are recorded after the last
 	path   *transport.Path // up during a block
-	// stalled is set by a sample whose path stopped carrying; the block
-	// builds the path again before the row's next sample.
-	stalled bool
+	// pathFaults counts the samples of the current block that failed
+	// with the path to blame (see afterFault); at maxPathFaults the row's
+	// remaining samples of the block are skipped.
+	pathFaults int
+	// copyRate is the rate (bytes/s) of the block's warm-up copy, a first
+	// expectation for its copies' deadlines; 0 when none was made.
+	copyRate float64
 }
 
 // block is cells measured together: one condition, the rows whose paths

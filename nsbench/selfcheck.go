@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
@@ -160,9 +161,13 @@ func overallVerdict(cs []results.SelfCheckRatio) string {
 }
 
 // shellRun runs a command line through sh, as a person at a shell would,
-// and captures its output.
+// and captures its output. sh leads its own process group, and a cancelled
+// ctx ends that group: the tool under `ip netns exec`, not only sh.
 func shellRun(ctx context.Context, line string) (proc.Result, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

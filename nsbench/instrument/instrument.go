@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +30,47 @@ type Instrument interface {
 	// reports summarise and render these, and nothing else.
 	Metrics() []results.Metric
 	// Measure runs the tool once and returns its measurement. A tool error
-	// comes back with the tool's own message.
+	// comes back with the tool's own message. The orchestrator bounds it
+	// by Budget's deadline: ctx ends then, and the tool with it.
 	Measure(ctx context.Context, env *Job) (Measurement, error)
+	// Budget is how long a healthy sample takes, from what it was asked
+	// to do: the orchestrator kills a sample that outlasts it by
+	// Allowance.
+	Budget(env *Job) Budget
+}
+
+// Allowance is what a sample may take beyond its planned time before it
+// is killed: connecting (a tunnel's first connection through a loaded
+// path), the tool's start-up and its result exchange. Seen on this kind
+// of host: under 2 s; the rest is margin for a loaded host.
+const Allowance = 10 * time.Second
+
+// ScpFloorRate is the copy rate (bytes/s) a path is assumed to hold at the
+// least when it has not shown its own yet: 0.5 MB/s (4 Mbit/s), under the
+// slowest WAN copy seen here (sshuttle, ~1 MB/s).
+const ScpFloorRate = 500_000
+
+// Budget is a sample's planned time and what it was derived from, for
+// the message of a sample that outlasts it.
+type Budget struct {
+	Planned time.Duration
+	Basis   string // "its 10 s test", "256 MiB at 0.5 MB/s"
+}
+
+// Deadline is when the orchestrator gives up on the sample.
+func (b Budget) Deadline() time.Duration { return b.Planned + Allowance }
+
+// timeBound is the budget of a tool that runs for d.
+func timeBound(d time.Duration) Budget {
+	return Budget{Planned: d, Basis: "its " + fmtSeconds(d) + " test"}
+}
+
+// fmtSeconds writes d in whole seconds, or tenths below 10 s.
+func fmtSeconds(d time.Duration) string {
+	if d < 10*time.Second && d%time.Second != 0 {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	}
+	return strconv.Itoa(int(d.Round(time.Second)/time.Second)) + " s"
 }
 
 // Needs is what an instrument needs of a path.
@@ -82,6 +122,9 @@ type Job struct {
 	// Payload is the file scp copies and its size.
 	Payload      string
 	PayloadBytes int64
+	// ExpectedRate is the copy rate (bytes/s) this path has shown, its
+	// slowest so far; 0 when it has shown none (ScpFloorRate then).
+	ExpectedRate float64
 }
 
 // Measurement is one sample's instrument-side numbers. Optional values are

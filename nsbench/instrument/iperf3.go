@@ -56,6 +56,9 @@ func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	return m, nil
 }
 
+// Budget is the test's duration.
+func (IPerf3) Budget(env *Job) Budget { return timeBound(env.Duration) }
+
 // Args is the tool's command line after the program name.
 func (i IPerf3) Args(env *Job) []string {
 	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),

@@ -50,6 +50,9 @@ func (r TCPRR) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	}, nil
 }
 
+// Budget is the test's duration.
+func (TCPRR) Budget(env *Job) Budget { return timeBound(env.Duration) }
+
 // Args is the tool's command line after the program name.
 func (TCPRR) Args(env *Job) []string {
 	return []string{"-H", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceNetperf)),

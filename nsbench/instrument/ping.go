@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -57,11 +58,21 @@ func (p Ping) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	}, nil
 }
 
+// Budget is the echoes' time at 10 ms each, plus the last one's 2 s wait.
+func (p Ping) Budget(*Job) Budget {
+	d := time.Duration(p.count())*10*time.Millisecond + 2*time.Second
+	return Budget{Planned: d, Basis: "its " + strconv.Itoa(p.count()) + " echoes (" + fmtSeconds(d) + ")"}
+}
+
+func (p Ping) count() int {
+	if p.Count == 0 {
+		return 200
+	}
+	return p.Count
+}
+
 // Args is the tool's command line after the program name.
 func (p Ping) Args(env *Job) []string {
-	n := p.Count
-	if n == 0 {
-		n = 200
-	}
+	n := p.count()
 	return []string{"-q", "-n", "-c", strconv.Itoa(n), "-i", "0.01", "-W", "2", env.Target.Host}
 }

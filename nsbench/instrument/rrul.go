@@ -25,12 +25,11 @@ import (
 // the path carries ICMP, else netperf TCP_RR in demo mode, whose interim
 // rate every 100 ms gives that interval's mean round trip (see
 // parseNetperfDemo). The sample names the probe it used (Method).
-type RRUL struct {
-	// Stall bounds each phase beyond its tools' own time: a path that
-	// stalls under load (tw's did, until its SSH keepalive gave up 10 min
-	// later) fails the sample instead of holding the run. 0: one minute.
-	Stall time.Duration
-}
+//
+// A path that stalls under load (tw's did, until its SSH keepalive gave
+// up 10 min later) is bounded like every sample, by the orchestrator's
+// deadline from Budget.
+type RRUL struct{}
 
 var _ Instrument = RRUL{}
 
@@ -146,26 +145,25 @@ func (p latencyProbe) run(ctx context.Context, env *Job, d time.Duration) ([]pro
 	return ps, sent, nil
 }
 
+// Budget is the idle probe, then the loaded test and the probe's slack.
+func (RRUL) Budget(env *Job) Budget {
+	idle := min(env.Duration, rrulIdleMax)
+	d := idle + env.Duration + rrulSlack
+	return Budget{Planned: d, Basis: "its " + fmtSeconds(idle) + " idle probe and " + fmtSeconds(env.Duration) + " loaded test (" + fmtSeconds(d) + ")"}
+}
+
 func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	probe := probeFor(env.Target)
-	stall := r.Stall
-	if stall == 0 {
-		stall = time.Minute
-	}
 	start := time.Now()
 	idleFor := min(env.Duration, rrulIdleMax)
-	idleCtx, cancelIdle := context.WithTimeout(ctx, idleFor+stall)
-	idle, _, err := probe.run(idleCtx, env, idleFor)
-	cancelIdle()
+	idle, _, err := probe.run(ctx, env, idleFor)
 	if err != nil {
-		return Measurement{}, fmt.Errorf("idle latency: %w", stalled(ctx, idleCtx, stall, err))
+		return Measurement{}, fmt.Errorf("idle latency: %w", err)
 	}
 
 	// The load and the probe start together; the probe outlasts iperf3.
 	loadStart := time.Now()
-	loadCtx, cancelLoad := context.WithTimeout(ctx, env.Duration+rrulSlack+stall)
-	defer cancelLoad()
-	probeCtx, cancelProbe := context.WithCancel(loadCtx)
+	probeCtx, cancelProbe := context.WithCancel(ctx)
 	defer cancelProbe()
 	var (
 		wg       sync.WaitGroup
@@ -178,7 +176,7 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		defer wg.Done()
 		loaded, sent, probeErr = probe.run(probeCtx, env, env.Duration+rrulSlack)
 	}()
-	load, run, err := runIperf3(loadCtx, env, r.Args(env), parseIperf3Bidir)
+	load, run, err := runIperf3(ctx, env, r.Args(env), parseIperf3Bidir)
 	loadEnd := time.Now()
 	if err != nil {
 		cancelProbe() // the probe's readings are of no use without the load
@@ -186,28 +184,15 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	wg.Wait()
 	done := time.Now()
 	if err != nil {
-		return Measurement{}, stalled(ctx, loadCtx, stall, err)
+		return Measurement{}, err
 	}
 	if probeErr != nil {
-		return Measurement{}, fmt.Errorf("loaded latency: %w", stalled(ctx, loadCtx, stall, probeErr))
+		return Measurement{}, fmt.Errorf("loaded latency: %w", probeErr)
 	}
 	return rrulMeasurement(rrulRun{
 		probe: probe, idle: idle, loaded: loaded, sent: sent, load: load, iperf3: run,
 		start: start, loadStart: loadStart, loadEnd: loadEnd, done: done, duration: env.Duration,
 	})
-}
-
-// ErrStalled is a measurement whose path stopped carrying under load: the
-// orchestrator builds the path again before the next sample.
-var ErrStalled = errors.New("the path stalled")
-
-// stalled names a phase that ran out of its time (its deadline passed,
-// the run's ctx's did not): the tools were killed, they did not fail.
-func stalled(ctx, phase context.Context, stall time.Duration, err error) error {
-	if ctx.Err() == nil && errors.Is(phase.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w: no result %s past the test's end, killed (%w)", ErrStalled, stall, err)
-	}
-	return err
 }
 
 // rrulRun is what one RRUL measurement gathered.

@@ -207,11 +207,16 @@ func TestRRULMeasure(t *testing.T) {
 			}
 		})
 	}
-	// A path that stalls under load: iperf3 never returns; the phase's
-	// bound kills it and the sample says so.
+	// A path that stalls under load: iperf3 never returns; the sample's
+	// deadline (the orchestrator's, from Budget) ends it.
 	f := &fakeTools{idle: 0.5, loaded: 20.5, iperf3Stalls: true}
-	_, err := RRUL{Stall: 50 * time.Millisecond}.Measure(context.Background(), &Job{Target: forwarder, Duration: time.Second, Run: f.run(t)})
-	parseWantErr(t, err, "the path stalled: no result 50ms past the test's end, killed", "deadline exceeded")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := RRUL{}.Measure(ctx, &Job{Target: forwarder, Duration: time.Second, Run: f.run(t)})
+	cancel()
+	parseWantErr(t, err, "deadline exceeded")
+	if b := (RRUL{}).Budget(&Job{Duration: 10 * time.Second}); b.Planned != 17*time.Second || b.Deadline() != 27*time.Second {
+		t.Errorf("rrul budget %+v, deadline %v: want 5 s idle + 10 s + 2 s slack, then 10 s more", b, b.Deadline())
+	}
 	f = &fakeTools{idle: 0.5, loaded: 20.5, iperf3Refused: true}
 	_, err = RRUL{}.Measure(context.Background(), &Job{Target: forwarder, Duration: 2 * time.Second, Run: f.run(t)})
 	parseWantErr(t, err, "Connection refused")

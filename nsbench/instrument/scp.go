@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -71,6 +72,26 @@ func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		PayloadBytes: ptr(env.PayloadBytes),
 		MovedBytes:   env.PayloadBytes,
 	}, nil
+}
+
+// Budget is the payload at half the slowest rate the path has shown (or
+// at ScpFloorRate before it has shown one): a copy that slows down by
+// half is still measured, a frozen one is not waited for longer.
+func (Scp) Budget(env *Job) Budget {
+	rate, basis := env.ExpectedRate/2, "half the slowest rate this path has shown"
+	if rate <= 0 {
+		rate, basis = ScpFloorRate, "the floor rate"
+	}
+	d := time.Duration(float64(env.PayloadBytes) / rate * float64(time.Second))
+	return Budget{Planned: d, Basis: fmt.Sprintf("%s at %.2g MB/s, %s (%s)", formatBytes(env.PayloadBytes), rate/1e6, basis, fmtSeconds(d))}
+}
+
+// formatBytes writes n in MiB or GiB.
+func formatBytes(n int64) string {
+	if n >= 1<<30 {
+		return strconv.FormatFloat(float64(n)/(1<<30), 'g', 4, 64) + " GiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'g', 4, 64) + " MiB"
 }
 
 // CopyCommand is the full command that copies file from the server to

@@ -103,6 +103,9 @@ func (UDPRate) Args(env *Job) []string {
 	return append(args, "-R", "-t", seconds(env.Duration), "-J")
 }
 
+// Budget is the test's duration.
+func (UDPRate) Budget(env *Job) Budget { return timeBound(env.Duration) }
+
 // MaxUDPBuffer is the socket buffer the packet-rate test asks for when the
 // kernel allows it.
 const MaxUDPBuffer = 4 << 20

@@ -88,20 +88,46 @@ func (p *Process) Stop(grace time.Duration) error {
 		return nil
 	default:
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("%s: stop pid %d: %w", p.Name, p.PID(), err)
+	if err := signalGroup(p.PID(), syscall.SIGTERM); err != nil {
+		return fmt.Errorf("%s: stop process group %d: %w", p.Name, p.PID(), err)
 	}
 	select {
 	case <-p.done:
+		// The leader is gone; anything it forked into its group goes too.
+		_ = signalGroup(p.PID(), syscall.SIGKILL)
 		return nil
 	case <-time.After(grace):
 	}
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("%s: kill pid %d: %w", p.Name, p.PID(), err)
+	// A stopped (SIGSTOP) or wedged daemon never acts on SIGTERM.
+	if err := signalGroup(p.PID(), syscall.SIGKILL); err != nil {
+		return fmt.Errorf("%s: kill process group %d: %w", p.Name, p.PID(), err)
 	}
 	<-p.done
 	return nil
 }
+
+// signalGroup signals the process group that pgid leads: every process the
+// harness starts leads its own group (Setpgid), so this reaches the program
+// and whatever it forked without touching anything else. A group that is
+// already gone is not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("refusing to signal process group %d", pgid)
+	}
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// KillGroup kills the process group that pid leads (a program started with
+// Setpgid, by the harness): the program and everything it forked.
+func KillGroup(pid int) error { return signalGroup(pid, syscall.SIGKILL) }
+
+// waitDelay bounds how long a finished or killed client program's output
+// is drained: a grandchild that left the group and kept the pipes open
+// must not hold the harness.
+const waitDelay = 2 * time.Second
 
 // Result is a finished client program.
 type Result struct {
@@ -138,9 +164,10 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = cmd.Process.Kill() // our own child, by PID
+		// Our own child's group, by its PID: the tool and its children.
+		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		err = fmt.Errorf("%s: %w", spec.Name, ctx.Err())
+		err = fmt.Errorf("%s: %w", spec.Name, context.Cause(ctx))
 	}
 	return Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Wall: time.Since(start)}, err
 }
@@ -166,6 +193,7 @@ func command(spec Spec) (cmd *exec.Cmd, release func(), err error) {
 	cmd = exec.Command(helperArgv[0], helperArgv[1:]...)
 	cmd.Env = append(append(os.Environ(), spec.Env...), planEnv)
 	cmd.Dir = spec.Dir
+	cmd.WaitDelay = waitDelay
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true, // a terminal's Ctrl-C reaches the harness only; it stops children itself
 		// If the harness dies without teardown, its children die with it;

@@ -1,6 +1,9 @@
 package report
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // skippedCell marks a skipped transport's row; the reason is said once, in
 // the Skipped section (a reason is often a whole sentence with its fix).
@@ -34,9 +37,32 @@ func (v *view) writeFailures(w *writer) {
 		return
 	}
 	w.block("## Failed samples")
-	lines := []string{tableRow("Transport", "Condition", "Instrument", "Run", "Error"), separatorRow(5)}
+	checked := false
 	for _, f := range v.doc.Failures {
-		lines = append(lines, tableRow(v.label(f.Transport), f.Condition, f.Instrument, strconv.Itoa(f.Run), f.Error))
+		checked = checked || len(f.Checks) > 0
+	}
+	if !checked {
+		lines := []string{tableRow("Transport", "Condition", "Instrument", "Run", "Error"), separatorRow(5)}
+		for _, f := range v.doc.Failures {
+			lines = append(lines, tableRow(v.label(f.Transport), f.Condition, f.Instrument, strconv.Itoa(f.Run), f.Error))
+		}
+		w.block(lines...)
+		return
+	}
+	w.block("After each failure the harness checked the parts the sample went through (the server's " +
+		"services, the path, the WAN impairment), built again what did not answer, and went on; " +
+		"\"lost\" is the time from the sample's start until it could.")
+	lines := []string{tableRow("Transport", "Condition", "Instrument", "Run", "Error", "Checked", "Built again", "Lost"), separatorRow(8)}
+	for _, f := range v.doc.Failures {
+		repairs, lost := "nothing", "—"
+		if len(f.Repairs) > 0 {
+			repairs = strings.Join(f.Repairs, "; ")
+		}
+		if f.LostSec != nil {
+			lost = strconv.FormatFloat(*f.LostSec, 'f', 1, 64) + " s"
+		}
+		lines = append(lines, tableRow(v.label(f.Transport), f.Condition, f.Instrument, strconv.Itoa(f.Run), f.Error,
+			strings.Join(f.Checks, "; "), repairs, lost))
 	}
 	w.block(lines...)
 }

@@ -370,6 +370,14 @@ type Failure struct {
 	Instrument string `json:"instrument"`
 	Run        int    `json:"run"`
 	Error      string `json:"error"`
+	// Checks are what the harness found when it checked, after the
+	// failure, each part the sample went through ("path: answered an SSH
+	// exchange"); Repairs what it built again because of it.
+	Checks  []string `json:"checks,omitempty"`
+	Repairs []string `json:"repairs,omitempty"`
+	// LostSec is the time from the sample's start until the run could go
+	// on (checks and repairs done).
+	LostSec *float64 `json:"lost_sec,omitempty"`
 }
 
 // WholeGiB is a size in whole GiB. It is written as an integer and read

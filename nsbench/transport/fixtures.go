@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,8 +51,11 @@ type Fixtures struct {
 }
 
 type fixtureProc struct {
-	key string // "server / sshd"
-	p   *proc.Process
+	key      string // "server / sshd"
+	p        *proc.Process
+	spec     proc.Spec
+	addr     string    // where it listens, waited for on (re)start
+	services []Service // what it serves
 }
 
 // StartFixtures writes sshd's configuration and keys into env.Dir/ssh and
@@ -98,31 +102,67 @@ func StartFixtures(ctx context.Context, env *Testbed) (f *Fixtures, err error) {
 	server := env.Topo.Spec.Addr(topology.Server).String()
 	spec := env.Spec(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
-	if err := f.start(ctx, env, "sshd", spec, server, SSHPort); err != nil {
+	if err := f.start(ctx, env, fixtureProc{key: "server / sshd", spec: spec,
+		addr: listenAddr(server, SSHPort), services: []Service{ServiceSSH}}); err != nil {
 		return f, err
 	}
-	if err := f.start(ctx, env, "iperf3",
-		env.Spec(topology.Server, "iperf3", "iperf3", "-s", "-p", strconv.Itoa(IPerf3Port)),
-		server, IPerf3Port); err != nil {
+	if err := f.start(ctx, env, fixtureProc{key: "server / iperf3",
+		spec: env.Spec(topology.Server, "iperf3", "iperf3", "-s", "-p", strconv.Itoa(IPerf3Port)),
+		addr: listenAddr(server, IPerf3Port), services: []Service{ServiceIPerf3}}); err != nil {
 		return f, err
 	}
 	// -D keeps netserver in the foreground as our child (a daemonized one
 	// becomes a zombie of PID 1 and loses its PID).
-	if err := f.start(ctx, env, "netserver",
-		env.Spec(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
-		server, NetperfPort); err != nil {
+	if err := f.start(ctx, env, fixtureProc{key: "server / netserver",
+		spec: env.Spec(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
+		addr: listenAddr(server, NetperfPort), services: []Service{ServiceNetperf, ServiceNetperfData}}); err != nil {
 		return f, err
 	}
 	return f, nil
 }
 
-func (f *Fixtures) start(ctx context.Context, env *Testbed, name string, spec proc.Spec, host string, port int) error {
-	p, err := env.Start(ctx, topology.Server, spec, net.JoinHostPort(host, strconv.Itoa(port)))
+func listenAddr(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+func (f *Fixtures) start(ctx context.Context, env *Testbed, fp fixtureProc) error {
+	p, err := env.Start(ctx, topology.Server, fp.spec, fp.addr)
 	if err != nil {
 		return fmt.Errorf("server fixtures: %w", err)
 	}
-	f.procs = append(f.procs, fixtureProc{key: "server / " + name, p: p})
+	fp.p = p
+	f.procs = append(f.procs, fp)
 	return nil
+}
+
+// Serving names the daemon that serves svc ("server / iperf3"), or "".
+func (f *Fixtures) Serving(svc Service) string {
+	for _, fp := range f.procs {
+		if slices.Contains(fp.services, svc) {
+			return fp.key
+		}
+	}
+	return ""
+}
+
+// Restart stops the daemon that serves svc (its whole process group, a
+// frozen one by SIGKILL after the grace) and starts it again, waited for
+// on its port: a fixture that stopped answering costs one sample.
+func (f *Fixtures) Restart(ctx context.Context, env *Testbed, svc Service) error {
+	for i := range f.procs {
+		fp := &f.procs[i]
+		if !slices.Contains(fp.services, svc) {
+			continue
+		}
+		if err := fp.p.Stop(stopGrace); err != nil {
+			return fmt.Errorf("%s: restart: %w", fp.key, err)
+		}
+		p, err := env.Start(ctx, topology.Server, fp.spec, fp.addr)
+		if err != nil {
+			return fmt.Errorf("%s: restart: %w", fp.key, err)
+		}
+		fp.p = p
+		return nil
+	}
+	return fmt.Errorf("no server fixture serves %s", svc)
 }
 
 // Procs are the fixture daemons, for the memory table's baseline rows.
