@@ -91,6 +91,9 @@ func (p *Process) Stop(grace time.Duration) error {
 	if err := signalGroup(p.PID(), syscall.SIGTERM); err != nil {
 		return fmt.Errorf("%s: stop process group %d: %w", p.Name, p.PID(), err)
 	}
+	// As systemd does: a stopped (SIGSTOP) process acts on SIGTERM only
+	// once continued.
+	_ = signalGroup(p.PID(), syscall.SIGCONT)
 	select {
 	case <-p.done:
 		// The leader is gone; anything it forked into its group goes too.
@@ -98,7 +101,7 @@ func (p *Process) Stop(grace time.Duration) error {
 		return nil
 	case <-time.After(grace):
 	}
-	// A stopped (SIGSTOP) or wedged daemon never acts on SIGTERM.
+	// A wedged daemon never acts on SIGTERM.
 	if err := signalGroup(p.PID(), syscall.SIGKILL); err != nil {
 		return fmt.Errorf("%s: kill process group %d: %w", p.Name, p.PID(), err)
 	}
