@@ -239,4 +239,3 @@ func containsPrefix(list []string, prefix string) bool {
 	}
 	return false
 }
-
