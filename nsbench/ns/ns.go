@@ -16,6 +16,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // RunDir is where named network namespaces are bind-mounted (as iproute2 does).
@@ -35,6 +36,9 @@ func (n *NS) FD() int { return int(n.handle) }
 
 // Create makes a new named namespace without moving the caller into it.
 func Create(name string) (*NS, error) {
+	if err := shareRunDir(); err != nil {
+		return nil, fmt.Errorf("create netns %s: %w", name, err)
+	}
 	var h netns.NsHandle
 	err := inFreshThread(func() error {
 		var err error
@@ -45,6 +49,27 @@ func Create(name string) (*NS, error) {
 		return nil, fmt.Errorf("create netns %s: %w", name, err)
 	}
 	return &NS{Name: name, handle: h}, nil
+}
+
+// shareRunDir makes RunDir a shared mount point of its own before any
+// namespace is mounted in it, as `ip netns add` does on its first use.
+// Without it, the first `ip netns add` anyone runs on the host while a run
+// is live bind-mounts RunDir over itself and hides the run's namespaces:
+// their teardown then fails with "device or resource busy" (seen here).
+func shareRunDir() error {
+	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+		return err
+	}
+	err := unix.Mount("", RunDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if errors.Is(err, unix.EINVAL) { // not a mount point yet
+		if err = unix.Mount(RunDir, RunDir, "none", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+			err = unix.Mount("", RunDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("make %s a shared mount point: %w", RunDir, err)
+	}
+	return nil
 }
 
 // Open opens an existing named namespace.
