@@ -331,10 +331,24 @@ type Verification struct {
 	MeasuredRTTMs     *float64 `json:"measured_rtt_ms"` // null: no probe completed
 	RTTProbes         int      `json:"rtt_probes,omitempty"`
 	ConfiguredLossPct float64  `json:"configured_loss_pct"`
-	MeasuredLossPct   *float64 `json:"measured_loss_pct"` // null: no packet counted
-	Packets           uint64   `json:"packets"`           // offered to the impaired directions
-	Lost              uint64   `json:"lost"`
-	LossJudged        bool     `json:"loss_judged"`
+	// MeasuredLossPct is the loss end to end: of the loss probe's
+	// datagrams (client → server, and the server's echoes back), those
+	// that never arrived, with its interval (LossLowPct–LossHighPct at
+	// LossConfidence, Wilson). null: no datagram counted. Documents before
+	// the loss probe (no loss_probe_datagrams) hold the counters' figure.
+	MeasuredLossPct    *float64 `json:"measured_loss_pct"`
+	LossLowPct         *float64 `json:"loss_low_pct,omitempty"`
+	LossHighPct        *float64 `json:"loss_high_pct,omitempty"`
+	LossConfidence     float64  `json:"loss_confidence,omitempty"`
+	LossProbeDatagrams uint64   `json:"loss_probe_datagrams,omitempty"` // offered, both directions
+	LossProbeLost      uint64   `json:"loss_probe_lost,omitempty"`
+	// Packets and Lost are the impairment's own counters over the cell
+	// (offered to the impaired directions, and lost), CounterLossPct their
+	// ratio: diagnostics beside the end-to-end count.
+	Packets        uint64   `json:"packets"`
+	Lost           uint64   `json:"lost"`
+	CounterLossPct *float64 `json:"counter_loss_pct,omitempty"`
+	LossJudged     bool     `json:"loss_judged"`
 	// With jitter: the RTT's interquartile range the jitter makes, and the
 	// probes'.
 	ExpectedRTTIQRMs *float64 `json:"expected_rtt_iqr_ms,omitempty"`
