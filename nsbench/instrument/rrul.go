@@ -259,7 +259,7 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 		}
 	}
 	var sent, unanswered int
-	var waitMs float64 // > 0: censored
+	var waitMs float64                  // > 0: censored
 	if r.probe.tool == pingProbe.tool { // ping: each probe unanswered in the window waited at least until the probe stopped
 		sent, unanswered = lostInWindow(r.loaded, r.sent, from, to)
 		if len(loaded) == 0 && unanswered > 0 {
