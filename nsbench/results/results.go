@@ -318,11 +318,12 @@ type Diagnostic struct {
 
 // Verification is one impaired cell's condition, configured and measured:
 // the RTT probed just before the cell (median of kernel-timed TCP
-// handshakes from the client to a listener in the server's namespace) and
-// the loss counted by the impairment during it.
-// OK is false when the RTT is off by more than 1 ms, or the loss by more
-// than 20 % relative once enough packets passed to judge it (Note says
-// which, or why the loss was not judged).
+// handshakes from the client to a listener in the server's namespace), the
+// loss counted end to end just before it (a UDP datagram stream to that
+// listener and back), and the impairment's own counters during it.
+// OK is false when the RTT is off by more than 1 ms, or the end-to-end
+// loss's interval does not hold the configured loss (Note says which, or
+// why the loss was not judged).
 type Verification struct {
 	Transport         string   `json:"transport"`
 	Condition         string   `json:"condition"`
