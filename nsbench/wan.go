@@ -247,21 +247,28 @@ func (r *runner) setImpairment(ctx context.Context, b block, cond results.Condit
 }
 
 // wanCell is what a WAN block measured of its condition before its cells:
-// the RTT, and the impairment's counters.
+// the RTT, the end-to-end loss, and the impairment's counters.
 type wanCell struct {
 	rtt       impair.RTT
 	rttErr    error
+	loss      impair.EndToEnd
+	lossErr   error
 	before    []impair.Counters
 	beforeErr error
 }
 
-// beginWANCell probes the RTT and snapshots the impairment's counters,
-// once the block's paths are up and before their warm-ups.
+// beginWANCell probes the RTT and the loss end to end, and snapshots the
+// impairment's counters, once the block's paths are up and before their
+// warm-ups. The loss probe takes impair.LossProbeDuration plus at most a
+// round trip and a second.
 func (r *runner) beginWANCell(ctx context.Context, cond results.Condition) *wanCell {
 	w := r.wan
-	count, gap := w.conds[cond.Name].Probes()
+	cc := w.conds[cond.Name]
+	count, gap := cc.Probes()
+	client := r.topo.Roles[topology.Client].NS
 	var c wanCell
-	c.rtt, c.rttErr = impair.ProbeRTTEvery(ctx, r.topo.Roles[topology.Client].NS, w.probe.Addr(), count, gap)
+	c.rtt, c.rttErr = impair.ProbeRTTEvery(ctx, client, w.probe.Addr(), count, gap)
+	c.loss, c.lossErr = w.probe.ProbeLoss(ctx, client, cc.LossProbe(), cc.RTT+2*cc.Jitter)
 	c.before, c.beforeErr = w.imp.Counters(ctx)
 	return &c
 }
@@ -292,7 +299,7 @@ func (r *runner) endWANCell(ctx context.Context, c *wanCell, live []*row, cond r
 				r.rec.diagnostic(results.Diagnostic{Transport: rw.t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
 			}
 		}
-		r.verify(rw.t, cond, c.rtt, c.rttErr, cell, errors.Join(c.beforeErr, afterErr), shared(rw.t.Name()))
+		r.verify(rw.t, cond, c, cell, errors.Join(c.beforeErr, afterErr), shared(rw.t.Name()))
 	}
 }
 
@@ -313,9 +320,10 @@ func appliedFor(applied []impair.Applied, role string) *impair.Applied {
 }
 
 // verify judges the cell and records configured against measured.
-func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impair.RTT, rttErr error, cell []impair.Counters, countersErr error, sharedWith []string) {
+func (r *runner) verify(t transport.Transport, cond results.Condition, probed *wanCell, cell []impair.Counters, countersErr error, sharedWith []string) {
 	c := r.wan.conds[cond.Name]
-	v := impair.Judge(c, rtt, cell)
+	rtt := probed.rtt
+	v := impair.Judge(c, rtt, probed.loss, cell)
 	note := v.Note
 	goodput, measured := r.cellMedian(t.Name(), cond.Name, "iperf3-1")
 	rate := impair.JudgeRate(c, goodput*1e9, measured)
@@ -323,17 +331,21 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impai
 		v.OK = false
 	}
 	note = joinNote(note, rate.Note)
-	if rttErr != nil {
-		note = joinNote(note, "RTT probe: "+rttErr.Error())
+	if probed.rttErr != nil {
+		note = joinNote(note, "RTT probe: "+probed.rttErr.Error())
+	}
+	if probed.lossErr != nil {
+		v.OK = false
+		note = joinNote(note, "loss probe: "+probed.lossErr.Error())
 	}
 	if countersErr != nil {
-		v.OK = false
 		note = joinNote(note, "counters: "+countersErr.Error())
 	}
 	rec := results.Verification{
 		Transport: t.Name(), Condition: cond.Name, Method: r.wan.imp.Method(),
 		ConfiguredRTTMs: durationMs(c.RTT), RTTProbes: rtt.N,
-		ConfiguredLossPct: c.LossPct, Packets: v.Packets, Lost: v.Lost,
+		ConfiguredLossPct: c.LossPct, LossProbeDatagrams: v.Packets, LossProbeLost: v.Lost,
+		Packets: v.CounterPackets, Lost: v.CounterLost,
 		LossJudged: v.LossJudged, OK: v.OK, Note: note, SharedWith: sharedWith,
 	}
 	if rtt.N > 0 {
@@ -351,9 +363,14 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impai
 			rec.MeasuredRateBps = &g
 		}
 	}
-	if v.Packets > 0 && countersErr == nil {
-		l := v.MeasuredLossPct
-		rec.MeasuredLossPct = &l
+	if v.LossJudged {
+		l, lo, hi := v.MeasuredLossPct, v.LossLowPct, v.LossHighPct
+		rec.MeasuredLossPct, rec.LossLowPct, rec.LossHighPct = &l, &lo, &hi
+		rec.LossConfidence = impair.LossConfidence
+	}
+	if v.CounterPackets > 0 && countersErr == nil {
+		l := v.CounterLossPct
+		rec.CounterLossPct = &l
 	}
 	r.rec.verification(rec)
 	verdict := "ok"
@@ -361,8 +378,9 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, rtt impai
 		verdict = "NOT VERIFIED"
 		r.res.Unverified++
 	}
-	r.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss %.3f %% of %d packets (configured %v %%)%s",
-		t.Name(), cond.Name, verdict, durationMs(rtt.Median), durationMs(c.RTT), v.MeasuredLossPct, v.Packets, c.LossPct,
+	r.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss end to end %.3f %% (%.3f–%.3f %%) of %d datagrams (configured %v %%; the impairment's counters %.3f %% of %d packets)%s",
+		t.Name(), cond.Name, verdict, durationMs(rtt.Median), durationMs(c.RTT), v.MeasuredLossPct, v.LossLowPct, v.LossHighPct, v.Packets, c.LossPct,
+		v.CounterLossPct, v.CounterPackets,
 		map[bool]string{true: "; " + note, false: ""}[note != ""])
 }
 

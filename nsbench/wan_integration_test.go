@@ -69,6 +69,13 @@ func TestWANQuickRunUserspace(t *testing.T) {
 	if v.MeasuredRTTMs == nil || *v.MeasuredRTTMs < 29 || *v.MeasuredRTTMs > 31 || v.Packets == 0 {
 		t.Errorf("verification measured RTT %v ms over %d packets, want within 1 ms of 30", deref(v.MeasuredRTTMs), v.Packets)
 	}
+	// The loss figure is the end-to-end count's: 30 000 datagrams each
+	// way, its interval holding the configured 0.1 %.
+	if v.LossProbeDatagrams < 59000 || v.LossLowPct == nil || v.LossHighPct == nil || v.MeasuredLossPct == nil ||
+		*v.LossLowPct > 0.1 || *v.LossHighPct < 0.1 || v.CounterLossPct == nil {
+		t.Errorf("verification's loss is not the end-to-end count: %d datagrams, %v %% (%v–%v %%), counters %v %%",
+			v.LossProbeDatagrams, deref(v.MeasuredLossPct), deref(v.LossLowPct), deref(v.LossHighPct), deref(v.CounterLossPct))
+	}
 	if !v.OK || res.Unverified != 0 {
 		t.Errorf("verification not ok: %+v", v)
 	}

@@ -353,37 +353,100 @@ func TestJudge(t *testing.T) {
 	rtt := func(ms float64) RTT {
 		return RTT{Median: time.Duration(ms * float64(time.Millisecond)), N: 20}
 	}
+	// e2e is a loss probe of n datagrams each way that lost lost in all
+	// (Judge reads the sums only: the echoes are n too).
+	e2e := func(n, lost uint64) EndToEnd {
+		return EndToEnd{Sent: n, Arrived: n - lost/2, Echoed: n, Returned: n - (lost - lost/2)}
+	}
 	dir := func(sent, dropped uint64) Counters { return Counters{Role: "x", Sent: sent, Dropped: dropped} }
+	counted := []Counters{dir(300000, 300)}
 	for _, tc := range []struct {
 		name       string
 		c          Condition
 		rtt        RTT
+		e2e        EndToEnd
 		cell       []Counters
 		ok, judged bool
 		note       string
 	}{
-		{"on target", c, rtt(30.4), []Counters{dir(200000, 200), dir(100000, 100)}, true, true, ""},
-		{"RTT just inside", c, rtt(30.99), []Counters{dir(300000, 300)}, true, true, ""},
-		{"RTT too long", c, rtt(31.2), []Counters{dir(300000, 300)}, false, true, "RTT off by +1.20 ms"},
-		{"RTT too short", c, rtt(28.9), []Counters{dir(300000, 300)}, false, true, "RTT off by -1.10 ms"},
-		{"loss too high", c, rtt(30), []Counters{dir(300000, 400)}, false, true, "loss off by +33 % relative"},
-		{"loss too low", c, rtt(30), []Counters{dir(300000, 230)}, false, true, "loss off by -23 % relative"},
-		{"loss within 20 %", c, rtt(30), []Counters{dir(300000, 350)}, true, true, ""},
-		{"too few packets", c, rtt(30), []Counters{dir(5000, 30)}, true, false, "5030 packets predict 5 drops, fewer than 225"},
-		{"no packets", c, rtt(30), nil, true, false, "no packets counted"},
-		{"no RTT", c, RTT{Failed: 20}, []Counters{dir(300000, 300)}, false, true, "RTT not measured; 20 of 20 RTT probes failed"},
-		{"zero loss, none lost", Condition{RTT: 0}, rtt(0.1), []Counters{dir(1000, 0)}, true, true, ""},
-		{"zero loss, some lost", Condition{RTT: 0}, rtt(0.1), []Counters{{Sent: 1000, SocketDrops: 3}}, false, true, "3 packets lost outside the emulation"},
-		{"overflow noted", c, rtt(30), []Counters{{Sent: 300000, Dropped: 300, Overlimits: 10}}, true, true, "10 packets dropped by the queue limit"},
+		{"on target", c, rtt(30.4), e2e(30000, 60), counted, true, true, ""},
+		{"RTT just inside", c, rtt(30.99), e2e(30000, 60), counted, true, true, ""},
+		{"RTT too long", c, rtt(31.2), e2e(30000, 60), counted, false, true, "RTT off by +1.20 ms"},
+		{"RTT too short", c, rtt(28.9), e2e(30000, 60), counted, false, true, "RTT off by -1.10 ms"},
+		// 60000 offered at 0.1 %: the 99.7 % interval of 60 drops is
+		// 0.068–0.147 %; of 120, 0.152–0.263 %; of 80, 0.096–0.186 %.
+		{"loss too high", c, rtt(30), e2e(30000, 120), counted, false, true, "its 99.7 % interval 0.152–0.263 % does not hold the configured 0.1 %"},
+		{"loss too low", c, rtt(30), e2e(30000, 30), counted, false, true, "loss 0.050 % end to end (30 of 60000 datagrams)"},
+		{"loss inside its interval", c, rtt(30), e2e(30000, 80), counted, true, true, ""},
+		// The counters say 0.1 %, but the datagrams met none: the
+		// end-to-end count rules.
+		{"counters agree, datagrams do not", c, rtt(30), e2e(30000, 0), counted, false, true, "loss 0.000 % end to end"},
+		{"few datagrams, wide interval", c, rtt(30), e2e(300, 1), counted, true, true, ""},
+		{"no datagrams", c, rtt(30), EndToEnd{}, counted, true, false, "no loss probe datagram counted"},
+		{"no RTT", c, RTT{Failed: 20}, e2e(30000, 60), counted, false, true, "RTT not measured; 20 of 20 RTT probes failed"},
+		{"zero loss, none lost", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), []Counters{dir(1000, 0)}, true, true, ""},
+		{"zero loss, one lost", Condition{RTT: 0}, rtt(0.1), e2e(30000, 1), []Counters{dir(1000, 0)}, false, true, "1 of 60000 datagrams"},
+		{"outside the emulation noted", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), []Counters{{Sent: 1000, SocketDrops: 3}}, true, true, "3 packets lost outside the emulation"},
+		{"overflow noted", c, rtt(30), e2e(30000, 60), []Counters{{Sent: 300000, Dropped: 300, Overlimits: 10}}, true, true, "10 packets dropped by the queue limit"},
 	} {
-		v := Judge(tc.c, tc.rtt, tc.cell)
+		v := Judge(tc.c, tc.rtt, tc.e2e, tc.cell)
 		if v.OK != tc.ok || v.LossJudged != tc.judged || !strings.Contains(v.Note, tc.note) || tc.note == "" && v.Note != "" {
 			t.Errorf("%s: ok %v judged %v note %q; want ok %v judged %v note ~%q", tc.name, v.OK, v.LossJudged, v.Note, tc.ok, tc.judged, tc.note)
 		}
 	}
-	v := Judge(c, rtt(30.2), []Counters{dir(199800, 200), dir(99900, 100)})
-	if v.Packets != 300000 || v.Lost != 300 || math.Abs(v.MeasuredLossPct-0.1) > 1e-9 || v.MeasuredRTT != 30200*time.Microsecond {
+	v := Judge(c, rtt(30.2), e2e(30000, 60), []Counters{dir(199800, 200), dir(99900, 100)})
+	if v.Packets != 60000 || v.Lost != 60 || math.Abs(v.MeasuredLossPct-0.1) > 1e-9 || v.MeasuredRTT != 30200*time.Microsecond {
 		t.Errorf("measured: %+v", v)
+	}
+	if v.CounterPackets != 300000 || v.CounterLost != 300 || math.Abs(v.CounterLossPct-0.1) > 1e-9 {
+		t.Errorf("counters: %+v", v)
+	}
+}
+
+// TestWilsonCoverage: the interval the loss is given with covers the true
+// loss as often as it says. 1000 simulated probes of 60000 datagrams at
+// 0.1 % and at 1 % (drawn binomially): at z = 3 about 3 in 1000 miss;
+// more than 1.5 % fails.
+func TestWilsonCoverage(t *testing.T) {
+	if lo, hi := Wilson(0, 0, 3); lo != 0 || hi != 1 {
+		t.Errorf("no data: %v–%v, want 0–1", lo, hi)
+	}
+	if lo, hi := Wilson(60, 60000, 3); math.Abs(lo-0.000681) > 1e-6 || math.Abs(hi-0.001469) > 1e-6 {
+		t.Errorf("60 of 60000: %.6f–%.6f, want 0.000681–0.001469", lo, hi)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range []float64{0.001, 0.01} {
+		const cells, n = 1000, 60000
+		miss := 0
+		for range cells {
+			var k uint64
+			for range n {
+				if rng.Float64() < p {
+					k++
+				}
+			}
+			if lo, hi := Wilson(k, n, LossConfidenceZ); p < lo || p > hi {
+				miss++
+			}
+		}
+		if float64(miss)/cells > 0.015 {
+			t.Errorf("loss %v: the interval missed in %d of %d cells", p, miss, cells)
+		}
+	}
+}
+
+// TestLossProbeShape: the probe is bounded in time, and under a rate cap
+// takes at most a tenth of it.
+func TestLossProbeShape(t *testing.T) {
+	if lp := (Condition{RTT: 30 * time.Millisecond, LossPct: 0.1}).LossProbe(); lp.Rate != LossProbeRate || lp.Count != 30000 {
+		t.Errorf("uncapped: %+v", lp)
+	}
+	lp := Condition{RTT: 30 * time.Millisecond, RateBps: 10_000_000}.LossProbe()
+	if float64(lp.Rate*lossProbeBits) > 0.1*10e6 || lp.Count != lp.Rate*3 {
+		t.Errorf("10 Mbit/s: %+v takes more than a tenth", lp)
+	}
+	if lp := (Condition{RateBps: MinRateBps}).LossProbe(); lp.Rate != 1 || lp.Count != 3 {
+		t.Errorf("8 kbit/s: %+v", lp)
 	}
 }
 
@@ -496,15 +559,15 @@ func TestJudgeJitterAndRate(t *testing.T) {
 	const ms = time.Millisecond
 	c := Condition{RTT: 40 * ms, LossPct: 0, Jitter: 5 * ms, RateBps: 100_000_000}
 	good := RTT{Median: 41 * ms, IQR: 6 * ms, N: 20}
-	if v := Judge(c, good, nil); !v.OK || !v.JitterOK || v.ExpectedRTTIQR != c.ExpectedRTTIQR() {
+	if v := Judge(c, good, EndToEnd{}, nil); !v.OK || !v.JitterOK || v.ExpectedRTTIQR != c.ExpectedRTTIQR() {
 		t.Errorf("jitter as configured: %+v", v)
 	}
 	// No spread where jitter was asked for: the jitter did not take effect.
-	if v := Judge(c, RTT{Median: 40 * ms, IQR: 100 * time.Microsecond, N: 20}, nil); v.OK || v.JitterOK {
+	if v := Judge(c, RTT{Median: 40 * ms, IQR: 100 * time.Microsecond, N: 20}, EndToEnd{}, nil); v.OK || v.JitterOK {
 		t.Errorf("no spread judged ok: %+v", v)
 	}
 	// Without jitter, the spread is not judged.
-	if v := Judge(Condition{RTT: 40 * ms}, RTT{Median: 40 * ms, IQR: 3 * ms, N: 20}, nil); !v.JitterOK {
+	if v := Judge(Condition{RTT: 40 * ms}, RTT{Median: 40 * ms, IQR: 3 * ms, N: 20}, EndToEnd{}, nil); !v.JitterOK {
 		t.Errorf("spread judged without jitter: %+v", v)
 	}
 	for _, tc := range []struct {
@@ -567,7 +630,7 @@ func TestJitterVerdictFalseAlarms(t *testing.T) {
 		for i := range rtts {
 			rtts[i] = c.RTT + draw() + draw() + time.Duration(rng.Int64N(int64(50*time.Microsecond)))
 		}
-		if v := Judge(c, summarizeRTT(rtts, 0), nil); !v.RTTOK || !v.JitterOK {
+		if v := Judge(c, summarizeRTT(rtts, 0), EndToEnd{}, nil); !v.RTTOK || !v.JitterOK {
 			failed++
 		}
 	}

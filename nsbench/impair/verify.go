@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,23 +18,12 @@ import (
 )
 
 // The closed loop: before a cell, ProbeRTT measures the round trip the
-// condition set; after it, the counters say what loss the traffic met.
-// Judge compares both with the condition.
+// condition set and ProbeLoss counts what a datagram stream lost end to
+// end; after it, the impairment's own counters say what the traffic met
+// (diagnostics). Judge compares them with the condition.
 
 // RTTTolerance is how far the measured RTT may be from the configured one.
 const RTTTolerance = time.Millisecond
-
-// LossTolerance is how far, relative, the measured loss may be from the
-// configured one.
-const LossTolerance = 0.20
-
-// MinExpectedDrops is how many drops the configured loss must predict
-// before the measured loss is judged. The drop count of n packets at
-// probability p is binomial, with standard deviation √(np(1−p)) ≈ √(np);
-// at np = 225 the ±20 % band is ±3 standard deviations, so a correct
-// impairment is flagged less than 0.3 % of the time. Below it the loss is
-// reported but not judged.
-const MinExpectedDrops = 225
 
 // ProbeCount is how many connects ProbeRTT makes by default;
 // JitterProbeCount, under jitter (see Condition.Probes).
@@ -45,23 +36,44 @@ const (
 // it (the "discard" port).
 const ProbePort = 9
 
-// ProbeListener is the target of ProbeRTT: a TCP listener in the far
-// namespace that accepts and closes. The handshake is the kernel's alone,
-// so probing touches no fixture (sshd's per-source penalties, in OpenSSH
-// 9.8 and later, would block a client that connects 20 times without
-// logging in).
+// ProbeListener is the target of ProbeRTT and ProbeLoss: a TCP listener
+// in the far namespace that accepts and closes, and a UDP socket on the
+// same address that counts and echoes the loss probe's datagrams. The
+// handshake is the kernel's alone, so probing touches no fixture (sshd's
+// per-source penalties, in OpenSSH 9.8 and later, would block a client
+// that connects 20 times without logging in).
 type ProbeListener struct {
-	ln net.Listener
+	ln  net.Listener
+	udp *net.UDPConn
+
+	mu     sync.Mutex
+	stream *lossStream // the loss probe running, if any
+	drops  uint64      // the UDP socket's overflow count (SO_RXQ_OVFL)
 }
 
 // ListenProbe listens on addr (host:port) inside n.
 func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 	var ln net.Listener
-	if err := n.Do(func() (err error) {
-		ln, err = net.Listen("tcp", addr)
+	var udp *net.UDPConn
+	if err := n.Do(func() error {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return err
+		}
+		var pc net.PacketConn
+		if pc, err = net.ListenPacket("udp", addr); err == nil {
+			udp = pc.(*net.UDPConn)
+			err = probeSocket(udp)
+		}
+		if err != nil {
+			ln.Close()
+			if pc != nil {
+				pc.Close()
+			}
+		}
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("RTT probe listener in %s: %w", n.Name, err)
+		return nil, fmt.Errorf("probe listener in %s: %w", n.Name, err)
 	}
 	go func() {
 		for {
@@ -72,7 +84,9 @@ func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 			c.Close()
 		}
 	}()
-	return &ProbeListener{ln: ln}, nil
+	p := &ProbeListener{ln: ln, udp: udp}
+	go p.serveUDP()
+	return p, nil
 }
 
 // Addr is where to probe.
@@ -80,10 +94,13 @@ func (p *ProbeListener) Addr() string { return p.ln.Addr().String() }
 
 // Close stops listening. Safe to call twice.
 func (p *ProbeListener) Close() error {
-	if err := p.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-		return err
+	var errs []error
+	for _, c := range []io.Closer{p.ln, p.udp} {
+		if err := c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // RTT is a measured round trip: the median, min and max over the probes
@@ -204,20 +221,29 @@ type Verdict struct {
 	ExpectedRTTIQR, MeasuredRTTIQR time.Duration
 	JitterOK                       bool
 
-	ConfiguredLossPct float64
-	MeasuredLossPct   float64 // lost / offered over the impaired directions
-	Packets           uint64  // offered to the impaired directions
-	Lost              uint64
-	LossJudged        bool // enough packets passed (MinExpectedDrops)
-	LossOK            bool // within LossTolerance, or not judged
+	// The loss, end to end: the loss probe's datagrams offered to the
+	// impaired directions and those that never arrived, lost / offered,
+	// and its interval (Wilson, LossConfidenceZ).
+	ConfiguredLossPct           float64
+	MeasuredLossPct             float64
+	LossLowPct, LossHighPct     float64
+	Packets                     uint64
+	Lost                        uint64
+	LossJudged                  bool   // the probe counted something
+	LossOK                      bool   // the interval holds the configured loss, or not judged
+	CounterPackets, CounterLost uint64 // the impairment's own counters (diagnostics)
+	CounterLossPct              float64
 
 	OK   bool
 	Note string
 }
 
-// Judge compares c with the RTT probed before a cell and the counters of
-// the cell (already the difference of two snapshots).
-func Judge(c Condition, rtt RTT, cell []Counters) Verdict {
+// Judge compares c with the RTT probed before a cell, the loss probe's
+// count, and the impairment's counters of the cell (already the difference
+// of two snapshots). The loss verdict is the end-to-end count's: it holds
+// when the count's interval holds the configured loss. The counters only
+// add notes (queue overflow, loss outside the emulation).
+func Judge(c Condition, rtt RTT, e2e EndToEnd, cell []Counters) Verdict {
 	v := Verdict{
 		ConfiguredRTT:     c.RTT,
 		MeasuredRTT:       rtt.Median,
@@ -250,37 +276,36 @@ func Judge(c Condition, rtt RTT, cell []Counters) Verdict {
 		}
 	}
 
+	v.Packets, v.Lost = e2e.Offered(), e2e.Lost()
+	if v.Packets == 0 {
+		v.LossOK = true
+		notes = append(notes, "no loss probe datagram counted: loss not judged")
+	} else {
+		v.LossJudged = true
+		v.MeasuredLossPct = e2e.LossPct()
+		v.LossLowPct, v.LossHighPct = e2e.LossInterval()
+		v.LossOK = c.LossPct >= v.LossLowPct && c.LossPct <= v.LossHighPct
+		if !v.LossOK {
+			notes = append(notes, fmt.Sprintf("loss %.3f %% end to end (%d of %d datagrams), its %.1f %% interval %.3f–%.3f %% does not hold the configured %s %%",
+				v.MeasuredLossPct, v.Lost, v.Packets, 100*LossConfidence, v.LossLowPct, v.LossHighPct, formatFloat(c.LossPct)))
+		}
+	}
+	if e2e.SendErrors > 0 {
+		notes = append(notes, fmt.Sprintf("%d loss probe datagrams refused by a socket (not counted)", e2e.SendErrors))
+	}
+	if e2e.SocketDrops > 0 {
+		notes = append(notes, fmt.Sprintf("%d loss probe datagrams delivered but dropped by the probe's own sockets (counted as arrived)", e2e.SocketDrops))
+	}
+
 	var overflow, outside uint64
 	for _, d := range cell {
-		v.Packets += d.Offered()
-		v.Lost += d.Lost()
+		v.CounterPackets += d.Offered()
+		v.CounterLost += d.Lost()
 		overflow += d.Overlimits
 		outside += d.SocketDrops + d.SendErrors
 	}
-	if v.Packets > 0 {
-		v.MeasuredLossPct = 100 * float64(v.Lost) / float64(v.Packets)
-	}
-	p := c.LossPct / 100
-	expected := float64(v.Packets) * p
-	switch {
-	case v.Packets == 0:
-		v.LossOK = true
-		notes = append(notes, "no packets counted: loss not judged")
-	case p == 0:
-		// Nothing should be lost; any loss is judged at once.
-		v.LossJudged = true
-		v.LossOK = v.Lost == 0
-	case expected < MinExpectedDrops:
-		v.LossOK = true
-		notes = append(notes, fmt.Sprintf("loss not judged: %d packets predict %.0f drops, fewer than %d",
-			v.Packets, expected, MinExpectedDrops))
-	default:
-		v.LossJudged = true
-		rel := (v.MeasuredLossPct - c.LossPct) / c.LossPct
-		v.LossOK = math.Abs(rel) <= LossTolerance
-		if !v.LossOK {
-			notes = append(notes, fmt.Sprintf("loss off by %+.0f %% relative (tolerance ±%.0f %%)", 100*rel, 100*LossTolerance))
-		}
+	if v.CounterPackets > 0 {
+		v.CounterLossPct = 100 * float64(v.CounterLost) / float64(v.CounterPackets)
 	}
 	if overflow > 0 {
 		notes = append(notes, fmt.Sprintf("%d packets dropped by the queue limit", overflow))

@@ -10,11 +10,15 @@ import (
 
 // probeRTT is one latency reading of a probe: At is when it was taken, in
 // Unix seconds (a ping's send time; the middle of a netperf interval), RTTMs
-// the round trip in milliseconds, Seq a ping's icmp_seq (0 for netperf).
+// the round trip in milliseconds, Seq a ping's icmp_seq (0 for netperf),
+// Span the netperf interval's length in seconds (0 for ping: a moment),
+// Transactions the interval's completed transactions (rate × length).
 type probeRTT struct {
-	At    float64
-	RTTMs float64
-	Seq   int
+	At           float64
+	RTTMs        float64
+	Seq          int
+	Span         float64
+	Transactions float64
 }
 
 // parsePingProbes reads iputils `ping -n -D -i 0.1 -w SECS HOST`: one line
@@ -113,7 +117,7 @@ func parseNetperfDemo(out []byte) ([]probeRTT, rrResult, error) {
 		if rate <= 0 || interval <= 0 {
 			return nil, rrResult{}, fmt.Errorf("netperf: interim line without transactions %q", parseCut(l))
 		}
-		probes = append(probes, probeRTT{At: end - interval/2, RTTMs: 1000 / rate})
+		probes = append(probes, probeRTT{At: end - interval/2, RTTMs: 1000 / rate, Span: interval, Transactions: rate * interval})
 	}
 	final, err := parseNetperfRR([]byte(strings.Join(rest, "\n")))
 	if err != nil {

@@ -57,6 +57,9 @@ func (RRUL) Metrics() []results.Metric {
 		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower},
 		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower},
 		{Key: "probe_loss_pct", Label: "ICMP probes unanswered under load", Unit: "%", Better: results.BetterLower},
+		{Key: "probe_sent", Label: "probes sent under load (TCP_RR: transactions)", Unit: "probes"},
+		{Key: "probe_unanswered", Label: "probes unanswered under load (TCP_RR: a transaction still in flight)", Unit: "probes", Better: results.BetterLower},
+		{Key: "censored_wait_ms", Label: "censored: the unanswered probe's wait, a lower bound of its round trip", Unit: "ms"},
 	}
 }
 
@@ -166,15 +169,17 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	probeCtx, cancelProbe := context.WithCancel(ctx)
 	defer cancelProbe()
 	var (
-		wg       sync.WaitGroup
-		loaded   []probeRTT
-		sent     int
-		probeErr error
+		wg        sync.WaitGroup
+		loaded    []probeRTT
+		sent      int
+		probeErr  error
+		probeStop time.Time
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		loaded, sent, probeErr = probe.run(probeCtx, env, env.Duration+rrulSlack)
+		probeStop = time.Now()
 	}()
 	load, run, err := runIperf3(ctx, env, r.Args(env), parseIperf3Bidir)
 	loadEnd := time.Now()
@@ -191,7 +196,7 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	}
 	return rrulMeasurement(rrulRun{
 		probe: probe, idle: idle, loaded: loaded, sent: sent, load: load, iperf3: run,
-		start: start, loadStart: loadStart, loadEnd: loadEnd, done: done, duration: env.Duration,
+		start: start, loadStart: loadStart, loadEnd: loadEnd, probeStop: probeStop, done: done, duration: env.Duration,
 	})
 }
 
@@ -203,32 +208,64 @@ type rrulRun struct {
 	load         iperf3BidirResult
 	iperf3       iperf3Run
 	// start is the idle probe's start; loadStart when iperf3 and the
-	// loaded probe were started, loadEnd when iperf3 returned, done when
-	// both had.
-	start, loadStart, loadEnd, done time.Time
-	duration                        time.Duration
+	// loaded probe were started, loadEnd when iperf3 returned, probeStop
+	// when the loaded probe did, done when both had.
+	start, loadStart, loadEnd, probeStop, done time.Time
+	duration                                   time.Duration
 }
 
 // rrulMeasurement reduces a run to its measurement. The loaded readings are
 // those taken during iperf3's timed test: its last `duration` before it
 // returned (its start-up, connecting and slow start's first moments, comes
-// before; only its short result exchange after).
+// before; only its short result exchange after). A netperf reading is an
+// interval: it counts when the interval overlaps the test.
+//
+// A probe left unanswered is censored, not a failed measurement: under
+// the heaviest bufferbloat a TCP_RR transaction can outlast the test, and
+// every ping sent in it can go unanswered. Its round trip is at least the
+// time it waited (until the probe stopped): that wait joins the loaded
+// readings as a lower bound, and the sample says so (censored_wait_ms), so
+// every loaded figure is a lower bound ("≥").
 func rrulMeasurement(r rrulRun) (Measurement, error) {
 	from := unixSec(r.loadEnd) - r.duration.Seconds()
 	to := unixSec(r.loadEnd)
+	stop := unixSec(r.probeStop)
+	if r.probeStop.IsZero() {
+		stop = unixSec(r.done)
+	}
 	var loaded []probeRTT
+	lastEnd := unixSec(r.loadStart) // the last completed reading's end (netperf)
+	var transactions float64
 	for _, p := range r.loaded {
-		if p.At >= from && p.At <= to {
+		lastEnd = max(lastEnd, p.At+p.Span/2)
+		if p.At+p.Span/2 >= from && p.At-p.Span/2 <= to {
 			loaded = append(loaded, p)
+			transactions += p.Transactions
 		}
 	}
-	if len(loaded) == 0 {
+	var sent, unanswered int
+	var waitMs float64                  // > 0: censored
+	if r.probe.tool == pingProbe.tool { // ping: each probe unanswered in the window waited at least until the probe stopped
+		sent, unanswered = lostInWindow(r.loaded, r.sent, from, to)
+		if len(loaded) == 0 && unanswered > 0 {
+			waitMs = 1000 * (stop - to)
+		}
+	} else if lastEnd < to && stop > to { // netperf: a transaction in flight across the test's end, never answered
+		sent, unanswered = int(math.Round(transactions))+1, 1
+		waitMs = 1000 * (stop - lastEnd)
+	} else {
+		sent = int(math.Round(transactions))
+	}
+	if len(loaded) == 0 && waitMs == 0 {
 		return Measurement{}, fmt.Errorf("loaded latency: none of the probe's %d readings fell within iperf3's test", len(r.loaded))
 	}
 	if len(r.idle) == 0 {
 		return Measurement{}, errors.New("idle latency: no readings")
 	}
 	idleMs, loadedMs := rtts(r.idle), rtts(loaded)
+	if waitMs > 0 {
+		loadedMs = append(loadedMs, waitMs) // a lower bound: not in the series
+	}
 	idle50 := stats.Quantile(idleMs, 0.5)
 	loaded50 := stats.Quantile(loadedMs, 0.5)
 	m := Measurement{
@@ -253,9 +290,13 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 	} {
 		m.Extra[k] = v
 	}
+	m.Extra["probe_sent"] = float64(sent)
+	m.Extra["probe_unanswered"] = float64(unanswered)
 	if r.sent > 0 {
-		sent, lost := lostInWindow(r.loaded, r.sent, from, to)
-		m.Extra["probe_loss_pct"] = lossPct(int64(lost), int64(sent))
+		m.Extra["probe_loss_pct"] = lossPct(int64(unanswered), int64(sent))
+	}
+	if waitMs > 0 {
+		m.Extra["censored_wait_ms"] = waitMs
 	}
 	if r.load.HasRetransmits {
 		m.Extra["retransmits_down"] = float64(r.load.DownRetransmits)

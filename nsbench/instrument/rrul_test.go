@@ -97,6 +97,76 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 	parseWantErr(t, err, "none of the probe's 29 readings fell within iperf3's test")
 }
 
+// TestRRULCensored: the default run's failure ("none of the probe's 1
+// readings fell within iperf3's test", tw on the WAN): netperf completed
+// one transaction during iperf3's start-up, and the next outlasted the
+// test. That is the strongest bufferbloat, not a failed measurement: the
+// loaded latency is at least the time the transaction waited, and the
+// sample says so. The same for pings: every one sent in the test
+// unanswered.
+func TestRRULCensored(t *testing.T) {
+	idle := []probeRTT{{At: 100, RTTMs: 30.2, Span: 0.1, Transactions: 3.3}, {At: 100.1, RTTMs: 30.4, Span: 0.1, Transactions: 3.3}}
+	loadStart := unixTime(200)
+	// One reading for the interval 200.2–200.3; iperf3's 10 s test ends
+	// at 210.7; the probe stopped at 212.7, its transaction unanswered.
+	run := rrulRun{
+		probe: netperfProbe, idle: idle, loaded: []probeRTT{{At: 200.25, RTTMs: 31, Span: 0.1, Transactions: 3.2}},
+		start: unixTime(95), loadStart: loadStart, loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+		duration: 10 * time.Second,
+	}
+	m, err := rrulMeasurement(run)
+	if err != nil {
+		t.Fatalf("a transaction that outlasts the test is censored, not a failure: %v", err)
+	}
+	close := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	if !close(m.Extra["censored_wait_ms"], 12400) || !close(m.Extra["loaded_p50_ms"], 12400) || !close(m.Value, 12400-30.3) ||
+		m.Extra["probe_unanswered"] != 1 || m.Extra["probe_sent"] != 1 {
+		t.Errorf("censored: value %v, %+v; want a 12400 ms wait, 1 unanswered of 1", m.Value, m.Extra)
+	}
+	for _, s := range m.Series {
+		if s.Key == "latency_loaded" && len(s.V) != 0 {
+			t.Errorf("the censored wait is drawn as a reading: %v", s.V)
+		}
+	}
+
+	// Readings through most of the test, then a transaction in flight
+	// across its end: the wait joins the readings as a lower bound.
+	var ps []probeRTT
+	for i := range 50 {
+		ps = append(ps, probeRTT{At: 200.75 + 0.1*float64(i), RTTMs: 100, Span: 0.1, Transactions: 1})
+	}
+	run.loaded = ps // the last ends at 205.7: 7 s unanswered; p99 is halfway between 100 and 7000
+	m, err = rrulMeasurement(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !close(m.Extra["censored_wait_ms"], 7000) || !close(m.Extra["loaded_p99_ms"], 3550) ||
+		m.Extra["probe_unanswered"] != 1 || m.Extra["probe_sent"] != 51 || m.Extra["loaded_probes"] != 51 {
+		t.Errorf("partly censored: %+v", m.Extra)
+	}
+	// A transaction that completed after the test (its interval spans
+	// the test's end) is a reading, not a censored one.
+	run.loaded = append(ps, probeRTT{At: 208.2, RTTMs: 5000, Span: 5, Transactions: 1})
+	m, err = rrulMeasurement(run)
+	if _, censored := m.Extra["censored_wait_ms"]; err != nil || censored || m.Extra["probe_unanswered"] != 0 || m.Extra["loaded_probes"] != 51 {
+		t.Errorf("a completed slow transaction: %v, %+v", err, m.Extra)
+	}
+
+	// ping: 100 probes sent in the test, none answered.
+	run = rrulRun{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 30, Seq: 1}},
+		loaded: []probeRTT{{At: 200.1, RTTMs: 31, Seq: 1}, {At: 200.2, RTTMs: 31, Seq: 2}}, sent: 125,
+		start: unixTime(95), loadStart: loadStart, loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+		duration: 10 * time.Second}
+	m, err = rrulMeasurement(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !close(m.Extra["censored_wait_ms"], 2000) || m.Extra["probe_unanswered"] != 101 || m.Extra["probe_sent"] != 101 ||
+		!close(m.Extra["probe_loss_pct"], 100) {
+		t.Errorf("ping, none answered: %+v", m.Extra)
+	}
+}
+
 // fakeTools answers rrul's tool runs: iperf3 with the captured --bidir run,
 // the probe with readings timed like a real run's (idle rtt ms, then the
 // loaded ones), recording every command.
@@ -198,6 +268,13 @@ func TestRRULMeasure(t *testing.T) {
 			}
 			if n := m.Extra["loaded_probes"]; n < 18 || n > 21 {
 				t.Errorf("%v loaded probes: want those of the last 2 s", n)
+			}
+			// (the fake ping reports 2 of 32 unanswered, at its end)
+			if m.Extra["probe_unanswered"] > map[bool]float64{true: 2}[tc.target.Carries.Has(transport.CarriesICMP)] || m.Extra["probe_sent"] < 18 {
+				t.Errorf("unanswered %v of %v probes, want none", m.Extra["probe_unanswered"], m.Extra["probe_sent"])
+			}
+			if _, censored := m.Extra["censored_wait_ms"]; censored {
+				t.Errorf("censored: %+v", m.Extra)
 			}
 			if _, hasLoss := m.Extra["probe_loss_pct"]; hasLoss != tc.target.Carries.Has(transport.CarriesICMP) {
 				t.Errorf("probe loss present %v: want it with ICMP only", hasLoss)

@@ -24,6 +24,7 @@ func Markdown(d *results.Document) []byte {
 	for _, c := range d.Conditions {
 		v.writeResults(w, c)
 		v.writePacketTable(w, c)
+		v.writeRRUL(w, c)
 	}
 	v.writeTunnels(w)
 	v.writeMoreMetrics(w)

@@ -36,7 +36,8 @@ func (v *view) writeMoreMetrics(w *writer) {
 	rows := 0
 	for _, c := range v.doc.Conditions {
 		for _, k := range order {
-			if k.Condition != c.Name || inFixedTables[[2]string{k.Instrument, k.Metric}] {
+			// rrul has its own tables, one per probe (writeRRUL).
+			if k.Condition != c.Name || k.Instrument == instRRUL || inFixedTables[[2]string{k.Instrument, k.Metric}] {
 				continue
 			}
 			m, _ := v.doc.MetricOf(k.Instrument, k.Metric)

@@ -20,11 +20,13 @@ func (v *view) writeVerification(w *writer) {
 	}
 	w.block("## Verification")
 	w.block("Each WAN cell's condition, configured against measured. RTT: the median of 20 TCP handshakes (80 under jitter) from the client " +
-		"to a listener in the server's namespace, timed by the kernel (TCP_INFO), probed just before the cell. Loss: what the client's and " +
-		"the server's egress lost during the cell by the impairment's own counters (lost ÷ offered, both directions " +
-		"together; loss outside the emulation counts). A cell is flagged " + flagMark + " when its RTT is off by more than " +
-		"1 ms, or its loss by more than ±20 % relative once the configured loss predicts at least 225 drops (±20 % is " +
-		"then three standard deviations of the binomial drop count); below that the loss is shown but not judged.")
+		"to a listener in the server's namespace, timed by the kernel (TCP_INFO), probed just before the cell. Loss, end to end: just " +
+		"before the cell the client sends a paced stream of numbered UDP datagrams (10 000 a second for 3 s, fewer under a rate cap: " +
+		"at most a tenth of it) to that listener, which counts each arrival and echoes it; the client counts the echoes. Lost ÷ offered " +
+		"over both directions is the measured loss, given with its 99.7 % interval (Wilson score, " +
+		"three standard deviations). The impairment's own counters over the cell (lost ÷ offered, both directions; loss outside the " +
+		"emulation counts) are shown beside it as a diagnostic. A cell is flagged " + flagMark + " when its RTT is off by more than " +
+		"1 ms, or when the loss interval does not hold the configured loss.")
 	jitter, rate := false, false
 	for _, r := range v.doc.Verification {
 		jitter = jitter || r.ExpectedRTTIQRMs != nil
@@ -41,11 +43,11 @@ func (v *view) writeVerification(w *writer) {
 	if jitter {
 		header = append(header, "RTT interquartile range expected / measured (ms)")
 	}
-	header = append(header, "Loss configured / measured")
+	header = append(header, "Loss configured / measured end to end (interval)")
 	if rate {
 		header = append(header, "Rate cap / goodput (Mbit/s)")
 	}
-	header = append(header, "Packets", "Verdict", "Note")
+	header = append(header, "Datagrams lost / offered", "Impairment counters: loss (packets)", "Verdict", "Note")
 	lines := []string{tableRow(header...), separatorRow(len(header))}
 	for _, r := range v.doc.Verification {
 		row := []string{v.label(r.Transport), r.Condition, dashIfEmpty(r.Method),
@@ -57,7 +59,7 @@ func (v *view) writeVerification(w *writer) {
 		if rate {
 			row = append(row, rateText(r))
 		}
-		row = append(row, strconv.FormatUint(r.Packets, 10), verdictText(r), dashIfEmpty(r.Note))
+		row = append(row, datagramsText(r), countersText(r), verdictText(r), dashIfEmpty(r.Note))
 		lines = append(lines, tableRow(row...))
 	}
 	w.block(lines...)
@@ -74,16 +76,43 @@ func rateText(r results.Verification) string {
 	return s + num(*r.MeasuredRateBps/1e6, 1)
 }
 
+// lossText is the configured loss against the end-to-end count with its
+// interval. A document from before the loss probe measured the loss by
+// the impairment's counters alone: that figure says so.
 func lossText(r results.Verification) string {
 	s := trimNum(r.ConfiguredLossPct) + " % / "
-	if r.MeasuredLossPct == nil {
+	switch {
+	case r.MeasuredLossPct == nil:
 		return s + dash
+	case r.LossProbeDatagrams == 0:
+		s += fmt.Sprintf("%.3f %% (impairment counters, not end to end)", *r.MeasuredLossPct)
+	default:
+		s += fmt.Sprintf("%.3f %%", *r.MeasuredLossPct)
+		if r.LossLowPct != nil && r.LossHighPct != nil {
+			s += fmt.Sprintf(" (%.3f–%.3f %%)", *r.LossLowPct, *r.LossHighPct)
+		}
 	}
-	s += fmt.Sprintf("%.3f %%", *r.MeasuredLossPct)
 	if !r.LossJudged {
 		s += " (not judged)"
 	}
 	return s
+}
+
+func datagramsText(r results.Verification) string {
+	if r.LossProbeDatagrams == 0 {
+		return dash
+	}
+	return strconv.FormatUint(r.LossProbeLost, 10) + " / " + strconv.FormatUint(r.LossProbeDatagrams, 10)
+}
+
+func countersText(r results.Verification) string {
+	switch {
+	case r.CounterLossPct != nil:
+		return fmt.Sprintf("%.3f %% (%d)", *r.CounterLossPct, r.Packets)
+	case r.LossProbeDatagrams == 0 && r.MeasuredLossPct != nil:
+		return fmt.Sprintf("%.3f %% (%d)", *r.MeasuredLossPct, r.Packets) // the old documents' one figure
+	}
+	return dash
 }
 
 func verdictText(r results.Verification) string {

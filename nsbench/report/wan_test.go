@@ -52,10 +52,12 @@ func wanDoc() *results.Document {
 				" lost outside the emulation: socket drops 0, send errors 0\ndrop ratio: 135/(140529+135) = 0.096 %"}},
 		Verification: []results.Verification{
 			{Transport: "ssh", Condition: "wan", Method: "userspace", ConfiguredRTTMs: 30, MeasuredRTTMs: ms(30.2945), RTTProbes: 20,
-				ConfiguredLossPct: 0.1, MeasuredLossPct: ms(0.0987), Packets: 389063, Lost: 384, LossJudged: true, OK: true},
+				ConfiguredLossPct: 0.1, MeasuredLossPct: ms(0.1), LossLowPct: ms(0.0681), LossHighPct: ms(0.1469), LossConfidence: 0.9973,
+				LossProbeDatagrams: 60000, LossProbeLost: 60, Packets: 389063, Lost: 384, CounterLossPct: ms(0.0987), LossJudged: true, OK: true},
 			{Transport: "wireguard", Condition: "wan", Method: "userspace", ConfiguredRTTMs: 30, MeasuredRTTMs: ms(31.6), RTTProbes: 20,
-				ConfiguredLossPct: 0.1, MeasuredLossPct: ms(0.09), Packets: 20000, Lost: 18,
-				Note: "RTT off by +1.60 ms (tolerance ±1ms); loss not judged: 20000 packets predict 20 drops, fewer than 225"},
+				ConfiguredLossPct: 0.1, MeasuredLossPct: ms(0.2), LossLowPct: ms(0.1522), LossHighPct: ms(0.2627), LossConfidence: 0.9973,
+				LossProbeDatagrams: 60000, LossProbeLost: 120, Packets: 20000, Lost: 18, CounterLossPct: ms(0.09), LossJudged: true,
+				Note: "RTT off by +1.60 ms (tolerance ±1ms); loss 0.200 % end to end (120 of 60000 datagrams), its 99.7 % interval 0.152–0.263 % does not hold the configured 0.1 %"},
 		},
 	}
 }
@@ -102,11 +104,13 @@ func TestWANGolden(t *testing.T) {
 }
 
 func TestVerificationSection(t *testing.T) {
+	ms := func(x float64) *float64 { return &x }
 	md := string(Markdown(wanDoc()))
 	for _, want := range []string{
 		"## Verification",
-		"| Pure SSH | wan | userspace | 30 / 30.29 | 0.1 % / 0.099 % | 389063 | ok | — |",
-		"| SSH over WireGuard | wan | userspace | 30 / 31.60 | 0.1 % / 0.090 % (not judged) | 20000 | ⚠ off | RTT off by +1.60 ms",
+		"| Pure SSH | wan | userspace | 30 / 30.29 | 0.1 % / 0.100 % (0.068–0.147 %) | 60 / 60000 | 0.099 % (389063) | ok | — |",
+		"| SSH over WireGuard | wan | userspace | 30 / 31.60 | 0.1 % / 0.200 % (0.152–0.263 %) | 120 / 60000 | 0.090 % (20000) | ⚠ off | RTT off by +1.60 ms",
+		"Loss, end to end:",
 		"| SSH over WireGuard ⚠ | 0.05 (0.05–0.05) |",
 		"⚠ The measured RTT or loss of this cell was off the configured condition: see Verification.",
 		"the userspace impairment's own counters per impaired direction",
@@ -124,6 +128,14 @@ func TestVerificationSection(t *testing.T) {
 	if i, j := strings.Index(md, "## Results — WAN"), strings.Index(md, "## Verification"); i < 0 || j < i ||
 		strings.Index(md, "## Memory footprint") < j {
 		t.Error("Verification is not between the results tables and the memory table")
+	}
+	// A document from before the loss probe: its one loss figure is the
+	// counters', and says so.
+	old := wanDoc()
+	old.Verification = []results.Verification{{Transport: "ssh", Condition: "wan", ConfiguredRTTMs: 30, MeasuredRTTMs: ms(30.2),
+		ConfiguredLossPct: 0.1, MeasuredLossPct: ms(0.0987), Packets: 389063, Lost: 384, LossJudged: true, OK: true}}
+	if want := "| 0.1 % / 0.099 % (impairment counters, not end to end) | — | 0.099 % (389063) | ok |"; !strings.Contains(string(Markdown(old)), want) {
+		t.Errorf("an old document's verification lacks %q", want)
 	}
 	// A document without verification records has no such section.
 	d := wanDoc()

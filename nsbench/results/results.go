@@ -318,11 +318,12 @@ type Diagnostic struct {
 
 // Verification is one impaired cell's condition, configured and measured:
 // the RTT probed just before the cell (median of kernel-timed TCP
-// handshakes from the client to a listener in the server's namespace) and
-// the loss counted by the impairment during it.
-// OK is false when the RTT is off by more than 1 ms, or the loss by more
-// than 20 % relative once enough packets passed to judge it (Note says
-// which, or why the loss was not judged).
+// handshakes from the client to a listener in the server's namespace), the
+// loss counted end to end just before it (a UDP datagram stream to that
+// listener and back), and the impairment's own counters during it.
+// OK is false when the RTT is off by more than 1 ms, or the end-to-end
+// loss's interval does not hold the configured loss (Note says which, or
+// why the loss was not judged).
 type Verification struct {
 	Transport         string   `json:"transport"`
 	Condition         string   `json:"condition"`
@@ -331,10 +332,24 @@ type Verification struct {
 	MeasuredRTTMs     *float64 `json:"measured_rtt_ms"` // null: no probe completed
 	RTTProbes         int      `json:"rtt_probes,omitempty"`
 	ConfiguredLossPct float64  `json:"configured_loss_pct"`
-	MeasuredLossPct   *float64 `json:"measured_loss_pct"` // null: no packet counted
-	Packets           uint64   `json:"packets"`           // offered to the impaired directions
-	Lost              uint64   `json:"lost"`
-	LossJudged        bool     `json:"loss_judged"`
+	// MeasuredLossPct is the loss end to end: of the loss probe's
+	// datagrams (client → server, and the server's echoes back), those
+	// that never arrived, with its interval (LossLowPct–LossHighPct at
+	// LossConfidence, Wilson). null: no datagram counted. Documents before
+	// the loss probe (no loss_probe_datagrams) hold the counters' figure.
+	MeasuredLossPct    *float64 `json:"measured_loss_pct"`
+	LossLowPct         *float64 `json:"loss_low_pct,omitempty"`
+	LossHighPct        *float64 `json:"loss_high_pct,omitempty"`
+	LossConfidence     float64  `json:"loss_confidence,omitempty"`
+	LossProbeDatagrams uint64   `json:"loss_probe_datagrams,omitempty"` // offered, both directions
+	LossProbeLost      uint64   `json:"loss_probe_lost,omitempty"`
+	// Packets and Lost are the impairment's own counters over the cell
+	// (offered to the impaired directions, and lost), CounterLossPct their
+	// ratio: diagnostics beside the end-to-end count.
+	Packets        uint64   `json:"packets"`
+	Lost           uint64   `json:"lost"`
+	CounterLossPct *float64 `json:"counter_loss_pct,omitempty"`
+	LossJudged     bool     `json:"loss_judged"`
 	// With jitter: the RTT's interquartile range the jitter makes, and the
 	// probes'.
 	ExpectedRTTIQRMs *float64 `json:"expected_rtt_iqr_ms,omitempty"`

@@ -1,0 +1,164 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+const instRRUL = "rrul"
+
+// The latency probes rrul measures with: an ICMP echo's round trip and a
+// netperf TCP_RR transaction's are different measures (the transaction
+// adds both ends' TCP stacks and netserver), so they never share a column.
+const (
+	probeICMP  = "ICMP"
+	probeTCPRR = "TCP_RR"
+)
+
+// probeOf names a sample's probe from its method ("latency by ICMP echo
+// …", "latency by netperf TCP_RR …").
+func probeOf(s results.Sample) string {
+	if strings.Contains(s.Method, "TCP_RR") {
+		return probeTCPRR
+	}
+	return probeICMP
+}
+
+// bufferbloatGrade is DSLReports' bufferbloat grade of an added latency
+// under load, in ms.
+func bufferbloatGrade(ms float64) string {
+	switch {
+	case ms < 5:
+		return "A+"
+	case ms < 30:
+		return "A"
+	case ms < 60:
+		return "B"
+	case ms < 200:
+		return "C"
+	case ms < 400:
+		return "D"
+	}
+	return "F"
+}
+
+// writeRRUL renders, per condition and per probe, latency under load: idle
+// and loaded quantiles, the probes left unanswered, the added latency and
+// its grade, and the load's throughput. Each table holds one probe's rows.
+func (v *view) writeRRUL(w *writer, c results.Condition) {
+	byProbe := map[string][]string{}
+	for _, t := range v.order {
+		for _, s := range v.samples(t, c.Name, instRRUL) {
+			p := probeOf(s)
+			if len(byProbe[p]) == 0 || byProbe[p][len(byProbe[p])-1] != t {
+				byProbe[p] = append(byProbe[p], t)
+			}
+		}
+	}
+	if len(byProbe) == 0 {
+		return
+	}
+	label := c.Label
+	if label == "" {
+		label = c.Name
+	}
+	w.block("### Latency under load (RRUL) — " + label)
+	w.block("Latency probed alone, then under `iperf3 --bidir -P 4`; added latency = loaded p50 − idle p50, the median of the runs. " +
+		"Grade: DSLReports' bufferbloat scale of the added latency (A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F ≥ 400). " +
+		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, so the figure is one too.")
+	for _, p := range []string{probeICMP, probeTCPRR} {
+		ts := byProbe[p]
+		if len(ts) == 0 {
+			continue
+		}
+		header := []string{"Transport (probe: " + p + ")", "Idle p50 (ms)", "Loaded p50 / p90 / p99 (ms)",
+			"Unanswered under load", "Added latency (ms)", "Grade", "Down / up under load (Gbit/s)"}
+		lines := []string{tableRow(header...), separatorRow(len(header))}
+		method := ""
+		for _, t := range ts {
+			var ss []results.Sample
+			for _, s := range v.samples(t, c.Name, instRRUL) {
+				if probeOf(s) == p {
+					ss = append(ss, s)
+					method = s.Method
+				}
+			}
+			lines = append(lines, tableRow(rrulRow(v.label(t), ss, v.doc.Env.Runs)...))
+		}
+		w.block(lines...)
+		if method != "" {
+			w.block("probe: " + p + " — " + method + ".")
+		}
+	}
+}
+
+// rrulRow is one transport's cells. A cell with a censored run shows its
+// loaded figures as lower bounds: raising one value never lowers a median
+// or a quantile, so the median of the runs is one too.
+func rrulRow(label string, ss []results.Sample, runs int) []string {
+	censored := len(extras(ss, "censored_wait_ms")) > 0
+	bound := ""
+	if censored {
+		bound = "≥ "
+	}
+	med := func(key string) (float64, bool) {
+		s := stats.Summarize(extras(ss, key))
+		return s.Median, s.N > 0
+	}
+	cell := func(key string, prec int) string {
+		if m, ok := med(key); ok {
+			return num(m, prec)
+		}
+		return dash
+	}
+	loaded := dash
+	if _, ok := med("loaded_p50_ms"); ok {
+		loaded = bound + cell("loaded_p50_ms", 2) + " / " + bound + cell("loaded_p90_ms", 2) + " / " + bound + cell("loaded_p99_ms", 2)
+	}
+	var values []float64
+	for _, s := range ss {
+		values = append(values, s.Value)
+	}
+	added, grade := dash, dash
+	if a := stats.Summarize(values); a.N > 0 {
+		added = bound + rangeCell(values, 2, runs)
+		grade = bufferbloatGrade(a.Median)
+		if censored && grade != "F" {
+			grade += " or worse"
+		}
+	}
+	return []string{label, cell("idle_p50_ms", 2), loaded, unansweredCell(ss), added, grade,
+		cell("down_gbps", 2) + " / " + cell("up_gbps", 2)}
+}
+
+// unansweredCell sums the runs' unanswered probes against those sent in
+// the test, with the longest censored wait; a dash for documents from
+// before the count.
+func unansweredCell(ss []results.Sample) string {
+	var sent, unanswered, wait float64
+	counted := false
+	for _, s := range ss {
+		u, ok := s.Extra["probe_unanswered"]
+		if !ok {
+			continue
+		}
+		counted = true
+		unanswered += u
+		sent += s.Extra["probe_sent"]
+		wait = max(wait, s.Extra["censored_wait_ms"])
+	}
+	if !counted {
+		return dash
+	}
+	out := fmt.Sprintf("%.0f of %.0f", unanswered, sent)
+	if sent > 0 && unanswered > 0 {
+		out += fmt.Sprintf(" (%s %%)", num(100*unanswered/sent, 1))
+	}
+	if wait > 0 {
+		out += fmt.Sprintf(", censored: waited %s s", num(wait/1000, 1))
+	}
+	return out
+}

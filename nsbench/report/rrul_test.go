@@ -1,0 +1,73 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// rrulDoc: Pure SSH probed by ICMP, tw (a port forwarder) by TCP_RR, on
+// the WAN; tw's second run had a transaction outlast the test.
+func rrulDoc() *results.Document {
+	const icmp = "latency by ICMP echo every 100 ms (ping -i 0.1), each probe's round trip"
+	const tcprr = "latency by netperf TCP_RR with interim results every 100 ms (-D 0.1), each interval's mean round trip"
+	s := func(tr string, run int, method string, value float64, extra map[string]float64) results.Sample {
+		return results.Sample{Transport: tr, Condition: "wan", Instrument: "rrul", Run: run, Value: value, Unit: "ms",
+			Method: method, Extra: extra}
+	}
+	return &results.Document{
+		SchemaVersion: results.SchemaVersion,
+		Env:           results.Env{Runs: 2},
+		Instruments: []results.Instrument{{Name: "rrul", Metrics: []results.Metric{
+			{Key: "value", Unit: "ms"}, {Key: "loaded_p50_ms", Unit: "ms"}, {Key: "probe_unanswered"}}}},
+		Transports: []results.Transport{{Name: "ssh", Label: "Pure SSH"}, {Name: "tw", Label: "SSH over tw"}},
+		Conditions: []results.Condition{{Name: "wan", Label: "WAN (30 ms RTT, 0.1 % loss)"}},
+		Samples: []results.Sample{
+			s("ssh", 1, icmp, 3.0, map[string]float64{"idle_p50_ms": 30.1, "loaded_p50_ms": 33.1, "loaded_p90_ms": 40, "loaded_p99_ms": 52,
+				"probe_sent": 100, "probe_unanswered": 2, "probe_loss_pct": 2, "down_gbps": 0.1, "up_gbps": 0.1}),
+			s("ssh", 2, icmp, 4.0, map[string]float64{"idle_p50_ms": 30.1, "loaded_p50_ms": 34.1, "loaded_p90_ms": 41, "loaded_p99_ms": 55,
+				"probe_sent": 100, "probe_unanswered": 0, "probe_loss_pct": 0, "down_gbps": 0.1, "up_gbps": 0.1}),
+			s("tw", 1, tcprr, 150, map[string]float64{"idle_p50_ms": 31, "loaded_p50_ms": 181, "loaded_p90_ms": 300, "loaded_p99_ms": 900,
+				"probe_sent": 40, "probe_unanswered": 0, "down_gbps": 0.03, "up_gbps": 0.03}),
+			s("tw", 2, tcprr, 12369, map[string]float64{"idle_p50_ms": 31, "loaded_p50_ms": 12400, "loaded_p90_ms": 12400, "loaded_p99_ms": 12400,
+				"probe_sent": 1, "probe_unanswered": 1, "censored_wait_ms": 12400, "down_gbps": 0.02, "up_gbps": 0.02}),
+		},
+	}
+}
+
+// TestRRULSection: each probe has its own table (never one column for
+// ICMP and TCP_RR), unanswered probes sit beside the loaded quantiles, a
+// censored cell shows lower bounds, and each row has its grade.
+func TestRRULSection(t *testing.T) {
+	md := string(Markdown(rrulDoc()))
+	for _, want := range []string{
+		"### Latency under load (RRUL) — WAN (30 ms RTT, 0.1 % loss)",
+		"DSLReports' bufferbloat scale",
+		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade |",
+		"| Pure SSH | 30.10 | 33.60 / 40.50 / 53.50 | 2 of 200 (1.0 %) | 3.50 (3.00–4.00) | A+ | 0.10 / 0.10 |",
+		"| Transport (probe: TCP_RR) |",
+		"| SSH over tw | 31.00 | ≥ 6290.50 / ≥ 6350.00 / ≥ 6650.00 | 1 of 41 (2.4 %), censored: waited 12.4 s | ≥ 6259.50 (150.00–12369.00) | F | 0.03 / 0.03 |",
+		"probe: TCP_RR — latency by netperf TCP_RR",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(md, "(probe: ICMP)"), strings.Index(md, "(probe: TCP_RR)"); i < 0 || j < 0 ||
+		strings.Contains(md[i:j], "SSH over tw") || strings.Contains(md[j:], "| Pure SSH |") {
+		t.Error("an ICMP-probed and a TCP_RR-probed row share a table")
+	}
+	// The generic table no longer mixes the probes in one column.
+	if strings.Contains(md, "| wan | SSH over tw | rrul |") || strings.Contains(md, "| wan | Pure SSH | rrul |") {
+		t.Error("rrul's metrics are in More metrics, ICMP and TCP_RR in one column")
+	}
+}
+
+func TestBufferbloatGrade(t *testing.T) {
+	for ms, want := range map[float64]string{0: "A+", 4.99: "A+", 5: "A", 29.9: "A", 30: "B", 59: "B", 60: "C", 199: "C", 200: "D", 399: "D", 400: "F", 12400: "F"} {
+		if got := bufferbloatGrade(ms); got != want {
+			t.Errorf("%v ms: grade %s, want %s", ms, got, want)
+		}
+	}
+}
