@@ -15,7 +15,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -484,9 +483,9 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 		for _, rw := range live {
 			for _, in := range r.deps.Instruments {
 				if run > r.plan.Runs {
-					// --runs auto, past the minimum: only the cells
-					// whose interval is still wider than asked.
-					if instrument.Applicable(in, rw.path.Target) != nil || r.precise(rw.t, cond, in) {
+					// --runs auto, past the pilot: only the cells whose
+					// pilot asked for this many runs.
+					if instrument.Applicable(in, rw.path.Target) != nil || run > r.autoRuns(rw.t, cond, in) {
 						continue
 					}
 					r.progress.extend(in.Name(), 1)
@@ -516,16 +515,11 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 	return r.write()
 }
 
-// precise reports whether a cell's samples so far reach --precision: the
-// median's 95 % interval within the precision of the median.
-func (r *runner) precise(t transport.Transport, cond results.Condition, in instrument.Instrument) bool {
-	var xs []float64
-	for _, s := range r.doc.Samples {
-		if s.Transport == t.Name() && s.Condition == cond.Name && s.Instrument == in.Name() {
-			xs = append(xs, s.Value)
-		}
-	}
-	return stats.WithinPrecision(xs, r.plan.Precision)
+// autoRuns is how many runs --runs auto gives a cell: fixed by its pilot
+// (the first plan.Runs runs) and never revised, so every later run counts
+// whatever it shows (results.Document.PlannedRuns).
+func (r *runner) autoRuns(t transport.Transport, cond results.Condition, in instrument.Instrument) int {
+	return r.doc.PlannedRuns(t.Name(), cond.Name, in.Name())
 }
 
 // closePath samples the peak memory of a row's path while its processes
