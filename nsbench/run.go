@@ -139,10 +139,11 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range r.schedule(rows) {
+	for i, b := range r.schedule(rows) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		r.progress.enter(i)
 		if err := r.runBlock(ctx, b); err != nil {
 			return err
 		}
@@ -284,11 +285,6 @@ func (r *runner) setUp(ctx context.Context) error {
 		r.ssh.Form = form
 		r.rec.scp(form, instrument.OptionsString())
 	}
-	var names []string
-	for _, in := range r.deps.Instruments {
-		names = append(names, in.Name())
-	}
-	r.progress = newProgress(r.plan.Runs, len(r.deps.Transports), len(r.doc.Conditions), names, r.deps.Status)
 	return r.write()
 }
 
@@ -375,7 +371,6 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 		r.rec.transport(t)
 		if err := t.Check(); err != nil {
 			r.skip(t, "", err.Error())
-			r.dropPlanned(len(r.doc.Conditions))
 			continue
 		}
 		rw, err := r.newRow(t)
@@ -389,7 +384,6 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 					return nil, ctx.Err()
 				}
 				r.skip(t, "", "preparation failed: "+err.Error())
-				r.dropPlanned(len(r.doc.Conditions))
 				continue
 			}
 			r.logf("%s: prepared once for every condition in %.1f s", t.Label(), time.Since(t0).Seconds())
@@ -412,6 +406,7 @@ func (r *runner) schedule(rows []*row) []block {
 		}
 	}
 	r.rec.order(r.plan.Order, names)
+	r.progress = r.newProgress(bs)
 	return bs
 }
 
@@ -445,7 +440,7 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 				return ctx.Err()
 			}
 			r.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
-			r.dropPlanned(1)
+			r.dropPlanned(rw.t, cond)
 			r.rowDone(rw)
 			if err := r.write(); err != nil {
 				return err
@@ -488,10 +483,10 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 					if instrument.Applicable(in, rw.path.Target) != nil || run > r.autoRuns(rw.t, cond, in) {
 						continue
 					}
-					r.progress.extend(in.Name(), 1)
+					r.progress.extend(rw.t.Name(), cond.Name, in.Name(), 1)
 				}
 				if rw.path == nil {
-					r.progress.drop(in.Name(), 1) // its path could not be built again
+					r.progress.drop(rw.t.Name(), cond.Name, in.Name(), 1) // its path could not be built again
 					continue
 				}
 				more = true
@@ -644,11 +639,11 @@ func (r *runner) newRow(t transport.Transport) (*row, error) {
 	return rw, nil
 }
 
-// dropPlanned takes the samples of a transport under n conditions out of
+// dropPlanned takes the samples of a transport under a condition out of
 // the progress plan: they will not run.
-func (r *runner) dropPlanned(conditions int) {
+func (r *runner) dropPlanned(t transport.Transport, cond results.Condition) {
 	for _, in := range r.deps.Instruments {
-		r.progress.drop(in.Name(), conditions*r.plan.Runs)
+		r.progress.drop(t.Name(), cond.Name, in.Name(), r.plan.Runs)
 	}
 }
 
@@ -698,7 +693,7 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 	t, path := rw.t, rw.path
 	r.sampler.Transport = rw.meters
 	if err := instrument.Applicable(in, env.Target); err != nil {
-		r.progress.drop(in.Name(), 1)
+		r.progress.drop(t.Name(), cond.Name, in.Name(), 1)
 		if run == 1 {
 			r.rec.notApplicable(t, cond.Name, in.Name(), err.Error())
 		}
