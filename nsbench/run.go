@@ -480,10 +480,13 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 				if run > r.plan.Runs {
 					// --runs auto, past the pilot: only the cells whose
 					// pilot asked for this many runs.
-					if instrument.Applicable(in, rw.path.Target) != nil || run > r.autoRuns(rw.t, cond, in) {
+					planned := r.autoRuns(rw.t, cond, in)
+					if instrument.Applicable(in, rw.path.Target) != nil || run > planned {
 						continue
 					}
-					r.progress.extend(rw.t.Name(), cond.Name, in.Name(), 1)
+					if run == r.plan.Runs+1 { // the pilot's plan, counted at once
+						r.progress.extend(rw.t.Name(), cond.Name, in.Name(), planned-r.plan.Runs)
+					}
 				}
 				if rw.path == nil {
 					r.progress.drop(rw.t.Name(), cond.Name, in.Name(), 1) // its path could not be built again
