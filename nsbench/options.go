@@ -45,16 +45,17 @@ type Options struct {
 	Strict bool
 	// Order is OrderInterleaved or OrderReference.
 	Order string
-	// RunsAuto runs each cell until the 95 % interval of its median is
-	// within Precision (relative) of the median: at least Runs
-	// (AutoMinRuns), at most MaxRuns.
+	// RunsAuto gives each cell a pilot of Runs (AutoMinRuns) runs, whose
+	// spread fixes the cell's number of runs for a 95 % interval of the
+	// median within Precision (relative) of it, at most MaxRuns
+	// (stats.TwoStageRuns); every run then counts.
 	RunsAuto  bool
 	Precision float64
 	MaxRuns   int
 }
 
-// AutoMinRuns is the fewest runs --runs auto makes per cell: the first
-// count for which a 95 % order-statistic interval of the median exists.
+// AutoMinRuns is --runs auto's pilot per cell: the first count for which a
+// 95 % order-statistic interval of the median exists.
 const AutoMinRuns = 6
 
 // Defaults are the reference's settings.

@@ -15,7 +15,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -140,10 +139,11 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range r.schedule(rows) {
+	for i, b := range r.schedule(rows) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		r.progress.enter(i)
 		if err := r.runBlock(ctx, b); err != nil {
 			return err
 		}
@@ -285,11 +285,6 @@ func (r *runner) setUp(ctx context.Context) error {
 		r.ssh.Form = form
 		r.rec.scp(form, instrument.OptionsString())
 	}
-	var names []string
-	for _, in := range r.deps.Instruments {
-		names = append(names, in.Name())
-	}
-	r.progress = newProgress(r.plan.Runs, len(r.deps.Transports), len(r.doc.Conditions), names, r.deps.Status)
 	return r.write()
 }
 
@@ -364,7 +359,6 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 		r.rec.transport(t)
 		if err := t.Check(); err != nil {
 			r.skip(t, "", err.Error())
-			r.dropPlanned(len(r.doc.Conditions))
 			continue
 		}
 		rw, err := r.newRow(t)
@@ -378,7 +372,6 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 					return nil, ctx.Err()
 				}
 				r.skip(t, "", "preparation failed: "+err.Error())
-				r.dropPlanned(len(r.doc.Conditions))
 				continue
 			}
 			r.logf("%s: prepared once for every condition in %.1f s", t.Label(), time.Since(t0).Seconds())
@@ -401,6 +394,7 @@ func (r *runner) schedule(rows []*row) []block {
 		}
 	}
 	r.rec.order(r.plan.Order, names)
+	r.progress = r.newProgress(bs)
 	return bs
 }
 
@@ -434,7 +428,7 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 				return ctx.Err()
 			}
 			r.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
-			r.dropPlanned(1)
+			r.dropPlanned(rw.t, cond)
 			r.rowDone(rw)
 			if err := r.write(); err != nil {
 				return err
@@ -472,15 +466,18 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 		for _, rw := range live {
 			for _, in := range r.deps.Instruments {
 				if run > r.plan.Runs {
-					// --runs auto, past the minimum: only the cells
-					// whose interval is still wider than asked.
-					if rw.path == nil || instrument.Applicable(in, rw.path.Target) != nil || r.precise(rw.t, cond, in) {
+					// --runs auto, past the pilot: only the cells whose
+					// pilot asked for this many runs.
+					planned := r.autoRuns(rw.t, cond, in)
+					if run > planned || rw.path != nil && instrument.Applicable(in, rw.path.Target) != nil {
 						continue
 					}
-					r.progress.extend(in.Name(), 1)
+					if run == r.plan.Runs+1 { // the pilot's plan, counted at once
+						r.progress.extend(rw.t.Name(), cond.Name, in.Name(), planned-r.plan.Runs)
+					}
 				}
 				if rw.path == nil {
-					r.progress.drop(in.Name(), 1) // its path was given up (see afterFault)
+					r.progress.drop(rw.t.Name(), cond.Name, in.Name(), 1) // its path was given up (see afterFault)
 					continue
 				}
 				more = true
@@ -505,16 +502,11 @@ func (r *runner) runBlock(ctx context.Context, b block) (err error) {
 	return r.write()
 }
 
-// precise reports whether a cell's samples so far reach --precision: the
-// median's 95 % interval within the precision of the median.
-func (r *runner) precise(t transport.Transport, cond results.Condition, in instrument.Instrument) bool {
-	var xs []float64
-	for _, s := range r.doc.Samples {
-		if s.Transport == t.Name() && s.Condition == cond.Name && s.Instrument == in.Name() {
-			xs = append(xs, s.Value)
-		}
-	}
-	return stats.WithinPrecision(xs, r.plan.Precision)
+// autoRuns is how many runs --runs auto gives a cell: fixed by its pilot
+// (the first plan.Runs runs) and never revised, so every later run counts
+// whatever it shows (results.Document.PlannedRuns).
+func (r *runner) autoRuns(t transport.Transport, cond results.Condition, in instrument.Instrument) int {
+	return r.doc.PlannedRuns(t.Name(), cond.Name, in.Name())
 }
 
 // closePath samples the peak memory of a row's path while its processes
@@ -635,11 +627,11 @@ func (r *runner) newRow(t transport.Transport) (*row, error) {
 	return rw, nil
 }
 
-// dropPlanned takes the samples of a transport under n conditions out of
+// dropPlanned takes the samples of a transport under a condition out of
 // the progress plan: they will not run.
-func (r *runner) dropPlanned(conditions int) {
+func (r *runner) dropPlanned(t transport.Transport, cond results.Condition) {
 	for _, in := range r.deps.Instruments {
-		r.progress.drop(in.Name(), conditions*r.plan.Runs)
+		r.progress.drop(t.Name(), cond.Name, in.Name(), r.plan.Runs)
 	}
 }
 
@@ -696,7 +688,7 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 	t, path := rw.t, rw.path
 	r.sampler.Transport = rw.meters
 	if err := instrument.Applicable(in, env.Target); err != nil {
-		r.progress.drop(in.Name(), 1)
+		r.progress.drop(t.Name(), cond.Name, in.Name(), 1)
 		if run == 1 {
 			r.rec.notApplicable(t, cond.Name, in.Name(), err.Error())
 		}

@@ -16,9 +16,11 @@ func compareCommand() *cli.Command {
 		Usage:     "compare two results files: medians, change and significance per cell",
 		ArgsUsage: "OLD.json NEW.json",
 		Description: "For every transport × condition × instrument in both files: the old and new medians,\n" +
-			"the change in %, and a two-sided Mann-Whitney U verdict at α = 0.05 (\"~\": no significant\n" +
-			"change). Refuses results whose environments differ (kernel, CPU, congestion control,\n" +
-			"impairment, WAN, offloads, WireGuard implementation, payload) unless --force.",
+			"the change in %, and a two-sided Mann-Whitney U test; its p-values are adjusted for the number\n" +
+			"of rows (Benjamini–Hochberg, q) and a change is significant when q < 0.05 (\"~\": no significant\n" +
+			"change); the output says how many rows chance alone would put below p = 0.05. Refuses results\n" +
+			"whose environments differ (kernel, CPU, congestion control, impairment, WAN, offloads,\n" +
+			"WireGuard implementation, duration, warm-up, order, payloads) unless --force.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "compare even when the environments differ"},
 		},

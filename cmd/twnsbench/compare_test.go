@@ -20,7 +20,7 @@ func TestCompareSameFileIsAllTilde(t *testing.T) {
 	for _, l := range lines[1:] {
 		if strings.HasPrefix(l, "ssh ") || strings.HasPrefix(l, "wireguard ") || strings.HasPrefix(l, "tw ") {
 			rows++
-			if !strings.Contains(l, " ~ (p=1.000 n=3+3)") {
+			if !strings.Contains(l, " ~ (p=1.000 q=1.000 n=3+3)") {
 				t.Errorf("row not ~: %q", l)
 			}
 		}

@@ -107,11 +107,15 @@ func (c *console) drawLocked() {
 	fmt.Fprint(c.w, statusLine(*c.status, time.Since(c.statusAt)))
 }
 
-// statusLine renders s, since seconds after it was reported.
+// statusLine renders s, since seconds after it was reported. An ETA that
+// rests on cells or conditions not measured yet says it is a first guess.
 func statusLine(s nsbench.Status, since time.Duration) string {
 	eta := "ETA ?"
 	if s.ETA > 0 {
 		eta = "ETA ~" + max(s.ETA-since, 0).Round(time.Second).String()
+		if s.FirstGuess {
+			eta += " (first guess)"
+		}
 	}
 	return fmt.Sprintf("▶ %s / %s  %s  run %d/%d  [%d/%d samples]  elapsed %s  %s",
 		s.Transport, s.Condition, s.Instrument, s.Run, s.Runs, s.Done, s.Total,

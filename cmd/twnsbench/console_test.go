@@ -20,6 +20,10 @@ func TestStatusLine(t *testing.T) {
 	if got := statusLine(nsbench.Status{Run: 1, Runs: 1, Total: 4}, 0); !strings.HasSuffix(got, "ETA ?") {
 		t.Errorf("unknown ETA: %q", got)
 	}
+	s.FirstGuess = true
+	if got := statusLine(s, 10*time.Second); !strings.HasSuffix(got, "ETA ~2m0s (first guess)") {
+		t.Errorf("a guessed ETA must say so: %q", got)
+	}
 }
 
 func TestConsoleNotATerminalPrintsPlainLines(t *testing.T) {

@@ -1,12 +1,14 @@
 // Package compare puts two results documents side by side, per transport ×
 // condition × instrument × metric, in the style of benchstat: both medians,
-// the change, and whether the change is significant (Mann-Whitney U).
+// the change, and whether the change is significant (Mann-Whitney U, its
+// p-values adjusted for the number of comparisons by Benjamini–Hochberg).
 package compare
 
 import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,9 +27,14 @@ type Row struct {
 	Old, New                                 []float64
 	OldMedian, NewMedian                     float64
 	ChangePct                                float64 // (new − old) / old × 100; NaN when old is 0
-	P                                        float64
-	Significant                              bool
+	// P is the row's own Mann-Whitney p-value; Q is P adjusted for every
+	// row compared (Benjamini–Hochberg), and the verdict's.
+	P, Q        float64
+	Significant bool
 }
+
+// Correction names the adjustment of the p-values, for the output.
+const Correction = "Benjamini–Hochberg"
 
 // Verdict is benchstat's notation: "~" for no significant change,
 // otherwise the signed change, and whether it is better or worse where the
@@ -68,16 +75,55 @@ func Rows(old, cur *results.Document) []Row {
 			r.ChangePct = (r.NewMedian - r.OldMedian) / math.Abs(r.OldMedian) * 100
 		}
 		_, r.P = stats.MannWhitney(o, n)
-		r.Significant = r.P < Alpha
 		rows = append(rows, r)
+	}
+	ps := make([]float64, len(rows))
+	for i, r := range rows {
+		ps[i] = r.P
+	}
+	for i, q := range BenjaminiHochberg(ps) {
+		rows[i].Q = q
+		rows[i].Significant = q < Alpha
 	}
 	return rows
 }
 
+// BenjaminiHochberg adjusts ps for being tested together: with m tests,
+// the i-th smallest p becomes min over j ≥ i of m·p(j)/j, at most 1.
+// Calling the rows whose adjusted value is below α significant keeps the
+// expected share of false discoveries among them at α or below
+// (independent or positively dependent tests). Each cell's own test alone
+// would call about m·α of m unchanged cells significant by chance.
+func BenjaminiHochberg(ps []float64) []float64 {
+	m := len(ps)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case ps[a] < ps[b]:
+			return -1
+		case ps[a] > ps[b]:
+			return 1
+		}
+		return 0
+	})
+	qs := make([]float64, m)
+	least := 1.0
+	for rank := m; rank >= 1; rank-- {
+		i := idx[rank-1]
+		least = min(least, ps[i]*float64(m)/float64(rank))
+		qs[i] = least
+	}
+	return qs
+}
+
 // EnvDiffs lists the environment differences that make a comparison
 // meaningless: a different kernel, CPU, congestion control, impairment,
-// WAN condition, offloads, WireGuard implementation or payload measures
-// something else.
+// WAN condition, offloads, WireGuard implementation, instrument duration,
+// warm-up, run order or payload (the LAN's, or any condition's scp copy)
+// measures something else.
 func EnvDiffs(old, cur *results.Document) []string {
 	a, b := old.Env, cur.Env
 	var diffs []string
@@ -95,7 +141,39 @@ func EnvDiffs(old, cur *results.Document) []string {
 	check("offloads", a.Offloads, b.Offloads)
 	check("wireguard", a.WireGuard, b.WireGuard)
 	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))
+	sa, sb := settingsOf(old), settingsOf(cur)
+	check("duration", sa.duration, sb.duration)
+	check("warm-up", sa.warmup, sb.warmup)
+	check("order", sa.order, sb.order)
+	for _, c := range cur.Conditions {
+		for _, o := range old.Conditions {
+			if o.Name == c.Name {
+				check(c.Name+" scp payload bytes", strconv.FormatInt(o.ScpPayloadBytes, 10), strconv.FormatInt(c.ScpPayloadBytes, 10))
+			}
+		}
+	}
 	return diffs
+}
+
+// settings are how a run measured, as compared.
+type settings struct{ duration, warmup, order string }
+
+// settingsOf reads d's duration, warm-up and order. The reference
+// harness's documents record none of them: theirs are its fixed 10 s
+// instruments, 2 s warm-up and one transport after the other (twnsbench's
+// defaults and --order reference). A twnsbench document without a warm-up
+// had none (--warmup 0).
+func settingsOf(d *results.Document) settings {
+	e := d.Env
+	if d.SchemaVersion == 0 && e.Harness == "" {
+		return settings{duration: "10s", warmup: "2s", order: "reference"}
+	}
+	order := e.Order
+	if order == "" {
+		order = "reference"
+	}
+	sec := func(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
+	return settings{duration: sec(e.DurationSec), warmup: sec(e.WarmupSec), order: order}
 }
 
 // ToolDiffs lists the programs whose versions differ between the two
@@ -130,15 +208,27 @@ func Write(w io.Writer, rows []Row) error {
 		if unit == "" {
 			unit = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (p=%.3f n=%d+%d)\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (p=%.3f q=%.3f n=%d+%d)\n",
 			r.Transport, r.Condition, r.Instrument, r.Metric, unit,
-			num(r.OldMedian), num(r.NewMedian), change, r.Verdict(), r.P, len(r.Old), len(r.New))
+			num(r.OldMedian), num(r.NewMedian), change, r.Verdict(), r.P, r.Q, len(r.Old), len(r.New))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nMedians; verdict: two-sided Mann-Whitney U test at α = %.2f, \"~\" = no significant change.\n"+
-		"With 3 runs per side the smallest possible p is 0.100: use --runs 5 or more to detect a change.\n", Alpha)
+	raw, significant := 0, 0
+	for _, r := range rows {
+		if r.P < Alpha {
+			raw++
+		}
+		if r.Significant {
+			significant++
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nMedians; p: two-sided Mann-Whitney U test per row; q: p adjusted for all %d rows by %s.\n"+
+		"Chance alone: with nothing changed, about %.1f of %d rows would have p < %.2f; here %d do.\n"+
+		"Verdict: significant when q < %.2f (false discovery rate %.0f %%): %d of %d; \"~\" = no significant change.\n"+
+		"With 3 runs per side the smallest possible p is 0.100: use --runs 5 or more to detect a change.\n",
+		len(rows), Correction, Alpha*float64(len(rows)), len(rows), Alpha, raw, Alpha, 100*Alpha, significant, len(rows))
 	return err
 }
 

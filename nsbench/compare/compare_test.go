@@ -2,6 +2,9 @@ package compare
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -34,7 +37,7 @@ func TestIdenticalInputsAreAllTilde(t *testing.T) {
 	if err := Write(&out, rows); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "~ (p=1.000 n=3+3)") {
+	if !strings.Contains(out.String(), "~ (p=1.000 q=1.000 n=3+3)") {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
@@ -103,5 +106,114 @@ func TestDeclaredMetricsAndDirection(t *testing.T) {
 	Write(&out, rows)
 	if !strings.Contains(out.String(), " µs ") || !strings.Contains(out.String(), "unit") {
 		t.Errorf("output lacks units:\n%s", out.String())
+	}
+}
+
+func TestBenjaminiHochberg(t *testing.T) {
+	// Sorted: 0.01, 0.03, 0.04, 0.2 → m·p/rank = 0.04, 0.06, 0.0533, 0.2,
+	// then the running minimum from the largest down.
+	got := BenjaminiHochberg([]float64{0.01, 0.04, 0.03, 0.2})
+	want := []float64{0.04, 0.16 / 3, 0.16 / 3, 0.2}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Fatalf("q = %v, want %v", got, want)
+		}
+	}
+	if q := BenjaminiHochberg([]float64{0.9, 1}); q[0] != 1 || q[1] != 1 {
+		t.Errorf("never above 1: %v", q)
+	}
+}
+
+// TestManyCellsChanceAndCorrection: 60 cells measured twice from the same
+// distributions (nothing changed). Some reach p < 0.05 by chance; the
+// output says how many chance alone gives, and after the Benjamini–Hochberg
+// adjustment none is called significant. Six cells that really moved by
+// 20 % are still called significant beside them.
+func TestManyCellsChanceAndCorrection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 24))
+	old, cur := &results.Document{}, &results.Document{}
+	add := func(d *results.Document, tr string, scale float64) {
+		for run := 1; run <= 8; run++ {
+			d.Samples = append(d.Samples, results.Sample{Transport: tr, Condition: "lan", Instrument: "iperf3-1",
+				Run: run, Value: scale * (3 + 0.1*rng.NormFloat64())})
+		}
+	}
+	for i := range 60 {
+		tr := fmt.Sprintf("t%02d", i)
+		add(old, tr, 1)
+		add(cur, tr, 1)
+	}
+	rows := Rows(old, cur)
+	raw := 0
+	for _, r := range rows {
+		if r.P < Alpha {
+			raw++
+		}
+		if r.Significant {
+			t.Errorf("%s: unchanged, called significant (p %.4f, q %.4f)", r.Transport, r.P, r.Q)
+		}
+	}
+	if raw == 0 {
+		t.Fatal("no unchanged cell reached p < 0.05: the data do not exercise the correction")
+	}
+	var out bytes.Buffer
+	if err := Write(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"adjusted for all 60 rows by Benjamini–Hochberg", "about 3.0 of 60 rows would have p < 0.05",
+		fmt.Sprintf("here %d do", raw), "significant when q < 0.05 (false discovery rate 5 %): 0 of 60"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for i := range 6 {
+		tr := fmt.Sprintf("moved%d", i)
+		add(old, tr, 1)
+		add(cur, tr, 1.2)
+	}
+	for _, r := range Rows(old, cur) {
+		if strings.HasPrefix(r.Transport, "moved") && !r.Significant {
+			t.Errorf("%s: moved 20 %%, not significant (p %.4f, q %.4f)", r.Transport, r.P, r.Q)
+		}
+	}
+}
+
+// TestEnvDiffsSettings: a different instrument duration, warm-up, order or
+// a condition's scp payload refuses the comparison like the kernel does;
+// the reference's documents carry the reference's settings.
+func TestEnvDiffsSettings(t *testing.T) {
+	base := func() *results.Document {
+		d := doc("6.18", 1, 1)
+		d.SchemaVersion = results.SchemaVersion
+		d.Env.DurationSec, d.Env.WarmupSec, d.Env.Order = 10, 2, "interleaved"
+		d.Conditions = []results.Condition{{Name: "lan", ScpPayloadBytes: 5 << 30}, {Name: "wan", ScpPayloadBytes: 256 << 20}}
+		return d
+	}
+	for _, tc := range []struct {
+		change func(*results.Document)
+		want   string
+	}{
+		{func(d *results.Document) { d.Env.DurationSec = 2 }, `duration "10s" vs "2s"`},
+		{func(d *results.Document) { d.Env.WarmupSec = 0 }, `warm-up "2s" vs "0s"`},
+		{func(d *results.Document) { d.Env.Order = "reference" }, `order "interleaved" vs "reference"`},
+		{func(d *results.Document) { d.Conditions[1].ScpPayloadBytes = 64 << 20 }, `wan scp payload bytes "268435456" vs "67108864"`},
+	} {
+		cur := base()
+		tc.change(cur)
+		if diffs := EnvDiffs(base(), cur); len(diffs) != 1 || diffs[0] != tc.want {
+			t.Errorf("diffs %q, want [%s]", diffs, tc.want)
+		}
+	}
+	if d := EnvDiffs(base(), base()); len(d) != 0 {
+		t.Errorf("identical: %q", d)
+	}
+	// The reference harness's document: 10 s, 2 s, one transport after
+	// the other.
+	ref := doc("6.18", 1, 1)
+	ours := base()
+	ours.Env.Order = "reference"
+	ours.Conditions = nil
+	if d := EnvDiffs(ref, ours); len(d) != 0 {
+		t.Errorf("reference vs a reference-order run: %q", d)
 	}
 }

@@ -44,7 +44,7 @@ func (v *view) resultsRow(transport, condition string) []string {
 		}
 		return row
 	}
-	runs := v.doc.Env.Runs
+	runs := v.fullRuns()
 	iperf1 := v.samples(transport, condition, instIperf1)
 	iperf4 := v.samples(transport, condition, instIperf4)
 	rr := v.samples(transport, condition, instTCPRR)

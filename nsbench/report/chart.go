@@ -242,7 +242,7 @@ func (c *chart) subtitle() string {
 	if r := c.v.doc.Env.Runs; r > 0 {
 		runs := plural(r, "run", "runs") + " per cell"
 		if c.v.doc.Env.RunsAuto != nil {
-			runs = fmt.Sprintf("%d to %d runs per cell (--runs auto)", r, c.v.doc.Env.RunsAuto.MaxRuns)
+			runs = fmt.Sprintf("runs per cell fixed by a %d-run pilot, at most %d (--runs auto)", r, c.v.doc.Env.RunsAuto.MaxRuns)
 		}
 		parts = append(parts, runs)
 	}

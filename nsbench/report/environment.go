@@ -74,8 +74,8 @@ func runsText(e results.Env) string {
 		return ""
 	}
 	if a := e.RunsAuto; a != nil {
-		return fmt.Sprintf("auto: per cell until the median's 95 %% interval is within ±%s %% of it, at least %d and at most %d timed runs (after 1 warm-up); "+
-			"cells show median (min–max; n)", trimNum(100*a.Precision), e.Runs, a.MaxRuns)
+		return fmt.Sprintf("auto: a pilot of %d timed runs per cell (after 1 warm-up) fixes the cell's n from its spread for a 95 %% interval within ±%s %% of the median "+
+			"(two-stage, at least %d more, at most %d in all), then every run counts; cells show median (min–max; n)", e.Runs, trimNum(100*a.Precision), stats.SecondStageMin, a.MaxRuns)
 	}
 	return fmt.Sprintf("%d timed (after 1 warm-up); cells show median (min–max)", e.Runs)
 }

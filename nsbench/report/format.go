@@ -32,8 +32,9 @@ func num(x float64, prec int) string {
 }
 
 // rangeCell renders "median (min–max)". When the cell holds fewer values than
-// the configured runs (a failed instrument or an interrupted run), it adds
-// "; n=K" so a thin cell is not read as a full one.
+// the configured runs (a failed instrument or an interrupted run), or runs
+// is 0 (each cell has its own n), it adds "; n=K" so a thin cell is not
+// read as a full one.
 func rangeCell(xs []float64, prec, runs int) string {
 	s := stats.Summarize(xs)
 	if s.N == 0 {

@@ -147,7 +147,7 @@ func TestTwnsbenchRules(t *testing.T) {
 		"### tw / lan — client ip -s link show veth0",
 	} {
 		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q", want)
+			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
 	if strings.Contains(md, "Interrupted") {
@@ -175,7 +175,7 @@ func TestInterruptedAndPerConditionSkip(t *testing.T) {
 		"64 MiB of /dev/urandom on LAN, the 16 MiB warm-up file on WAN (64 MiB would take too long there)",
 	} {
 		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q", want)
+			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
 }
@@ -285,5 +285,37 @@ func TestMoreMetricsFromDeclarations(t *testing.T) {
 	d.Instruments = nil
 	if strings.Contains(string(Markdown(d)), "## More metrics") {
 		t.Error("a document without declarations got the section")
+	}
+}
+
+// TestRunsAutoShowsEveryN: under --runs auto each cell's pilot fixes its
+// own n, so every cell shows it, a full one too; the Environment states
+// the two-stage rule and the Noise section explains the precision mark.
+func TestRunsAutoShowsEveryN(t *testing.T) {
+	d := twnsbenchDoc()
+	d.Env.Runs = 6
+	d.Env.RunsAuto = &results.RunsAuto{Precision: 0.05, MaxRuns: 20}
+	var ss []results.Sample
+	for _, s := range d.Samples {
+		if s.Transport == "tw" && s.Instrument == instIperf1 {
+			if s.Run != 1 {
+				continue
+			}
+			for run := 1; run <= 6; run++ { // a 6-run cell: n equals Env.Runs, shown all the same
+				s.Run, s.Value = run, 0.95+0.01*float64(run%3)
+				ss = append(ss, s)
+			}
+			continue
+		}
+		ss = append(ss, s)
+	}
+	d.Samples = ss
+	d.Cells = results.Cells(d)
+	md := string(Markdown(d))
+	for _, want := range []string{"0.96 (0.95–0.97; n=6)", "3.65 (3.60–3.70; n=3)",
+		"a pilot of 6 timed runs per cell", "or some of the runs the cell's pilot planned failed"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
 	}
 }

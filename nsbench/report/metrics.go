@@ -49,7 +49,7 @@ func (v *view) writeMoreMetrics(w *writer) {
 				label += " (" + m.Unit + ")"
 			}
 			lines = append(lines, tableRow(c.Name, v.label(k.Transport), k.Instrument, label,
-				rangeCell(values[k], autoPrec(values[k]), v.doc.Env.Runs), dashIfEmpty(m.Better)))
+				rangeCell(values[k], autoPrec(values[k]), v.fullRuns()), dashIfEmpty(m.Better)))
 			rows++
 		}
 	}

@@ -38,7 +38,7 @@ var markWhy = map[string]string{
 	results.MarkBackground: fmt.Sprintf("other work on the host took at least %s %% of its CPU during a run (busy CPU outside this run's cgroups, the harness and kernel threads)", trimNum(results.NoisyBackgroundPct)),
 	results.MarkSteal:      fmt.Sprintf("the hypervisor took at least %s %% of the host's CPU (steal) during a run", trimNum(results.NoisyStealPct)),
 	results.MarkSpread:     fmt.Sprintf("the runs spread with a coefficient of variation of at least %s %%", trimNum(100*results.NoisyCV)),
-	results.MarkPrecision:  "--runs auto stopped at its maximum before the median's 95 % interval came within the precision asked for",
+	results.MarkPrecision:  "--runs auto: the median's 95 % interval is wider than the precision asked for, or some of the runs the cell's pilot planned failed (the valid ones cannot claim the precision alone)",
 }
 
 var markOrder = []string{results.MarkBackground, results.MarkSteal, results.MarkSpread, results.MarkPrecision}
@@ -117,7 +117,11 @@ func (v *view) writeNoise(w *writer) {
 		if c.Metric != "value" || len(c.Marks) == 0 {
 			continue
 		}
-		lines = append(lines, tableRow(c.Condition, v.label(c.Transport), c.Instrument, fmt.Sprint(c.N),
+		n := fmt.Sprint(c.N)
+		if c.Planned != nil && *c.Planned != c.N {
+			n = fmt.Sprintf("%d of %d planned", c.N, *c.Planned)
+		}
+		lines = append(lines, tableRow(c.Condition, v.label(c.Transport), c.Instrument, n,
 			optPct(c.CV, 100), optPct(c.BackgroundPctMax, 1), optPct(c.StealPctMax, 1), strings.Join(c.Marks, ", ")))
 	}
 	w.block(lines...)

@@ -93,7 +93,7 @@ func (v *view) kppsCell(t, cond string) string {
 	for i, x := range s {
 		kpps[i] = x.Value / 1000
 	}
-	return rangeCell(kpps, 1, v.doc.Env.Runs)
+	return rangeCell(kpps, 1, v.fullRuns())
 }
 
 // udpLossCell shows the share of datagrams that never arrived and, in

@@ -86,9 +86,13 @@ func (v *view) readingBullets() []string {
 	if c := v.conditionsBullet(); c != "" {
 		b = append(b, c)
 	}
+	nNote := "`n=K` in a range marks a cell built from fewer runs than configured."
+	if v.doc.Env.RunsAuto != nil {
+		nNote = "`n=K` in a range is the cell's number of valid runs: under --runs auto each cell's pilot fixes its own."
+	}
 	b = append(b,
 		"Gbit/s per busy core = iperf3 1-stream goodput ÷ average host cores busy during the run (host-wide busy CPU-seconds from /proc/stat ÷ wall time), per run, then the median.",
-		"— marks a value that was not measured (the transport was skipped, or its instrument gave no sample); no cell is estimated. `n=K` in a range marks a cell built from fewer runs than configured.",
+		"— marks a value that was not measured (the transport was skipped, or its instrument gave no sample); no cell is estimated. "+nNote,
 	)
 	if r := v.doc.Env.Runs; r > 0 && r < 6 {
 		b = append(b, fmt.Sprintf("With %d runs per cell the median has no bounded 95 %% confidence interval (that needs at least 6); read differences smaller than the min–max spread as noise.", r))

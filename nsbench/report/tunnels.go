@@ -74,7 +74,7 @@ func (v *view) writeTunnels(w *writer) {
 		"iperf3 crosses no tunnel. CPU-s per GB: the CPU-seconds spent during the sample per 10^9 bytes iperf3 moved, " +
 		"of the whole host (every process and the kernel: both iperf3 ends, the tunnel, kernel crypto) and of the " +
 		"transport's own processes (its cgroups; a kernel tunnel has none). Medians of the runs, (min–max).")
-	runs := v.doc.Env.Runs
+	runs := v.fullRuns()
 	lines := []string{tableRow("Transport", "iperf3 1 stream (Gbit/s)", "MBytes/s", "relative to plain",
 		"host CPU-s per GB", "tunnel's own CPU-s per GB"), separatorRow(6)}
 	for _, t := range v.tunnelRows() {

@@ -118,3 +118,13 @@ func (v *view) measured(transport string) bool {
 	}
 	return false
 }
+
+// fullRuns is the number of runs every full cell holds, for rangeCell; 0
+// under --runs auto, where each cell's pilot fixes its own n and every
+// cell shows it.
+func (v *view) fullRuns() int {
+	if v.doc.Env.RunsAuto != nil {
+		return 0
+	}
+	return v.doc.Env.Runs
+}

@@ -33,6 +33,9 @@ type Cell struct {
 	CI95Low  *float64 `json:"ci95_low,omitempty"`
 	CI95High *float64 `json:"ci95_high,omitempty"`
 	Warning  string   `json:"warning,omitempty"`
+	// Planned is, under --runs auto, the runs the cell's pilot fixed
+	// (stats.TwoStageRuns); N below it means some of them failed.
+	Planned *int `json:"planned,omitempty"`
 
 	// CV is the runs' coefficient of variation (from 2 runs on).
 	CV *float64 `json:"cv,omitempty"`
@@ -58,8 +61,10 @@ const (
 	// MarkSpread: the runs' coefficient of variation is at least NoisyCV.
 	MarkSpread = "spread"
 	NoisyCV    = 0.10
-	// MarkPrecision: --runs auto stopped at its maximum before the
-	// median's 95 % interval came within the precision asked for.
+	// MarkPrecision: under --runs auto, the median's 95 % interval is not
+	// within the precision asked for, or the cell has fewer valid runs
+	// than its pilot fixed (some failed: the rest cannot claim the
+	// precision on their own).
 	MarkPrecision = "precision"
 )
 
@@ -101,8 +106,12 @@ func Cells(d *Document) []Cell {
 				c.Marks = append(c.Marks, MarkSteal)
 			}
 		}
-		if a := d.Env.RunsAuto; a != nil && k.Metric == "value" && sum.N >= a.MaxRuns && !stats.WithinPrecision(xs, a.Precision) {
-			c.Marks = append(c.Marks, MarkPrecision)
+		if a := d.Env.RunsAuto; a != nil && k.Metric == "value" {
+			planned := d.PlannedRuns(k.Transport, k.Condition, k.Instrument)
+			c.Planned = &planned
+			if sum.N < planned || !stats.WithinPrecision(xs, a.Precision) {
+				c.Marks = append(c.Marks, MarkPrecision)
+			}
 		}
 		cells = append(cells, c)
 	}
@@ -127,4 +136,22 @@ func noiseMax(d *Document) map[CellKey]Noise {
 		out[k] = n
 	}
 	return out
+}
+
+// PlannedRuns is how many runs --runs auto gives a cell: fixed once from
+// its pilot, the valid values of runs 1 to Env.Runs (stats.TwoStageRuns),
+// whatever the later runs show, and never fewer than the pilot: a pilot
+// whose runs failed still planned them. It is Env.Runs without --runs auto.
+func (d *Document) PlannedRuns(transport, condition, instrument string) int {
+	a := d.Env.RunsAuto
+	if a == nil {
+		return d.Env.Runs
+	}
+	var pilot []float64
+	for _, s := range d.Samples {
+		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument && s.Run <= d.Env.Runs {
+			pilot = append(pilot, s.Value)
+		}
+	}
+	return max(stats.TwoStageRuns(pilot, a.Precision, a.MaxRuns), d.Env.Runs)
 }

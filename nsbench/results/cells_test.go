@@ -37,8 +37,7 @@ func TestCells(t *testing.T) {
 }
 
 // Marks follow the stated thresholds: background and steal from any
-// sample's noise, spread from the runs' CV, precision only for --runs auto
-// cells that reached the maximum without the precision.
+// sample's noise, spread from the runs' CV (precision: TestPrecisionMark).
 func TestCellMarks(t *testing.T) {
 	noise := func(bg, steal float64) *Noise { return &Noise{BackgroundPct: bg, StealPct: steal, WindowSec: 2} }
 	var ss []Sample
@@ -53,11 +52,8 @@ func TestCellMarks(t *testing.T) {
 	add("stolen", "iperf3-1", 1.00, nil)
 	add("spread", "iperf3-1", 1.0, nil)
 	add("spread", "iperf3-1", 1.3, nil)
-	for i := 0; i < 4; i++ { // auto, at the maximum, 40 % apart
-		add("imprecise", "iperf3-1", 1+0.1*float64(i), nil)
-	}
-	d := &Document{Samples: ss, Env: Env{RunsAuto: &RunsAuto{Precision: 0.05, MaxRuns: 4}}}
-	want := map[string]string{"quiet": "", "busy": "background", "stolen": "steal", "spread": "spread", "imprecise": "spread,precision"}
+	d := &Document{Samples: ss}
+	want := map[string]string{"quiet": "", "busy": "background", "stolen": "steal", "spread": "spread"}
 	for _, c := range Cells(d) {
 		if got := strings.Join(c.Marks, ","); got != want[c.Transport] {
 			t.Errorf("%s: marks %q, want %q (cell %+v)", c.Transport, got, want[c.Transport], c)
@@ -66,5 +62,48 @@ func TestCellMarks(t *testing.T) {
 	c := Cells(d)[1]
 	if c.BackgroundPctMax == nil || *c.BackgroundPctMax != 35 || c.CV == nil || *c.CV != 0 {
 		t.Errorf("busy cell readings: %+v", c)
+	}
+}
+
+// TestPrecisionMark: under --runs auto a cell is marked when its interval
+// is wider than the precision, whether or not it reached --max-runs, and
+// when some of the runs its pilot planned failed, even if the valid ones
+// look precise. Every auto cell records the runs its pilot planned.
+func TestPrecisionMark(t *testing.T) {
+	d := &Document{Env: Env{Runs: 6, RunsAuto: &RunsAuto{Precision: 0.05, MaxRuns: 20}}}
+	add := func(tr string, vals ...float64) {
+		for i, v := range vals {
+			d.Samples = append(d.Samples, Sample{Transport: tr, Condition: "lan", Instrument: "iperf3-1", Run: i + 1, Value: v})
+		}
+	}
+	tight := []float64{100, 101, 99, 100, 102, 98, 100, 101} // the pilot plans 8 runs
+	add("precise", tight...)
+	// The same cell whose 7th run failed: 7 valid runs, all within 5 %.
+	add("failed", append(append([]float64(nil), tight[:6]...), tight[7])...)
+	d.Samples[len(d.Samples)-1].Run = 8
+	d.Failures = append(d.Failures, Failure{Transport: "failed", Condition: "lan", Instrument: "iperf3-1", Run: 7, Error: "iperf3: timeout"})
+	// A pilot that plans 8 runs, whose later runs spread: the interval of
+	// the 8 is wider than 5 % though the cell is far below --max-runs.
+	add("widened", 100, 101, 99, 100, 102, 98, 60, 140)
+	want := map[string]struct {
+		marks   string
+		planned int
+	}{"precise": {"", 8}, "failed": {"precision", 8}, "widened": {"spread,precision", 8}}
+	for _, c := range Cells(d) {
+		w := want[c.Transport]
+		if got := strings.Join(c.Marks, ","); got != w.marks || c.Planned == nil || *c.Planned != w.planned {
+			t.Errorf("%s: marks %q planned %v, want %q and %d (cell %+v)", c.Transport, got, c.Planned, w.marks, w.planned, c)
+		}
+	}
+	if n := d.PlannedRuns("precise", "lan", "iperf3-1"); n != 8 {
+		t.Errorf("PlannedRuns = %d, want 8", n)
+	}
+	// A pilot whose runs all failed still planned its 6.
+	if n := d.PlannedRuns("absent", "lan", "iperf3-1"); n != 6 {
+		t.Errorf("PlannedRuns without a pilot = %d, want 6", n)
+	}
+	d.Env.RunsAuto = nil
+	if c := Cells(d)[0]; c.Planned != nil || len(c.Marks) != 0 {
+		t.Errorf("without --runs auto: %+v", c)
 	}
 }

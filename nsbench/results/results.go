@@ -135,9 +135,9 @@ type Env struct {
 	RunsAuto *RunsAuto `json:"runs_auto,omitempty"`
 }
 
-// RunsAuto is --runs auto's stopping rule: per cell, runs until the
-// median's 95 % interval is within Precision of the median (relative), at
-// most MaxRuns.
+// RunsAuto is --runs auto's rule: per cell, a pilot of Env.Runs runs fixes
+// the cell's number of runs from its spread and Precision (relative to the
+// median), at most MaxRuns (Document.PlannedRuns); every run then counts.
 type RunsAuto struct {
 	Precision float64 `json:"precision"`
 	MaxRuns   int     `json:"max_runs"`
