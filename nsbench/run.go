@@ -594,6 +594,7 @@ func (r *runner) bringUp(ctx context.Context, rw *row, cond results.Condition, r
 		return nil, err
 	}
 	r.stack.push(t.Name()+" path", func(context.Context) error { return path.Close() })
+	r.rec.path(t, path) // before the ready sample, which is recorded by what the path is
 	if err := r.firstExchange(ctx, path.Target); err != nil {
 		path.Close()
 		return nil, fmt.Errorf("no SSH exchange through the path: %w", err)

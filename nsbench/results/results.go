@@ -162,6 +162,35 @@ type Transport struct {
 	// Plain marks the path without a tunnel: the baseline of the tunnel
 	// comparison.
 	Plain bool `json:"plain,omitempty"`
+	// InKernel names the kernel part that carried the path's data ("kernel
+	// WireGuard", "kernel ESP (xfrm), manual SAs"): no process of the
+	// transport did that work, so its CPU and memory are not attributable
+	// to it (they show only in the host's CPU).
+	InKernel string `json:"in_kernel,omitempty"`
+}
+
+// OwnCPUAbsent says why the transport's own CPU is not a figure, or "":
+// a path without a tunnel has no transport processes, and a kernel tunnel
+// does its work in no process. The report shows a dash with this reason,
+// and samples carry it (TransportCPUAbsent) instead of a 0.
+func (t Transport) OwnCPUAbsent() string {
+	switch {
+	case t.Plain:
+		return "no tunnel: the plain path has no transport process"
+	case t.InKernel != "":
+		return t.InKernel + ": in the kernel, not attributable per transport — see host CPU"
+	}
+	return ""
+}
+
+// TransportOf returns the entry of transport name, if d has one.
+func (d *Document) TransportOf(name string) (Transport, bool) {
+	for _, t := range d.Transports {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Transport{}, false
 }
 
 // RecordFacts keeps a transport's facts with its entry in Transports.
@@ -246,9 +275,12 @@ type Sample struct {
 	// TransportCPUSec is, per role, the CPU-s of the transport's own
 	// processes (its cgroup: daemons and their children, not the fixtures'
 	// sshd, iperf3 or netserver, nor the instruments). Kernel work (kernel
-	// WireGuard, xfrm) shows only in host_cpu_sec.
-	TransportCPUSec map[string]float64 `json:"transport_cpu_sec,omitempty"`
-	Extra           map[string]float64 `json:"extra,omitempty"`
+	// WireGuard, xfrm) shows only in host_cpu_sec. Absent (null) where
+	// the transport's own CPU is not attributable: TransportCPUAbsent says
+	// why (Transport.OwnCPUAbsent).
+	TransportCPUSec    map[string]float64 `json:"transport_cpu_sec,omitempty"`
+	TransportCPUAbsent string             `json:"transport_cpu_absent,omitempty"`
+	Extra              map[string]float64 `json:"extra,omitempty"`
 	// Series are what the tool saw over the sample's time (iperf3's
 	// per-interval throughput, rrul's latency probes), for time-series
 	// and distribution charts.
@@ -296,12 +328,19 @@ type DriftProbe struct {
 	WallSec float64 `json:"wall_sec"`
 }
 
-// RSS holds the peak resident set (VmHWM) of a transport's processes, keyed
-// "role / process".
+// RSS holds a transport's peak memory, by two different measures kept
+// apart: PeakKB is each process's own peak resident set (VmHWM, keyed
+// "role / process"); CgroupPeakKB is, per role, the transport's cgroup's
+// memory.peak (every process of it together, forked children included,
+// with the kernel memory charged to them), where the kernel keeps it.
+// InKernel names a kernel data path (see Transport.InKernel), whose
+// memory no process or cgroup holds: it is not attributable, never 0.
 type RSS struct {
-	Transport string           `json:"transport"`
-	Label     string           `json:"label,omitempty"`
-	PeakKB    map[string]int64 `json:"peak_kb"`
+	Transport    string           `json:"transport"`
+	Label        string           `json:"label,omitempty"`
+	PeakKB       map[string]int64 `json:"peak_kb"`
+	CgroupPeakKB map[string]int64 `json:"cgroup_peak_kb,omitempty"`
+	InKernel     string           `json:"in_kernel,omitempty"`
 }
 
 // Diagnostic is raw state captured for a cell, so a result can be reconciled

@@ -213,7 +213,7 @@ func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
 		p.Fallbacks = []string{c.Fallback}
 	}
 	if c.Impl == wg.ImplKernel {
-		p.Procs = []RSSProc{{Key: "kernel (no userspace process)", PID: 0}}
+		p.InKernel = "kernel WireGuard"
 	} else {
 		p.Procs = []RSSProc{
 			{Key: topology.Client + " / wireguard-go", PID: tun.Client.Proc.PID()},

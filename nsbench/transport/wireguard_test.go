@@ -217,8 +217,8 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		if !strings.HasPrefix(fact, "kernel module") || len(p.Fallbacks) != 0 {
 			t.Errorf("facts %q, fallbacks %q", fact, p.Fallbacks)
 		}
-		if len(p.Procs) != 1 || p.Procs[0] != (transport.RSSProc{Key: "kernel (no userspace process)", PID: 0}) {
-			t.Errorf("procs %+v", p.Procs)
+		if len(p.Procs) != 0 || p.InKernel != "kernel WireGuard" {
+			t.Errorf("procs %+v, in kernel %q: want no process and the kernel part named", p.Procs, p.InKernel)
 		}
 	}
 
@@ -252,9 +252,6 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		t.Errorf("sockets left: %v", left)
 	}
 	for _, rp := range p.Procs {
-		if rp.PID == 0 {
-			continue
-		}
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rp.PID)); err == nil && strings.Contains(string(b), wg.UserspaceCommand) {
 			t.Errorf("%s (pid %d) still runs", rp.Key, rp.PID)
 		}
