@@ -66,7 +66,9 @@ func (v *view) writeHeader(w *writer) {
 	w.block(v.intro())
 	if v.twnsbench {
 		// Written beside the report by the run and by `twnsbench report`.
-		w.block("![benchmark chart](" + ChartFile + ")")
+		if figures[0].has(v) {
+			w.block("![benchmark chart](" + ChartFile + ")")
+		}
 		w.block(v.figureLinks())
 	}
 }
