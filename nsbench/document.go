@@ -49,6 +49,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 	if plan.RunsAuto {
 		d.Env.RunsAuto = &results.RunsAuto{Precision: plan.Precision, MaxRuns: plan.MaxRuns}
 	}
+	recordCPUs(&d.Env)
 	var specs []string
 	for _, w := range plan.WANs {
 		c := w.Condition(0)
@@ -116,6 +117,21 @@ func (r *runner) peakKB(transport, label string, procs []transport.RSSProc) resu
 		rss.PeakKB[p.Key] = kb
 	}
 	return rss
+}
+
+// recordCPUs records the CPUs online and the run's affinity; one it
+// cannot read is named among the fallbacks, and Cores stands alone.
+func recordCPUs(e *results.Env) {
+	if on, err := metrics.OnlineCPUs(); err == nil {
+		e.CPUsOnline = &results.CPUSet{List: on.List, Count: on.Count}
+	} else {
+		e.Fallbacks = append(e.Fallbacks, "CPUs online unknown ("+err.Error()+"): host CPU shares are of runtime.NumCPU's cores")
+	}
+	if aff, err := metrics.Affinity(); err == nil {
+		e.Affinity = &results.CPUSet{List: aff.List, Count: aff.Count}
+	} else {
+		e.Fallbacks = append(e.Fallbacks, "CPU affinity unknown: "+err.Error())
+	}
 }
 
 func cpuModel() string {

@@ -794,7 +794,8 @@ func noiseOf(d metrics.Delta) *results.Noise {
 		return nil
 	}
 	n := d.Noise
-	return &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(), StealPct: n.StealPct(), WindowSec: n.WindowSec}
+	return &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(),
+		StealCPUSec: &n.StealSec, StealPct: n.StealPct(), WindowSec: n.WindowSec}
 }
 
 // tunnelMeter reads the path's own count of bytes carried, or 0 for a

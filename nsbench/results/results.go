@@ -133,6 +133,21 @@ type Env struct {
 	// RunsAuto is set when the number of runs was --runs auto; Runs is
 	// then the least per cell.
 	RunsAuto *RunsAuto `json:"runs_auto,omitempty"`
+
+	// CPUsOnline are the host's CPUs online (/sys/devices/system/cpu/online:
+	// those /proc/stat's host CPU sums over); Affinity those the run could
+	// use (the harness's sched_getaffinity, which its tools and daemons
+	// inherit). Cores, the reference's field, is runtime.NumCPU: the
+	// affinity's count.
+	CPUsOnline *CPUSet `json:"cpus_online,omitempty"`
+	Affinity   *CPUSet `json:"cpu_affinity,omitempty"`
+}
+
+// CPUSet is a set of logical CPUs in the kernel's list form ("0-3,6") and
+// its size.
+type CPUSet struct {
+	List  string `json:"list"`
+	Count int    `json:"count"`
 }
 
 // RunsAuto is --runs auto's stopping rule: per cell, runs until the
@@ -265,9 +280,11 @@ type Sample struct {
 	// bytes, scp's payload); TunnelBytes what the tunnel's own counter
 	// (its device's, or its daemon's) carried meanwhile, both directions:
 	// at least MovedBytes, or the traffic bypassed the tunnel.
-	MovedBytes  *int64  `json:"moved_bytes,omitempty"`
-	TunnelBytes *int64  `json:"tunnel_bytes,omitempty"`
-	HostCPUSec  float64 `json:"host_cpu_sec"`
+	MovedBytes  *int64 `json:"moved_bytes,omitempty"`
+	TunnelBytes *int64 `json:"tunnel_bytes,omitempty"`
+	// HostCPUSec is the host's busy CPU-s (every process and the kernel),
+	// steal excluded (Noise.StealCPUSec).
+	HostCPUSec float64 `json:"host_cpu_sec"`
 	// RoleCPUSec is CPU-s per role's cgroup (client, server, relay, and
 	// impair for the userspace impairment): the reference's
 	// container_cpu_sec, whose roles were containers.
@@ -293,14 +310,18 @@ type Sample struct {
 }
 
 // Noise is the host's work besides this run during one sample, as shares
-// of the host's CPU capacity over the metered window (100 = every core).
-// Background is process-context CPU outside the run's cgroups, the
-// harness and kernel threads; steal is a hypervisor running others.
+// of the host's CPU capacity over the metered window (100 = every core
+// online). Background is process-context CPU outside the run's cgroups,
+// the harness and kernel threads: an estimate, kept as it came out, which
+// counters of different granularity can put below zero. Steal is a
+// hypervisor running others: not in host_cpu_sec (documents before
+// steal_cpu_sec counted it there).
 type Noise struct {
-	BackgroundCPUSec float64 `json:"background_cpu_sec"`
-	BackgroundPct    float64 `json:"background_pct"`
-	StealPct         float64 `json:"steal_pct"`
-	WindowSec        float64 `json:"window_sec"`
+	BackgroundCPUSec float64  `json:"background_cpu_sec"`
+	BackgroundPct    float64  `json:"background_pct"`
+	StealCPUSec      *float64 `json:"steal_cpu_sec,omitempty"`
+	StealPct         float64  `json:"steal_pct"`
+	WindowSec        float64  `json:"window_sec"`
 }
 
 // Series is one quantity over a sample's time: V[i] measured at T[i]
