@@ -41,18 +41,20 @@ func (d Daemon) Describe() string {
 	return "the copy built into twnsbench, `twnsbench " + UserspaceCommand + "`"
 }
 
-// UserspaceDaemon is the daemon a run's userspace devices use, chosen once.
+// UserspaceDaemon is the daemon a run's userspace devices use, chosen once
+// (a test may replace it, before any device is created).
 var UserspaceDaemon = sync.OnceValue(func() Daemon {
 	self, err := os.Executable()
 	if err != nil {
 		return Daemon{Fallback: "find own binary: " + err.Error()}
 	}
-	return chooseDaemon(self, filepath.Join(filepath.Dir(self), DaemonProgram), GoVersion())
+	return ChooseDaemon(self, filepath.Join(filepath.Dir(self), DaemonProgram), GoVersion())
 })
 
-// chooseDaemon picks upstream's program at path when it is wireguard-go
-// at version (the one built into self), else the copy built into self.
-func chooseDaemon(self, path, version string) Daemon {
+// ChooseDaemon picks upstream's program at path when it is wireguard-go
+// at version (the one built into self), else the copy built into self,
+// saying why.
+func ChooseDaemon(self, path, version string) Daemon {
 	builtIn := func(why string) Daemon {
 		return Daemon{Argv: []string{self, UserspaceCommand}, Fallback: why}
 	}

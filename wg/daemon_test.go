@@ -29,7 +29,7 @@ func TestChooseDaemon(t *testing.T) {
 		{notGo, "not-go"},
 		{testBinary, "not golang.zx2c4.com/wireguard"},
 	} {
-		d := chooseDaemon(self, c.path, "v1")
+		d := ChooseDaemon(self, c.path, "v1")
 		if d.Upstream || !slices.Equal(d.Argv, []string{self, UserspaceCommand}) || !strings.Contains(d.Fallback, c.why) {
 			t.Errorf("%s: %+v: want the built-in copy, saying %q", c.path, d, c.why)
 		}
@@ -49,11 +49,11 @@ func TestChooseDaemon(t *testing.T) {
 		t.Fatalf("go list -m %s: %v", goModule, err)
 	}
 	version := strings.TrimSpace(string(v))
-	d := chooseDaemon(self, upstream, version)
+	d := ChooseDaemon(self, upstream, version)
 	if !d.Upstream || !slices.Equal(d.Argv, []string{upstream}) || !slices.Contains(d.Env, "WG_PROCESS_FOREGROUND=1") || d.Fallback != "" {
 		t.Errorf("%+v: want upstream's program in the foreground", d)
 	}
-	if d := chooseDaemon(self, upstream, "v0.0.0-other"); d.Upstream || !strings.Contains(d.Fallback, "not the v0.0.0-other built into twnsbench") {
+	if d := ChooseDaemon(self, upstream, "v0.0.0-other"); d.Upstream || !strings.Contains(d.Fallback, "not the v0.0.0-other built into twnsbench") {
 		t.Errorf("another version: %+v: want the built-in copy, saying so", d)
 	}
 }
