@@ -7,8 +7,11 @@ ARGS ?=
 
 all: build
 
+# bin/wireguard-go is wireguard-go's own daemon at the version in go.mod:
+# the userspace WireGuard rows run it from beside twnsbench (see README).
 build:
 	$(GO) build -o $(BIN) ./cmd/twnsbench
+	$(GO) build -o bin/wireguard-go golang.zx2c4.com/wireguard
 
 # System packages the harness needs (Debian/Ubuntu; root).
 deps:

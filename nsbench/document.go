@@ -49,6 +49,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 	if plan.RunsAuto {
 		d.Env.RunsAuto = &results.RunsAuto{Precision: plan.Precision, MaxRuns: plan.MaxRuns}
 	}
+	recordCPUs(&d.Env)
 	var specs []string
 	for _, w := range plan.WANs {
 		c := w.Condition(0)
@@ -80,32 +81,34 @@ func (pk rssPeaks) sample(r *runner, t transport.Transport, p *transport.Path) {
 }
 
 // recordRSS adds a row's peaks; the first row to finish also records the
-// fixtures' baseline.
+// fixtures' baseline. Each process's VmHWM and the cgroups' memory.peak
+// are different measures and stay in fields of their own.
 func (r *runner) recordRSS(rw *row) {
-	t, peaks := rw.t, rw.peaks
+	t := rw.t
 	if !r.baseline {
 		r.baseline = true
 		r.rec.rss(r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
 	}
+	rss := results.RSS{Transport: t.Name(), PeakKB: rw.peaks}
 	// Where the kernel keeps memory.peak for the transport's cgroups, the
-	// peak of all its processes together, forked children included.
+	// peak of all its processes together, forked children included. An
+	// empty cgroup's 0 is no figure: a kernel tunnel's memory is in none.
 	for role, cg := range rw.cgs {
 		if kb, ok := cg.MemoryPeakKB(); ok && kb > 0 {
-			peaks[role+" / all "+t.Name()+" processes (cgroup memory.peak)"] = kb
+			if rss.CgroupPeakKB == nil {
+				rss.CgroupPeakKB = map[string]int64{}
+			}
+			rss.CgroupPeakKB[role] = kb
 		}
 	}
-	if len(peaks) > 0 {
-		r.rec.rss(results.RSS{Transport: t.Name(), PeakKB: peaks})
+	if entry, ok := r.doc.TransportOf(t.Name()); len(rss.PeakKB) > 0 || len(rss.CgroupPeakKB) > 0 || ok && entry.InKernel != "" {
+		r.rec.rss(rss)
 	}
 }
 
 func (r *runner) peakKB(transport, label string, procs []transport.RSSProc) results.RSS {
 	rss := results.RSS{Transport: transport, Label: label, PeakKB: map[string]int64{}}
 	for _, p := range procs {
-		if p.PID == 0 {
-			rss.PeakKB[p.Key] = 0 // a kernel implementation: no userspace process
-			continue
-		}
 		kb, err := metrics.ReadVmHWM(p.PID)
 		if err != nil {
 			r.logf("%s: peak RSS of %s: %v", transport, p.Key, err)
@@ -114,6 +117,21 @@ func (r *runner) peakKB(transport, label string, procs []transport.RSSProc) resu
 		rss.PeakKB[p.Key] = kb
 	}
 	return rss
+}
+
+// recordCPUs records the CPUs online and the run's affinity; one it
+// cannot read is named among the fallbacks, and Cores stands alone.
+func recordCPUs(e *results.Env) {
+	if on, err := metrics.OnlineCPUs(); err == nil {
+		e.CPUsOnline = &results.CPUSet{List: on.List, Count: on.Count}
+	} else {
+		e.Fallbacks = append(e.Fallbacks, "CPUs online unknown ("+err.Error()+"): host CPU shares are of runtime.NumCPU's cores")
+	}
+	if aff, err := metrics.Affinity(); err == nil {
+		e.Affinity = &results.CPUSet{List: aff.List, Count: aff.Count}
+	} else {
+		e.Fallbacks = append(e.Fallbacks, "CPU affinity unknown: "+err.Error())
+	}
 }
 
 func cpuModel() string {

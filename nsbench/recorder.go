@@ -143,15 +143,16 @@ func (rc *recorder) transport(t transport.Transport) {
 	rc.doc.Transports = append(rc.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label(), About: t.About(), Plain: spec.Plain})
 }
 
-// path records a transport's facts and fallbacks (once: every condition
-// builds the same path again).
+// path records a transport's facts, fallbacks and whether a kernel part
+// carries its data (once: every condition builds the same path again).
 func (rc *recorder) path(t transport.Transport, p *transport.Path) {
 	rc.doc.RecordFacts(t.Name(), p.Facts)
-	if p.Label != "" {
-		for i := range rc.doc.Transports {
-			if rc.doc.Transports[i].Name == t.Name() {
+	for i := range rc.doc.Transports {
+		if rc.doc.Transports[i].Name == t.Name() {
+			if p.Label != "" {
 				rc.doc.Transports[i].Label = p.Label
 			}
+			rc.doc.Transports[i].InKernel = p.InKernel
 		}
 	}
 	for _, f := range p.Fallbacks {
@@ -170,7 +171,15 @@ func (rc *recorder) notApplicable(t transport.Transport, condition, instrument, 
 	rc.doc.Skipped = append(rc.doc.Skipped, results.Skipped{Transport: t.Name(), Condition: condition, Instrument: instrument, Reason: reason})
 }
 
+// sample records s. Where the transport's own CPU is not attributable (no
+// tunnel, or a kernel one), its empty cgroups' 0 is not kept as a figure:
+// the sample says why instead.
 func (rc *recorder) sample(s results.Sample, harnessCPUSec float64) {
+	if t, ok := rc.doc.TransportOf(s.Transport); ok {
+		if why := t.OwnCPUAbsent(); why != "" {
+			s.TransportCPUSec, s.TransportCPUAbsent = nil, why
+		}
+	}
 	rc.doc.Samples = append(rc.doc.Samples, s)
 	rc.doc.Timings.HarnessCPUSec += harnessCPUSec
 }
@@ -186,7 +195,14 @@ func (rc *recorder) driftProbe(p results.DriftProbe) {
 	rc.doc.DriftProbes = append(rc.doc.DriftProbes, p)
 }
 
-func (rc *recorder) rss(r results.RSS) { rc.doc.RSS = append(rc.doc.RSS, r) }
+// rss records a row's peak memory, naming the kernel part a kernel
+// tunnel's memory is in.
+func (rc *recorder) rss(r results.RSS) {
+	if t, ok := rc.doc.TransportOf(r.Transport); ok && r.Label == "" {
+		r.InKernel = t.InKernel
+	}
+	rc.doc.RSS = append(rc.doc.RSS, r)
+}
 
 // end records how the run ended. The completion mark is written last: a
 // document without it was written by a run that never got here.

@@ -571,6 +571,7 @@ func (r *runner) bringUp(ctx context.Context, rw *row, cond results.Condition, r
 		return nil, err
 	}
 	r.stack.push(t.Name()+" path", func(context.Context) error { return path.Close() })
+	r.rec.path(t, path) // before the ready sample, which is recorded by what the path is
 	if err := r.firstExchange(ctx, path.Target); err != nil {
 		path.Close()
 		return nil, fmt.Errorf("no SSH exchange through the path: %w", err)
@@ -788,7 +789,8 @@ func noiseOf(d metrics.Delta) *results.Noise {
 		return nil
 	}
 	n := d.Noise
-	return &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(), StealPct: n.StealPct(), WindowSec: n.WindowSec}
+	return &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(),
+		StealCPUSec: &n.StealSec, StealPct: n.StealPct(), WindowSec: n.WindowSec}
 }
 
 // tunnelMeter reads the path's own count of bytes carried, or 0 for a

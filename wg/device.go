@@ -33,9 +33,10 @@ type Link struct {
 	Addr netip.Prefix // the interface's tunnel address, e.g. 10.99.0.1/24
 }
 
-// StartFunc starts argv as a daemon inside the device's namespace (and, for
-// the accounting, its role's cgroup), as the caller's direct child.
-type StartFunc func(argv []string) (*proc.Process, error)
+// StartFunc starts argv, with env added to its environment, as a daemon
+// inside the device's namespace (and, for the accounting, its role's
+// cgroup), as the caller's direct child.
+type StartFunc func(argv, env []string) (*proc.Process, error)
 
 // Device is a WireGuard interface inside a namespace, with a wgctrl client
 // opened in that namespace.
@@ -87,11 +88,12 @@ func Create(ctx context.Context, n *ns.NS, l Link, start StartFunc) (d *Device, 
 		if start == nil {
 			return d, fmt.Errorf("wireguard %s: no way to start wireguard-go", l.Name)
 		}
-		argv, err := UserspaceArgv(l.Name)
-		if err != nil {
-			return d, err
+		daemon := UserspaceDaemon()
+		if len(daemon.Argv) == 0 {
+			return d, fmt.Errorf("wireguard %s: no wireguard-go daemon: %s", l.Name, daemon.Fallback)
 		}
-		if d.Proc, err = start(argv); err != nil {
+		argv := append(append([]string{}, daemon.Argv...), l.Name)
+		if d.Proc, err = start(argv, daemon.Env); err != nil {
 			return d, fmt.Errorf("wireguard %s: start wireguard-go: %w", l.Name, err)
 		}
 	default:

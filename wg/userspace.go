@@ -18,16 +18,6 @@ import (
 // cgroup and stays the harness's direct child.
 const UserspaceCommand = "wg-userspace"
 
-// UserspaceArgv is the command line that runs the userspace daemon for
-// interface name from this very binary.
-func UserspaceArgv(name string) ([]string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("wireguard-go: find own binary: %w", err)
-	}
-	return []string{self, UserspaceCommand, name}, nil
-}
-
 // ServeUserspace is wireguard-go's daemon, in the foreground, in the calling
 // process's network namespace: it creates TUN device name, opens its UAPI
 // socket SocketPath(name) and serves it until ctx ends (SIGTERM), the

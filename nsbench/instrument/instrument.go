@@ -5,6 +5,7 @@ package instrument
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -125,6 +126,17 @@ type Job struct {
 	// ExpectedRate is the copy rate (bytes/s) this path has shown, its
 	// slowest so far; 0 when it has shown none (ScpFloorRate then).
 	ExpectedRate float64
+}
+
+// ErrNothingMeasured marks a tool that ran to its end and reported 0 (0
+// Gbit/s, 0 packets/s, 0 transactions/s): nothing crossed the path, so
+// the sample failed. The error carries what the tool reported; its 0 never
+// reaches a median.
+var ErrNothingMeasured = errors.New("the tool measured nothing")
+
+// nothing is ErrNothingMeasured with the tool's own account of it.
+func nothing(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrNothingMeasured)
 }
 
 // Measurement is one sample's instrument-side numbers. Optional values are

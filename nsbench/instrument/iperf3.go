@@ -40,6 +40,10 @@ func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	if err != nil {
 		return Measurement{}, err
 	}
+	if r.ReceivedBitsPerSec <= 0 {
+		return Measurement{}, nothing("iperf3 reported %g bit/s: the client received %d bytes in %.1f s (the server sent %d)",
+			r.ReceivedBitsPerSec, r.ReceivedBytes, r.DurationSec, r.SentBytes)
+	}
 	m := Measurement{
 		Value:      r.ReceivedBitsPerSec / 1e9,
 		Unit:       "Gbit/s",

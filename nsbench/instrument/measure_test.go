@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -26,6 +27,11 @@ func replay(t *testing.T, stdoutFile string, exitCode int) (*Job, *[]string) {
 			t.Fatal(err)
 		}
 	}
+	return replayOutput(out, exitCode)
+}
+
+// replayOutput is replay of output given in full.
+func replayOutput(out []byte, exitCode int) (*Job, *[]string) {
 	var argv []string
 	env := &Job{
 		Target:   transport.DirectTarget("10.77.0.4"),
@@ -63,6 +69,54 @@ func TestIPerf3Measure(t *testing.T) {
 	env, _ = replay(t, "iperf3-error-refused.json", 0) // iperf3 -J exits 0 on errors
 	if _, err := (IPerf3{Streams: 1}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "Connection refused") {
 		t.Errorf("refused: %v", err)
+	}
+}
+
+// A tool that ran to its end and reported 0 — iperf3 0 bit/s, 0 packets/s
+// received, netperf 0 transactions/s — gives a failed sample with the
+// tool's own figures, never a 0 measurement. The outputs are real
+// captures with their figures set to 0 (what a path that carried nothing
+// makes the tools print).
+func TestZeroReadingIsAFailedSample(t *testing.T) {
+	zeroJSON := func(file string, zero func(end map[string]any)) []byte {
+		t.Helper()
+		b, err := os.ReadFile("testdata/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		zero(doc["end"].(map[string]any))
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tcp := zeroJSON("iperf3-tcp-p1-reverse.json", func(end map[string]any) {
+		r := end["sum_received"].(map[string]any)
+		r["bytes"], r["bits_per_second"] = 0, 0
+	})
+	udp := zeroJSON("iperf3-udp-reverse.json", func(end map[string]any) {
+		r := end["sum_received"].(map[string]any)
+		r["packets"], r["lost_packets"], r["bytes"], r["bits_per_second"] = 0, 0, 0, 0
+	})
+	for _, c := range []struct {
+		in   Instrument
+		out  []byte
+		want string
+	}{
+		{IPerf3{Streams: 1}, tcp, "iperf3 reported 0 bit/s: the client received 0 bytes in 1.0 s"},
+		{UDPRate{}, udp, "iperf3 udp reported 0 packets/s received: 136330 sent, 0 received"},
+		{TCPRR{}, []byte("0.00,0.00,0,0\n"), "netperf TCP_RR reported 0 transactions/s"},
+	} {
+		env, _ := replayOutput(c.out, 0)
+		m, err := c.in.Measure(context.Background(), env)
+		if !errors.Is(err, ErrNothingMeasured) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: measurement %+v, error %v: want a failed sample saying %q", c.in.Name(), m, err, c.want)
+		}
 	}
 }
 

@@ -40,6 +40,10 @@ func (r TCPRR) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	if err != nil {
 		return Measurement{}, fmt.Errorf("netperf: %w: %s", err, parseFirstLine(res.Stderr))
 	}
+	if rr.TransPerSec <= 0 {
+		return Measurement{}, nothing("netperf TCP_RR reported %g transactions/s (mean latency %g µs): no request was answered",
+			rr.TransPerSec, rr.MeanLatencyUs)
+	}
 	return Measurement{
 		Value:   rr.TransPerSec,
 		Unit:    "trans/s",

@@ -200,6 +200,12 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	})
 }
 
+// probeSilence is how long netperf's demo mode may go without a reading
+// before its transaction counts as unanswered: two of its 100 ms intervals
+// (a reading lands at the end of the interval it closes, so the last one
+// of a healthy probe may end up to one interval before it stops).
+const probeSilence = 0.2 // s
+
 // rrulRun is what one RRUL measurement gathered.
 type rrulRun struct {
 	probe        latencyProbe
@@ -250,7 +256,7 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 		if len(loaded) == 0 && unanswered > 0 {
 			waitMs = 1000 * (stop - to)
 		}
-	} else if lastEnd < to && stop > to { // netperf: a transaction in flight across the test's end, never answered
+	} else if lastEnd < to && stop-lastEnd > probeSilence { // netperf: a transaction in flight across the test's end, never answered
 		sent, unanswered = int(math.Round(transactions))+1, 1
 		waitMs = 1000 * (stop - lastEnd)
 	} else {

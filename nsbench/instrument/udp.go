@@ -54,6 +54,10 @@ func (u UDPRate) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	if r.DurationSec <= 0 {
 		return Measurement{}, fmt.Errorf("iperf3 udp: no duration in its report")
 	}
+	if r.ReceivedPPS <= 0 {
+		return Measurement{}, nothing("iperf3 udp reported 0 packets/s received: %d sent, %d received, %d lost in %.1f s",
+			r.PacketsSent, r.PacketsReceived, r.Lost, r.DurationSec)
+	}
 	m := Measurement{
 		Value:   r.ReceivedPPS,
 		Unit:    "pps",

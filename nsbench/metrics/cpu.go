@@ -29,10 +29,12 @@ type CPUTimes struct {
 }
 
 // BusyTicks is the time the CPUs spent doing anything but idling or waiting
-// for I/O: user + nice + system + irq + softirq + steal. Kernel WireGuard's
-// crypto (kworkers, softirq) is in here and in no process or cgroup.
+// for I/O: user + nice + system + irq + softirq. Kernel WireGuard's crypto
+// (kworkers, softirq) is in here and in no process or cgroup. Steal is
+// not: it is time a hypervisor ran other guests on this guest's CPUs, no
+// work of this host, and is read apart (Steal).
 func (t CPUTimes) BusyTicks() uint64 {
-	return t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ + t.Steal
+	return t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
 }
 
 // TicksToSec converts USER_HZ ticks to seconds.

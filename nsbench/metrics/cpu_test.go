@@ -31,13 +31,13 @@ func TestParseProcStat(t *testing.T) {
 			name: "all ten fields",
 			in:   "cpu  100 2 30 400 5 6 7 8 9 10\ncpu0 100 2 30 400 5 6 7 8 9 10\n",
 			want: CPUTimes{User: 100, Nice: 2, System: 30, Idle: 400, IOWait: 5, IRQ: 6, SoftIRQ: 7, Steal: 8},
-			busy: 100 + 2 + 30 + 6 + 7 + 8,
+			busy: 100 + 2 + 30 + 6 + 7, // steal (8) is no work of this host
 		},
 		{
 			name: "eight fields (2.6.11 to 2.6.23)",
 			in:   "cpu 1 2 3 4 5 6 7 8\n",
 			want: CPUTimes{User: 1, Nice: 2, System: 3, Idle: 4, IOWait: 5, IRQ: 6, SoftIRQ: 7, Steal: 8},
-			busy: 1 + 2 + 3 + 6 + 7 + 8,
+			busy: 1 + 2 + 3 + 6 + 7,
 		},
 		{
 			name: "aggregate line after per-cpu lines",

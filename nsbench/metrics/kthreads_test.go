@@ -62,3 +62,60 @@ func TestSubNoise(t *testing.T) {
 		t.Error("snapshots without the run cgroup must give no noise")
 	}
 }
+
+// Steal is counted apart from the host's busy CPU: 10 s of user time and
+// 4 s of steal are 10 busy CPU-s and 4 of steal, not 14 busy.
+func TestSubStealApartFromBusy(t *testing.T) {
+	prev := Snapshot{Host: CPUTimes{User: 1000, Steal: 100}}
+	prev.HostBusyTicks = prev.Host.BusyTicks()
+	now := Snapshot{Host: CPUTimes{User: 2000, Steal: 500}}
+	now.HostBusyTicks = now.Host.BusyTicks()
+	d := now.Sub(prev)
+	if d.HostCPUSec != 10 || d.StealSec != 4 {
+		t.Errorf("busy %v CPU-s, steal %v CPU-s: want 10 and 4, apart", d.HostCPUSec, d.StealSec)
+	}
+}
+
+// A background estimate below zero (the run's microsecond counter ahead
+// of the host's ticks) is kept as it came out, not clamped to 0, and its
+// share is negative too: a reader can tell it from a measured 0.
+func TestSubNoiseBelowZeroKept(t *testing.T) {
+	prev := Snapshot{Host: CPUTimes{User: 1000}, RunUsageUsec: 5_000_000, At: time.Unix(100, 0)}
+	// 1 s window: process time +100 ticks (1 s), run +1.05 s.
+	now := Snapshot{Host: CPUTimes{User: 1100}, RunUsageUsec: 6_050_000, At: time.Unix(101, 0)}
+	d := now.Sub(prev)
+	if d.Noise == nil {
+		t.Fatal("no noise")
+	}
+	if got := d.Noise.BackgroundCPUSec; got > -0.049 || got < -0.051 {
+		t.Errorf("background = %v CPU-s, want -0.05 (not clamped)", got)
+	}
+	if got := d.Noise.BackgroundPct(); got >= 0 {
+		t.Errorf("background share %v %%: want below zero", got)
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		n    int
+	}{{"0", 1}, {"0-1", 2}, {"0-3,6,8-9", 7}, {"", 0}} {
+		if n, err := countCPUList(c.list); err != nil || n != c.n {
+			t.Errorf("countCPUList(%q) = %d, %v; want %d", c.list, n, err, c.n)
+		}
+	}
+	if _, err := countCPUList("3-1"); err == nil {
+		t.Error("a backwards range is accepted")
+	}
+	if got := formatCPUList([]int{0, 1, 2, 3, 6, 8, 9}); got != "0-3,6,8-9" {
+		t.Errorf("formatCPUList = %q", got)
+	}
+	on, err := OnlineCPUs()
+	if err != nil || on.Count < 1 {
+		t.Fatalf("online cpus %+v: %v", on, err)
+	}
+	aff, err := Affinity()
+	if err != nil || aff.Count < 1 || aff.Count > on.Count {
+		t.Errorf("affinity %+v (online %+v): %v", aff, on, err)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +30,10 @@ type Snapshot struct {
 
 // Delta is what happened between two snapshots: a sample's metrics.
 type Delta struct {
-	HostCPUSec float64            // busy CPU-s of the host, all roles and the kernel
+	HostCPUSec float64 // busy CPU-s of the host, all roles and the kernel, steal excluded
+	// StealSec is the CPU-s a hypervisor gave other guests meanwhile,
+	// counted apart from HostCPUSec: not this host's work.
+	StealSec   float64
 	RoleCPUSec map[string]float64 // role → CPU-s of its cgroup
 	// TransportCPUSec is role → CPU-s of the transport's own processes.
 	TransportCPUSec map[string]float64
@@ -51,6 +53,12 @@ type Delta struct {
 // run's packets, and kernel threads (the kernel's WireGuard and IPsec
 // crypto workers run there). In a PID namespace that hides the kernel
 // threads, their process-context time counts as background.
+//
+// Background is an estimate from counters of different granularity
+// (ticks of 10 ms per CPU against microseconds): it can come out below
+// zero by up to about a tick per CPU, and is kept as it came out, never
+// clamped, so that an estimate below zero can be told from a measured 0.
+// Cores is the CPUs /proc/stat sums over: those online.
 type Noise struct {
 	BackgroundCPUSec float64
 	StealSec         float64
@@ -70,7 +78,7 @@ func (n Noise) share(sec float64) float64 {
 	if n.WindowSec <= 0 || n.Cores <= 0 {
 		return 0
 	}
-	return max(0, 100*sec/(n.WindowSec*float64(n.Cores)))
+	return 100 * sec / (n.WindowSec * float64(n.Cores))
 }
 
 // Sub returns the change from prev to s (s is the later snapshot).
@@ -86,6 +94,7 @@ func (s Snapshot) Sub(prev Snapshot) Delta {
 		// Subtract in uint64 and reinterpret: exact for any difference
 		// below 2^63, and negative when the counter went backwards.
 		HostCPUSec:    float64(int64(s.HostBusyTicks-prev.HostBusyTicks)) / UserHZ,
+		StealSec:      float64(int64(s.Host.Steal-prev.Host.Steal)) / UserHZ,
 		RoleCPUSec:    make(map[string]float64, len(s.RoleUsageUsec)),
 		ClientRxBytes: int64(s.ClientRxBytes - prev.ClientRxBytes),
 		HarnessCPUSec: s.HarnessCPUSec - prev.HarnessCPUSec,
@@ -100,12 +109,10 @@ func (s Snapshot) Sub(prev Snapshot) Delta {
 		run := float64(int64(s.RunUsageUsec-prev.RunUsageUsec)) / 1e6
 		kthreads := float64(int64(s.KthreadTicks-prev.KthreadTicks)) / UserHZ
 		d.Noise = &Noise{
-			// Tick-based and usec-based counters differ by up to a tick
-			// per CPU; a small negative is rounding, not work.
-			BackgroundCPUSec: max(0, process-run-d.HarnessCPUSec-kthreads),
-			StealSec:         float64(int64(s.Host.Steal-prev.Host.Steal)) / UserHZ,
+			BackgroundCPUSec: process - run - d.HarnessCPUSec - kthreads,
+			StealSec:         d.StealSec,
 			WindowSec:        s.At.Sub(prev.At).Seconds(),
-			Cores:            runtime.NumCPU(),
+			Cores:            onlineCount(),
 		}
 	}
 	for role, now := range s.TransportUsageUsec {

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -93,17 +94,20 @@ var tunnelPanels = []chartPanel{
 // panelsFor lays out the panels in reading order, two per row: with one
 // impaired condition, the reference chart's six (LAN iperf3, scp, TCP_RR;
 // WAN iperf3 4 streams; LAN CPU; WAN TCP_RR); every further impaired
-// condition adds its own pair, and a tunnel comparison its pair.
+// condition adds its own pair, and a tunnel comparison its pair. A panel
+// of a condition the run did not have, or of an instrument it did not
+// run, is not drawn (a panel of an instrument that ran says "no data" for
+// a transport it measured nothing through).
 func panelsFor(v *view) []chartPanel {
 	d := v.doc
+	var lan bool
 	var impaired []string
 	for _, c := range d.Conditions {
-		if c.Name != "lan" {
+		if c.Name == "lan" {
+			lan = true
+		} else {
 			impaired = append(impaired, c.Name)
 		}
-	}
-	if len(impaired) == 0 {
-		impaired = []string{"wan"} // the reference chart's empty WAN panels say "no data"
 	}
 	pair := func(cond string) []chartPanel {
 		var ps []chartPanel
@@ -113,15 +117,43 @@ func panelsFor(v *view) []chartPanel {
 		}
 		return ps
 	}
-	first := pair(impaired[0])
-	panels := append(append([]chartPanel{}, lanPanels...), first[0], lanCPUPanel, first[1])
-	for _, cond := range impaired[1:] {
-		panels = append(panels, pair(cond)...)
+	var panels []chartPanel
+	if lan {
+		panels = append(panels, lanPanels...)
+	}
+	if len(impaired) > 0 {
+		panels = append(panels, pair(impaired[0])[0])
+	}
+	if lan {
+		panels = append(panels, lanCPUPanel)
+	}
+	if len(impaired) > 0 {
+		panels = append(panels, pair(impaired[0])[1])
+		for _, cond := range impaired[1:] {
+			panels = append(panels, pair(cond)...)
+		}
 	}
 	if v.twnsbench && v.hasTunnelComparison() {
 		panels = append(panels, tunnelPanels...)
 	}
-	return panels
+	ran := v.instrumentsRun()
+	return slices.DeleteFunc(panels, func(p chartPanel) bool { return !ran[p.instrument] })
+}
+
+// instrumentsRun are the instruments the run measured with: those it
+// declared, or, in a document without declarations (the reference
+// harness's), those with a sample.
+func (v *view) instrumentsRun() map[string]bool {
+	ran := map[string]bool{}
+	for _, in := range v.doc.Instruments {
+		ran[in.Name] = true
+	}
+	if len(ran) == 0 {
+		for _, s := range v.doc.Samples {
+			ran[s.Instrument] = true
+		}
+	}
+	return ran
 }
 
 // Layout, in SVG user units (px).

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,16 +159,21 @@ func TestChartLabels(t *testing.T) {
 	}
 }
 
-// A LAN-only run with a skipped transport: the WAN panels say "no data"
-// instead of drawing zeros, and the skipped transport gets no bar.
+// A LAN-only run with a skipped transport: no WAN panel is drawn (there
+// was no WAN condition), no panel says "no data", and the skipped
+// transport gets no bar.
 func TestChartNoData(t *testing.T) {
 	root := parseSVG(t, Chart(twnsbenchDoc(), Light))
 	panels := panelsByID(root)
-	for _, id := range []string{"wan-iperf3-4", "wan-tcp_rr-p50"} {
-		p := panels["panel-"+id]
-		if len(p.all("bar")) != 0 || len(p.all("nodata")) != 1 {
-			t.Errorf("panel %s: %d bars, %d no-data notes; want 0 and 1", id, len(p.all("bar")), len(p.all("nodata")))
-		}
+	var ids []string
+	for _, p := range panelsFor(newView(twnsbenchDoc())) {
+		ids = append(ids, p.id)
+	}
+	if got := strings.Join(ids, ","); got != "lan-iperf3-1,lan-scp,lan-tcp_rr-p50,lan-scp-cpu" || len(panels) != 4 {
+		t.Errorf("panels %s (%d drawn): want the LAN's four, no WAN panel", got, len(panels))
+	}
+	if nd := root.all("nodata"); len(nd) != 0 {
+		t.Errorf("%d panels say no data", len(nd))
 	}
 	wantBars := map[string]string{
 		"lan-iperf3-1":   "ssh,tw",
@@ -190,6 +196,36 @@ func TestChartNoData(t *testing.T) {
 	// ssh has two iperf3-1 runs of three: the label says so.
 	if got := panels["panel-lan-iperf3-1"].all("bar")[0].texts(); len(got) != 1 || got[0] != "3.60 (n=2)" {
 		t.Errorf("thin cell label %q, want 3.60 (n=2)", got)
+	}
+}
+
+// A panel of an instrument the run did not run is not drawn; when none of
+// the key chart's instruments ran, there is no key chart, and the report
+// says why instead of linking it.
+func TestChartPanelsOnlyForInstrumentsRun(t *testing.T) {
+	d := twnsbenchDoc()
+	d.Instruments = []results.Instrument{{Name: instIperf1}, {Name: instIperf4}, {Name: instTCPRR}} // no scp
+	d.Samples = slices.DeleteFunc(d.Samples, func(s results.Sample) bool { return s.Instrument == instScp })
+	var ids []string
+	for _, p := range panelsFor(newView(d)) {
+		ids = append(ids, p.id)
+	}
+	if got := strings.Join(ids, ","); got != "lan-iperf3-1,lan-tcp_rr-p50" {
+		t.Errorf("panels %s: want iperf3 and TCP_RR only", got)
+	}
+	d.Instruments = []results.Instrument{{Name: instPing}}
+	d.Samples = nil
+	if ps := panelsFor(newView(d)); len(ps) != 0 {
+		t.Errorf("%d panels for a run of ping alone", len(ps))
+	}
+	md := string(Markdown(d))
+	if strings.Contains(md, "!["+"benchmark chart]") || !strings.Contains(md, "No key-results chart: none of its instruments (iperf3, scp, TCP_RR) ran.") {
+		t.Errorf("a run without the key chart's instruments links the chart or says nothing:\n%s", md)
+	}
+	for _, f := range Files(d) {
+		if f.Name == ChartFile && f.Body != nil {
+			t.Error("the key chart is written for a run without its instruments")
+		}
 	}
 }
 

@@ -51,6 +51,16 @@ func (v *view) envRows() []envRow {
 }
 
 func cpuText(e results.Env) string {
+	if e.CPUsOnline != nil {
+		s := fmt.Sprintf("%s online: %s", plural(e.CPUsOnline.Count, "CPU", "CPUs"), e.CPUsOnline.List)
+		if a := e.Affinity; a != nil {
+			s += fmt.Sprintf("; the run's affinity: %s", a.List)
+		}
+		if e.CPUModel != "" {
+			s = e.CPUModel + " (" + s + ")"
+		}
+		return s
+	}
 	switch {
 	case e.CPUModel != "" && e.Cores > 0:
 		return fmt.Sprintf("%s (%d logical cores)", e.CPUModel, e.Cores)

@@ -23,7 +23,8 @@ type figure struct {
 // figures are the report's charts in reading order.
 var figures = []figure{
 	{id: "chart-key-results", file: ChartFile, darkFile: ChartDarkFile, title: "Key results",
-		has: func(*view) bool { return true }, draw: keyChart},
+		absent: "No key-results chart: none of its instruments (iperf3, scp, TCP_RR) ran.",
+		has:    func(v *view) bool { return len(panelsFor(v)) > 0 }, draw: keyChart},
 	{id: "chart-every-metric", file: MetricsChartFile, darkFile: MetricsChartDarkFile, title: "Every metric",
 		absent: "No metric chart: the document holds no measured value.",
 		has:    func(v *view) bool { return len(declaredPanels(v)) > 0 }, draw: metricsChart},
@@ -67,6 +68,9 @@ func Files(d *results.Document) []File {
 // document has nothing for.
 func (v *view) figureLinks() string {
 	var links, absent []string
+	if !figures[0].has(v) {
+		absent = append(absent, figures[0].absent)
+	}
 	for _, f := range figures[1:] {
 		if f.has(v) {
 			links = append(links, "["+strings.ToLower(f.title)+"]("+f.file+")")

@@ -6,7 +6,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"sort"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -68,7 +67,9 @@ func (v *view) writeHeader(w *writer) {
 	w.block(v.intro())
 	if v.twnsbench {
 		// Written beside the report by the run and by `twnsbench report`.
-		w.block("![benchmark chart](" + ChartFile + ")")
+		if figures[0].has(v) {
+			w.block("![benchmark chart](" + ChartFile + ")")
+		}
 		w.block(v.figureLinks())
 	}
 }
@@ -113,40 +114,6 @@ func (v *view) writeResults(w *writer, c results.Condition) {
 	if noisy {
 		w.block(noiseMark + " Marked: the runs met other work on the host, spread widely, or missed the precision asked for: see Noise.")
 	}
-}
-
-func (v *view) writeMemory(w *writer) {
-	w.block("## Memory footprint")
-	if len(v.doc.RSS) == 0 {
-		w.block("No peak-RSS samples were recorded.")
-		return
-	}
-	w.block(v.memoryNote())
-	lines := []string{"| Transport | Process | Peak RSS |", separatorRow(3)}
-	for _, r := range v.doc.RSS {
-		lines = append(lines, v.rssRows(r)...)
-	}
-	w.block(lines...)
-}
-
-// rssRows renders one rss entry, its processes sorted by key so the map's
-// order cannot change the report.
-func (v *view) rssRows(r results.RSS) []string {
-	label := r.Label
-	if label == "" {
-		label = v.label(r.Transport)
-	}
-	keys := make([]string, 0, len(r.PeakKB))
-	for k := range r.PeakKB {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	rows := make([]string, 0, len(keys))
-	for _, k := range keys {
-		mib := float64(r.PeakKB[k]) / 1024
-		rows = append(rows, tableRow(label, k, num(mib, precMiB)+" MiB"))
-	}
-	return rows
 }
 
 func (v *view) writeDiagnostics(w *writer) {

@@ -81,7 +81,8 @@ func twnsbenchDoc() *results.Document {
 			{Transport: "ssh", Label: "Baseline (idle listeners)", PeakKB: map[string]int64{
 				"server / sshd": 4692, "server / iperf3": 3840, "server / netserver": 1424}},
 			{Transport: "tw", PeakKB: map[string]int64{
-				"relay / xray": 42392, "client / tw client connect": 56904, "relay / caddy": 70092, "server / tw server start": 46848}},
+				"relay / xray": 42392, "client / tw client connect": 56904, "relay / caddy": 70092, "server / tw server start": 46848},
+				CgroupPeakKB: map[string]int64{"relay": 121856, "client": 61440}},
 		},
 		Diagnostics: []results.Diagnostic{
 			{Transport: "tw", Condition: "lan", Name: "client ip -s link show veth0",
@@ -141,8 +142,11 @@ func TestTwnsbenchRules(t *testing.T) {
 		"| scp payload | 64 MiB of /dev/urandom on LAN; served from tmpfs, written to /dev/null |",
 		"| Fallbacks used | tw: relay without Caddy; iperf3 \\| json via stdout |",
 		"| Congestion control | cubic (host default, not changed) |",
-		"| SSH over Tunnel Whisperer | relay / caddy | 68.4 MiB |",
-		"| Baseline (idle listeners) | server / iperf3 | 3.8 MiB |",
+		// Each process's VmHWM and the cgroup's memory.peak in columns of their own.
+		"| Transport | Role | Peak RSS per process (VmHWM) | All the transport's processes (cgroup memory.peak) |",
+		"| SSH over Tunnel Whisperer | relay | caddy 68.4 MiB, xray 41.4 MiB | 119.0 MiB |",
+		"| SSH over Tunnel Whisperer | server | tw server start 45.8 MiB | — |",
+		"| Baseline (idle listeners) | server | iperf3 3.8 MiB, netserver 1.4 MiB, sshd 4.6 MiB | — |",
 		"| Topology up | 0.412 s |",
 		"### tw / lan — client ip -s link show veth0",
 	} {

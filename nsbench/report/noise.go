@@ -107,6 +107,12 @@ func (v *view) writeNoise(w *writer) {
 	}
 	w.block(intro)
 	w.block(why...)
+	if host := v.hostCPUNote(); host != "" {
+		w.block(host)
+	}
+	if below := v.belowZeroNote(); below != "" {
+		w.block(below)
+	}
 	if marked == 0 {
 		w.block(fmt.Sprintf("None of the %d cells is marked.", cells))
 		return
@@ -122,9 +128,72 @@ func (v *view) writeNoise(w *writer) {
 			n = fmt.Sprintf("%d of %d planned", c.N, *c.Planned)
 		}
 		lines = append(lines, tableRow(c.Condition, v.label(c.Transport), c.Instrument, n,
-			optPct(c.CV, 100), optPct(c.BackgroundPctMax, 1), optPct(c.StealPctMax, 1), strings.Join(c.Marks, ", ")))
+			optPct(c.CV, 100), backgroundCell(c.BackgroundPctMax), optPct(c.StealPctMax, 1), strings.Join(c.Marks, ", ")))
 	}
 	w.block(lines...)
+}
+
+// backgroundCell renders a background share, saying so when the estimate
+// came out below zero.
+func backgroundCell(x *float64) string {
+	if x != nil && *x < 0 {
+		return optPct(x, 1) + " (below zero: estimate)"
+	}
+	return optPct(x, 1)
+}
+
+// hostCPUNote sets the host's busy CPU over the metered samples beside
+// the steal meanwhile, a figure of its own: time a hypervisor gave other
+// guests is no work of this run. "" for documents that did not record
+// steal apart (before steal_cpu_sec, host_cpu_sec included it).
+func (v *view) hostCPUNote() string {
+	var n int
+	var busy, steal, window float64
+	for _, s := range v.doc.Samples {
+		if s.Noise == nil || s.Noise.StealCPUSec == nil {
+			continue
+		}
+		n++
+		busy += s.HostCPUSec
+		steal += *s.Noise.StealCPUSec
+		window += s.Noise.WindowSec
+	}
+	cores := v.doc.Env.Cores
+	if on := v.doc.Env.CPUsOnline; on != nil {
+		cores = on.Count
+	}
+	if n == 0 || window <= 0 || cores <= 0 {
+		return ""
+	}
+	capacity := window * float64(cores)
+	return fmt.Sprintf("Host CPU over the %s metered (%s s): busy %s CPU-s (%s %% of %s online), "+
+		"steal %s CPU-s (%s %%), counted apart: time the hypervisor gave other guests is no work of this run and is in "+
+		"no busy figure (host CPU-s, CPU-s per GB, Gbit/s per busy core).",
+		plural(n, "sample", "samples"), num(window, 1), num(busy, 1), num(100*busy/capacity, 1),
+		plural(cores, "CPU", "CPUs"), num(steal, 2), num(100*steal/capacity, 1))
+}
+
+// belowZeroNote says how many samples' background estimate came out below
+// zero, and why that is not negative work; "" when none did.
+func (v *view) belowZeroNote() string {
+	n, total, lowest := 0, 0, 0.0
+	for _, s := range v.doc.Samples {
+		if s.Noise == nil {
+			continue
+		}
+		total++
+		if s.Noise.BackgroundPct < 0 {
+			n++
+			lowest = min(lowest, s.Noise.BackgroundPct)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d samples' background estimate came out below zero (lowest %s %%): the estimate "+
+		"subtracts this run's, the harness's and the kernel threads' CPU (microsecond counters) from the host's "+
+		"process CPU (10 ms ticks), so it can fall below zero by about a tick per CPU. It is shown as it came out, "+
+		"not as 0: below zero means no other work was seen, within that rounding.", n, total, num(lowest, 1))
 }
 
 // optPct renders a share as a percentage (scale 100 for a fraction, 1 for

@@ -40,14 +40,13 @@ func (v *view) memoryNote() string {
 			"The tw and WireGuard rows are transfer-time peaks sampled at the end of that transport's own runs. " +
 			"WireGuard has no userspace process: its footprint is kernel memory, reported as 0."
 	}
-	note := "Peak resident set (VmHWM, from /proc/PID/status) of each transport's processes, sampled once per " +
-		"transport at the end of its own runs. VmHWM is a since-start high-water mark: for a process shared by " +
-		"several transports (the idle baseline listeners), it is the highest peak up to the moment it was sampled, " +
-		"and a higher peak reached later is not captured."
-	if v.hasKernelRSS() {
-		note += " A transport implemented in the kernel has no userspace process: its row is kernel memory, reported as 0."
-	}
-	return note
+	return "Two measures, each in its own column, never added together. Peak RSS per process: the peak resident " +
+		"set (VmHWM, from /proc/PID/status) of each of the transport's processes, sampled once per transport at the " +
+		"end of its own runs. VmHWM is a since-start high-water mark: for a process shared by several transports (the " +
+		"idle baseline listeners), it is the highest peak up to the moment it was sampled, and a higher peak reached " +
+		"later is not captured. cgroup memory.peak: the highest memory charged to the transport's cgroup in that role " +
+		"— all its processes together, forked children included, with the kernel memory charged to them (socket " +
+		"buffers, page cache) — where the host delegates the memory controller; a dash where it does not."
 }
 
 func (v *view) diagnosticsNote() string {
@@ -123,17 +122,4 @@ func (v *view) conditionsBullet() string {
 		parts = append(parts, "The other conditions add "+how+" delay and loss; that is where TCP-over-TLS-over-TCP and UDP diverge.")
 	}
 	return strings.Join(parts, " ")
-}
-
-// hasKernelRSS reports whether a memory row stands for a transport
-// implemented in the kernel (a process key of PID 0, "kernel …").
-func (v *view) hasKernelRSS() bool {
-	for _, r := range v.doc.RSS {
-		for k := range r.PeakKB {
-			if strings.HasPrefix(k, "kernel") {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -73,10 +73,12 @@ func (v *view) writeTunnels(w *writer) {
 		"(2^20 bytes, the seed's unit), and relative to the plain network: the " + v.label(plain) + " row, whose " +
 		"iperf3 crosses no tunnel. CPU-s per GB: the CPU-seconds spent during the sample per 10^9 bytes iperf3 moved, " +
 		"of the whole host (every process and the kernel: both iperf3 ends, the tunnel, kernel crypto) and of the " +
-		"transport's own processes (its cgroups; a kernel tunnel has none). Medians of the runs, (min–max).")
+		"transport's own processes (its cgroups: a dash where there is no tunnel, or the tunnel is the kernel's). " +
+		"Medians of the runs, (min–max).")
 	runs := v.fullRuns()
 	lines := []string{tableRow("Transport", "iperf3 1 stream (Gbit/s)", "MBytes/s", "relative to plain",
 		"host CPU-s per GB", "tunnel's own CPU-s per GB"), separatorRow(6)}
+	var kernel []string
 	for _, t := range v.tunnelRows() {
 		ss := v.samples(t, tunnelCondition, instIperf1)
 		gbps := values(ss)
@@ -92,7 +94,12 @@ func (v *view) writeTunnels(w *writer) {
 			rel = num(stats.Summarize(gbps).Median/base, precRatio) + "×"
 		}
 		own := dash
-		if t != plain {
+		entry, _ := v.doc.TransportOf(t)
+		switch {
+		case entry.InKernel != "":
+			own += " " + notAttributed
+			kernel = append(kernel, v.label(t)+" ("+entry.InKernel+")")
+		case t != plain:
 			own = rangeCell(metricValues(ss, results.TransportCPUPerGB), precCPUPerGB, runs)
 		}
 		lines = append(lines, tableRow(label,
@@ -103,6 +110,11 @@ func (v *view) writeTunnels(w *writer) {
 			own))
 	}
 	w.block(lines...)
+	if len(kernel) > 0 {
+		w.block(notAttributed + " In the kernel, not attributable per transport — see host CPU: the tunnel's work of " +
+			joinAnd(kernel) + " runs in the kernel's softirq and worker threads, which belong to no process or cgroup of " +
+			"the transport; its cost is inside the host CPU-s per GB.")
+	}
 }
 
 // conditionLabel is a condition's label, or its name.

@@ -8,15 +8,15 @@ import (
 )
 
 // tunnelDoc: the plain row and two tunnels, two runs each, with what
-// iperf3 moved, the host's CPU and the tunnels' own.
+// iperf3 moved, the host's CPU and the tunnels' own. Every sample has a
+// transport CPU map, as documents before transport_cpu_absent did: the
+// plain row's and the kernel tunnel's empty cgroups read 0.
 func tunnelDoc() *results.Document {
 	s := func(tr string, run int, gbps, hostCPU, ownCPU float64) results.Sample {
 		moved := int64(gbps * 1e9 / 8 * 2) // 2 s at that rate
 		x := results.Sample{Transport: tr, Condition: "lan", Instrument: instIperf1, Run: run, WallSec: 2, Value: gbps,
 			HostCPUSec: hostCPU, MovedBytes: &moved}
-		if ownCPU > 0 {
-			x.TransportCPUSec = map[string]float64{"client": ownCPU / 2, "server": ownCPU / 2}
-		}
+		x.TransportCPUSec = map[string]float64{"client": ownCPU / 2, "server": ownCPU / 2}
 		return x
 	}
 	return &results.Document{
@@ -25,7 +25,7 @@ func tunnelDoc() *results.Document {
 		Transports: []results.Transport{
 			{Name: "ssh", Label: "Pure SSH", Plain: true},
 			{Name: "openvpn-tls", Label: "SSH over OpenVPN (TLS, AES-256-GCM)"},
-			{Name: "wireguard", Label: "SSH over WireGuard"},
+			{Name: "wireguard", Label: "SSH over WireGuard", InKernel: "kernel WireGuard"},
 		},
 		Conditions: []results.Condition{{Name: "lan", Label: "LAN (0 ms RTT, no loss)"}},
 		Samples: []results.Sample{
@@ -46,8 +46,9 @@ func TestTunnelComparison(t *testing.T) {
 		"| Pure SSH (no tunnel: the baseline) | 7.00 (6.00–8.00) | 834 (715–954) | 1.000× | 1.75 (1.50–2.00) | — |",
 		// 0.175 Gbit/s median: 0.025×; 2 CPU-s over 0.05 and 0.0375 GB; own 1.5 CPU-s.
 		"| SSH over OpenVPN (TLS, AES-256-GCM) | 0.17 (0.15–0.20) | 21 (18–24) | 0.025× | 46.67 (40.00–53.33) | 35.00 (30.00–40.00) |",
-		// No transport CPU map (a kernel tunnel): no own figure.
-		"| SSH over WireGuard | 1.40 (1.40–1.40; n=1) | 167 (167–167; n=1) | 0.200× | 8.00 (8.00–8.00; n=1) | — |",
+		// A kernel tunnel: no own figure (its cgroups' 0 is not one), a dash and the footnote.
+		"| SSH over WireGuard | 1.40 (1.40–1.40; n=1) | 167 (167–167; n=1) | 0.200× | 8.00 (8.00–8.00; n=1) | — ‡ |",
+		"‡ In the kernel, not attributable per transport — see host CPU: the tunnel's work of SSH over WireGuard (kernel WireGuard) runs",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
@@ -56,6 +57,13 @@ func TestTunnelComparison(t *testing.T) {
 	// The derived metrics are the comparison's, not "More metrics" rows.
 	if strings.Contains(md, "## More metrics") {
 		t.Error("iperf3-1's CPU per GB repeated under More metrics")
+	}
+	// Neither the plain row nor the kernel tunnel has a cell of its own
+	// CPU per GB (the metrics chart and compare draw from the cells).
+	for _, c := range results.Cells(tunnelDoc()) {
+		if c.Metric == results.TransportCPUPerGB && c.Transport != "openvpn-tls" {
+			t.Errorf("%s has a %s cell (median %g): not attributable, it is no figure", c.Transport, c.Metric, c.Median)
+		}
 	}
 	// Without a plain row, or without what iperf3 moved, no comparison.
 	d := tunnelDoc()

@@ -93,11 +93,18 @@ func (d *Document) MetricOf(instrument, key string) (Metric, bool) {
 }
 
 // MetricValues collects every declared metric's values per cell, in first
-// appearance order; the one place samples become cells.
+// appearance order; the one place samples become cells. A transport
+// whose own CPU is not attributable (Transport.OwnCPUAbsent) has no
+// TransportCPUPerGB, whatever its samples hold (documents written before
+// transport_cpu_absent carried a 0 for it).
 func (d *Document) MetricValues() ([]CellKey, map[CellKey][]float64) {
 	declared := map[string][]Metric{}
 	for _, in := range d.Instruments {
 		declared[in.Name] = in.Metrics
+	}
+	unattributed := map[string]bool{}
+	for _, t := range d.Transports {
+		unattributed[t.Name] = t.OwnCPUAbsent() != ""
 	}
 	var order []CellKey
 	values := map[CellKey][]float64{}
@@ -108,7 +115,7 @@ func (d *Document) MetricValues() ([]CellKey, map[CellKey][]float64) {
 		}
 		for _, m := range metrics {
 			v, ok := s.Metric(m.Key)
-			if !ok {
+			if !ok || m.Key == TransportCPUPerGB && unattributed[s.Transport] {
 				continue
 			}
 			k := CellKey{s.Transport, s.Condition, s.Instrument, m.Key}

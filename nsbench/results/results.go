@@ -133,6 +133,21 @@ type Env struct {
 	// RunsAuto is set when the number of runs was --runs auto; Runs is
 	// then the least per cell.
 	RunsAuto *RunsAuto `json:"runs_auto,omitempty"`
+
+	// CPUsOnline are the host's CPUs online (/sys/devices/system/cpu/online:
+	// those /proc/stat's host CPU sums over); Affinity those the run could
+	// use (the harness's sched_getaffinity, which its tools and daemons
+	// inherit). Cores, the reference's field, is runtime.NumCPU: the
+	// affinity's count.
+	CPUsOnline *CPUSet `json:"cpus_online,omitempty"`
+	Affinity   *CPUSet `json:"cpu_affinity,omitempty"`
+}
+
+// CPUSet is a set of logical CPUs in the kernel's list form ("0-3,6") and
+// its size.
+type CPUSet struct {
+	List  string `json:"list"`
+	Count int    `json:"count"`
 }
 
 // RunsAuto is --runs auto's rule: per cell, a pilot of Env.Runs runs fixes
@@ -162,6 +177,35 @@ type Transport struct {
 	// Plain marks the path without a tunnel: the baseline of the tunnel
 	// comparison.
 	Plain bool `json:"plain,omitempty"`
+	// InKernel names the kernel part that carried the path's data ("kernel
+	// WireGuard", "kernel ESP (xfrm), manual SAs"): no process of the
+	// transport did that work, so its CPU and memory are not attributable
+	// to it (they show only in the host's CPU).
+	InKernel string `json:"in_kernel,omitempty"`
+}
+
+// OwnCPUAbsent says why the transport's own CPU is not a figure, or "":
+// a path without a tunnel has no transport processes, and a kernel tunnel
+// does its work in no process. The report shows a dash with this reason,
+// and samples carry it (TransportCPUAbsent) instead of a 0.
+func (t Transport) OwnCPUAbsent() string {
+	switch {
+	case t.Plain:
+		return "no tunnel: the plain path has no transport process"
+	case t.InKernel != "":
+		return t.InKernel + ": in the kernel, not attributable per transport — see host CPU"
+	}
+	return ""
+}
+
+// TransportOf returns the entry of transport name, if d has one.
+func (d *Document) TransportOf(name string) (Transport, bool) {
+	for _, t := range d.Transports {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Transport{}, false
 }
 
 // RecordFacts keeps a transport's facts with its entry in Transports.
@@ -236,9 +280,11 @@ type Sample struct {
 	// bytes, scp's payload); TunnelBytes what the tunnel's own counter
 	// (its device's, or its daemon's) carried meanwhile, both directions:
 	// at least MovedBytes, or the traffic bypassed the tunnel.
-	MovedBytes  *int64  `json:"moved_bytes,omitempty"`
-	TunnelBytes *int64  `json:"tunnel_bytes,omitempty"`
-	HostCPUSec  float64 `json:"host_cpu_sec"`
+	MovedBytes  *int64 `json:"moved_bytes,omitempty"`
+	TunnelBytes *int64 `json:"tunnel_bytes,omitempty"`
+	// HostCPUSec is the host's busy CPU-s (every process and the kernel),
+	// steal excluded (Noise.StealCPUSec).
+	HostCPUSec float64 `json:"host_cpu_sec"`
 	// RoleCPUSec is CPU-s per role's cgroup (client, server, relay, and
 	// impair for the userspace impairment): the reference's
 	// container_cpu_sec, whose roles were containers.
@@ -246,9 +292,12 @@ type Sample struct {
 	// TransportCPUSec is, per role, the CPU-s of the transport's own
 	// processes (its cgroup: daemons and their children, not the fixtures'
 	// sshd, iperf3 or netserver, nor the instruments). Kernel work (kernel
-	// WireGuard, xfrm) shows only in host_cpu_sec.
-	TransportCPUSec map[string]float64 `json:"transport_cpu_sec,omitempty"`
-	Extra           map[string]float64 `json:"extra,omitempty"`
+	// WireGuard, xfrm) shows only in host_cpu_sec. Absent (null) where
+	// the transport's own CPU is not attributable: TransportCPUAbsent says
+	// why (Transport.OwnCPUAbsent).
+	TransportCPUSec    map[string]float64 `json:"transport_cpu_sec,omitempty"`
+	TransportCPUAbsent string             `json:"transport_cpu_absent,omitempty"`
+	Extra              map[string]float64 `json:"extra,omitempty"`
 	// Series are what the tool saw over the sample's time (iperf3's
 	// per-interval throughput, rrul's latency probes), for time-series
 	// and distribution charts.
@@ -261,14 +310,18 @@ type Sample struct {
 }
 
 // Noise is the host's work besides this run during one sample, as shares
-// of the host's CPU capacity over the metered window (100 = every core).
-// Background is process-context CPU outside the run's cgroups, the
-// harness and kernel threads; steal is a hypervisor running others.
+// of the host's CPU capacity over the metered window (100 = every core
+// online). Background is process-context CPU outside the run's cgroups,
+// the harness and kernel threads: an estimate, kept as it came out, which
+// counters of different granularity can put below zero. Steal is a
+// hypervisor running others: not in host_cpu_sec (documents before
+// steal_cpu_sec counted it there).
 type Noise struct {
-	BackgroundCPUSec float64 `json:"background_cpu_sec"`
-	BackgroundPct    float64 `json:"background_pct"`
-	StealPct         float64 `json:"steal_pct"`
-	WindowSec        float64 `json:"window_sec"`
+	BackgroundCPUSec float64  `json:"background_cpu_sec"`
+	BackgroundPct    float64  `json:"background_pct"`
+	StealCPUSec      *float64 `json:"steal_cpu_sec,omitempty"`
+	StealPct         float64  `json:"steal_pct"`
+	WindowSec        float64  `json:"window_sec"`
 }
 
 // Series is one quantity over a sample's time: V[i] measured at T[i]
@@ -296,12 +349,19 @@ type DriftProbe struct {
 	WallSec float64 `json:"wall_sec"`
 }
 
-// RSS holds the peak resident set (VmHWM) of a transport's processes, keyed
-// "role / process".
+// RSS holds a transport's peak memory, by two different measures kept
+// apart: PeakKB is each process's own peak resident set (VmHWM, keyed
+// "role / process"); CgroupPeakKB is, per role, the transport's cgroup's
+// memory.peak (every process of it together, forked children included,
+// with the kernel memory charged to them), where the kernel keeps it.
+// InKernel names a kernel data path (see Transport.InKernel), whose
+// memory no process or cgroup holds: it is not attributable, never 0.
 type RSS struct {
-	Transport string           `json:"transport"`
-	Label     string           `json:"label,omitempty"`
-	PeakKB    map[string]int64 `json:"peak_kb"`
+	Transport    string           `json:"transport"`
+	Label        string           `json:"label,omitempty"`
+	PeakKB       map[string]int64 `json:"peak_kb"`
+	CgroupPeakKB map[string]int64 `json:"cgroup_peak_kb,omitempty"`
+	InKernel     string           `json:"in_kernel,omitempty"`
 }
 
 // Diagnostic is raw state captured for a cell, so a result can be reconciled

@@ -406,10 +406,10 @@ func (t *IPsec) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 		Facts: map[string]string{
 			"ipsec": fmt.Sprintf("kernel ESP (xfrm), manual SAs, %s mode, %s", t.mode(), held),
 		},
-		Label:   label,
-		Procs:   []RSSProc{{Key: "kernel (no userspace process)", PID: 0}},
-		Carried: carried,
-		Close:   u.close,
+		Label:    label,
+		InKernel: "kernel ESP (xfrm), manual SAs",
+		Carried:  carried,
+		Close:    u.close,
 	}, nil
 }
 

@@ -283,8 +283,9 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 			{Key: "client / pluto", PID: u.client.PID()},
 			{Key: "server / pluto", PID: u.server.PID()},
 		},
-		Carried: carried,
-		Close:   u.close,
+		Carried:  carried,
+		InKernel: "kernel ESP (xfrm), keyed by pluto",
+		Close:    u.close,
 	}, nil
 }
 

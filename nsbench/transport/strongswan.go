@@ -242,9 +242,9 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 	if err != nil {
 		return nil, err
 	}
-	espWhere, carried := "userspace (kernel-libipsec)", LinkBytes(cli, ssIface)
+	espWhere, carried, inKernel := "userspace (kernel-libipsec)", LinkBytes(cli, ssIface), ""
 	if t.kernel {
-		espWhere, carried = "kernel (xfrm, keyed by charon)", espBytes(cli)
+		espWhere, carried, inKernel = "kernel (xfrm, keyed by charon)", espBytes(cli), "kernel ESP (xfrm), keyed by charon"
 	}
 	return &Path{
 		Target: DirectTarget(ssServer.String()),
@@ -257,8 +257,9 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 			{Key: "client / charon", PID: u.client.PID()},
 			{Key: "server / charon", PID: u.server.PID()},
 		},
-		Carried: carried,
-		Close:   u.close,
+		Carried:  carried,
+		InKernel: inKernel,
+		Close:    u.close,
 	}, nil
 }
 

@@ -138,9 +138,16 @@ type Path struct {
 	Label string
 	// Fallbacks name every fallback the path used, for the report.
 	Fallbacks []string
-	// Procs are the transport's own processes, for the memory table. A
-	// transport without processes names its kernel part with PID 0.
+	// Procs are the transport's own processes, for the memory table.
 	Procs []RSSProc
+	// InKernel, when set, names the kernel part that carries the path's
+	// data — encryption and encapsulation — e.g. "kernel WireGuard". No
+	// process of the transport does that work: its CPU (softirq, kernel
+	// workers) and memory belong to no cgroup, so neither is attributable
+	// to the transport; they show only in the host's CPU. The transport's
+	// cgroups hold at most a keying daemon (charon, pluto), which is not
+	// the tunnel's data path.
+	InKernel string
 	// Diagnose, when set, captures the path's own state after a cell (for
 	// WireGuard: the device's MTU and the peer's transfer counters). It
 	// must not change anything.

@@ -127,7 +127,7 @@ func (w *WireGuard) About() string {
 		return "is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup."
 	}
 	return "is a direct peer-to-peer link between the client and server namespaces, here " + wg.Describe(c, wg.KernelVersion(), wg.GoVersion()) +
-		": one wireguard-go process per namespace, in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide)."
+		": one wireguard-go process per namespace (" + wg.UserspaceDaemon().Describe() + "), in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide)."
 }
 
 // Resolve chooses the implementation from Mode and the running kernel,
@@ -213,8 +213,14 @@ func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
 		p.Fallbacks = []string{c.Fallback}
 	}
 	if c.Impl == wg.ImplKernel {
-		p.Procs = []RSSProc{{Key: "kernel (no userspace process)", PID: 0}}
+		p.InKernel = "kernel WireGuard"
 	} else {
+		daemon := wg.UserspaceDaemon()
+		p.Facts["wireguard-go daemon"] = daemon.Describe()
+		if !daemon.Upstream {
+			p.Fallbacks = append(p.Fallbacks, "wireguard-go's daemon is the copy built into twnsbench ("+daemon.Fallback+
+				"): its peak RSS also holds twnsbench's own binary, about 6.5 MiB more than upstream's program when idle")
+		}
 		p.Procs = []RSSProc{
 			{Key: topology.Client + " / wireguard-go", PID: tun.Client.Proc.PID()},
 			{Key: topology.Server + " / wireguard-go", PID: tun.Server.Proc.PID()},
@@ -256,8 +262,10 @@ func (w *WireGuard) end(env *Testbed, c wg.Choice, role string, addr netip.Prefi
 	return wg.End{
 		NS:   r.NS,
 		Link: wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr},
-		Start: func(argv []string) (*proc.Process, error) {
-			return proc.Start(env.Spec(role, "wireguard-go", argv...))
+		Start: func(argv, daemonEnv []string) (*proc.Process, error) {
+			spec := env.Spec(role, "wireguard-go", argv...)
+			spec.Env = append(spec.Env, daemonEnv...)
+			return proc.Start(spec)
 		},
 	}, nil
 }

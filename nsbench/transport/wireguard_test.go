@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -35,6 +38,73 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	nstest.Main(m)
+}
+
+// implFallbacks are a path's fallbacks of the implementation, without the
+// daemon's: this test binary has no wireguard-go beside it, so its own
+// copy runs (TestWireGuardUpstreamDaemon runs upstream's).
+func implFallbacks(p *transport.Path) []string {
+	var out []string
+	for _, f := range p.Fallbacks {
+		if !strings.HasPrefix(f, "wireguard-go's daemon is the copy built into twnsbench") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// The userspace rows run upstream's wireguard-go program when it is beside
+// twnsbench, and its memory is the program's own: idle, its peak RSS is
+// below the built-in copy's, which also holds this whole binary.
+func TestWireGuardUpstreamDaemon(t *testing.T) {
+	nstest.RequireRoot(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	upstream := filepath.Join(t.TempDir(), wg.DaemonProgram)
+	if out, err := exec.Command(goTool, "build", "-o", upstream, "golang.zx2c4.com/wireguard").CombinedOutput(); err != nil {
+		t.Fatalf("build wireguard-go: %v\n%s", err, out)
+	}
+	v, err := exec.Command(goTool, "list", "-m", "-f", "{{.Version}}", "golang.zx2c4.com/wireguard").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(v))
+	idlePeak := func(d wg.Daemon) (int64, *transport.Path) {
+		t.Helper()
+		saved := wg.UserspaceDaemon
+		wg.UserspaceDaemon = func() wg.Daemon { return d }
+		defer func() { wg.UserspaceDaemon = saved }()
+		p, err := (&transport.WireGuard{Mode: wg.Userspace}).Up(context.Background(), env(t))
+		if err != nil {
+			t.Fatalf("up: %v", err)
+		}
+		defer p.Close()
+		var peak int64
+		for _, rp := range p.Procs {
+			exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", rp.PID))
+			if err != nil || exe != d.Argv[0] {
+				t.Errorf("%s runs %q (%v), want %s", rp.Key, exe, err, d.Argv[0])
+			}
+			kb, err := metrics.ReadVmHWM(rp.PID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			peak = max(peak, kb)
+		}
+		return peak, p
+	}
+	up, p := idlePeak(wg.ChooseDaemon(self, upstream, version))
+	if !strings.HasPrefix(p.Facts["wireguard-go daemon"], "upstream's program, "+upstream) || len(p.Fallbacks) != 0 {
+		t.Errorf("facts %q, fallbacks %q: want upstream's program named and no fallback", p.Facts, p.Fallbacks)
+	}
+	builtIn, _ := idlePeak(wg.ChooseDaemon(self, filepath.Join(t.TempDir(), "missing"), version))
+	t.Logf("idle VmHWM: upstream's program %d kB, the built-in copy %d kB", up, builtIn)
+	if up <= 0 || up >= builtIn {
+		t.Errorf("idle VmHWM %d kB upstream, %d kB built in: want upstream's below the copy that carries this binary", up, builtIn)
+	}
 }
 
 func TestWireGuardNames(t *testing.T) {
@@ -197,7 +267,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		if !strings.HasPrefix(fact, "wireguard-go ") || !strings.HasSuffix(fact, why) {
 			t.Errorf("facts: wireguard = %q", fact)
 		}
-		if len(p.Fallbacks) != fallbacks || fallbacks == 1 && !strings.Contains(p.Fallbacks[0], "userspace wireguard-go instead of kernel WireGuard") {
+		if fb := implFallbacks(p); len(fb) != fallbacks || fallbacks == 1 && !strings.Contains(fb[0], "userspace wireguard-go instead of kernel WireGuard") {
 			t.Errorf("fallbacks %q", p.Fallbacks)
 		}
 		if len(p.Procs) != 2 || p.Procs[0].Key != "client / wireguard-go" || p.Procs[1].Key != "server / wireguard-go" {
@@ -217,8 +287,8 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		if !strings.HasPrefix(fact, "kernel module") || len(p.Fallbacks) != 0 {
 			t.Errorf("facts %q, fallbacks %q", fact, p.Fallbacks)
 		}
-		if len(p.Procs) != 1 || p.Procs[0] != (transport.RSSProc{Key: "kernel (no userspace process)", PID: 0}) {
-			t.Errorf("procs %+v", p.Procs)
+		if len(p.Procs) != 0 || p.InKernel != "kernel WireGuard" {
+			t.Errorf("procs %+v, in kernel %q: want no process and the kernel part named", p.Procs, p.InKernel)
 		}
 	}
 
@@ -252,9 +322,6 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		t.Errorf("sockets left: %v", left)
 	}
 	for _, rp := range p.Procs {
-		if rp.PID == 0 {
-			continue
-		}
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rp.PID)); err == nil && strings.Contains(string(b), wg.UserspaceCommand) {
 			t.Errorf("%s (pid %d) still runs", rp.Key, rp.PID)
 		}
@@ -354,8 +421,8 @@ func TestWireGuardAutoFallsBackWhenKernelDeviceFails(t *testing.T) {
 	if c, _ := w.Resolve(); c.Impl != wg.ImplUserspace {
 		t.Errorf("after the fallback, Resolve says %s", c.Impl)
 	}
-	if len(p.Fallbacks) != 1 || !strings.Contains(p.Fallbacks[0], "creating the kernel device failed: ") ||
-		!strings.Contains(p.Fallbacks[0], "this kernel has no WireGuard") {
+	if fb := implFallbacks(p); len(fb) != 1 || !strings.Contains(fb[0], "creating the kernel device failed: ") ||
+		!strings.Contains(fb[0], "this kernel has no WireGuard") {
 		t.Errorf("fallbacks %q", p.Fallbacks)
 	}
 	if len(p.Procs) != 2 || p.Procs[0].PID <= 0 {

@@ -44,6 +44,7 @@ t_prep=$(secs "$t")
 
 t=$(date +%s)
 "$GO" build -o bin/twnsbench ./cmd/twnsbench &&
+	"$GO" build -o bin/wireguard-go golang.zx2c4.com/wireguard &&
 	"$GO" test -c -o bin/vmtest/impair.test ./nsbench/impair &&
 	"$GO" test -c -o bin/vmtest/transport.test ./nsbench/transport &&
 	"$GO" test -c -o bin/vmtest/twnsbench.test ./cmd/twnsbench || {
