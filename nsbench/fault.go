@@ -23,8 +23,8 @@ import (
 //	each server service the instrument talks to → restarted
 //	the path (an SSH exchange through it)       → built again
 //
-// A sample that hung while every part answered has its path built again
-// too. A row whose path is to blame maxPathFaults times in one block has
+// A sample that hung while every shared part answered has its path built
+// again without the probe. A row whose path is to blame maxPathFaults times in one block has
 // its remaining samples there skipped, so one broken transport cannot
 // spend the other rows' time.
 
@@ -99,17 +99,19 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 		r.rec.fallback(fmt.Sprintf("%s did not answer after %s / %s / %s run %d and was restarted", name, rw.t.Name(), cond.Name, f.in.Name(), f.run))
 	}
 
-	pathErr := instrument.Answers(ctx, r.instrumentEnv(rw.path.Target), transport.ServiceSSH)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	rebuild := pathErr != nil || f.deadline && !shared
-	switch {
-	case pathErr != nil:
-		checks = append(checks, fmt.Sprintf("path: no SSH exchange through it (%v)", pathErr))
-	case rebuild:
-		checks = append(checks, "path: answered an SSH exchange, but the sample hung on it")
-	default:
+	// A sample that hung while every shared part answers is the path's:
+	// it is built again without asking it (a probe would only add its
+	// timeout to what the fault costs).
+	rebuild := f.deadline && !shared
+	if rebuild {
+		checks = append(checks, "path: the sample hung on it while the parts it shares answered")
+	} else if err := instrument.Answers(ctx, r.instrumentEnv(rw.path.Target), transport.ServiceSSH); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rebuild = true
+		checks = append(checks, fmt.Sprintf("path: no SSH exchange through it (%v)", err))
+	} else {
 		checks = append(checks, "path: answered an SSH exchange")
 	}
 	if rebuild {
@@ -152,7 +154,7 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 func brokenParts(checks []string) string {
 	var out []string
 	for _, c := range checks {
-		if !strings.HasSuffix(c, ": answered") && !strings.HasSuffix(c, "answered an SSH exchange") {
+		if !strings.HasSuffix(c, ": answered") && !strings.HasSuffix(c, ": answered an SSH exchange") {
 			out = append(out, c)
 		}
 	}
