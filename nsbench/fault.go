@@ -2,7 +2,6 @@ package nsbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -30,10 +29,6 @@ import (
 
 // maxPathFaults is how many path faults a row may have in one block.
 const maxPathFaults = 3
-
-// errSampleDeadline is the cause of a sample's context that ran out of
-// its budget.
-var errSampleDeadline = errors.New("the sample's deadline passed")
 
 // sampleFault is a sample that could not be measured.
 type sampleFault struct {

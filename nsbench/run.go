@@ -185,7 +185,7 @@ func (r *runner) probeDrift(ctx context.Context, when string) error {
 		return nil
 	}
 	at := time.Now()
-	m, err := in.Measure(ctx, job)
+	m, err := instrument.MeasureBounded(ctx, in, job)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -278,7 +278,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	r.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
 	if r.payload != nil {
 		probe := r.instrumentEnv(transport.DirectTarget(topo.Spec.Addr(topology.Server).String()))
-		form, err := instrument.DetectForm(ctx, probe, r.payload.Probe)
+		dctx, cancel := context.WithTimeout(ctx, detectFormTimeout)
+		form, err := instrument.DetectForm(dctx, probe, r.payload.Probe)
+		cancel()
 		if err != nil {
 			return fmt.Errorf("scp against plain SSH: %w", err)
 		}
@@ -553,6 +555,10 @@ func (r *runner) rowDone(rw *row) {
 	}
 }
 
+// detectFormTimeout bounds trying the scp forms on a small file over the
+// plain path (each form takes well under a second here).
+const detectFormTimeout = 60 * time.Second
+
 // readyTimeout bounds the wait for the first exchange through a path.
 const readyTimeout = 60 * time.Second
 
@@ -665,9 +671,7 @@ func (r *runner) warmUp(ctx context.Context, rw *row, cond results.Condition) er
 		if _, impaired := r.impaired(cond.Name); impaired && in.Name() == "scp" {
 			continue // the reference warms scp up on the LAN only
 		}
-		wctx, cancel := context.WithTimeout(ctx, in.Budget(warm).Deadline())
-		m, err := in.Measure(wctx, warm)
-		cancel()
+		m, err := instrument.MeasureBounded(ctx, in, warm)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -708,7 +712,6 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 		return fault(ierr, false)
 	}
 	env.ExpectedRate = r.copyRate(rw, cond)
-	budget := in.Budget(env)
 	// The tunnel's count is read outside the CPU meters' window (reading
 	// SAs or sock_diag is the harness's work), around it: it still spans
 	// everything the tool moved.
@@ -718,10 +721,7 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)
 	}
-	sctx, cancel := context.WithTimeoutCause(ctx, budget.Deadline(), errSampleDeadline)
-	m, merr := in.Measure(sctx, env)
-	expired := ctx.Err() == nil && errors.Is(context.Cause(sctx), errSampleDeadline)
-	cancel()
+	m, merr := instrument.MeasureBounded(ctx, in, env)
 	after, err := r.sampler.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)
@@ -734,10 +734,8 @@ func (r *runner) sample(ctx context.Context, rw *row, in instrument.Instrument, 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if expired {
-			merr = fmt.Errorf("%s: no result %.0f s after %s; killed with its children", in.Tool(), instrument.Allowance.Seconds(), budget.Basis)
-		}
-		return fault(merr, expired)
+		var expired *instrument.DeadlineError
+		return fault(merr, errors.As(merr, &expired))
 	}
 	var tunnelBytes *int64
 	if path.Carried != nil {

@@ -94,7 +94,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 				if _, err := r.waitExclusive(ctx, in); err != nil {
 					return nil, err
 				}
-				m, err := in.Measure(ctx, job)
+				m, err := instrument.MeasureBounded(ctx, in, job)
 				if err != nil {
 					return nil, fmt.Errorf("%s pair %d (%s): %w", in.Name(), pair+1, map[bool]string{true: "harness", false: "direct"}[job == harness], err)
 				}

@@ -61,6 +61,34 @@ type Budget struct {
 // Deadline is when the orchestrator gives up on the sample.
 func (b Budget) Deadline() time.Duration { return b.Planned + Allowance }
 
+// DeadlineError is a sample that outlasted its Budget's deadline: the
+// tool was killed with its children.
+type DeadlineError struct {
+	Tool   string
+	Budget Budget
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("%s: no result %s after %s; killed with its children", e.Tool, fmtSeconds(Allowance), e.Budget.Basis)
+}
+
+// errDeadline is the cause of a sample's context that ran out of time.
+var errDeadline = errors.New("the sample's deadline passed")
+
+// MeasureBounded runs in.Measure under its deadline. A sample that runs
+// out of it returns a *DeadlineError; the run's own cancellation is
+// returned as it is.
+func MeasureBounded(ctx context.Context, in Instrument, env *Job) (Measurement, error) {
+	b := in.Budget(env)
+	sctx, cancel := context.WithTimeoutCause(ctx, b.Deadline(), errDeadline)
+	defer cancel()
+	m, err := in.Measure(sctx, env)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(sctx), errDeadline) {
+		return m, &DeadlineError{Tool: in.Tool(), Budget: b}
+	}
+	return m, err
+}
+
 // timeBound is the budget of a tool that runs for d.
 func timeBound(d time.Duration) Budget {
 	return Budget{Planned: d, Basis: "its " + fmtSeconds(d) + " test"}
