@@ -111,6 +111,11 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 	}
 	if rebuild {
 		rw.pathFaults++
+	}
+	switch {
+	case rebuild && rw.pathFaults >= maxPathFaults:
+		r.giveUp(rw, cond, fmt.Sprintf("its path failed %d times under this condition; the remaining samples here are skipped", rw.pathFaults))
+	case rebuild:
 		took, err := r.rebuild(ctx, rw, cond, jobs)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -118,13 +123,10 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 		if err != nil {
 			checks = append(checks, fmt.Sprintf("path: could not be built again (%v)", err))
 			r.giveUp(rw, cond, "its path could not be built again after a failed sample: "+err.Error())
-		} else {
-			repairs = append(repairs, fmt.Sprintf("the path (in %.1f s)", took.Seconds()))
-			r.rec.fallback(fmt.Sprintf("%s / %s: the path failed under %s run %d and was built again (the sample is a failure)", rw.t.Name(), cond.Name, f.in.Name(), f.run))
-			if rw.pathFaults >= maxPathFaults {
-				r.giveUp(rw, cond, fmt.Sprintf("its path failed %d times under this condition; the remaining samples here are skipped", rw.pathFaults))
-			}
+			break
 		}
+		repairs = append(repairs, fmt.Sprintf("the path (in %.1f s)", took.Seconds()))
+		r.rec.fallback(fmt.Sprintf("%s / %s: the path failed under %s run %d and was built again (the sample is a failure)", rw.t.Name(), cond.Name, f.in.Name(), f.run))
 	}
 
 	msg := f.err.Error()

@@ -239,3 +239,64 @@ func containsPrefix(list []string, prefix string) bool {
 	}
 	return false
 }
+
+// A transport whose path breaks under every sample is given up after
+// maxPathFaults under one condition: its remaining samples there are
+// skipped with the reason, and the other row keeps its planned count.
+func TestBrokenTransportIsGivenUp(t *testing.T) {
+	nstest.RequireRoot(t)
+	o := Quick()
+	o.Transports = []string{"ssh", "wireguard-go"}
+	o.Runs, o.Duration, o.Warmup, o.WAN = maxPathFaults+1, faultDuration, 0, []string{"off"}
+	o.OutDir = t.TempDir()
+	plan, err := NewPlan(o, transport.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := transport.Build(o.Transports, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, _, err := instrument.Select([]string{"iperf3-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kills := 0
+	kill := func(s Status) { // the daemon dies as each of the row's samples begins
+		if s.Transport != "wireguard-go" {
+			return
+		}
+		pids, _ := victims(o.OutDir, "client/t-wireguard-go", "")
+		for _, pid := range pids {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				kills++
+			}
+		}
+	}
+	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf, Status: kill})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	d := res.Doc
+	count := map[string]int{}
+	for _, s := range d.Samples {
+		if s.Instrument != instrument.Ready {
+			count[s.Transport]++
+		}
+	}
+	if count["ssh"] != o.Runs || count["wireguard-go"] != 0 || len(d.Failures) != maxPathFaults || kills != maxPathFaults {
+		t.Errorf("samples %v, %d failures, %d kills: want ssh %d, wireguard-go 0, %d failures and kills", count, len(d.Failures), kills, o.Runs, maxPathFaults)
+	}
+	var reason string
+	for _, sk := range d.Skipped {
+		if sk.Transport == "wireguard-go" && sk.Condition == "lan" {
+			reason = sk.Reason
+		}
+	}
+	if !strings.Contains(reason, "failed 3 times under this condition") {
+		t.Errorf("skip reason %q", reason)
+	}
+	if left := nstest.Residue(res.Prefix); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
