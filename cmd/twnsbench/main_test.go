@@ -14,6 +14,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/wg"
@@ -372,19 +373,12 @@ func runPrefix(t *testing.T, out string) string {
 	return filepath.Base(m[0])
 }
 
-// leftoversOf lists everything named with one run's prefix: namespaces,
-// /etc/netns entries, cgroups, the private directory.
+// leftoversOf lists everything one run left, of every kind a run creates
+// (package residue: namespaces, links, cgroups, mounts, processes, files).
 func leftoversOf(prefix string) []string {
 	var left []string
-	for _, pattern := range []string{
-		"/run/netns/" + prefix + "*",
-		"/etc/netns/" + prefix + "*",
-		"/sys/fs/cgroup/unified/" + prefix,
-		"/sys/fs/cgroup/" + prefix,
-		"/tmp/" + prefix,
-	} {
-		m, _ := filepath.Glob(pattern)
-		left = append(left, m...)
+	for _, o := range residue.Find(prefix) {
+		left = append(left, o.String())
 	}
 	return left
 }
