@@ -614,6 +614,11 @@ if [ "$1 $2" = "version -m" ]; then
 	sed -n 's/^# mod /\tmod\t/p' "$3"
 	exit 0
 fi
+# go mod download -json MODULE@VERSION: the stub's hash of every module.
+if [ "$1 $2 $3" = "mod download -json" ]; then
+	printf '{\n\t"Path": "%s",\n\t"Sum": "h1:stub="\n}\n' "${4%@*}"
+	exit 0
+fi
 [ "$1" = install ] || exit 2
 ver=${2##*@}
 case $2 in
@@ -630,18 +635,19 @@ chmod +x "$GOBIN"/*
 		t.Fatal(err)
 	}
 	out := filepath.Join(h.dir, "relay")
-	r := h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.3")
+	r := h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.3", "XRAY_SUM=h1:stub=")
 	wantCode(t, r, 0)
 	var builds []string
 	for _, c := range r.calls {
 		args, env, _ := strings.Cut(strings.TrimPrefix(c, "go|"), "|GOBIN=")
-		if env == "" || strings.HasPrefix(env, out) {
+		if strings.HasPrefix(args, "install ") && (env == "" || strings.HasPrefix(env, out)) {
 			t.Errorf("go call %q: want GOBIN set to a build dir outside %s", c, out)
 		}
 		builds = append(builds, args)
 	}
 	if want := []string{
 		"install github.com/caddyserver/caddy/v2/cmd/caddy@v2.99.1",
+		"mod download -json github.com/xtls/xray-core@v1.2.3",
 		"install github.com/xtls/xray-core/main@v1.2.3",
 	}; !reflect.DeepEqual(builds, want) {
 		t.Errorf("go calls %q, want %q", builds, want)
@@ -663,7 +669,7 @@ chmod +x "$GOBIN"/*
 	if err := os.WriteFile(h.env["STUB_LOG"], nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.3")
+	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.3", "XRAY_SUM=h1:stub=")
 	wantCode(t, r, 0)
 	for _, c := range r.calls {
 		if strings.HasPrefix(c, "go|install ") {
@@ -676,8 +682,19 @@ chmod +x "$GOBIN"/*
 		"Xray 1.2.3 (stub)\n"; r.stdout != want {
 		t.Errorf("second run stdout:\n%s\nwant:\n%s", r.stdout, want)
 	}
+	// Xray whose hash is not the pinned one is refused, and not installed.
+	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.4", "XRAY_SUM=h1:other=")
+	wantCode(t, r, 1)
+	if !strings.Contains(r.stderr, "github.com/xtls/xray-core@v1.2.4 has hash h1:stub=, want h1:other=") {
+		t.Errorf("a wrong hash: stderr %q", r.stderr)
+	}
+	for _, c := range r.calls {
+		if strings.HasPrefix(c, "go|install ") {
+			t.Errorf("built despite the wrong hash: %q", c)
+		}
+	}
 	// Another pinned version is built.
-	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.2", "XRAY_VERSION=v1.2.3")
+	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.2", "XRAY_VERSION=v1.2.3", "XRAY_SUM=h1:stub=")
 	wantCode(t, r, 0)
 	if !strings.Contains(r.stdout, "caddy v2.99.2 -> ") || !strings.Contains(r.stdout, "xray v1.2.3 already in") {
 		t.Errorf("a new caddy pin: stdout:\n%s", r.stdout)
