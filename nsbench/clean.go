@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +13,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/wg"
 )
@@ -49,56 +48,26 @@ func Clean(ctx context.Context, force bool) (CleanReport, error) {
 	return rep, errors.Join(errs...)
 }
 
-// Leftovers lists the runs whose harness is gone but that left something on
-// this host (namespaces, /etc/netns entries, private directories, cgroups):
-// what Clean would remove.
+// Leftovers lists the runs that left anything on this host — a namespace,
+// a link, a cgroup, a mount, a process, a file under /tmp, /run or
+// /etc/netns (package residue) — and whose harness is gone or is this
+// very process. The second is what a test needs: a run it started
+// in-process has ended when the test looks, so whatever that run left is
+// a leak although its owner, the test binary, still runs. Runs of other
+// live harnesses (another test binary, a run in another shell) are theirs.
 func Leftovers() []string {
-	var dead []string
+	var left []string
 	for _, run := range leftoverRuns() {
-		if _, alive := ownerAlive(run); !alive {
-			dead = append(dead, run)
+		if pid, alive := ownerAlive(run); !alive || pid == os.Getpid() {
+			left = append(left, run)
 		}
 	}
-	return dead
+	return left
 }
-
-// runName matches a run prefix such as "twnsb-3fa9c1" at the start of a
-// name, followed by nothing or a dash: nothing else is ever cleaned.
-var runName = regexp.MustCompile("^" + topology.Prefix + "[0-9a-f]{6}(?:$|-)")
 
 // leftoverRuns lists the run prefixes found in every place a run creates
 // something.
-func leftoverRuns() []string {
-	var names []string
-	nss, _ := ns.List(topology.Prefix)
-	names = append(names, nss...)
-	for _, pattern := range []string{
-		filepath.Join(topology.EtcNetns, topology.Prefix+"*"),
-		filepath.Join(PrivateBase, topology.Prefix+"*"),
-	} {
-		m, _ := filepath.Glob(pattern)
-		for _, p := range m {
-			names = append(names, filepath.Base(p))
-		}
-	}
-	if root, err := proc.Cgroup2Root(); err == nil {
-		m, _ := filepath.Glob(filepath.Join(root, topology.Prefix+"*"))
-		for _, p := range m {
-			names = append(names, filepath.Base(p))
-		}
-	}
-	for _, p := range wg.Sockets(topology.Prefix) {
-		names = append(names, filepath.Base(p))
-	}
-	var runs []string
-	for _, n := range names {
-		if m := runName.FindString(n); m != "" {
-			runs = append(runs, strings.TrimSuffix(m, "-"))
-		}
-	}
-	slices.Sort(runs)
-	return slices.Compact(runs)
-}
+func leftoverRuns() []string { return residue.Runs(residue.Find(topology.Prefix)) }
 
 func ownerAlive(run string) (int, bool) {
 	b, err := os.ReadFile(filepath.Join(privateDir(run), ownerFile))

@@ -3,8 +3,15 @@ package nsbench
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
 func TestProcessAliveTreatsZombiesAsDead(t *testing.T) {
@@ -26,5 +33,48 @@ func TestProcessAliveTreatsZombiesAsDead(t *testing.T) {
 	cmd.Wait()
 	if processAlive(cmd.Process.Pid) {
 		t.Error("a reaped child counts as alive")
+	}
+}
+
+// Leftovers sees a run whatever it left (here a namespace and its private
+// directory) even while its owner — this test binary, as for every run a
+// test starts in-process — is alive; a run owned by another live process
+// is that process's.
+func TestLeftoversIncludeRunsOfThisProcess(t *testing.T) {
+	nstest.RequireRoot(t)
+	for _, c := range []struct {
+		owner int
+		want  bool
+	}{{os.Getpid(), true}, {1, false}} {
+		run, err := topology.NewPrefix()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := privateDir(run)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(c.owner)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n, err := ns.Create(run + "-client")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Close()
+		defer ns.Delete(n.Name)
+		if got := slices.Contains(Leftovers(), run); got != c.want {
+			t.Errorf("owner pid %d: listed %v, want %v", c.owner, got, c.want)
+		}
+		if err := ns.Delete(n.Name); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(Leftovers(), run) {
+			t.Errorf("owner pid %d: still listed once removed", c.owner)
+		}
 	}
 }

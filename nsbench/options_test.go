@@ -127,19 +127,3 @@ func TestNewPlan(t *testing.T) {
 		}
 	}
 }
-
-func TestRunNameMatchesOnlyRunPrefixes(t *testing.T) {
-	for name, want := range map[string]string{
-		"twnsb-3fa9c1":        "twnsb-3fa9c1",
-		"twnsb-3fa9c1-client": "twnsb-3fa9c1-",
-		"twnsb-sleeptest":     "",
-		"twnsb-3fa9c1x":       "",
-		"twnsb-3FA9C1":        "",
-		"other-twnsb-3fa9c1":  "",
-		"twnsbench":           "",
-	} {
-		if got := runName.FindString(name); got != want {
-			t.Errorf("runName(%q) = %q, want %q", name, got, want)
-		}
-	}
-}

@@ -3,6 +3,7 @@ package nsbench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -25,8 +30,20 @@ type SelfCheckOptions struct {
 	Pairs     int           // at least 6: a 95 % interval of the median needs 6
 	Duration  time.Duration // of each measurement
 	Tolerance float64       // 0.05 passes a ratio interval within 0.95–1.05
-	OutDir    string
-	Logf      Logf
+	// Cap, when positive, caps the path at this many bits/s for the whole
+	// check (a tbf qdisc on the client's and the server's eth0, inside
+	// the run's namespaces): a path whose rate is the cap's, not what a
+	// busy host's CPU leaves, so the bulk tool's pairs agree closely.
+	Cap uint64
+	// CapDirect, when positive, caps the path at this many bits/s while
+	// the direct side measures, and only then: a known-bad case that
+	// proves the check can fail.
+	CapDirect uint64
+	// Instruments are measured both ways; nil is iperf3 (1 stream) and
+	// TCP_RR.
+	Instruments []instrument.Instrument
+	OutDir      string
+	Logf        Logf
 }
 
 // selfCheckInstruments are measured both ways: a bulk and a latency-bound
@@ -50,9 +67,13 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if err != nil {
 		return nil, err
 	}
+	instruments := o.Instruments
+	if instruments == nil {
+		instruments = selfCheckInstruments
+	}
 	plan := &Plan{Options: Options{Runs: 1, Duration: o.Duration, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
 	r := &runner{plan: plan, logf: logf, prefix: prefix, start: time.Now(),
-		deps: Deps{Instruments: selfCheckInstruments, Logf: logf}}
+		deps: Deps{Instruments: instruments, Logf: logf}}
 	r.res = &Result{OutDir: o.OutDir, Prefix: prefix}
 	r.logDir = filepath.Join(o.OutDir, "logs", prefix)
 	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
@@ -81,8 +102,14 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 		Generated: time.Now().UTC().Format(time.RFC3339), Kernel: kernelRelease(), CPUModel: cpuModel(), Cores: runtime.NumCPU(),
 		Pairs: o.Pairs, DurationSec: o.Duration.Seconds(), Tolerance: o.Tolerance,
 		Direct: "sh -c 'ip netns exec " + ns + " TOOL ARGS…' from the harness, outside every cgroup and the launcher",
+		CapBps: o.Cap, DirectCapBps: o.CapDirect,
 	}
-	for _, in := range selfCheckInstruments {
+	if o.Cap > 0 {
+		if err := r.setCap(o.Cap); err != nil {
+			return nil, err
+		}
+	}
+	for _, in := range instruments {
 		c := results.SelfCheckRatio{Instrument: in.Name(), Unit: in.Metrics()[0].Unit}
 		for pair := 0; pair < o.Pairs; pair++ {
 			ways := []*instrument.Job{harness, &direct}
@@ -94,7 +121,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 				if _, err := r.waitExclusive(ctx, in); err != nil {
 					return nil, err
 				}
-				m, err := instrument.MeasureBounded(ctx, in, job)
+				m, err := r.measureSides(ctx, in, job, job == &direct, o)
 				if err != nil {
 					return nil, fmt.Errorf("%s pair %d (%s): %w", in.Name(), pair+1, map[bool]string{true: "harness", false: "direct"}[job == harness], err)
 				}
@@ -115,6 +142,54 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 		return res, err
 	}
 	return res, nil
+}
+
+// setCap caps the path at bps — a token bucket filter replacing the root
+// qdisc of the client's and the server's eth0 (burst: 5 ms at that rate,
+// at least 256 KiB so GSO frames pass whole; queue: 20 ms more) — or, with
+// bps 0, deletes it, which puts back each link's default qdisc. tbf is
+// there where netem is not (this kernel has sch_tbf built in).
+func (r *runner) setCap(bps uint64) error {
+	rate := bps / 8
+	burst := uint32(max(rate/200, 256<<10))
+	for _, role := range []string{topology.Client, topology.Server} {
+		h, err := r.topo.Roles[role].NS.Netlink()
+		if err != nil {
+			return fmt.Errorf("cap %s: %w", role, err)
+		}
+		defer h.Close()
+		link, err := h.LinkByName(topology.RoleLink)
+		if err != nil {
+			return fmt.Errorf("cap %s %s: %w", role, topology.RoleLink, err)
+		}
+		q := &netlink.Tbf{
+			QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+			Rate:       rate, Buffer: netlink.Xmittime(rate, burst), Limit: burst + uint32(rate/50),
+		}
+		if bps == 0 {
+			if err := h.QdiscDel(q); err != nil && !errors.Is(err, unix.ENOENT) {
+				return fmt.Errorf("uncap %s %s: %w", role, topology.RoleLink, err)
+			}
+			continue
+		}
+		if err := h.QdiscReplace(q); err != nil {
+			return fmt.Errorf("cap %s %s at %s (tbf): %w", role, topology.RoleLink, impair.FormatRate(bps), err)
+		}
+	}
+	return nil
+}
+
+// measureSides measures one side of a pair: the direct side under
+// CapDirect when set, the path's own cap (Cap, or none) put back after.
+func (r *runner) measureSides(ctx context.Context, in instrument.Instrument, job *instrument.Job, direct bool, o SelfCheckOptions) (instrument.Measurement, error) {
+	if !direct || o.CapDirect == 0 {
+		return instrument.MeasureBounded(ctx, in, job)
+	}
+	if err := r.setCap(o.CapDirect); err != nil {
+		return instrument.Measurement{}, err
+	}
+	m, err := instrument.MeasureBounded(ctx, in, job)
+	return m, errors.Join(err, r.setCap(o.Cap))
 }
 
 // judgeParity computes the pairs' ratios and the verdict: pass when the

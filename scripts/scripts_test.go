@@ -608,11 +608,22 @@ func TestInstallRelayTools(t *testing.T) {
 	h := newHost(t, nil, nil, "never")
 	bin := filepath.Join(h.dir, "bin")
 	goStub := stubLog + `log go "$*" "GOBIN=$GOBIN"
+# go version -m BIN: the build info the stub binaries carry as "# mod" lines.
+if [ "$1 $2" = "version -m" ]; then
+	echo "$3: go1.26.8"
+	sed -n 's/^# mod /\tmod\t/p' "$3"
+	exit 0
+fi
+# go mod download -json MODULE@VERSION: the stub's hash of every module.
+if [ "$1 $2 $3" = "mod download -json" ]; then
+	printf '{\n\t"Path": "%s",\n\t"Sum": "h1:stub="\n}\n' "${4%@*}"
+	exit 0
+fi
 [ "$1" = install ] || exit 2
 ver=${2##*@}
 case $2 in
-*/cmd/caddy@*) printf '#!/bin/sh\nprintf "path\\tgithub.com/caddyserver/caddy/v2/cmd/caddy\\nmod\\tgithub.com/caddyserver/caddy/v2\\t%s\\th1:x=\\n"\n' "$ver" >"$GOBIN/caddy" ;;
-*/xray-core/main@*) printf '#!/bin/sh\necho "Xray %s (stub)"\nsleep 0.2\necho "A unified platform"\necho more\n' "${ver#v}" >"$GOBIN/main" ;;
+*/cmd/caddy@*) printf '#!/bin/sh\n# mod github.com/caddyserver/caddy/v2 %s\nprintf "path\\tgithub.com/caddyserver/caddy/v2/cmd/caddy\\nmod\\tgithub.com/caddyserver/caddy/v2\\t%s\\th1:x=\\n"\n' "$ver" "$ver" >"$GOBIN/caddy" ;;
+*/xray-core/main@*) printf '#!/bin/sh\n# mod github.com/xtls/xray-core %s\necho "Xray %s (stub)"\nsleep 0.2\necho "A unified platform"\necho more\n' "$ver" "${ver#v}" >"$GOBIN/main" ;;
 *) exit 2 ;;
 esac
 chmod +x "$GOBIN"/*
@@ -624,18 +635,19 @@ chmod +x "$GOBIN"/*
 		t.Fatal(err)
 	}
 	out := filepath.Join(h.dir, "relay")
-	r := h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.3")
+	r := h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.3", "XRAY_SUM=h1:stub=")
 	wantCode(t, r, 0)
 	var builds []string
 	for _, c := range r.calls {
 		args, env, _ := strings.Cut(strings.TrimPrefix(c, "go|"), "|GOBIN=")
-		if env == "" || strings.HasPrefix(env, out) {
+		if strings.HasPrefix(args, "install ") && (env == "" || strings.HasPrefix(env, out)) {
 			t.Errorf("go call %q: want GOBIN set to a build dir outside %s", c, out)
 		}
 		builds = append(builds, args)
 	}
 	if want := []string{
 		"install github.com/caddyserver/caddy/v2/cmd/caddy@v2.99.1",
+		"mod download -json github.com/xtls/xray-core@v1.2.3",
 		"install github.com/xtls/xray-core/main@v1.2.3",
 	}; !reflect.DeepEqual(builds, want) {
 		t.Errorf("go calls %q, want %q", builds, want)
@@ -651,6 +663,41 @@ chmod +x "$GOBIN"/*
 		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Mode()&0o111 == 0 {
 			t.Errorf("%s/%s not installed executable: %v", out, name, err)
 		}
+	}
+
+	// A second run (CI's cached directory) keeps both: nothing is built.
+	if err := os.WriteFile(h.env["STUB_LOG"], nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.3", "XRAY_SUM=h1:stub=")
+	wantCode(t, r, 0)
+	for _, c := range r.calls {
+		if strings.HasPrefix(c, "go|install ") {
+			t.Errorf("second run built again: %q", c)
+		}
+	}
+	if want := "install-relay-tools: caddy v2.99.1 already in " + out + "/caddy\n" +
+		"install-relay-tools: xray v1.2.3 already in " + out + "/xray\n" +
+		"Caddy v2.99.1\n" +
+		"Xray 1.2.3 (stub)\n"; r.stdout != want {
+		t.Errorf("second run stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	// Xray whose hash is not the pinned one is refused, and not installed.
+	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.1", "XRAY_VERSION=v1.2.4", "XRAY_SUM=h1:other=")
+	wantCode(t, r, 1)
+	if !strings.Contains(r.stderr, "github.com/xtls/xray-core@v1.2.4 has hash h1:stub=, want h1:other=") {
+		t.Errorf("a wrong hash: stderr %q", r.stderr)
+	}
+	for _, c := range r.calls {
+		if strings.HasPrefix(c, "go|install ") {
+			t.Errorf("built despite the wrong hash: %q", c)
+		}
+	}
+	// Another pinned version is built.
+	r = h.runArgs(t, "install-relay-tools.sh", []string{out}, "CADDY_VERSION=v2.99.2", "XRAY_VERSION=v1.2.3", "XRAY_SUM=h1:stub=")
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stdout, "caddy v2.99.2 -> ") || !strings.Contains(r.stdout, "xray v1.2.3 already in") {
+		t.Errorf("a new caddy pin: stdout:\n%s", r.stdout)
 	}
 }
 

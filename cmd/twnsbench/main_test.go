@@ -14,6 +14,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/wg"
@@ -35,13 +36,20 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args, os.Stdout, os.Stderr))
 	}
 	ns.MaybeRunHelper() // the runs below start children through the launcher
+	// Runs another process left before the tests began are not theirs.
+	before := nsbench.Leftovers()
 	code := m.Run()
-	if left := nsbench.Leftovers(); os.Geteuid() == 0 && len(left) > 0 && code == 0 {
+	if left := newLeftovers(before); os.Geteuid() == 0 && len(left) > 0 && code == 0 {
 		os.Stderr.WriteString("tests left runs behind: " + strings.Join(left, " ") + "\n")
 		code = 99
 	}
 	os.Exit(code)
 }
+
+// newLeftovers lists the runs Leftovers names now that it did not name
+// before: what the test itself left (another process's leftovers are
+// theirs).
+func newLeftovers(before []string) []string { return added(before, nsbench.Leftovers()) }
 
 func requireRoot(t *testing.T) {
 	t.Helper()
@@ -118,7 +126,7 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 			t.Errorf("%v: created the output directory", args)
 		}
 	}
-	if after := nsbench.Leftovers(); len(after) != len(before) {
+	if after := newLeftovers(before); len(after) > 0 {
 		t.Errorf("refused runs created %v", after)
 	}
 	if code, _, stderr := runInProcess("clean", "extra"); code != exitRefused || !strings.Contains(stderr, "unexpected argument") {
@@ -129,7 +137,7 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 	if code != exitRefused || !strings.Contains(stderr, "--out /proc/twnsbench-out") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("--out /proc/…: exit %d, stderr %q; want exit 2 and one line", code, stderr)
 	}
-	if after := nsbench.Leftovers(); len(after) != len(before) {
+	if after := newLeftovers(before); len(after) > 0 {
 		t.Errorf("refused runs created %v", after)
 	}
 }
@@ -365,19 +373,12 @@ func runPrefix(t *testing.T, out string) string {
 	return filepath.Base(m[0])
 }
 
-// leftoversOf lists everything named with one run's prefix: namespaces,
-// /etc/netns entries, cgroups, the private directory.
+// leftoversOf lists everything one run left, of every kind a run creates
+// (package residue: namespaces, links, cgroups, mounts, processes, files).
 func leftoversOf(prefix string) []string {
 	var left []string
-	for _, pattern := range []string{
-		"/run/netns/" + prefix + "*",
-		"/etc/netns/" + prefix + "*",
-		"/sys/fs/cgroup/unified/" + prefix,
-		"/sys/fs/cgroup/" + prefix,
-		"/tmp/" + prefix,
-	} {
-		m, _ := filepath.Glob(pattern)
-		left = append(left, m...)
+	for _, o := range residue.Find(prefix) {
+		left = append(left, o.String())
 	}
 	return left
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -23,12 +24,19 @@ func selfcheckCommand() *cli.Command {
 			"(`ip netns exec NS iperf3 …` from sh: no cgroup, no launcher). Prints the ratio\n" +
 			"harness/direct with its 95 % confidence interval and writes OUT/selfcheck.json.\n" +
 			"Exit 0: every interval within 1 ± --tolerance; 1: an interval wholly outside it;\n" +
-			"3: inconclusive (the host is too noisy to tell; never a pass by default).",
+			"3: inconclusive (the host is too noisy to tell; never a pass by default).\n" +
+			"--cap RATE caps the path for the whole check (a tbf qdisc on the client's and the\n" +
+			"server's eth0, inside the run's namespaces): on a busy host the bulk tool then measures\n" +
+			"the cap, not what the CPU leaves, and its pairs agree. --cap-direct RATE caps it only\n" +
+			"while the bare command measures: a known-bad case, to see the check fail when the two\n" +
+			"sides do not measure the same path.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pairs", Value: 8, Usage: "pairs per instrument (at least 6: a 95 % interval of the median needs 6)"},
 			&cli.DurationFlag{Name: "duration", Value: 3 * time.Second, Usage: "length of each measurement (whole seconds)"},
 			&cli.StringFlag{Name: "tolerance", Value: "5%", Usage: "how far from 1 the ratio's interval may reach"},
 			&cli.StringFlag{Name: "out", Value: "results/selfcheck", Usage: "output directory"},
+			&cli.StringFlag{Name: "cap", Usage: "cap the path at `RATE` (e.g. 300mbit) for the whole check: a steady path on a busy host"},
+			&cli.StringFlag{Name: "cap-direct", Usage: "cap the path at `RATE` (e.g. 2gbit) while the bare command measures: a known-bad case, the verdict should be fail"},
 		},
 		Action: selfcheckAction,
 	}
@@ -51,6 +59,23 @@ func selfcheckAction(c *cli.Context) error {
 		errs = append(errs, fmt.Errorf("--tolerance %q: want a percentage above 0 and below 100", c.String("tolerance")))
 	}
 	o.Tolerance = tol
+	for _, f := range []struct {
+		name string
+		to   *uint64
+	}{{"cap", &o.Cap}, {"cap-direct", &o.CapDirect}} {
+		v := c.String(f.name)
+		if v == "" {
+			continue
+		}
+		bps, err := impair.ParseRate(v)
+		if err == nil && (bps < impair.MinRateBps || bps > impair.MaxRateBps) {
+			err = fmt.Errorf("want %s to %s", impair.FormatRate(impair.MinRateBps), impair.FormatRate(impair.MaxRateBps))
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s %q: %w", f.name, v, err))
+		}
+		*f.to = bps
+	}
 	if len(errs) > 0 {
 		return refuse(errors.Join(errs...))
 	}

@@ -34,6 +34,24 @@ func requireMeasure(t *testing.T) {
 // topology and returns the received Gbit/s.
 func iperf3(t *testing.T, topo *topology.Topology, d time.Duration, streams int) float64 {
 	t.Helper()
+	b := iperf3JSON(t, topo, "-R", "-C", "cubic", "-t", itoa(int(d/time.Second)), "-P", itoa(streams))
+	var out struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.End.SumReceived.BitsPerSecond == 0 {
+		t.Fatalf("iperf3: %v\n%s", err, b)
+	}
+	return out.End.SumReceived.BitsPerSecond / 1e9
+}
+
+// iperf3JSON runs iperf3's client in the client namespace against a fresh
+// server in the server namespace, with args, and returns its JSON.
+func iperf3JSON(t *testing.T, topo *topology.Topology, args ...string) []byte {
+	t.Helper()
 	dir := t.TempDir()
 	srv, err := proc.Start(proc.Spec{Name: "server/iperf3", NetNS: topo.Roles[topology.Server].NS.Path(),
 		Argv: []string{"iperf3", "-s", "-p", "5299"}, Log: filepath.Join(dir, "iperf3-server.log")})
@@ -46,22 +64,11 @@ func iperf3(t *testing.T, topo *topology.Topology, d time.Duration, streams int)
 		t.Fatal(err)
 	}
 	res, err := proc.Run(context.Background(), proc.Spec{Name: "client/iperf3", NetNS: topo.Roles[topology.Client].NS.Path(),
-		Argv: []string{"iperf3", "-c", addr, "-p", "5299", "-R", "-C", "cubic", "-J",
-			"-t", itoa(int(d / time.Second)), "-P", itoa(streams)}})
+		Argv: append([]string{"iperf3", "-c", addr, "-p", "5299", "-J"}, args...)})
 	if err != nil {
 		t.Fatalf("iperf3: %v\n%s", err, res.Stderr)
 	}
-	var out struct {
-		End struct {
-			SumReceived struct {
-				BitsPerSecond float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-		} `json:"end"`
-	}
-	if err := json.Unmarshal(res.Stdout, &out); err != nil || out.End.SumReceived.BitsPerSecond == 0 {
-		t.Fatalf("iperf3: %v\n%s", err, res.Stdout)
-	}
-	return out.End.SumReceived.BitsPerSecond / 1e9
+	return res.Stdout
 }
 
 func itoa(n int) string { return formatFloat(float64(n)) }
@@ -104,7 +111,9 @@ func TestMeasureDelay(t *testing.T) {
 // TestMeasureLoss: 1 % per direction over a bulk transfer long enough for
 // 100k+ packets, counted twice: by the forwarder, and independently by the
 // roles' interfaces (what the server's eth0 sent against what the client's
-// received).
+// received). Each direction's drops must lie within 5σ of the binomial
+// expectation, and the forwarder must have seen every frame the server
+// sent. (TestUserspaceLossCounted asserts the same on every test run.)
 func TestMeasureLoss(t *testing.T) {
 	requireMeasure(t)
 	topo, _ := upTopology(t)
@@ -125,6 +134,13 @@ func TestMeasureLoss(t *testing.T) {
 	v := Judge(c, RTT{Median: c.RTT, N: 1}, EndToEnd{}, cell)
 	for _, d := range cell {
 		t.Logf("%s: %d offered, %d lost = %.4f %%", d.Where, d.Offered(), d.Lost(), 100*float64(d.Lost())/float64(d.Offered()))
+		// Each direction's drops are binomial: within 5σ of n·p.
+		if ok, lo, hi := withinBinomial(d.Lost(), d.Offered(), c.LossPct/100, 5); !ok {
+			t.Errorf("%s: %d lost of %d; want %d–%d for %v %%", d.Where, d.Lost(), d.Offered(), lo, hi, c.LossPct)
+		}
+		if d.Role == topology.Server && d.Offered() != srvTx {
+			t.Errorf("the server's eth0 sent %d frames, the forwarder saw %d", srvTx, d.Offered())
+		}
 	}
 	t.Logf("loss at 1 %% (iperf3 -R -P 8 30 s, %.3f Gbit/s): forwarder counters %.4f %% over %d packets (%+.1f %% relative); "+
 		"server eth0 → client eth0: %d sent, %d received = %.4f %% lost", gbps, v.CounterLossPct, v.CounterPackets,

@@ -14,6 +14,13 @@ func SelfCheckText(c *results.SelfCheck) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "harness parity: each tool through twnsbench's own code vs as a bare command (%s), %d pairs of %s s, alternating which goes first\n",
 		c.Direct, c.Pairs, trimNum(c.DurationSec))
+	if c.CapBps > 0 {
+		fmt.Fprintf(&b, "  the path capped at %s Gbit/s for the whole check (tbf on the client's and the server's eth0)\n", num(float64(c.CapBps)/1e9, 3))
+	}
+	if c.DirectCapBps > 0 {
+		fmt.Fprintf(&b, "  the bare command's path capped at %s Gbit/s (tbf on the client's and the server's eth0): a known-bad case, the verdict should be fail\n",
+			num(float64(c.DirectCapBps)/1e9, 3))
+	}
 	lo, hi := 1-c.Tolerance, 1+c.Tolerance
 	for _, r := range c.Checks {
 		fmt.Fprintf(&b, "  %-9s harness/direct %.3f (%.0f %% CI %.3f–%.3f); direct median %s %s, CV %.1f %% → %s\n",

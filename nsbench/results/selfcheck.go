@@ -18,8 +18,15 @@ type SelfCheck struct {
 	Tolerance float64 `json:"tolerance"`
 	// Direct is the bare command's form, e.g. "sh -c 'ip netns exec NS
 	// iperf3 …'" with no cgroup and no harness launcher around it.
-	Direct string           `json:"direct"`
-	Checks []SelfCheckRatio `json:"checks"`
+	Direct string `json:"direct"`
+	// CapBps, when set, capped the path at this many bits/s for the whole
+	// check (selfcheck --cap).
+	CapBps uint64 `json:"cap_bps,omitempty"`
+	// DirectCapBps, when set, capped the path at this many bits/s while
+	// the direct side measured (selfcheck --cap-direct): a known-bad case
+	// whose verdict should be fail.
+	DirectCapBps uint64           `json:"direct_cap_bps,omitempty"`
+	Checks       []SelfCheckRatio `json:"checks"`
 	// Verdict is the whole check's: "pass", "fail" or "inconclusive".
 	Verdict string `json:"verdict"`
 }

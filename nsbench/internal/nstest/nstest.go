@@ -7,14 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
-	"github.com/twnsbench/twnsbench/wg"
 )
 
 // RequireRoot skips a test that needs root when not root. With root it runs.
@@ -59,8 +60,8 @@ var (
 )
 
 // Main runs the package's tests, then fails the package (exit 99) when
-// anything named with a prefix its tests used is left: namespaces or
-// /etc/netns entries. Call it from TestMain.
+// anything named with a prefix its tests used is left (Residue). Call it
+// from TestMain.
 func Main(m *testing.M) {
 	ns.MaybeRunHelper() // tests start children through the launcher
 	code := m.Run()
@@ -79,19 +80,28 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Residue lists what exists with the given prefix.
+// Residue lists everything that exists with the given prefix, of every
+// kind a run creates (package residue): namespaces, links, cgroups,
+// mounts, processes, files. The claim Prefix made for a test (its
+// directory holding only the owner file) is the test's own, not a leak.
 func Residue(prefix string) []string {
 	var left []string
-	names, _ := ns.List(prefix)
-	for _, n := range names {
-		left = append(left, "netns "+n)
-	}
-	matches, _ := filepath.Glob(filepath.Join(topology.EtcNetns, prefix+"*"))
-	for _, m := range matches {
-		left = append(left, "file "+m)
-	}
-	for _, s := range wg.Sockets(prefix) {
-		left = append(left, "socket "+s)
+	for _, o := range residue.Find(prefix) {
+		if o.Kind == residue.KindFile && isClaim(o.What) {
+			continue
+		}
+		left = append(left, o.String())
 	}
 	return left
+}
+
+// isClaim reports whether dir is a claim made by Prefix in this process:
+// /tmp/<prefix> holding nothing but its owner file.
+func isClaim(dir string) bool {
+	mu.Lock()
+	ours := slices.Contains(issued, filepath.Base(dir))
+	mu.Unlock()
+	entries, err := os.ReadDir(dir)
+	return ours && dir == filepath.Join("/tmp", filepath.Base(dir)) && err == nil &&
+		len(entries) == 1 && entries[0].Name() == "harness.pid"
 }
