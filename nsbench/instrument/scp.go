@@ -76,7 +76,7 @@ func (Scp) Needs() Needs {
 }
 
 func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
-	argv := verbose(CopyCommand(env.SSH, env.Target, env.Payload))
+	argv := copyCommand(env.SSH, env.Target, env.Payload, true)
 	res, err := env.Run(ctx, argv[0], argv[1:]...)
 	if err := classifyScpError(res.Stderr, err); err != nil {
 		return Measurement{}, err
@@ -97,12 +97,6 @@ func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		MovedBytes:   env.PayloadBytes,
 		Extra:        map[string]float64{results.ScpConnectSec: connect.Seconds(), results.ScpTransferSec: transfer.Seconds()},
 	}, nil
-}
-
-// verbose is a copy command with ssh's debug output on (scp passes -v to
-// its ssh): its "Sending …" line marks the copy's start.
-func verbose(argv []string) []string {
-	return append([]string{argv[0], "-v"}, argv[1:]...)
 }
 
 // Budget is the payload at half the slowest rate the path has shown (or
@@ -128,19 +122,35 @@ func formatBytes(n int64) string {
 // CopyCommand is the full command that copies file from the server to
 // /dev/null in the given form.
 func CopyCommand(c SSHClient, t transport.Target, file string) []string {
+	return copyCommand(c, t, file, false)
+}
+
+// copyCommand is CopyCommand, with ssh's debug output on (-v; scp passes
+// it to its ssh) when verbose: its "Sending …" line marks the copy's start.
+//
+// The ssh … cat form's /dev/null is the client's: the payload crosses the
+// path and the client drops it. ssh runs under a shell only for that
+// redirection (exec: the same process, in the same process group);
+// capturing the payload instead would hold it in the harness's memory.
+func copyCommand(c SSHClient, t transport.Target, file string, verbose bool) []string {
 	port := strconv.Itoa(t.Port(transport.ServiceSSH))
 	remote := c.User + "@" + t.Host
+	var v []string
+	if verbose {
+		v = []string{"-v"}
+	}
 	switch c.Form {
 	case FormSSHCat:
-		argv := append([]string{"ssh"}, ScpOptions...)
-		argv = append(argv, "-i", c.KeyPath, "-p", port, remote, "cat "+shellQuote(file)+" > /dev/null")
-		// ssh writes to /dev/null on the server side; the client only drains.
+		argv := append([]string{"sh", "-c", `exec "$0" "$@" >/dev/null`, "ssh"}, v...)
+		argv = append(append(argv, ScpOptions...), "-i", c.KeyPath, "-p", port, remote, "cat "+shellQuote(file))
 		return argv
 	case FormSCPLegacy:
-		argv := append([]string{"scp", "-O"}, ScpOptions...)
+		argv := append(append([]string{"scp"}, v...), "-O")
+		argv = append(argv, ScpOptions...)
 		return append(argv, "-i", c.KeyPath, "-P", port, remote+":"+file, "/dev/null")
 	default:
-		argv := append([]string{"scp"}, ScpOptions...)
+		argv := append([]string{"scp"}, v...)
+		argv = append(argv, ScpOptions...)
 		return append(argv, "-i", c.KeyPath, "-P", port, remote+":"+file, "/dev/null")
 	}
 }
