@@ -47,6 +47,16 @@ func TestWANQuickRunUserspace(t *testing.T) {
 	}
 	var rr *results.Sample
 	for i, s := range d.Samples {
+		if s.Instrument == "scp" {
+			// The WAN's connection is TCP's, the key exchange's and the
+			// authentication's round trips: at least 3 of 30 ms.
+			connect, transfer := s.Extra[results.ScpConnectSec], s.Extra[results.ScpTransferSec]
+			t.Logf("%s scp: ssh_connect_sec %.3f, transfer_sec %.3f, wall %.3f s: %.2f MB/s (%.2f over the whole wall)",
+				s.Condition, connect, transfer, s.WallSec, s.Value, float64(*s.PayloadBytes)/s.WallSec/1e6)
+			if connect <= 0 || transfer <= 0 || s.Condition == "wan" && connect < 0.09 {
+				t.Errorf("%s scp: connect %v s, transfer %v s: want both > 0, and ≥ 3 RTTs on the WAN", s.Condition, connect, transfer)
+			}
+		}
 		if s.Condition == "wan" && s.Instrument == "tcp_rr" {
 			rr = &d.Samples[i]
 		}

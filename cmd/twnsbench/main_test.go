@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,6 +222,14 @@ func TestQuickSSHRun(t *testing.T) {
 	}
 	if scp.PayloadBytes == nil || *scp.PayloadBytes != 64<<20 || scp.WireBytes == nil || *scp.WireBytes <= *scp.PayloadBytes {
 		t.Errorf("scp payload %v wire %v: want wire > payload = 64 MiB", scp.PayloadBytes, scp.WireBytes)
+	}
+	// MB/s is timed from the copy's request; the connection is apart and
+	// the wall is both.
+	connect, transfer := scp.Extra["ssh_connect_sec"], scp.Extra["transfer_sec"]
+	t.Logf("scp: ssh_connect_sec %.3f, transfer_sec %.3f, wall %.3f s: %.2f MB/s (%.2f over the whole wall)",
+		connect, transfer, scp.WallSec, scp.Value, 64<<20/scp.WallSec/1e6)
+	if connect <= 0 || transfer <= 0 || math.Abs(connect+transfer-scp.WallSec) > 1e-6 || math.Abs(scp.Value-64<<20/transfer/1e6) > 1e-6 {
+		t.Errorf("scp: connect %v + transfer %v s, wall %v s, %v MB/s: want both > 0, summing to the wall, MB/s = payload / transfer", connect, transfer, scp.WallSec, scp.Value)
 	}
 	if doc.Env.Congestion != "cubic" || doc.Env.ScpForm == "" || doc.Env.IPerf3 == "" || doc.Env.Kernel == "" {
 		t.Errorf("env incomplete: %+v", doc.Env)

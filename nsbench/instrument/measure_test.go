@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -138,28 +139,98 @@ func TestTCPRRMeasure(t *testing.T) {
 	}
 }
 
-func TestScpMeasureAndForms(t *testing.T) {
-	env, argv := replay(t, "", 0)
+// stagedScp is a Job whose Run plays an scp run: wall in all, stderr's
+// lines at their staged times, and records the command.
+func stagedScp(wall time.Duration, lines []proc.Line, exitCode int) (*Job, *[]string) {
+	env, argv := replayOutput(nil, exitCode)
+	run := env.Run
+	env.Run = func(ctx context.Context, name string, args ...string) (proc.Result, error) {
+		res, err := run(ctx, name, args...)
+		var stderr []byte
+		for _, l := range lines {
+			stderr = append(stderr, l.Text+"\r\n"...)
+		}
+		res.Wall, res.Stderr, res.StderrLines = wall, stderr, lines
+		return res, err
+	}
 	env.SSH = SSHClient{User: "bench", KeyPath: "/k", Form: FormSCP}
 	env.Payload, env.PayloadBytes = "/p/payload.bin", 500_000_000
+	return env, argv
+}
+
+// TestScpTimesTheCopyFromItsRequest: 500 MB in a 12 s run whose first 2 s
+// were the SSH connection is 50 MB/s, not 500/12; the connection is
+// reported apart and the wall stays the whole run.
+func TestScpTimesTheCopyFromItsRequest(t *testing.T) {
+	lines := []proc.Line{
+		{At: 40 * time.Millisecond, Text: "OpenSSH_9.2p1 Debian-2+deb12u3, OpenSSL 3.0.15 3 Sep 2024"},
+		{At: 1500 * time.Millisecond, Text: `Authenticated to 10.77.0.4 ([10.77.0.4]:22) using "publickey".`},
+		{At: 2 * time.Second, Text: "debug1: Sending subsystem: sftp"},
+		{At: 11 * time.Second, Text: `scp: local ftruncate "/dev/null": Invalid argument`},
+		{At: 12 * time.Second, Text: "Transferred: sent 84208, received 500151544 bytes, in 10.0 seconds"},
+	}
+	env, argv := stagedScp(12*time.Second, lines, 0)
 	m, err := Scp{}.Measure(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Value != 250 || *m.PayloadBytes != 500_000_000 {
-		t.Errorf("500 MB in 2 s = %v MB/s, payload %v", m.Value, *m.PayloadBytes)
+	if m.Value != 50 || m.WallSec != 12 || *m.PayloadBytes != 500_000_000 || m.MovedBytes != 500_000_000 {
+		t.Errorf("500 MB copied in 10 of 12 s: %v MB/s, wall %v s, payload %v; want 50 MB/s, wall 12 s", m.Value, m.WallSec, *m.PayloadBytes)
+	}
+	if m.Extra[results.ScpConnectSec] != 2 || m.Extra[results.ScpTransferSec] != 10 {
+		t.Errorf("extra = %v, want ssh_connect_sec 2, transfer_sec 10", m.Extra)
 	}
 	got := strings.Join(*argv, " ")
-	if !strings.HasPrefix(got, "scp -c aes128-gcm@openssh.com -o Compression=no") || !strings.HasSuffix(got, "-i /k -P 22 bench@10.77.0.4:/p/payload.bin /dev/null") {
+	if !strings.HasPrefix(got, "scp -v -c aes128-gcm@openssh.com -o Compression=no") || !strings.HasSuffix(got, "-i /k -P 22 bench@10.77.0.4:/p/payload.bin /dev/null") {
 		t.Errorf("argv = %s", got)
 	}
-	legacy := CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: FormSCPLegacy}, env.Target, "/f")
+
+	// The legacy and the cat form: ssh sends a command, not a subsystem.
+	for _, form := range []string{FormSCPLegacy, FormSSHCat} {
+		cmd := "debug1: Sending command: scp -v -f /p/payload.bin"
+		if form == FormSSHCat {
+			cmd = "debug1: Sending command: cat '/p/payload.bin' > /dev/null"
+		}
+		env, argv := stagedScp(5*time.Second, []proc.Line{{At: 1 * time.Second, Text: cmd}}, 0)
+		env.SSH.Form = form
+		m, err := Scp{}.Measure(context.Background(), env)
+		if err != nil || m.Value != 125 || m.Extra[results.ScpConnectSec] != 1 {
+			t.Errorf("%s: %v MB/s, extra %v, %v; want 125 MB/s after 1 s of connection", form, m.Value, m.Extra, err)
+		}
+		if got := strings.Join(*argv, " "); !strings.Contains(got, "ssh -v -c ") && !strings.HasPrefix(got, "scp -v -O -c ") {
+			t.Errorf("%s: argv %q has no -v for ssh", form, got)
+		}
+	}
+
+	// Without ssh's line the copy's start is unknown: no rate.
+	env, _ = stagedScp(5*time.Second, []proc.Line{{At: time.Second, Text: "debug1: Authentication succeeded (publickey)."}}, 0)
+	if m, err := (Scp{}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "Sending subsystem") {
+		t.Errorf("no request line: %+v, %v; want an error", m, err)
+	}
+
+	// A failed copy quotes the reason, not ssh -v's chatter.
+	env, _ = stagedScp(time.Second, []proc.Line{
+		{Text: "OpenSSH_9.2p1 Debian-2+deb12u3, OpenSSL 3.0.15 3 Sep 2024"},
+		{Text: "debug1: Connecting to 10.77.0.4 [10.77.0.4] port 22."},
+		{Text: "ssh: connect to host 10.77.0.4 port 22: Connection refused"},
+		{Text: "scp: Connection closed"},
+	}, 255)
+	if _, err := (Scp{}).Measure(context.Background(), env); err == nil || !strings.Contains(err.Error(), "): ssh: connect to host 10.77.0.4 port 22: Connection refused; scp: Connection closed") {
+		t.Errorf("refused: %v", err)
+	}
+}
+
+func TestScpForms(t *testing.T) {
+	target := transport.DirectTarget("10.77.0.4")
+	legacy := CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: FormSCPLegacy}, target, "/f")
 	if legacy[0] != "scp" || legacy[1] != "-O" {
 		t.Errorf("legacy form: %q", legacy)
 	}
-	cat := strings.Join(CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: FormSSHCat}, env.Target, "/f'x"), " ")
-	if !strings.HasPrefix(cat, "ssh ") || !strings.HasSuffix(cat, `-p 22 bench@10.77.0.4 cat '/f'\''x' > /dev/null`) {
-		t.Errorf("ssh cat form: %s", cat)
+	// The cat form's payload crosses the path: /dev/null is the client's,
+	// by its shell, not the server's.
+	cat := CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: FormSSHCat}, target, "/f'x")
+	if got := strings.Join(cat, " "); !strings.HasPrefix(got, `sh -c exec "$0" "$@" >/dev/null ssh -c `) || cat[len(cat)-1] != `cat '/f'\''x'` {
+		t.Errorf("ssh cat form: %q", cat)
 	}
 }
 

@@ -3,7 +3,48 @@ package instrument
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
+
+// What ssh -v prints (OpenSSH's client_session2_setup, unchanged since
+// SSH-2 came in) once the session channel is open, as it asks the server
+// to run the copy: scp's SFTP subsystem, or the legacy "scp -f" and the
+// "cat" form's command. The server answers it with the file.
+const (
+	sshSubsystemLine = "debug1: Sending subsystem: "
+	sshCommandLine   = "debug1: Sending command: "
+)
+
+// scpCopyRequested returns when ssh asked the server for the copy, from
+// the tool's start, and whether it said so.
+func scpCopyRequested(lines []proc.Line) (time.Duration, bool) {
+	for _, l := range lines {
+		if strings.HasPrefix(l.Text, sshSubsystemLine) || strings.HasPrefix(l.Text, sshCommandLine) {
+			return l.At, true
+		}
+	}
+	return 0, false
+}
+
+// sshVerbosePrefixes start the lines scp -v and its ssh add around a copy
+// (testdata/scp-sftp-verbose.stderr): debug lines, the ssh command, the
+// banner, the authentication and the byte counts at exit, the host key
+// notice LogLevel=ERROR would have kept quiet, and the legacy protocol's
+// file header as both ends' scp -v show it. They are never the
+// reason a copy failed.
+var sshVerbosePrefixes = []string{"debug1: ", "debug2: ", "debug3: ", "Executing: program ", "OpenSSH_",
+	"Authenticated to ", "Transferred: ", "Bytes per second: ", "Warning: Permanently added ", "Sink: ", "Sending file modes: "}
+
+func isSSHVerboseLine(line string) bool {
+	for _, p := range sshVerbosePrefixes {
+		if strings.HasPrefix(scpMessage(line), p) {
+			return true
+		}
+	}
+	return false
+}
 
 // scpHarmlessLine is what OpenSSH 9.2's SFTP-mode scp prints (as
 // "scp: local ftruncate ...", ending "\r\n") when the target is /dev/null,
@@ -11,18 +52,27 @@ import (
 const scpHarmlessLine = `local ftruncate "/dev/null": Invalid argument`
 
 // isHarmlessScpLine reports whether one stderr line is the harmless
-// ftruncate complaint (with or without the "scp: " prefix and "\r").
-func isHarmlessScpLine(line string) bool {
+// ftruncate complaint (with or without scp's prefix and "\r").
+func isHarmlessScpLine(line string) bool { return scpMessage(line) == scpHarmlessLine }
+
+// scpMessage is a stderr line without "\r", surrounding space and scp's
+// own prefix: "scp: ", or the program's path ("/usr/bin/scp: ") when it
+// was started by its path, as the harness starts it.
+func scpMessage(line string) string {
 	l := strings.TrimSpace(strings.TrimRight(line, "\r"))
-	return strings.TrimPrefix(l, "scp: ") == scpHarmlessLine
+	if head, rest, ok := strings.Cut(l, ": "); ok && (head == "scp" || strings.HasSuffix(head, "/scp")) {
+		return rest
+	}
+	return l
 }
 
-// scpStderrLines returns scp's stderr as lines, "\r" and blank lines and the
-// harmless ftruncate line removed, each line cut to 200 bytes.
+// scpStderrLines returns scp's stderr as lines, "\r" and blank lines, the
+// harmless ftruncate line and ssh -v's chatter removed, each line cut to
+// 200 bytes.
 func scpStderrLines(stderr []byte) []string {
 	var keep []string
 	for _, l := range parseNonBlank(stderr, 0) {
-		if !isHarmlessScpLine(l) {
+		if !isHarmlessScpLine(l) && !isSSHVerboseLine(l) {
 			keep = append(keep, l)
 		}
 	}

@@ -4,7 +4,11 @@ import (
 	"errors"
 	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
 // parseExitError runs a command that exits with the given status, to get a
@@ -40,6 +44,12 @@ func TestClassifyScpErrorCaptured(t *testing.T) {
 			[]string{"scp failed (exit status 255): ssh: connect to host 127.0.0.1 port 15299: Connection refused; scp: Connection closed"}},
 		{"auth denied (exit 255)", "scp-auth-denied.stderr", exit255,
 			[]string{"root@127.0.0.1: Permission denied (publickey).; scp: Connection closed"}},
+		// scp -v's copy (SFTP): ssh's and scp's chatter and the ftruncate
+		// line as "/usr/bin/scp: …", exit 0.
+		{"verbose sftp to /dev/null", "scp-sftp-verbose.stderr", nil, nil},
+		// The same with a failing exit: none of the chatter is a reason.
+		{"verbose chatter but non-zero exit", "scp-sftp-verbose.stderr", exit1,
+			[]string{"scp failed (exit status 1) with no diagnostic on stderr"}},
 		// The harmless line alone with a failing exit: the exit still counts.
 		{"ftruncate line but non-zero exit", "scp-sftp-devnull.stderr", exit1,
 			[]string{"scp failed (exit status 1) with no diagnostic on stderr"}},
@@ -93,6 +103,9 @@ func TestScpStderrLines(t *testing.T) {
 		{"local ftruncate \"/dev/null\": Invalid argument\n", nil},
 		// ftruncate on anything but /dev/null is a real error.
 		{"scp: local ftruncate \"/tmp/x\": Invalid argument\r\n", []string{"scp: local ftruncate \"/tmp/x\": Invalid argument"}},
+		// scp -O -v's chatter around a real reason.
+		{"Sink: C0644 1048576 f.bin\nscp: debug1: fd 3 clearing O_NONBLOCK\nSending file modes: C0644 1048576 f.bin\n/usr/bin/scp: write: Broken pipe\n",
+			[]string{"/usr/bin/scp: write: Broken pipe"}},
 		{"\r\nssh: connect to host h port 22: Connection refused\r\n\r\nscp: Connection closed\r\n",
 			[]string{"ssh: connect to host h port 22: Connection refused", "scp: Connection closed"}},
 	}
@@ -101,7 +114,30 @@ func TestScpStderrLines(t *testing.T) {
 			t.Errorf("scpStderrLines(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	if !isHarmlessScpLine("scp: local ftruncate \"/dev/null\": Invalid argument\r") {
-		t.Error("harmless line with CR not recognised")
+	for _, l := range []string{"scp: local ftruncate \"/dev/null\": Invalid argument\r", "/usr/bin/scp: local ftruncate \"/dev/null\": Invalid argument"} {
+		if !isHarmlessScpLine(l) {
+			t.Errorf("harmless line %q not recognised", l)
+		}
+	}
+}
+
+// TestScpCopyRequestedCaptured: in a real scp -v run the copy's request is
+// ssh's "Sending subsystem: sftp", after the authentication and the
+// session channel, before scp's own "Fetching".
+func TestScpCopyRequestedCaptured(t *testing.T) {
+	var lines []proc.Line
+	for i, l := range strings.Split(string(parseTestdata(t, "scp-sftp-verbose.stderr")), "\n") {
+		lines = append(lines, proc.Line{At: time.Duration(i) * time.Millisecond, Text: strings.TrimSuffix(l, "\r")})
+	}
+	at, ok := scpCopyRequested(lines)
+	if !ok {
+		t.Fatal("no copy request found")
+	}
+	i := int(at / time.Millisecond)
+	if lines[i].Text != "debug1: Sending subsystem: sftp" || !strings.HasPrefix(lines[i-10].Text, "Authenticated to ") || !strings.Contains(lines[i+2].Text, "debug1: Fetching ") {
+		t.Errorf("copy requested at line %d %q", i, lines[i].Text)
+	}
+	if _, ok := scpCopyRequested(lines[:i]); ok {
+		t.Error("found a request before ssh sent it")
 	}
 }

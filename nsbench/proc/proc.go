@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -136,6 +138,49 @@ const waitDelay = 2 * time.Second
 type Result struct {
 	Stdout, Stderr []byte
 	Wall           time.Duration // from start to exit, launcher included (~ms)
+	// StderrLines are stderr's complete lines, each with the time it
+	// arrived, measured from the start as Wall is: when a tool's own
+	// progress lines mark a point inside its run (ssh -v's "Sending
+	// command"), the instrument times the part after it.
+	StderrLines []Line
+}
+
+// Line is one line of a program's output and when the harness read it.
+type Line struct {
+	At   time.Duration // since the program's start
+	Text string        // without its line end ("\n", "\r\n")
+}
+
+// lineStamps records the lines written to it with their arrival time. The
+// exec package's copying goroutine writes; Run reads once Wait returned.
+type lineStamps struct {
+	start   time.Time
+	mu      sync.Mutex
+	partial []byte
+	lines   []Line
+}
+
+func (w *lineStamps) Write(p []byte) (int, error) {
+	at := time.Since(w.start)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.partial = append(w.partial, p...)
+			return n, nil
+		}
+		line := strings.TrimSuffix(string(append(w.partial, p[:i]...)), "\r")
+		w.lines = append(w.lines, Line{At: at, Text: line})
+		w.partial, p = w.partial[:0], p[i+1:]
+	}
+}
+
+func (w *lineStamps) done() []Line {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lines
 }
 
 // Run runs a client program to completion and captures its output. A
@@ -147,8 +192,10 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	defer release()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stdout, stderrBuf bytes.Buffer
+	stamps := &lineStamps{}
+	stderr := io.MultiWriter(&stderrBuf, stamps)
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if spec.Log != "" {
 		log, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -156,9 +203,10 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		defer log.Close()
 		fmt.Fprintf(log, "$ %q\n", spec.Argv)
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, log), io.MultiWriter(&stderr, log)
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, log), io.MultiWriter(stderr, log)
 	}
 	start := time.Now()
+	stamps.start = start
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("%s: start: %w", spec.Name, err)
 	}
@@ -172,7 +220,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		<-done
 		err = fmt.Errorf("%s: %w", spec.Name, context.Cause(ctx))
 	}
-	return Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Wall: time.Since(start)}, err
+	wall := time.Since(start)
+	return Result{Stdout: stdout.Bytes(), Stderr: stderrBuf.Bytes(), Wall: wall, StderrLines: stamps.done()}, err
 }
 
 // command builds the launcher command for spec. release closes what only

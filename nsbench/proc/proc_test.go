@@ -117,6 +117,41 @@ func TestRunReportsToolFailure(t *testing.T) {
 	}
 }
 
+// TestRunStampsStderrLines: each stderr line carries when it arrived,
+// on Wall's clock, so a tool's own progress line splits its run.
+func TestRunStampsStderrLines(t *testing.T) {
+	n, cg := newEnv(t)
+	// The program's own pause stages the timing; nothing waits on it.
+	res, err := proc.Run(context.Background(), proc.Spec{
+		Name: "test/lines", NetNS: n.Path(), Cgroup: cg,
+		Argv: []string{"sh", "-c", "printf 'connected\\r\\n' >&2; sleep 0.3; echo done >&2; echo out"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := res.StderrLines
+	if len(l) != 2 || l[0].Text != "connected" || l[1].Text != "done" {
+		t.Fatalf("lines = %+v", l)
+	}
+	if gap := l[1].At - l[0].At; gap < 300*time.Millisecond || l[1].At > res.Wall || l[0].At <= 0 {
+		t.Errorf("stamps %v, %v within wall %v: want 0 < first, second ≥ first + 0.3 s, ≤ wall", l[0].At, l[1].At, res.Wall)
+	}
+}
+
+func TestLineStampsJoinPartialWrites(t *testing.T) {
+	start := time.Now()
+	got := proc.StampLines(start, "debug1: Send", "ing command: cat\r\nsecond\nthi", "rd\n", "unfinished")
+	want := []string{"debug1: Sending command: cat", "second", "third"}
+	if len(got) != len(want) {
+		t.Fatalf("lines = %+v, want %q", got, want)
+	}
+	for i := range want {
+		if got[i].Text != want[i] || got[i].At < 0 || got[i].At > time.Since(start) {
+			t.Errorf("line %d = %+v, want %q stamped since start", i, got[i], want[i])
+		}
+	}
+}
+
 func TestStartWaitStop(t *testing.T) {
 	n, cg := newEnv(t)
 	log := filepath.Join(t.TempDir(), "nc.log")

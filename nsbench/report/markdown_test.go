@@ -292,6 +292,30 @@ func TestMoreMetricsFromDeclarations(t *testing.T) {
 	}
 }
 
+// TestScpConnectionApart: a document whose scp samples time the copy apart
+// from the SSH connection says how its MB/s is timed and shows the
+// connection among the declared metrics; the reference's does not.
+func TestScpConnectionApart(t *testing.T) {
+	d := twnsbenchDoc()
+	const bullet = "scp MB/s = payload ÷ the copy's own time"
+	if strings.Contains(string(Markdown(d)), bullet) {
+		t.Error("a document without ssh_connect_sec explains it")
+	}
+	d.Instruments = []results.Instrument{{Name: instScp, Metrics: []results.Metric{{Key: "value", Unit: "MB/s"},
+		{Key: results.ScpConnectSec, Label: "SSH connection set-up", Unit: "s", Better: results.BetterLower}}}}
+	for i := range d.Samples {
+		if s := &d.Samples[i]; s.Instrument == instScp && s.Transport == "ssh" {
+			s.Extra = map[string]float64{results.ScpConnectSec: 0.25, results.ScpTransferSec: s.WallSec - 0.25}
+		}
+	}
+	md := string(Markdown(d))
+	for _, want := range []string{bullet, "| lan | Pure SSH | scp | SSH connection set-up (s) | 0.250 (0.250–0.250) | lower |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
 // TestRunsAutoShowsEveryN: under --runs auto each cell's pilot fixes its
 // own n, so every cell shows it, a full one too; the Environment states
 // the two-stage rule and the Noise section explains the precision mark.

@@ -73,6 +73,15 @@ const (
 	TransportCPUPerGB = "transport_cpu_sec_per_gb"
 )
 
+// The extra values of an scp sample (seconds): the SSH connection's
+// set-up, from the tool's start to ssh's request for the copy, and the
+// copy's own time, from that request to the tool's exit, which its MB/s
+// divides the payload by. wall_sec is both.
+const (
+	ScpConnectSec  = "ssh_connect_sec"
+	ScpTransferSec = "transfer_sec"
+)
+
 // CellKey names one metric of one transport × condition × instrument: a
 // cell of Cells and a row of compare.
 type CellKey struct{ Transport, Condition, Instrument, Metric string }
