@@ -24,7 +24,9 @@ fail() { echo "FAIL: $*"; return 1; }
 residue() {
 	ip netns list 2>/dev/null | sed 's/^/netns /'
 	ls /run/netns 2>/dev/null | sed 's/^/netns file /'
-	grep -E 'twnsb|/run/netns' /proc/self/mounts | sed 's/^/mount /'
+	# /run/netns itself stays a mount point once made one (as after a
+	# first `ip netns add`); the namespaces mounted in it are residue.
+	grep -E 'twnsb|/run/netns/' /proc/self/mounts | sed 's/^/mount /'
 	# Files: /tmp and /etc/netns are the guest's own (below).
 	find /tmp /etc/netns -mindepth 1 -maxdepth 1 2>/dev/null | sed "s|^|path |"
 	ls -d /sys/fs/cgroup/twnsb* /run/wireguard/* 2>/dev/null | sed "s/^/path /"
