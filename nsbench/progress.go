@@ -273,7 +273,7 @@ func (r *runner) newProgress(bs []block) *progress {
 		sized[in.Name()] = instrument.NeedsPayload([]instrument.Instrument{in})
 	}
 	payload := map[string]int64{}
-	for _, c := range r.doc.Conditions {
+	for _, c := range r.rec.doc.Conditions {
 		payload[c.Name] = c.ScpPayloadBytes
 	}
 	var blocks []progressBlock

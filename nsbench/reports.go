@@ -44,7 +44,7 @@ func WriteReports(dir string, d *results.Document) ([]string, error) {
 // differ from `twnsbench report` on the same file. When the last save
 // failed, the document in memory is all there is.
 func (r *runner) writeReports(saved bool) error {
-	d := r.doc
+	d := r.rec.doc
 	if saved {
 		back, err := results.Read(filepath.Join(r.plan.OutDir, results.FileName))
 		if err != nil {

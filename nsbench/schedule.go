@@ -21,9 +21,9 @@ const (
 // row is one transport over the whole run.
 type row struct {
 	t transport.Transport
-	// tb is the shared testbed with the row's own cgroups, so its
+	// view is the testbed as the transport sees it, with the row's own cgroups, so its
 	// processes are accounted apart from the fixtures and other rows.
-	tb     *transport.Testbed
+	view   *transport.Testbed
 	cgs    map[string]*proc.Cgroup
 	meters map[string]func() (uint64, error) // role → its cgroup's usage_usec
 	peaks  rssPeaks

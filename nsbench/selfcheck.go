@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -17,7 +16,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
-	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // SelfCheckOptions configure the harness parity check.
@@ -46,34 +44,23 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	prefix, err := topology.NewPrefix()
+	tb, err := newTestbed(testbedConfig{OutDir: o.OutDir, Congestion: Defaults().Congestion, Duration: o.Duration}, logf)
 	if err != nil {
 		return nil, err
 	}
 	plan := &Plan{Options: Options{Runs: 1, Duration: o.Duration, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
-	r := &runner{plan: plan, logf: logf, prefix: prefix, start: time.Now(),
-		deps: Deps{Instruments: selfCheckInstruments, Logf: logf}}
-	r.res = &Result{OutDir: o.OutDir, Prefix: prefix}
-	r.logDir = filepath.Join(o.OutDir, "logs", prefix)
-	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
-	}
-	r.doc = newDocument(plan, versions)
-	r.rec = newRecorder(r.doc, "") // the check writes its own document
+	rec := newRecorder(newDocument(plan, versions), "") // the check writes its own document
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
-		defer cancel()
-		if uerr := r.stack.unwind(ctx); uerr != nil && err == nil {
-			err = uerr
+		if derr := tb.down(); derr != nil && err == nil {
+			err = derr
 		}
 	}()
-	if err := r.setUp(ctx); err != nil {
+	if err := tb.up(ctx, rec); err != nil {
 		return nil, err
 	}
-	server := r.topo.Spec.Addr(topology.Server).String()
-	harness := r.instrumentEnv(transport.DirectTarget(server))
+	harness := tb.job(tb.direct())
 	direct := *harness
-	ns := r.topo.Spec.NetnsName(topology.Client)
+	ns := tb.topo().Spec.NetnsName(topology.Client)
 	direct.Run = func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
 		return shellRun(ctx, "ip netns exec "+ns+" "+shellQuote(append([]string{name}, argv...)))
 	}
@@ -91,7 +78,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 			}
 			var got [2]float64
 			for _, job := range ways {
-				if _, err := r.waitExclusive(ctx, in); err != nil {
+				if _, err := tb.waitExclusive(ctx, in); err != nil {
 					return nil, err
 				}
 				m, err := in.Measure(ctx, job)

@@ -130,40 +130,50 @@ func checkSameDevice(dir string, dev uint64) error {
 	})
 }
 
-// roleCgroups creates one cgroup per role under the run's cgroup.
+// runCgroups is the run's cgroup and one directory per role under it.
 //
 // Every process lives in a leaf, so that the memory controller can be
 // turned on where the host delegates it: <prefix>/<role>/base holds the
-// role's fixtures and tools, <prefix>/<role>/<transport> (transportCgroups)
+// role's fixtures and tools, <prefix>/<role>/t-<transport> (forTransport)
 // a transport's own processes. A role's CPU is its directory's, children
 // included, as the reference counts it.
-func roleCgroups(root, prefix string, roles []string) (roleDirs, base map[string]*proc.Cgroup, err error) {
-	roleDirs, base = map[string]*proc.Cgroup{}, map[string]*proc.Cgroup{}
-	run, err := proc.NewCgroup(cgroupDir(root, prefix))
+type runCgroups struct {
+	root, prefix string
+	roles        map[string]*proc.Cgroup // each role's directory (CPU is read here)
+}
+
+// dir is the run's cgroup.
+func (c *runCgroups) dir() string { return cgroupDir(c.root, c.prefix) }
+
+// create makes the run's cgroup, one per role, and each role's base leaf,
+// which it returns by role.
+func (c *runCgroups) create(roles []string) (base map[string]*proc.Cgroup, err error) {
+	c.roles, base = map[string]*proc.Cgroup{}, map[string]*proc.Cgroup{}
+	run, err := proc.NewCgroup(c.dir())
 	if err != nil {
-		return roleDirs, base, err
+		return base, err
 	}
 	memory := run.EnableMemory()
 	for _, r := range roles {
 		dir, err := proc.NewCgroup(filepath.Join(run.Path, r))
 		if err != nil {
-			return roleDirs, base, err
+			return base, err
 		}
-		roleDirs[r] = dir
+		c.roles[r] = dir
 		if memory {
 			dir.EnableMemory()
 		}
 		if base[r], err = proc.NewCgroup(filepath.Join(dir.Path, "base")); err != nil {
-			return roleDirs, base, err
+			return base, err
 		}
 	}
-	return roleDirs, base, nil
+	return base, nil
 }
 
-// transportCgroups creates a transport's leaf in every role.
-func transportCgroups(roleDirs map[string]*proc.Cgroup, transport string) (map[string]*proc.Cgroup, error) {
+// forTransport creates a transport's leaf in every role.
+func (c *runCgroups) forTransport(transport string) (map[string]*proc.Cgroup, error) {
 	cgs := map[string]*proc.Cgroup{}
-	for role, dir := range roleDirs {
+	for role, dir := range c.roles {
 		cg, err := proc.NewCgroup(filepath.Join(dir.Path, "t-"+transport))
 		if err != nil {
 			return cgs, err
@@ -172,6 +182,15 @@ func transportCgroups(roleDirs map[string]*proc.Cgroup, transport string) (map[s
 	}
 	return cgs, nil
 }
+
+// beside creates a cgroup named name beside the roles' (the WAN
+// forwarder's).
+func (c *runCgroups) beside(name string) (*proc.Cgroup, error) {
+	return proc.NewCgroup(filepath.Join(c.dir(), name))
+}
+
+// remove kills what is left in the run's cgroups and removes them.
+func (c *runCgroups) remove(ctx context.Context) error { return removeCgroups(ctx, c.root, c.prefix) }
 
 // removeCgroups kills what is left in the run's cgroups and removes them.
 func removeCgroups(ctx context.Context, root, prefix string) error {
