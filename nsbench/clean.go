@@ -19,10 +19,6 @@ import (
 	"github.com/twnsbench/twnsbench/wg"
 )
 
-// ownerFile in a run's private directory holds the harness's PID, so clean
-// can tell a live run from a dead one's leftovers.
-const ownerFile = "harness.pid"
-
 // CleanReport is what Clean found and did.
 type CleanReport struct {
 	Removed []string // "netns twnsb-3fa9c1-client", ...

@@ -16,11 +16,6 @@ type memoryMeter struct {
 	baseline bool // the fixtures' peak memory is recorded
 }
 
-// rssPeaks keeps, per "role / process", the highest VmHWM over a
-// transport's paths (one per condition), sampled at the end of each path's
-// cell while its processes still run.
-type rssPeaks map[string]int64
-
 // samplePath keeps the peaks of rw's path while its processes still run.
 func (m *memoryMeter) samplePath(rw *row) {
 	for k, kb := range m.peakKB(rw.t.Name(), "", rw.path.Procs).PeakKB {

@@ -4,34 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
-
-// ReportFile is the Markdown report's name inside the output directory.
-const ReportFile = "bench-report.md"
-
-// Logf is a printf-style logger.
-type Logf func(format string, args ...any)
-
-// Deps are what Run uses but does not decide.
-type Deps struct {
-	Transports  []transport.Transport // in run order; unavailable ones are reported as skipped
-	Instruments []instrument.Instrument
-	Versions    map[string]string // tool → version, from preflight
-	Logf        Logf
-	// Ready records the time-to-ready sample of every path.
-	Ready bool
-	// Status, when set, is told which sample is about to run (for a live
-	// progress line on a terminal).
-	Status func(Status)
-	// TransportOptions are the transports' option values that are not
-	// host paths, recorded so a rerun uses them too.
-	TransportOptions map[string]string
-}
 
 // ErrInterrupted is returned when the run's context was cancelled; the
 // results measured so far are kept.
@@ -102,8 +81,8 @@ type runner struct {
 func (r *runner) openOutput() {
 	doc := newDocument(r.plan, r.deps.Versions)
 	r.rec = newRecorder(doc, r.plan.OutDir)
-	r.rec.instruments(instrument.Declarations(r.deps.Instruments, r.deps.Ready))
-	r.rec.config(r.plan, r.deps)
+	r.rec.setup.instruments(instrument.Declarations(r.deps.Instruments, r.deps.Ready))
+	r.rec.setup.config(r.plan, r.deps)
 	r.res.Doc = doc
 }
 
@@ -202,10 +181,11 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 			r.cells.skip(t, "", err.Error())
 			continue
 		}
-		rw, err := r.tb.forTransport(t)
+		view, cgs, err := r.tb.forTransport(t.Name())
 		if err != nil {
 			return nil, err
 		}
+		rw := newRow(t, view, cgs)
 		if p, ok := t.(transport.Preparer); ok {
 			t0 := time.Now()
 			if err := p.Prepare(ctx, rw.view); err != nil {
@@ -234,7 +214,7 @@ func (r *runner) schedule(rows []*row) []block {
 			r.logf("interleaved in %d rounds: some paths cannot be up at the same time: %v", len(names), names)
 		}
 	}
-	r.rec.order(r.plan.Order, names)
+	r.rec.setup.order(r.plan.Order, names)
 	r.cells.progress = r.newProgress(bs)
 	return bs
 }
@@ -260,4 +240,43 @@ func (r *runner) finish(runErr error) error {
 		errs = append(errs, ErrInterrupted)
 	}
 	return errors.Join(errs...)
+}
+
+// newProgress plans the progress of the schedule bs: every row's
+// instruments under each block's condition, the payload each condition's
+// copies move, and which instruments copy it.
+func (r *runner) newProgress(bs []block) *progress {
+	var names []string
+	sized := map[string]bool{}
+	for _, in := range r.deps.Instruments {
+		names = append(names, in.Name())
+		sized[in.Name()] = instrument.NeedsPayload([]instrument.Instrument{in})
+	}
+	payload := map[string]int64{}
+	for _, c := range r.rec.doc.Conditions {
+		payload[c.Name] = c.ScpPayloadBytes
+	}
+	var blocks []progressBlock
+	for _, b := range bs {
+		blocks = append(blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows)})
+	}
+	return newProgress(r.plan.Runs, names, sized, payload, blocks, r.deps.Status)
+}
+
+// writeReports renders the reports from the results document as saved,
+// read back from its file: what JSON does not keep (invalid UTF-8 in a
+// tool's message becomes U+FFFD, for one) then cannot make the run's report
+// differ from `twnsbench report` on the same file. When the last save
+// failed, the document in memory is all there is.
+func (r *runner) writeReports(saved bool) error {
+	d := r.rec.doc
+	if saved {
+		back, err := results.Read(filepath.Join(r.plan.OutDir, results.FileName))
+		if err != nil {
+			return err
+		}
+		d = back
+	}
+	_, err := WriteReports(r.plan.OutDir, d)
+	return err
 }

@@ -6,18 +6,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// The --order choices.
-const (
-	// OrderInterleaved brings the transports up together under each
-	// condition and runs run 1 of every transport and instrument, then
-	// run 2, …: a host that drifts during the run moves every transport
-	// alike instead of landing on whichever ran at the time.
-	OrderInterleaved = "interleaved"
-	// OrderReference is the reference's order: each transport in turn,
-	// all its runs under one condition before the next.
-	OrderReference = "reference"
-)
-
 // row is one transport over the whole run.
 type row struct {
 	t transport.Transport
@@ -36,6 +24,16 @@ type row struct {
 	// copyRate is the rate (bytes/s) of the block's warm-up copy, a first
 	// expectation for its copies' deadlines; 0 when none was made.
 	copyRate float64
+}
+
+// newRow is t's row over its view of the testbed and its own cgroups,
+// metered.
+func newRow(t transport.Transport, view *transport.Testbed, cgs map[string]*proc.Cgroup) *row {
+	rw := &row{t: t, view: view, cgs: cgs, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
+	for role, cg := range cgs {
+		rw.meters[role] = cg.UsageUsec
+	}
+	return rw
 }
 
 // block is cells measured together: one condition, the rows whose paths
@@ -104,3 +102,8 @@ func rowNames(rows []*row) []string {
 	}
 	return names
 }
+
+// rssPeaks keeps, per "role / process", the highest VmHWM over a
+// transport's paths (one per condition), sampled at the end of each path's
+// cell while its processes still run.
+type rssPeaks map[string]int64

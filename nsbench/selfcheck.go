@@ -48,7 +48,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Options: Options{Runs: 1, Duration: o.Duration, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
+	plan := &Plan{Options: Options{Measure: Measure{Runs: 1, Duration: o.Duration}, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
 	rec := newRecorder(newDocument(plan, versions), "") // the check writes its own document
 	defer func() {
 		if derr := tb.down(); derr != nil && err == nil {

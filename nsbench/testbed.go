@@ -110,7 +110,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	if err != nil {
 		return fmt.Errorf("topology: %w", err)
 	}
-	rec.topology(topo, tb.prefix, time.Since(t0))
+	rec.setup.topology(topo, tb.prefix, time.Since(t0))
 	tb.onTeardown("topology", func(context.Context) error { return topo.Down() })
 	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
 
@@ -138,7 +138,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	} else {
 		// No instrument copies a file: none is written, and no condition
 		// claims a payload size.
-		rec.noPayload()
+		rec.setup.noPayload()
 	}
 
 	tb.view = &transport.Testbed{Topo: topo, Cgroups: base, Dir: dir, LogDir: tb.logDir, Logf: tb.logf}
@@ -169,7 +169,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 			return fmt.Errorf("scp against plain SSH: %w", err)
 		}
 		tb.client.ssh.Form = form
-		rec.scp(form, instrument.OptionsString())
+		rec.setup.scp(form, instrument.OptionsString())
 	}
 	return nil
 }
@@ -197,21 +197,17 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 	}
 }
 
-// forTransport gives t its own cgroup in every role, metered, and its
+// forTransport gives a transport its own cgroup in every role, and its
 // view of the testbed with those cgroups, so its processes are accounted
 // apart from the fixtures and other transports.
-func (tb *testbed) forTransport(t transport.Transport) (*row, error) {
-	cgs, err := tb.cgroups.forTransport(t.Name())
+func (tb *testbed) forTransport(name string) (*transport.Testbed, map[string]*proc.Cgroup, error) {
+	cgs, err := tb.cgroups.forTransport(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Name(), err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	view := *tb.view
 	view.Cgroups = cgs
-	rw := &row{t: t, view: &view, cgs: cgs, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
-	for role, cg := range cgs {
-		rw.meters[role] = cg.UsageUsec
-	}
-	return rw, nil
+	return &view, cgs, nil
 }
 
 // waitExclusive waits, outside the meters, until every one-test-at-a-time

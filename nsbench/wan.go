@@ -67,7 +67,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	}
 	topo := tb.topo()
 	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: topo.Roles[topology.Client].NS, logf: tb.logf}
-	rec.seed(seed)
+	rec.setup.seed(seed)
 	for _, p := range plan.WANs {
 		w.conds[p.Name] = p.Condition(seed)
 		w.order = append(w.order, p.Name)
@@ -97,7 +97,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 			if netemErr != nil {
 				return nil, fmt.Errorf("--impairment netem: %w", netemErr)
 			}
-			rec.impairment(w.imp.Method(), w.describe(), nil)
+			rec.setup.impairment(w.imp.Method(), w.describe(), nil)
 			return w, nil
 		}
 	}
@@ -113,7 +113,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 		rec.fallback("wan: the userspace impairment instead of netem (netem: " + netemErr.Error() + ")")
 	}
 	seedp := &w.seed
-	rec.impairment(w.imp.Method(), w.describe(), seedp)
+	rec.setup.impairment(w.imp.Method(), w.describe(), seedp)
 	return w, nil
 }
 
@@ -224,9 +224,3 @@ func (w *wanRun) hasJitter() bool {
 	}
 	return false
 }
-
-func fmtMs(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"
-}
-
-func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -211,3 +211,7 @@ func removeCgroups(ctx context.Context, root, prefix string) error {
 	errs = append(errs, (&proc.Cgroup{Path: dir}).Remove(ctx))
 	return errors.Join(errs...)
 }
+
+// ownerFile in a run's private directory holds the harness's PID, so clean
+// can tell a live run from a dead one's leftovers.
+const ownerFile = "harness.pid"
