@@ -15,6 +15,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/wg"
 )
@@ -135,7 +136,7 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 	if root, rerr := proc.Cgroup2Root(); rerr == nil {
 		if _, serr := os.Stat(cgroupDir(root, run)); serr == nil {
 			removed = append(removed, "cgroup "+cgroupDir(root, run)+" (and its processes)")
-			errs = append(errs, removeCgroups(ctx, root, run))
+			errs = append(errs, role.NewTree(root, run).Remove(ctx))
 		}
 	}
 	nss, lerr := ns.List(run)

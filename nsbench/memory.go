@@ -45,8 +45,8 @@ func (m *memoryMeter) record(rw *row) {
 	// Where the kernel keeps memory.peak for the transport's cgroups, the
 	// peak of all its processes together, forked children included. An
 	// empty cgroup's 0 is no figure: a kernel tunnel's memory is in none.
-	for role, cg := range rw.cgs {
-		if kb, ok := cg.MemoryPeakKB(); ok && kb > 0 {
+	for role, r := range rw.view.Roles {
+		if kb, ok := r.OwnMemoryPeakKB(); ok && kb > 0 {
 			if rss.CgroupPeakKB == nil {
 				rss.CgroupPeakKB = map[string]int64{}
 			}

@@ -181,11 +181,11 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 			r.cells.skip(t, "", err.Error())
 			continue
 		}
-		view, cgs, err := r.tb.forTransport(t.Name())
+		view, err := r.tb.forTransport(t.Name())
 		if err != nil {
 			return nil, err
 		}
-		rw := newRow(t, view, cgs)
+		rw := newRow(t, view)
 		if p, ok := t.(transport.Preparer); ok {
 			t0 := time.Now()
 			if err := p.Prepare(ctx, rw.view); err != nil {

@@ -1,7 +1,6 @@
 package nsbench
 
 import (
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -12,7 +11,6 @@ type row struct {
 	// view is the testbed as the transport sees it, with the row's own cgroups, so its
 	// processes are accounted apart from the fixtures and other rows.
 	view   *transport.Testbed
-	cgs    map[string]*proc.Cgroup
 	meters map[string]func() (uint64, error) // role → its cgroup's usage_usec
 	peaks  rssPeaks
 	blocks int             // blocks left: its peaks are recorded after the last
@@ -28,10 +26,10 @@ type row struct {
 
 // newRow is t's row over its view of the testbed and its own cgroups,
 // metered.
-func newRow(t transport.Transport, view *transport.Testbed, cgs map[string]*proc.Cgroup) *row {
-	rw := &row{t: t, view: view, cgs: cgs, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
-	for role, cg := range cgs {
-		rw.meters[role] = cg.UsageUsec
+func newRow(t transport.Transport, view *transport.Testbed) *row {
+	rw := &row{t: t, view: view, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
+	for name, r := range view.Roles {
+		rw.meters[name] = r.OwnCPUUsec
 	}
 	return rw
 }

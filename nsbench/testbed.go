@@ -13,6 +13,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -46,8 +47,8 @@ type testbed struct {
 	logf    Logf
 	stack   undoStack
 	view    *transport.Testbed // nil until up built the topology
-	cgroups *runCgroups
-	payload *payload // nil when no instrument copies a file
+	tree    *role.Tree         // the run's cgroups
+	payload *payload           // nil when no instrument copies a file
 	sampler *metrics.Sampler
 	client  clientSide
 }
@@ -76,6 +77,10 @@ func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
 
 // topo is the built topology.
 func (tb *testbed) topo() *topology.Topology { return tb.view.Topo }
+
+// role is the role named name, its processes in the base leaf (the
+// fixtures' and the instruments').
+func (tb *testbed) role(name string) *role.Role { return tb.view.Roles[name] }
 
 // onTeardown pushes fn onto the teardown: down runs it before everything
 // pushed earlier.
@@ -118,9 +123,9 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	tb.cgroups = &runCgroups{root: root, prefix: tb.prefix}
-	base, err := tb.cgroups.create(spec.Roles)
-	tb.onTeardown("cgroups", tb.cgroups.remove)
+	tb.tree = role.NewTree(root, tb.prefix)
+	roles, err := tb.tree.Roles(topo, tb.logDir)
+	tb.onTeardown("cgroups", tb.tree.Remove)
 	if err != nil {
 		return err
 	}
@@ -141,7 +146,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		rec.setup.noPayload()
 	}
 
-	tb.view = &transport.Testbed{Topo: topo, Cgroups: base, Dir: dir, LogDir: tb.logDir, Logf: tb.logf}
+	tb.view = &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: tb.logDir, Logf: tb.logf}
 	fx, err := transport.StartFixtures(ctx, tb.view)
 	if err != nil {
 		return err
@@ -151,14 +156,14 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 	tb.sampler = &metrics.Sampler{
 		Roles:         map[string]func() (uint64, error){},
-		ClientRxBytes: func() (uint64, error) { return topo.RxBytes(topology.Client) },
+		ClientRxBytes: roles[topology.Client].RxBytes,
+		Run:           tb.tree.Usage,
 	}
-	for role, cg := range tb.cgroups.roles {
-		tb.sampler.Roles[role] = cg.UsageUsec
+	for name, r := range roles {
+		tb.sampler.Roles[name] = r.CPUUsec
 	}
-	tb.sampler.Run = (&proc.Cgroup{Path: tb.cgroups.dir()}).UsageUsec
 
-	if tb.client.udpBuffer, err = socketBufferLimit(topo); err != nil {
+	if tb.client.udpBuffer, err = socketBufferLimit(roles); err != nil {
 		return err
 	}
 	tb.client.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
@@ -182,15 +187,13 @@ func (tb *testbed) direct() transport.Target {
 // job is an instrument's job aimed at t from the client role.
 func (tb *testbed) job(t transport.Target) *instrument.Job {
 	return &instrument.Job{
-		Target:   t,
-		Duration: tb.cfg.Duration,
-		SSH:      tb.client.ssh,
-		Run: func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
-			return proc.Run(ctx, tb.view.Spec(topology.Client, name, append([]string{name}, argv...)...))
-		},
+		Target:       t,
+		Duration:     tb.cfg.Duration,
+		SSH:          tb.client.ssh,
+		Run:          tb.role(topology.Client).Run,
 		SocketBuffer: tb.client.udpBuffer,
 		UDPRcvbufErrors: func() (uint64, error) {
-			st, err := metrics.ReadUDPStats(tb.topo().Roles[topology.Client].NS)
+			st, err := tb.role(topology.Client).UDPStats()
 			return st.RcvbufErrors, err
 		},
 		ServerIdle: tb.serverIdle,
@@ -200,14 +203,14 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 // forTransport gives a transport its own cgroup in every role, and its
 // view of the testbed with those cgroups, so its processes are accounted
 // apart from the fixtures and other transports.
-func (tb *testbed) forTransport(name string) (*transport.Testbed, map[string]*proc.Cgroup, error) {
-	cgs, err := tb.cgroups.forTransport(name)
+func (tb *testbed) forTransport(name string) (*transport.Testbed, error) {
+	roles, err := role.ForTransport(tb.view.Roles, name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	view := *tb.view
-	view.Cgroups = cgs
-	return &view, cgs, nil
+	view.Roles = roles
+	return &view, nil
 }
 
 // waitExclusive waits, outside the meters, until every one-test-at-a-time
@@ -236,7 +239,7 @@ func (tb *testbed) serverIdle(ctx context.Context, port int) (time.Duration, err
 	ctx, cancel := context.WithTimeout(ctx, serverIdleTimeout)
 	defer cancel()
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		n, err := metrics.OpenTCPConns(tb.topo().Roles[topology.Server].NS, port)
+		n, err := tb.role(topology.Server).OpenTCPConns(port)
 		if err != nil || n == 0 {
 			if delay == time.Millisecond {
 				return 0, err // idle at once: no wait to report
@@ -266,16 +269,12 @@ func (tb *testbed) keptHelp() []string {
 // instrument.MaxUDPBuffer. Newer kernels keep these per namespace and show
 // them inside it; older ones (Debian 12's 6.1) only in the initial
 // namespace, where the value then holds for all.
-func socketBufferLimit(topo *topology.Topology) (int, error) {
+func socketBufferLimit(roles map[string]*role.Role) (int, error) {
 	limit := instrument.MaxUDPBuffer
 	for _, role := range []string{topology.Client, topology.Server} {
 		for _, key := range []string{"rmem_max", "wmem_max"} {
 			path := "/proc/sys/net/core/" + key
-			var b []byte
-			err := topo.Roles[role].NS.Do(func() (err error) {
-				b, err = os.ReadFile(path)
-				return err
-			})
+			b, err := roles[role].ReadFile(path)
 			if errors.Is(err, os.ErrNotExist) {
 				b, err = os.ReadFile(path) // the initial namespace's, global here
 			}

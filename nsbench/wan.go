@@ -65,15 +65,14 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	if plan.Seed != nil {
 		seed = *plan.Seed
 	}
-	topo := tb.topo()
-	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: topo.Roles[topology.Client].NS, logf: tb.logf}
+	server := tb.role(topology.Server)
+	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: tb.role(topology.Client).NS(), logf: tb.logf}
 	rec.setup.seed(seed)
 	for _, p := range plan.WANs {
 		w.conds[p.Name] = p.Condition(seed)
 		w.order = append(w.order, p.Name)
 	}
-	probe, err := impair.ListenProbe(topo.Roles[topology.Server].NS,
-		net.JoinHostPort(topo.Spec.Addr(topology.Server).String(), strconv.Itoa(impair.ProbePort)))
+	probe, err := impair.ListenProbe(server.NS(), net.JoinHostPort(server.Addr().String(), strconv.Itoa(impair.ProbePort)))
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +90,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 		}
 	}
 	if method == ImpairmentNetem {
-		w.imp = impair.NewNetem(netemTargets(topo))
+		w.imp = impair.NewNetem(netemTargets(tb))
 		netemErr = w.prove(ctx, tb)
 		if netemErr == nil || plan.Impairment == ImpairmentNetem {
 			if netemErr != nil {
@@ -135,10 +134,10 @@ func (w *wanRun) prove(ctx context.Context, tb *testbed) error {
 	return nil
 }
 
-func netemTargets(topo *topology.Topology) []impair.Target {
+func netemTargets(tb *testbed) []impair.Target {
 	var ts []impair.Target
 	for _, role := range []string{topology.Client, topology.Server} {
-		ts = append(ts, impair.Target{Role: role, NS: topo.Roles[role].NS, Link: topology.RoleLink})
+		ts = append(ts, impair.Target{Role: role, NS: tb.role(role).NS(), Link: topology.RoleLink})
 	}
 	return ts
 }
@@ -147,7 +146,7 @@ func netemTargets(topo *topology.Topology) []impair.Target {
 // after the role), the client's and the server's impaired, in its own
 // cgroup, metered per sample.
 func newUserspace(tb *testbed) (*impair.Userspace, error) {
-	cg, err := tb.cgroups.beside(impairCgroup)
+	cg, err := tb.tree.Beside(impairCgroup)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package nsbench
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -27,7 +26,7 @@ const PrivateBase = "/tmp"
 func privateDir(prefix string) string { return filepath.Join(PrivateBase, prefix) }
 
 // cgroupDir is the run's cgroup, parent of one cgroup per role.
-func cgroupDir(root, prefix string) string { return filepath.Join(root, prefix) }
+func cgroupDir(root, prefix string) string { return role.NewTree(root, prefix).Dir() }
 
 // payload is the scp payload on its own tmpfs.
 type payload struct {
@@ -128,88 +127,6 @@ func checkSameDevice(dir string, dev uint64) error {
 		}
 		return nil
 	})
-}
-
-// runCgroups is the run's cgroup and one directory per role under it.
-//
-// Every process lives in a leaf, so that the memory controller can be
-// turned on where the host delegates it: <prefix>/<role>/base holds the
-// role's fixtures and tools, <prefix>/<role>/t-<transport> (forTransport)
-// a transport's own processes. A role's CPU is its directory's, children
-// included, as the reference counts it.
-type runCgroups struct {
-	root, prefix string
-	roles        map[string]*proc.Cgroup // each role's directory (CPU is read here)
-}
-
-// dir is the run's cgroup.
-func (c *runCgroups) dir() string { return cgroupDir(c.root, c.prefix) }
-
-// create makes the run's cgroup, one per role, and each role's base leaf,
-// which it returns by role.
-func (c *runCgroups) create(roles []string) (base map[string]*proc.Cgroup, err error) {
-	c.roles, base = map[string]*proc.Cgroup{}, map[string]*proc.Cgroup{}
-	run, err := proc.NewCgroup(c.dir())
-	if err != nil {
-		return base, err
-	}
-	memory := run.EnableMemory()
-	for _, r := range roles {
-		dir, err := proc.NewCgroup(filepath.Join(run.Path, r))
-		if err != nil {
-			return base, err
-		}
-		c.roles[r] = dir
-		if memory {
-			dir.EnableMemory()
-		}
-		if base[r], err = proc.NewCgroup(filepath.Join(dir.Path, "base")); err != nil {
-			return base, err
-		}
-	}
-	return base, nil
-}
-
-// forTransport creates a transport's leaf in every role.
-func (c *runCgroups) forTransport(transport string) (map[string]*proc.Cgroup, error) {
-	cgs := map[string]*proc.Cgroup{}
-	for role, dir := range c.roles {
-		cg, err := proc.NewCgroup(filepath.Join(dir.Path, "t-"+transport))
-		if err != nil {
-			return cgs, err
-		}
-		cgs[role] = cg
-	}
-	return cgs, nil
-}
-
-// beside creates a cgroup named name beside the roles' (the WAN
-// forwarder's).
-func (c *runCgroups) beside(name string) (*proc.Cgroup, error) {
-	return proc.NewCgroup(filepath.Join(c.dir(), name))
-}
-
-// remove kills what is left in the run's cgroups and removes them.
-func (c *runCgroups) remove(ctx context.Context) error { return removeCgroups(ctx, c.root, c.prefix) }
-
-// removeCgroups kills what is left in the run's cgroups and removes them.
-func removeCgroups(ctx context.Context, root, prefix string) error {
-	dir := cgroupDir(root, prefix)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("remove cgroups: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if e.IsDir() {
-			errs = append(errs, (&proc.Cgroup{Path: filepath.Join(dir, e.Name())}).Remove(ctx))
-		}
-	}
-	errs = append(errs, (&proc.Cgroup{Path: dir}).Remove(ctx))
-	return errors.Join(errs...)
 }
 
 // ownerFile in a run's private directory holds the harness's PID, so clean

@@ -334,10 +334,11 @@ func (u *sshuttleUp) descendants() []task {
 	}
 	var ts []task
 	for _, role := range []string{topology.Client, topology.Server} {
-		cg := u.env.Cgroups[role]
-		if cg == nil {
+		r := u.env.Roles[role]
+		if r == nil {
 			continue
 		}
+		cg := r.Cgroup()
 		pids, _ := cg.PIDs()
 		for _, pid := range pids {
 			_, start, err := procStat(pid)

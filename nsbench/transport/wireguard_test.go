@@ -19,6 +19,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/wg"
@@ -174,26 +175,21 @@ func env(t *testing.T) *transport.Testbed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cgs := map[string]*proc.Cgroup{}
-	for _, role := range topo.Spec.Roles {
-		cg, err := proc.NewCgroup(filepath.Join(root, prefix, role))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cgs[role] = cg
-	}
+	tree := role.NewTree(root, prefix)
+	logDir := t.TempDir()
+	roles, err := tree.Roles(topo, logDir)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		for _, cg := range cgs {
-			if err := cg.Remove(ctx); err != nil {
-				t.Error(err)
-			}
+		if err := tree.Remove(ctx); err != nil {
+			t.Error(err)
 		}
-		os.Remove(filepath.Join(root, prefix))
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	e := &transport.Testbed{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: t.TempDir(), Logf: t.Logf}
+	e := &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -275,7 +271,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		}
 		for i, role := range []string{topology.Client, topology.Server} {
 			pid := p.Procs[i].PID
-			pids, err := e.Cgroups[role].PIDs()
+			pids, err := e.Roles[role].Cgroup().PIDs()
 			if err != nil || !contains(pids, pid) {
 				t.Errorf("%s wireguard-go pid %d not in the role's cgroup (%v, %v)", role, pid, pids, err)
 			}
