@@ -153,7 +153,7 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 	cond := wan.cond
 	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
-		return cellMedian(c.rec.doc, t, cond.Name, "iperf3-1")
+		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
 	})
 	for _, d := range out.Diagnostics {
 		c.rec.diagnostic(d)
@@ -286,8 +286,8 @@ func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) 
 		if instrument.Applicable(in, rw.path.Target) != nil {
 			continue
 		}
-		if impaired && in.Name() == "scp" {
-			continue // the reference warms scp up on the LAN only
+		if impaired && instrument.NeedsPayload([]instrument.Instrument{in}) {
+			continue // the reference warms its copy (scp) up on the LAN only
 		}
 		wctx, cancel := context.WithTimeout(ctx, in.Budget(warm).Deadline())
 		m, err := in.Measure(wctx, warm)

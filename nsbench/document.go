@@ -40,7 +40,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 			Impairment:  "none (LAN only)",
 		},
 		Timings:     &results.Timings{},
-		Conditions:  []results.Condition{{Name: "lan", Label: "LAN (0 ms RTT, no loss)", ScpPayloadBytes: plan.SizeBytes}},
+		Conditions:  []results.Condition{{Name: results.LAN, Label: "LAN (0 ms RTT, no loss)", ScpPayloadBytes: plan.SizeBytes}},
 		Samples:     []results.Sample{},
 		RSS:         []results.RSS{},
 		Diagnostics: []results.Diagnostic{},

@@ -240,6 +240,9 @@ func (d *Document) RecordFacts(transport string, facts map[string]string) {
 	}
 }
 
+// LAN is the plain condition's name: the bridge as it is, measured first.
+const LAN = "lan"
+
 // Condition is a network condition the transports were measured under.
 type Condition struct {
 	Name            string `json:"name"`
