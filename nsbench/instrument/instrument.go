@@ -33,11 +33,11 @@ type Instrument interface {
 	// Measure runs the tool once and returns its measurement. A tool error
 	// comes back with the tool's own message. The orchestrator bounds it
 	// by Budget's deadline: ctx ends then, and the tool with it.
-	Measure(ctx context.Context, env *Job) (Measurement, error)
+	Measure(ctx context.Context, job *Job) (Measurement, error)
 	// Budget is how long a healthy sample takes, from what it was asked
 	// to do: the orchestrator kills a sample that outlasts it by
 	// Allowance.
-	Budget(env *Job) Budget
+	Budget(job *Job) Budget
 }
 
 // Allowance is what a sample may take beyond its planned time before it

@@ -106,10 +106,10 @@ var (
 	ovpnHMACLine    = regexp.MustCompile(`(?:Data Channel Encrypt|Outgoing Static Key Encryption): Using \d+ bit message hash '([^']+)'`)
 )
 
-func (t *OpenVPN) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ovpnReady)
 	defer cancel()
-	dir := filepath.Join(env.Dir, t.spec().Name)
+	dir := filepath.Join(tb.Dir, t.spec().Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
@@ -131,18 +131,18 @@ func (t *OpenVPN) Up(ctx context.Context, env *Testbed) (path *Path, err error) 
 		"--verb", "4", // the data channel's cipher and HMAC are logged from 4 up
 		"--allow-compression", "no"}
 	logName := strings.ReplaceAll(t.Name(), ":", "-")
-	serverSpec := env.Spec(topology.Server, logName, append(append(common, server...),
+	serverSpec := tb.Spec(topology.Server, logName, append(append(common, server...),
 		"--lport", strconv.Itoa(ovpnPort), "--ifconfig", ovpnServer.String(), ovpnClient.String())...)
 	if u.server, err = proc.Start(serverSpec); err != nil {
 		return nil, err
 	}
-	clientSpec := env.Spec(topology.Client, logName, append(append(common, client...),
-		"--remote", env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ovpnPort), "--nobind",
+	clientSpec := tb.Spec(topology.Client, logName, append(append(common, client...),
+		"--remote", tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ovpnPort), "--nobind",
 		"--ifconfig", ovpnClient.String(), ovpnServer.String())...)
 	if u.client, err = proc.Start(clientSpec); err != nil {
 		return nil, err
 	}
-	cli := env.Topo.Roles[topology.Client].NS
+	cli := tb.Topo.Roles[topology.Client].NS
 	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(ovpnServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("openvpn: sshd through the tunnel (logs: %s, %s): %w", clientSpec.Log, serverSpec.Log, err)
 	}

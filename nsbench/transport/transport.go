@@ -36,7 +36,7 @@ type Transport interface {
 	// report shows as "skipped: …".
 	Check() error
 	// Up builds the path. If it fails, it removes whatever it had built.
-	Up(ctx context.Context, env *Testbed) (*Path, error)
+	Up(ctx context.Context, tb *Testbed) (*Path, error)
 }
 
 // Preparer is a transport with set-up done once per run (an enrolment,
@@ -44,7 +44,7 @@ type Transport interface {
 // the first condition and outside the time-to-ready window, so that the
 // ready samples of all conditions time the same work.
 type Preparer interface {
-	Prepare(ctx context.Context, env *Testbed) error
+	Prepare(ctx context.Context, tb *Testbed) error
 }
 
 // UnavailableError says why a transport cannot run here and how to fix it.
