@@ -34,8 +34,8 @@ type IPsec struct {
 
 // Tunnel mode's inner addresses: the policies' selectors.
 var (
-	ipsecServer = netip.MustParseAddr("10.92.0.1")
-	ipsecClient = netip.MustParseAddr("10.92.0.2")
+	ipsecServer = innerAddr("ipsec, ipsec-tunnel", 1)
+	ipsecClient = innerAddr("ipsec, ipsec-tunnel", 2)
 )
 
 const (

@@ -36,8 +36,8 @@ type Libreswan struct{ variant string }
 
 // Libreswan's inner addresses: the Child SA's traffic selectors.
 var (
-	lsServer = netip.MustParseAddr("10.91.0.1")
-	lsClient = netip.MustParseAddr("10.91.0.2")
+	lsServer = innerAddr("libreswan", 1)
+	lsClient = innerAddr("libreswan", 2)
 )
 
 const (
@@ -66,7 +66,7 @@ var lsESPAlgo = map[string]string{
 
 var libreswanSpec = Spec{
 	Name:     "libreswan",
-	Holds:    []string{ikePorts, "pluto 10.91.0.0/24"},
+	Holds:    []string{ikePorts, "pluto " + innerRange("libreswan").String()},
 	Summary:  "SSH over Libreswan IKEv2 (PSK, tunnel mode, one pluto per namespace) keying the kernel's ESP (a kernel with ESP; Libreswan unpacked privately by scripts/install-deps.sh)",
 	Variants: []string{"aes_gcm256", "aes128-sha1"},
 	Sets:     []string{"seed-002"},

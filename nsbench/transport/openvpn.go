@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,8 +31,8 @@ type OpenVPN struct {
 }
 
 var (
-	ovpnServer = netip.MustParseAddr("10.97.0.1")
-	ovpnClient = netip.MustParseAddr("10.97.0.2")
+	ovpnServer = innerAddr("openvpn-static, openvpn-tls", 1)
+	ovpnClient = innerAddr("openvpn-static, openvpn-tls", 2)
 )
 
 const (
@@ -44,7 +43,7 @@ const (
 
 var openVPNStaticSpec = Spec{
 	Name:     "openvpn-static",
-	Holds:    []string{"openvpn " + ovpnIface + ", 10.97.0.0/24, udp/1194"},
+	Holds:    []string{"openvpn " + ovpnIface + ", " + innerRange("openvpn-static, openvpn-tls").String() + ", udp/1194"},
 	Summary:  "SSH over OpenVPN 2.6 in static-key mode (UDP, AES-256-CBC + HMAC-SHA1)",
 	Variants: []string{"aes-256-cbc"},
 	Sets:     []string{"seed-002"},
@@ -53,7 +52,7 @@ var openVPNStaticSpec = Spec{
 
 var openVPNTLSSpec = Spec{
 	Name:     "openvpn-tls",
-	Holds:    []string{"openvpn " + ovpnIface + ", 10.97.0.0/24, udp/1194"},
+	Holds:    []string{"openvpn " + ovpnIface + ", " + innerRange("openvpn-static, openvpn-tls").String() + ", udp/1194"},
 	Summary:  "SSH over OpenVPN 2.6 in TLS mode (UDP, per-run EC certificates, the variant's data channel cipher)",
 	Variants: []string{"aes-256-gcm", "chacha20-poly1305", "aes-128-gcm"},
 	Sets:     []string{"seed-002"},

@@ -33,8 +33,8 @@ type SSHTun struct {
 
 // The tunnel's inner addresses and its sshd's port.
 var (
-	sshTunServer = netip.MustParseAddr("10.98.0.1")
-	sshTunClient = netip.MustParseAddr("10.98.0.2")
+	sshTunServer = innerAddr("ssh-tun", 1)
+	sshTunClient = innerAddr("ssh-tun", 2)
 )
 
 const (

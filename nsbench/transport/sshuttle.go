@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +49,7 @@ type Sshuttle struct {
 // timing out: readiness is seen within milliseconds, not after a 500 ms
 // dial timeout that would inflate time to ready, and a tool whose
 // sshuttle died fails loudly instead of hanging.
-var sshuttleTarget = netip.MustParseAddr("10.94.0.1")
+var sshuttleTarget = innerAddr("sshuttle", 1)
 
 // sshuttleGuard is the client's nft table behind sshuttle's: a filter at
 // output priority 0 runs after sshuttle's nat redirect (priority -100), so

@@ -37,8 +37,8 @@ type StrongSwan struct {
 
 // The tunnel's inner addresses: the traffic selectors.
 var (
-	ssServer = netip.MustParseAddr("10.93.0.1")
-	ssClient = netip.MustParseAddr("10.93.0.2")
+	ssServer = innerAddr("strongswan, strongswan-kernel", 1)
+	ssClient = innerAddr("strongswan, strongswan-kernel", 2)
 )
 
 const (
@@ -69,7 +69,7 @@ var ssNegotiated = map[string]string{
 
 var strongSwanSpec = Spec{
 	Name:     "strongswan",
-	Holds:    []string{ikePorts, "charon 10.93.0.0/24"},
+	Holds:    []string{ikePorts, "charon " + innerRange("strongswan, strongswan-kernel").String()},
 	Summary:  "SSH over strongSwan IKEv2 (PSK, tunnel mode, ESP in userspace through kernel-libipsec, UDP-encapsulated)",
 	Variants: []string{"aes256gcm16", "aes128gcm16", "chacha20poly1305", "aes128-sha256"},
 	Sets:     []string{"seed-002"},
@@ -78,7 +78,7 @@ var strongSwanSpec = Spec{
 
 var strongSwanKernelSpec = Spec{
 	Name:     "strongswan-kernel",
-	Holds:    []string{ikePorts, "charon 10.93.0.0/24"},
+	Holds:    []string{ikePorts, "charon " + innerRange("strongswan, strongswan-kernel").String()},
 	Summary:  "SSH over strongSwan IKEv2 (PSK, tunnel mode) with the kernel's ESP (a kernel with ESP)",
 	Variants: []string{"aes128gcm16", "aes128-sha256", "chacha20poly1305"},
 	Sets:     []string{"seed-002"},

@@ -19,8 +19,8 @@ import (
 // The tunnel as in the reference: the server listens on WireGuardPort, the
 // client reaches it at the server's veth address and keeps the path alive.
 var (
-	WireGuardServerAddr = netip.MustParsePrefix("10.99.0.1/24")
-	WireGuardClientAddr = netip.MustParsePrefix("10.99.0.2/24")
+	WireGuardServerAddr = innerPrefix("wireguard, wireguard-kernel, wireguard-go", 1)
+	WireGuardClientAddr = innerPrefix("wireguard, wireguard-kernel, wireguard-go", 2)
 )
 
 const (
@@ -61,7 +61,7 @@ var _ Transport = (*WireGuard)(nil)
 // the kernel has it (--wireguard chooses otherwise).
 var wireguardSpec = Spec{
 	Name:      "wireguard",
-	Holds:     []string{"WireGuard 10.99.0.0/24, udp/51820"},
+	Holds:     []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 	Summary:   "SSH over WireGuard: the kernel's where present, else wireguard-go built into twnsbench (--wireguard)",
 	InDefault: true,
 	Sets:      []string{"seed-002"},
@@ -86,7 +86,7 @@ var wireguardSpec = Spec{
 var (
 	wireguardKernelSpec = Spec{
 		Name:    "wireguard-kernel",
-		Holds:   []string{"WireGuard 10.99.0.0/24, udp/51820"},
+		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over kernel WireGuard (needs a kernel with WireGuard)",
 		New: func(Config) (Transport, error) {
 			return &WireGuard{Mode: wg.Kernel, name: "wireguard-kernel", label: "SSH over WireGuard (kernel)"}, nil
@@ -94,7 +94,7 @@ var (
 	}
 	wireguardGoSpec = Spec{
 		Name:    "wireguard-go",
-		Holds:   []string{"WireGuard 10.99.0.0/24, udp/51820"},
+		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over wireguard-go, built into twnsbench (needs /dev/net/tun)",
 		New: func(Config) (Transport, error) {
 			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)"}, nil
