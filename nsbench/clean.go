@@ -17,7 +17,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
-	"github.com/twnsbench/twnsbench/wg"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // CleanReport is what Clean found and did.
@@ -84,8 +84,12 @@ func leftoverRuns() []string {
 			names = append(names, filepath.Base(p))
 		}
 	}
-	for _, p := range wg.Sockets(topology.Prefix) {
-		names = append(names, filepath.Base(p))
+	for _, spec := range transport.Registered() {
+		if spec.Leftovers != nil {
+			for _, p := range spec.Leftovers(topology.Prefix) {
+				names = append(names, filepath.Base(p))
+			}
+		}
 	}
 	var runs []string
 	for _, n := range names {
@@ -149,11 +153,13 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 		removed = append(removed, "file "+e)
 	}
 	errs = append(errs, topology.Clean(run)...)
-	// wireguard-go's control sockets, once its daemons are dead.
-	socks, serr := wg.CleanSockets(run)
-	errs = append(errs, serr)
-	for _, s := range socks {
-		removed = append(removed, "socket "+s)
+	// What the transports leave outside, once their processes are dead.
+	for _, spec := range transport.Registered() {
+		if spec.CleanLeftovers != nil {
+			left, err := spec.CleanLeftovers(run)
+			errs = append(errs, err)
+			removed = append(removed, left...)
+		}
 	}
 	if _, serr := os.Lstat(privateDir(run)); serr == nil {
 		removed = append(removed, "dir "+privateDir(run))
