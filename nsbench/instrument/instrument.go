@@ -207,10 +207,30 @@ func Declarations(ins []Instrument, ready bool) []results.Instrument {
 	return out
 }
 
+// registered are the instruments added through Register, after the
+// built-in ones.
+var registered []Instrument
+
+// Register adds an instrument defined outside this package: it can be
+// named in --instruments (after the built-in ones in run order) and runs
+// like them; a run without --instruments measures the built-in ones only.
+// Call it from an init function.
+func Register(in Instrument) {
+	for _, known := range append(All(), registered...) {
+		if known.Name() == in.Name() {
+			panic("instrument " + in.Name() + " registered twice")
+		}
+	}
+	registered = append(registered, in)
+}
+
+// known is every instrument, built-in and registered, in run order.
+func known() []Instrument { return append(All(), registered...) }
+
 // Names lists every selectable instrument name, Ready included.
 func Names() []string {
 	var names []string
-	for _, in := range All() {
+	for _, in := range known() {
 		names = append(names, in.Name())
 	}
 	return append(names, Ready)
@@ -232,7 +252,7 @@ func Select(names []string) (ins []Instrument, ready bool, err error) {
 		}
 		want[n] = true
 	}
-	for _, in := range All() {
+	for _, in := range known() {
 		if want[in.Name()] {
 			ins = append(ins, in)
 		}
