@@ -225,23 +225,11 @@ func (d *Document) RecordFacts(transport string, facts map[string]string) {
 		}
 	}
 	for k, v := range facts {
-		var field *string
-		switch k {
-		case "tw":
-			field = &d.Env.TW
-		case "wireguard":
-			field = &d.Env.WireGuard
-		case "relay":
-			field = &d.Env.Relay
-		}
-		if field != nil && *field == "" {
+		if field := referenceEnvField(&d.Env, k); field != nil && *field == "" {
 			*field = v
 		}
 	}
 }
-
-// LAN is the plain condition's name: the bridge as it is, measured first.
-const LAN = "lan"
 
 // Condition is a network condition the transports were measured under.
 type Condition struct {
