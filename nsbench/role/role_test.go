@@ -2,7 +2,6 @@ package role_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,36 +19,9 @@ func TestMain(m *testing.M) { nstest.Main(m) }
 // hosts file, and its counters read its own namespace; a transport's leaf
 // holds that transport's processes only; Remove leaves nothing.
 func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
-	nstest.RequireRoot(t)
-	prefix := nstest.Prefix(t)
-	topo, err := topology.Up(topology.DefaultSpec(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := topo.Down(); err != nil {
-			t.Error(err)
-		}
-	})
-	root, err := proc.Cgroup2Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree := role.NewTree(root, prefix)
+	topo, _, roles := nstest.Roles(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	roles, err := tree.Roles(topo, t.TempDir())
-	t.Cleanup(func() {
-		if err := tree.Remove(ctx); err != nil {
-			t.Error(err)
-		}
-		if _, err := os.Stat(tree.Dir()); !os.IsNotExist(err) {
-			t.Errorf("%s left after Remove: %v", tree.Dir(), err)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := roles[topology.Client]
 	if client.Name() != topology.Client || client.Addr() != topo.Spec.Addr(topology.Client) {
 		t.Errorf("client is %s at %s", client.Name(), client.Addr())

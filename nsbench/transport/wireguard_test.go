@@ -19,7 +19,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
-	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/wg"
@@ -160,34 +159,8 @@ func TestWireGuardResolveWithFakeKernels(t *testing.T) {
 // cgroups and the server fixtures, each removed when the test ends.
 func env(t *testing.T) *transport.Testbed {
 	t.Helper()
-	nstest.RequireRoot(t)
-	prefix := nstest.Prefix(t)
-	topo, err := topology.Up(topology.DefaultSpec(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := topo.Down(); err != nil {
-			t.Error(err)
-		}
-	})
-	root, err := proc.Cgroup2Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree := role.NewTree(root, prefix)
 	logDir := t.TempDir()
-	roles, err := tree.Roles(topo, logDir)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := tree.Remove(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo, _, roles := nstest.Roles(t, logDir)
 	dir := t.TempDir()
 	e := &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
