@@ -14,13 +14,10 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/residue"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
-	"github.com/twnsbench/twnsbench/wg"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
-
-// ownerFile in a run's private directory holds the harness's PID, so clean
-// can tell a live run from a dead one's leftovers.
-const ownerFile = "harness.pid"
 
 // CleanReport is what Clean found and did.
 type CleanReport struct {
@@ -108,7 +105,7 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 	if root, rerr := proc.Cgroup2Root(); rerr == nil {
 		if _, serr := os.Stat(cgroupDir(root, run)); serr == nil {
 			removed = append(removed, "cgroup "+cgroupDir(root, run)+" (and its processes)")
-			errs = append(errs, removeCgroups(ctx, root, run))
+			errs = append(errs, role.NewTree(root, run).Remove(ctx))
 		}
 	}
 	nss, lerr := ns.List(run)
@@ -121,11 +118,13 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 		removed = append(removed, "file "+e)
 	}
 	errs = append(errs, topology.Clean(run)...)
-	// wireguard-go's control sockets, once its daemons are dead.
-	socks, serr := wg.CleanSockets(run)
-	errs = append(errs, serr)
-	for _, s := range socks {
-		removed = append(removed, "socket "+s)
+	// What the transports leave outside, once their processes are dead.
+	for _, spec := range transport.Registered() {
+		if spec.CleanLeftovers != nil {
+			left, err := spec.CleanLeftovers(run)
+			errs = append(errs, err)
+			removed = append(removed, left...)
+		}
 	}
 	if _, serr := os.Lstat(privateDir(run)); serr == nil {
 		removed = append(removed, "dir "+privateDir(run))

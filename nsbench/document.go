@@ -12,7 +12,6 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // newDocument starts the results with what is known before anything runs.
@@ -41,7 +40,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 			Impairment:  "none (LAN only)",
 		},
 		Timings:     &results.Timings{},
-		Conditions:  []results.Condition{{Name: "lan", Label: "LAN (0 ms RTT, no loss)", ScpPayloadBytes: plan.SizeBytes}},
+		Conditions:  []results.Condition{{Name: results.LAN, Label: "LAN (0 ms RTT, no loss)", ScpPayloadBytes: plan.SizeBytes}},
 		Samples:     []results.Sample{},
 		RSS:         []results.RSS{},
 		Diagnostics: []results.Diagnostic{},
@@ -65,58 +64,6 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		d.Env.Impairment = ""                // named once the method is chosen (setUpImpairment)
 	}
 	return d
-}
-
-// rssPeaks keeps, per "role / process", the highest VmHWM over a
-// transport's paths (one per condition), sampled at the end of each path's
-// cell while its processes still run.
-type rssPeaks map[string]int64
-
-func (pk rssPeaks) sample(r *runner, t transport.Transport, p *transport.Path) {
-	for k, kb := range r.peakKB(t.Name(), "", p.Procs).PeakKB {
-		if old, ok := pk[k]; !ok || kb > old {
-			pk[k] = kb
-		}
-	}
-}
-
-// recordRSS adds a row's peaks; the first row to finish also records the
-// fixtures' baseline. Each process's VmHWM and the cgroups' memory.peak
-// are different measures and stay in fields of their own.
-func (r *runner) recordRSS(rw *row) {
-	t := rw.t
-	if !r.baseline {
-		r.baseline = true
-		r.rec.rss(r.peakKB(t.Name(), "Baseline (all transports; idle listeners after the runs)", r.env.Fixtures.Procs()))
-	}
-	rss := results.RSS{Transport: t.Name(), PeakKB: rw.peaks}
-	// Where the kernel keeps memory.peak for the transport's cgroups, the
-	// peak of all its processes together, forked children included. An
-	// empty cgroup's 0 is no figure: a kernel tunnel's memory is in none.
-	for role, cg := range rw.cgs {
-		if kb, ok := cg.MemoryPeakKB(); ok && kb > 0 {
-			if rss.CgroupPeakKB == nil {
-				rss.CgroupPeakKB = map[string]int64{}
-			}
-			rss.CgroupPeakKB[role] = kb
-		}
-	}
-	if entry, ok := r.doc.TransportOf(t.Name()); len(rss.PeakKB) > 0 || len(rss.CgroupPeakKB) > 0 || ok && entry.InKernel != "" {
-		r.rec.rss(rss)
-	}
-}
-
-func (r *runner) peakKB(transport, label string, procs []transport.RSSProc) results.RSS {
-	rss := results.RSS{Transport: transport, Label: label, PeakKB: map[string]int64{}}
-	for _, p := range procs {
-		kb, err := metrics.ReadVmHWM(p.PID)
-		if err != nil {
-			r.logf("%s: peak RSS of %s: %v", transport, p.Key, err)
-			continue
-		}
-		rss.PeakKB[p.Key] = kb
-	}
-	return rss
 }
 
 // recordCPUs records the CPUs online and the run's affinity; one it

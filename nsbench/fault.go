@@ -9,7 +9,6 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -44,16 +43,19 @@ type sampleFault struct {
 // afterFault checks the parts a failed sample went through, builds again
 // what does not answer, and records the failure with what it found and
 // did. Only an interruption is returned.
-func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*instrument.Job, wan *wanCell) error {
+func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*instrument.Job, wan *wanCell) error {
 	rw, cond := f.row, f.cond
-	r.logf("%s / %s / %s run %d: FAILED: %v; checking its path and the server's services", rw.t.Label(), cond.Name, f.in.Name(), f.run, f.err)
+	c.logf("%s / %s / %s run %d: FAILED: %v; checking its path and the server's services", rw.t.Label(), cond.Name, f.in.Name(), f.run, f.err)
 	var checks, repairs []string
 	shared := false // a part every row shares was broken: not the path's fault
 
 	if wan != nil {
-		problem, repaired := r.checkImpairment(ctx, cond, wan)
+		problem, repaired := wan.check(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if repaired {
+			c.rec.fallback(fmt.Sprintf("%s: the WAN impairment stopped answering mid-cell and was set again; its counters (the loss verification) cover the cell from then on", cond.Name))
 		}
 		switch {
 		case problem == "":
@@ -67,10 +69,10 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 		shared = shared || problem != ""
 	}
 
-	direct := r.instrumentEnv(transport.DirectTarget(r.topo.Spec.Addr(topology.Server).String()))
+	direct := c.tb.job(c.tb.direct())
 	seen := map[string]bool{}
 	for _, svc := range f.in.Needs().Services {
-		name := r.env.Fixtures.Serving(svc)
+		name := c.tb.view.Fixtures.Serving(svc)
 		if name == "" || seen[name] {
 			continue
 		}
@@ -85,13 +87,13 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 		}
 		shared = true
 		checks = append(checks, fmt.Sprintf("%s: no answer (%v)", name, err))
-		if rerr := r.env.Fixtures.Restart(ctx, r.env, svc); rerr != nil {
-			r.logf("%s: %v", name, rerr)
+		if rerr := c.tb.view.Fixtures.Restart(ctx, c.tb.view, svc); rerr != nil {
+			c.logf("%s: %v", name, rerr)
 			checks = append(checks, fmt.Sprintf("%s: could not be restarted (%v)", name, rerr))
 			continue
 		}
 		repairs = append(repairs, name+" (restarted)")
-		r.rec.fallback(fmt.Sprintf("%s did not answer after %s / %s / %s run %d and was restarted", name, rw.t.Name(), cond.Name, f.in.Name(), f.run))
+		c.rec.fallback(fmt.Sprintf("%s did not answer after %s / %s / %s run %d and was restarted", name, rw.t.Name(), cond.Name, f.in.Name(), f.run))
 	}
 
 	// A sample that hung while every shared part answers is the path's:
@@ -100,7 +102,7 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 	rebuild := f.deadline && !shared
 	if rebuild {
 		checks = append(checks, "path: the sample hung on it while the parts it shares answered")
-	} else if err := instrument.Answers(ctx, r.instrumentEnv(rw.path.Target), transport.ServiceSSH); err != nil {
+	} else if err := instrument.Answers(ctx, c.tb.job(rw.path.Target), transport.ServiceSSH); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -114,19 +116,19 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 	}
 	switch {
 	case rebuild && rw.pathFaults >= maxPathFaults:
-		r.giveUp(rw, cond, fmt.Sprintf("its path failed %d times under this condition; the remaining samples here are skipped", rw.pathFaults))
+		c.giveUp(rw, cond, fmt.Sprintf("its path failed %d times under this condition; the remaining samples here are skipped", rw.pathFaults))
 	case rebuild:
-		took, err := r.rebuild(ctx, rw, cond, jobs)
+		took, err := c.rebuild(ctx, rw, cond, jobs)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if err != nil {
 			checks = append(checks, fmt.Sprintf("path: could not be built again (%v)", err))
-			r.giveUp(rw, cond, "its path could not be built again after a failed sample: "+err.Error())
+			c.giveUp(rw, cond, "its path could not be built again after a failed sample: "+err.Error())
 			break
 		}
 		repairs = append(repairs, fmt.Sprintf("the path (in %.1f s)", took.Seconds()))
-		r.rec.fallback(fmt.Sprintf("%s / %s: the path failed under %s run %d and was built again (the sample is a failure)", rw.t.Name(), cond.Name, f.in.Name(), f.run))
+		c.rec.fallback(fmt.Sprintf("%s / %s: the path failed under %s run %d and was built again (the sample is a failure)", rw.t.Name(), cond.Name, f.in.Name(), f.run))
 	}
 
 	msg := f.err.Error()
@@ -134,17 +136,17 @@ func (r *runner) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*
 		msg += "; after it: " + broken
 	}
 	lost := time.Since(f.start).Seconds()
-	r.res.Failures++
-	r.rec.failure(results.Failure{
+	c.tally.failures++
+	c.rec.failure(results.Failure{
 		Transport: rw.t.Name(), Condition: cond.Name, Instrument: f.in.Name(), Run: f.run,
-		Error:  msg + " (log: " + filepath.Join(r.logDir, "client-"+f.in.Tool()+".log") + ")",
+		Error:  msg + " (log: " + filepath.Join(c.tb.logDir, "client-"+f.in.Tool()+".log") + ")",
 		Checks: checks, Repairs: repairs, LostSec: &lost,
 	})
-	r.progress.finish(r.logf, rw.t.Name(), cond.Name, f.in.Name(), f.run, "FAILED: "+msg)
+	c.progress.finish(c.logf, rw.t.Name(), cond.Name, f.in.Name(), f.run, "FAILED: "+msg)
 	if len(repairs) > 0 {
-		r.logf("%s / %s: built again: %s (%.1f s lost)", rw.t.Label(), cond.Name, strings.Join(repairs, ", "), lost)
+		c.logf("%s / %s: built again: %s (%.1f s lost)", rw.t.Label(), cond.Name, strings.Join(repairs, ", "), lost)
 	}
-	return r.write()
+	return c.rec.save()
 }
 
 // brokenParts says which checked parts did not answer, or "".
@@ -160,49 +162,26 @@ func brokenParts(checks []string) string {
 
 // giveUp closes a row's path for the rest of the block and says why its
 // remaining samples there are not measured.
-func (r *runner) giveUp(rw *row, cond results.Condition, reason string) {
-	r.dropPath(rw)
-	r.skip(rw.t, cond.Name, reason)
+func (c *cellLoop) giveUp(rw *row, cond results.Condition, reason string) {
+	c.dropPath(rw)
+	c.skip(rw.t, cond.Name, reason)
 }
 
-// impairmentCheckTimeout bounds the question to the WAN impairment.
-const impairmentCheckTimeout = 5 * time.Second
-
-// checkImpairment asks the WAN impairment for its counters (the userspace
-// forwarder answers on its control socket, a frozen or dead one does not)
-// and sets the condition again when it cannot answer; it returns what was
-// wrong ("" when nothing) and whether it was set again. The cell's
-// counters then start again from the new forwarder's.
-func (r *runner) checkImpairment(ctx context.Context, cond results.Condition, c *wanCell) (problem string, repaired bool) {
-	w := r.wan
-	cctx, cancel := context.WithTimeout(ctx, impairmentCheckTimeout)
-	_, err := w.imp.Counters(cctx)
-	cancel()
-	if err == nil {
-		return "", false
+// rebuild closes a row's path and builds it again, so one broken sample
+// (recorded as failed) costs no other. A path that does not come back
+// leaves the row's remaining samples of the block unmeasured; the error
+// says why.
+func (c *cellLoop) rebuild(ctx context.Context, rw *row, cond results.Condition, jobs map[*row]*instrument.Job) (time.Duration, error) {
+	start := time.Now()
+	c.logf("%s / %s: building the path again", rw.t.Label(), cond.Name)
+	c.dropPath(rw)
+	path, err := c.bringUp(ctx, rw, cond, false)
+	if err != nil {
+		return time.Since(start), err
 	}
-	problem = fmt.Sprintf("no answer (%v)", err)
-	if _, serr := w.imp.Set(ctx, w.conds[cond.Name]); serr != nil {
-		return fmt.Sprintf("%s; setting it again failed: %v", problem, serr), false
-	}
-	c.before, c.beforeErr = w.imp.Counters(ctx)
-	r.rec.fallback(fmt.Sprintf("%s: the WAN impairment stopped answering mid-cell and was set again; its counters (the loss verification) cover the cell from then on", cond.Name))
-	return problem, true
-}
-
-// copyRate is the slowest copy rate (bytes/s) the row's cell has shown
-// under cond, or its warm-up copy's, or 0.
-func (r *runner) copyRate(rw *row, cond results.Condition) float64 {
-	rate := 0.0
-	for _, s := range r.doc.Samples {
-		if s.Transport == rw.t.Name() && s.Condition == cond.Name && s.PayloadBytes != nil && s.WallSec > 0 {
-			if v := float64(*s.PayloadBytes) / s.WallSec; rate == 0 || v < rate {
-				rate = v
-			}
-		}
-	}
-	if rate == 0 {
-		return rw.copyRate
-	}
-	return rate
+	rw.path = path
+	job := c.tb.job(path.Target)
+	job.Payload, job.PayloadBytes = jobs[rw].Payload, jobs[rw].PayloadBytes
+	jobs[rw] = job
+	return time.Since(start), nil
 }

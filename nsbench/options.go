@@ -18,22 +18,47 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// Options are the user's choices, unvalidated.
+// Options are the user's choices, unvalidated. The groups are embedded:
+// o.Runs, o.Impairment and the rest read as one flat set.
 type Options struct {
 	Transports []string // empty: every transport available on this host
-	// WAN is the impaired conditions, each measured after the LAN:
-	// "RTTms:LOSS%[:jitter=D][:rate=R]" profiles, or just "off".
-	WAN        []string
-	Runs       int
-	SizeBytes  int64
-	Duration   time.Duration
-	Warmup     time.Duration
+	Measure
+	AutoRuns
+	WANOptions
 	OutDir     string
 	Keep       bool
 	Congestion string // a kernel algorithm name, or "host"
+	// Order is OrderInterleaved or OrderReference.
+	Order string
+}
 
+// Measure is how much each cell measures.
+type Measure struct {
+	Runs      int
+	SizeBytes int64
+	Duration  time.Duration
+	Warmup    time.Duration
+}
+
+// AutoRuns (--runs auto) gives each cell a pilot of Runs (AutoMinRuns) runs, whose
+// spread fixes the cell's number of runs for a 95 % interval of the median
+// within Precision (relative) of it, at most MaxRuns
+// (stats.TwoStageRuns); every run then counts.
+type AutoRuns struct {
+	RunsAuto  bool
+	Precision float64
+	MaxRuns   int
+}
+
+// WANOptions are the impaired conditions and how they are made.
+type WANOptions struct {
+	// WAN is the impaired conditions, each measured after the LAN:
+	// "RTTms:LOSS%[:jitter=D][:rate=R]" profiles, or just "off".
+	WAN []string
 	// Impairment is how the WAN condition is made: "auto" (netem when the
 	// kernel has it, else the userspace impairment), "netem" or
 	// "userspace".
@@ -43,15 +68,6 @@ type Options struct {
 	Seed *uint64
 	// Strict makes a WAN cell that fails verification fail the run.
 	Strict bool
-	// Order is OrderInterleaved or OrderReference.
-	Order string
-	// RunsAuto gives each cell a pilot of Runs (AutoMinRuns) runs, whose
-	// spread fixes the cell's number of runs for a 95 % interval of the
-	// median within Precision (relative) of it, at most MaxRuns
-	// (stats.TwoStageRuns); every run then counts.
-	RunsAuto  bool
-	Precision float64
-	MaxRuns   int
 }
 
 // AutoMinRuns is --runs auto's pilot per cell: the first count for which a
@@ -61,17 +77,12 @@ const AutoMinRuns = 6
 // Defaults are the reference's settings.
 func Defaults() Options {
 	return Options{
-		WAN:        []string{"30ms:0.1%"},
-		Runs:       3,
-		SizeBytes:  5 << 30,
-		Duration:   10 * time.Second,
-		Warmup:     2 * time.Second,
+		Measure:    Measure{Runs: 3, SizeBytes: 5 << 30, Duration: 10 * time.Second, Warmup: 2 * time.Second},
+		AutoRuns:   AutoRuns{Precision: 0.05, MaxRuns: 20},
+		WANOptions: WANOptions{WAN: []string{"30ms:0.1%"}, Impairment: ImpairmentAuto},
 		OutDir:     "results",
 		Congestion: "cubic",
-		Impairment: ImpairmentAuto,
 		Order:      OrderInterleaved,
-		Precision:  0.05,
-		MaxRuns:    20,
 	}
 }
 
@@ -357,3 +368,53 @@ func checkOutDir(dir string) error {
 		p = parent
 	}
 }
+
+// Deps are what Run uses but does not decide.
+type Deps struct {
+	Transports  []transport.Transport // in run order; unavailable ones are reported as skipped
+	Instruments []instrument.Instrument
+	Versions    map[string]string // tool → version, from preflight
+	Logf        Logf
+	// Ready records the time-to-ready sample of every path.
+	Ready bool
+	// Status, when set, is told which sample is about to run (for a live
+	// progress line on a terminal).
+	Status func(Status)
+	// TransportOptions are the transports' option values that are not
+	// host paths, recorded so a rerun uses them too.
+	TransportOptions map[string]string
+}
+
+// Logf is a printf-style logger.
+type Logf func(format string, args ...any)
+
+// The --order choices.
+const (
+	// OrderInterleaved brings the transports up together under each
+	// condition and runs run 1 of every transport and instrument, then
+	// run 2, …: a host that drifts during the run moves every transport
+	// alike instead of landing on whichever ran at the time.
+	OrderInterleaved = "interleaved"
+	// OrderReference is the reference's order: each transport in turn,
+	// all its runs under one condition before the next.
+	OrderReference = "reference"
+)
+
+// Status is the run's position, for a live progress line.
+type Status struct {
+	Transport, Condition, Instrument string
+	Run, Runs                        int
+	Done, Total                      int           // samples finished, samples still planned in all
+	Elapsed                          time.Duration // since the first sample began
+	ETA                              time.Duration // estimated time left; 0 when unknown
+	// FirstGuess says the ETA rests on guesses: a cell still to run, or a
+	// condition's set-up, has not been measured yet (before the first
+	// round of every condition).
+	FirstGuess bool
+}
+
+func fmtMs(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"
+}
+
+func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -2,22 +2,7 @@ package nsbench
 
 import (
 	"time"
-
-	"github.com/twnsbench/twnsbench/nsbench/instrument"
 )
-
-// Status is the run's position, for a live progress line.
-type Status struct {
-	Transport, Condition, Instrument string
-	Run, Runs                        int
-	Done, Total                      int           // samples finished, samples still planned in all
-	Elapsed                          time.Duration // since the first sample began
-	ETA                              time.Duration // estimated time left; 0 when unknown
-	// FirstGuess says the ETA rests on guesses: a cell still to run, or a
-	// condition's set-up, has not been measured yet (before the first
-	// round of every condition).
-	FirstGuess bool
-}
 
 // cellKey is one transport × condition × instrument.
 type cellKey struct{ transport, cond, inst string }
@@ -42,19 +27,10 @@ type progressBlock struct {
 // path that failed to come up, an instrument the path cannot carry) are
 // dropped from the plan as soon as that is known, so [k/N] ends at N.
 type progress struct {
-	runs    int
-	payload map[string]int64 // condition → the bytes a payload-sized instrument copies
-	sized   map[string]bool  // instruments whose time scales with the payload
-	blocks  []progressBlock
-
-	cur      int             // the block under way; -1 before the first
-	started  []bool          // per block: a sample has begun in it
-	overhead []time.Duration // per block: its time outside samples
-	mark     time.Time       // the end of the last sample, or the block's start
-
+	runs   int
+	cells  cellTimes
+	blocks blockTimes
 	left   map[cellKey]int
-	spent  map[cellKey]time.Duration
-	count  map[cellKey]int
 	done   int
 	start  time.Time
 	began  time.Time // the current sample's start
@@ -62,14 +38,32 @@ type progress struct {
 	now    func() time.Time
 }
 
+// cellTimes is the time each cell's samples took so far.
+type cellTimes struct {
+	payload map[string]int64 // condition → the bytes a payload-sized instrument copies
+	sized   map[string]bool  // instruments whose time scales with the payload
+	spent   map[cellKey]time.Duration
+	count   map[cellKey]int
+}
+
+// blockTimes is the time each block of the schedule spent outside its
+// samples (set-up, warm-up, WAN verification, closing).
+type blockTimes struct {
+	blocks   []progressBlock
+	cur      int             // the block under way; -1 before the first
+	started  []bool          // per block: a sample has begun in it
+	overhead []time.Duration // per block: its time outside samples
+	mark     time.Time       // the end of the last sample, or the block's start
+}
+
 func newProgress(runs int, instruments []string, sized map[string]bool, payload map[string]int64, blocks []progressBlock, status func(Status)) *progress {
 	if status == nil {
 		status = func(Status) {}
 	}
-	p := &progress{runs: runs, payload: payload, sized: sized, blocks: blocks, cur: -1,
-		started: make([]bool, len(blocks)), overhead: make([]time.Duration, len(blocks)),
-		left: map[cellKey]int{}, spent: map[cellKey]time.Duration{}, count: map[cellKey]int{},
-		status: status, now: time.Now}
+	p := &progress{runs: runs,
+		cells:  cellTimes{payload: payload, sized: sized, spent: map[cellKey]time.Duration{}, count: map[cellKey]int{}},
+		blocks: blockTimes{blocks: blocks, cur: -1, started: make([]bool, len(blocks)), overhead: make([]time.Duration, len(blocks))},
+		left:   map[cellKey]int{}, status: status, now: time.Now}
 	for _, b := range blocks {
 		for _, t := range b.transports {
 			for _, in := range instruments {
@@ -78,7 +72,7 @@ func newProgress(runs int, instruments []string, sized map[string]bool, payload 
 		}
 	}
 	p.start = p.now()
-	p.mark = p.start
+	p.blocks.mark = p.start
 	return p
 }
 
@@ -94,10 +88,10 @@ func (p *progress) total() int {
 // closed the previous block.
 func (p *progress) enter(i int) {
 	now := p.now()
-	if p.cur >= 0 {
-		p.overhead[p.cur] += now.Sub(p.mark)
+	if p.blocks.cur >= 0 {
+		p.blocks.overhead[p.blocks.cur] += now.Sub(p.blocks.mark)
 	}
-	p.cur, p.mark = i, now
+	p.blocks.cur, p.blocks.mark = i, now
 }
 
 // extend plans n more samples of a cell (--runs auto past its pilot).
@@ -123,18 +117,18 @@ func (p *progress) eta() (eta time.Duration, guess bool) {
 		if l == 0 {
 			continue
 		}
-		d, own := p.sampleTime(k)
+		d, own := p.cells.sampleTime(k)
 		eta += time.Duration(l) * d
 		guess = guess || !own
 	}
-	for i := max(p.cur, 0); i < len(p.blocks); i++ {
-		if i == p.cur && p.started[i] {
+	for i := max(p.blocks.cur, 0); i < len(p.blocks.blocks); i++ {
+		if i == p.blocks.cur && p.blocks.started[i] {
 			continue // its set-up is behind it
 		}
-		rate, own := p.setUpPerTransport(p.blocks[i].cond)
-		d := time.Duration(len(p.blocks[i].transports)) * rate
-		if i == p.cur {
-			d = max(0, d-p.now().Sub(p.mark))
+		rate, own := p.blocks.setUpPerTransport(p.blocks.blocks[i].cond)
+		d := time.Duration(len(p.blocks.blocks[i].transports)) * rate
+		if i == p.blocks.cur {
+			d = max(0, d-p.now().Sub(p.blocks.mark))
 		}
 		eta += d
 		guess = guess || !own
@@ -144,7 +138,7 @@ func (p *progress) eta() (eta time.Duration, guess bool) {
 
 // sampleTime estimates one sample of k, and says whether it is k's own
 // measured mean.
-func (p *progress) sampleTime(k cellKey) (time.Duration, bool) {
+func (p *cellTimes) sampleTime(k cellKey) (time.Duration, bool) {
 	if c := p.count[k]; c > 0 {
 		return p.spent[k] / time.Duration(c), true
 	}
@@ -172,7 +166,7 @@ func (p *progress) sampleTime(k cellKey) (time.Duration, bool) {
 
 // meanLike is the mean sample time of the measured cells near k, sized by
 // k's payload when k's instrument and theirs copy one.
-func (p *progress) meanLike(k cellKey, near func(cellKey) bool) (time.Duration, bool) {
+func (p *cellTimes) meanLike(k cellKey, near func(cellKey) bool) (time.Duration, bool) {
 	var secs, bytes float64
 	var n int
 	sized := p.sized[k.inst] && p.payload[k.cond] > 0
@@ -203,7 +197,7 @@ func (p *progress) meanLike(k cellKey, near func(cellKey) bool) (time.Duration, 
 // setUpPerTransport is the measured time outside samples per transport of
 // the blocks under cond (path set-up, warm-up, WAN verification, closing),
 // or, before any ran, of every measured block (a guess).
-func (p *progress) setUpPerTransport(cond string) (time.Duration, bool) {
+func (p *blockTimes) setUpPerTransport(cond string) (time.Duration, bool) {
 	mean := func(match func(progressBlock) bool) (time.Duration, bool) {
 		var sum time.Duration
 		var rows int
@@ -229,9 +223,9 @@ func (p *progress) setUpPerTransport(cond string) (time.Duration, bool) {
 // begin reports the sample about to run.
 func (p *progress) begin(transport, cond, inst string, run int) {
 	p.began = p.now()
-	if p.cur >= 0 {
-		p.overhead[p.cur] += p.began.Sub(p.mark)
-		p.started[p.cur] = true
+	if p.blocks.cur >= 0 {
+		p.blocks.overhead[p.blocks.cur] += p.began.Sub(p.blocks.mark)
+		p.blocks.started[p.blocks.cur] = true
 	}
 	eta, guess := p.eta()
 	p.status(Status{Transport: transport, Condition: cond, Instrument: inst, Run: run, Runs: p.runs,
@@ -242,11 +236,11 @@ func (p *progress) begin(transport, cond, inst string, run int) {
 func (p *progress) finish(logf Logf, transport, cond, inst string, run int, outcome string) {
 	now := p.now()
 	k := cellKey{transport, cond, inst}
-	p.spent[k] += now.Sub(p.began)
-	p.count[k]++
+	p.cells.spent[k] += now.Sub(p.began)
+	p.cells.count[k]++
 	p.left[k] = max(0, p.left[k]-1)
 	p.done++
-	p.mark = now
+	p.blocks.mark = now
 	left := "?"
 	d, guess := p.eta()
 	if d > 0 || p.done == p.total() {
@@ -260,25 +254,4 @@ func (p *progress) finish(logf Logf, transport, cond, inst string, run int, outc
 	logf("[%d/%d] %s / %s %s run %d/%d: %s (elapsed %s, about %s)",
 		p.done, p.total(), transport, cond, inst, run, p.runs, outcome,
 		now.Sub(p.start).Round(time.Second), left)
-}
-
-// newProgress plans the progress of the schedule bs: every row's
-// instruments under each block's condition, the payload each condition's
-// copies move, and which instruments copy it.
-func (r *runner) newProgress(bs []block) *progress {
-	var names []string
-	sized := map[string]bool{}
-	for _, in := range r.deps.Instruments {
-		names = append(names, in.Name())
-		sized[in.Name()] = instrument.NeedsPayload([]instrument.Instrument{in})
-	}
-	payload := map[string]int64{}
-	for _, c := range r.doc.Conditions {
-		payload[c.Name] = c.ScpPayloadBytes
-	}
-	var blocks []progressBlock
-	for _, b := range bs {
-		blocks = append(blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows)})
-	}
-	return newProgress(r.plan.Runs, names, sized, payload, blocks, r.deps.Status)
 }

@@ -20,7 +20,7 @@ func TestProgressCountsOnlyWhatRuns(t *testing.T) {
 	// 2 transports × 1 condition × 2 runs of two instruments: 8 planned.
 	p := newProgress(2, []string{"iperf3-1", "scp"}, nil, nil, lanOnly, nil)
 	p.now = func() time.Time { return clock }
-	p.start, p.mark = clock, clock
+	p.start, p.blocks.mark = clock, clock
 	p.enter(0)
 	if p.total() != 8 {
 		t.Fatalf("total %d, want 8", p.total())
@@ -65,7 +65,7 @@ func TestProgressETAPerCell(t *testing.T) {
 	p := newProgress(2, []string{"iperf3-1", "scp"}, map[string]bool{"scp": true},
 		map[string]int64{"lan": 1 << 30, "wan": 256 << 20}, blocks, nil)
 	p.now = func() time.Time { return clock }
-	p.start, p.mark = clock, clock
+	p.start, p.blocks.mark = clock, clock
 	p.enter(0)
 	clock = clock.Add(20 * time.Second) // two paths set up: 10 s each
 	for _, s := range []struct {
@@ -161,7 +161,7 @@ func TestETAWithinFifteenPercent(t *testing.T) {
 	p := newProgress(runs, instruments, map[string]bool{"scp": true},
 		map[string]int64{"lan": 5 << 30, "wan": 256 << 20}, blocks, nil)
 	p.now = func() time.Time { return clock }
-	p.start, p.mark = clock, clock
+	p.start, p.blocks.mark = clock, clock
 	var elapsed time.Duration
 	firstRound := map[string]bool{}
 	worstGuess, worstLANGuess := 0.0, 0.0

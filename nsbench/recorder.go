@@ -18,14 +18,21 @@ import (
 // one of its methods, and save writes it whole (atomically) after each.
 // The orchestrator decides what happened; the recorder writes it down.
 type recorder struct {
-	doc  *results.Document
-	file string // OUT/bench-results.json
+	doc   *results.Document
+	file  string        // OUT/bench-results.json
+	setup setupRecorder // what the run was set up as
+}
+
+// setupRecorder writes what the run was set up as: its configuration, the
+// testbed and how its conditions are made, known before the first sample.
+type setupRecorder struct {
+	doc *results.Document
 }
 
 // newRecorder records into doc, saved as outDir's results document; with
 // outDir "" it is kept in memory only.
 func newRecorder(doc *results.Document, outDir string) *recorder {
-	rc := &recorder{doc: doc}
+	rc := &recorder{doc: doc, setup: setupRecorder{doc: doc}}
 	if outDir != "" {
 		rc.file = filepath.Join(outDir, results.FileName)
 	}
@@ -41,11 +48,11 @@ func (rc *recorder) save() error {
 	return results.WriteAtomic(rc.file, rc.doc)
 }
 
-func (rc *recorder) instruments(decl []results.Instrument) { rc.doc.Instruments = decl }
+func (rc setupRecorder) instruments(decl []results.Instrument) { rc.doc.Instruments = decl }
 
 // topology records the built topology, its offloads, congestion control
 // and the global sysctls it changed (and restored).
-func (rc *recorder) topology(t *topology.Topology, prefix string, up time.Duration) {
+func (rc setupRecorder) topology(t *topology.Topology, prefix string, up time.Duration) {
 	rc.doc.Timings.TopologyUpSec = up.Seconds()
 	var parts []string
 	for _, role := range t.Spec.Roles {
@@ -66,12 +73,12 @@ func (rc *recorder) topology(t *topology.Topology, prefix string, up time.Durati
 	}
 }
 
-func (rc *recorder) scp(form, options string) {
+func (rc setupRecorder) scp(form, options string) {
 	rc.doc.Env.ScpForm, rc.doc.Env.ScpOptions = form, options
 }
 
 // noPayload records that no condition copied a payload.
-func (rc *recorder) noPayload() {
+func (rc setupRecorder) noPayload() {
 	for i := range rc.doc.Conditions {
 		rc.doc.Conditions[i].ScpPayloadBytes = 0
 	}
@@ -85,14 +92,14 @@ func (rc *recorder) fallback(f string) {
 }
 
 // impairment names how the impaired conditions were made.
-func (rc *recorder) impairment(method, description string, seed *uint64) {
+func (rc setupRecorder) impairment(method, description string, seed *uint64) {
 	rc.doc.Env.ImpairmentMethod, rc.doc.Env.Impairment, rc.doc.Env.WANSeed = method, description, seed
 	seeded := seed != nil
 	rc.doc.Env.LossSeeded = &seeded
 }
 
 // config records the run's configuration in `run`'s words.
-func (rc *recorder) config(plan *Plan, deps Deps) {
+func (rc setupRecorder) config(plan *Plan, deps Deps) {
 	c := &results.RunConfig{
 		Runs: strconv.Itoa(plan.Runs), SizeBytes: plan.SizeBytes,
 		DurationSec: plan.Duration.Seconds(), WarmupSec: plan.Warmup.Seconds(),
@@ -123,7 +130,7 @@ func (rc *recorder) config(plan *Plan, deps Deps) {
 }
 
 // seed records the loss seed the run drew.
-func (rc *recorder) seed(seed uint64) {
+func (rc setupRecorder) seed(seed uint64) {
 	if rc.doc.Config != nil {
 		rc.doc.Config.Seed = &seed
 	}
@@ -131,7 +138,7 @@ func (rc *recorder) seed(seed uint64) {
 
 // order records how the runs are laid out, and the rounds of an
 // interleaved run whose paths could not all be up at once.
-func (rc *recorder) order(order string, rounds [][]string) {
+func (rc setupRecorder) order(order string, rounds [][]string) {
 	rc.doc.Env.Order = order
 	if len(rounds) > 1 {
 		rc.doc.Env.Rounds = rounds

@@ -38,20 +38,5 @@ func WriteReports(dir string, d *results.Document) ([]string, error) {
 	return paths, nil
 }
 
-// writeReports renders the reports from the results document as saved,
-// read back from its file: what JSON does not keep (invalid UTF-8 in a
-// tool's message becomes U+FFFD, for one) then cannot make the run's report
-// differ from `twnsbench report` on the same file. When the last save
-// failed, the document in memory is all there is.
-func (r *runner) writeReports(saved bool) error {
-	d := r.doc
-	if saved {
-		back, err := results.Read(filepath.Join(r.plan.OutDir, results.FileName))
-		if err != nil {
-			return err
-		}
-		d = back
-	}
-	_, err := WriteReports(r.plan.OutDir, d)
-	return err
-}
+// ReportFile is the Markdown report's name inside the output directory.
+const ReportFile = "bench-report.md"

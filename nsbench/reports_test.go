@@ -39,8 +39,8 @@ func roundTripDoc() *results.Document {
 func TestRunReportsRenderFromSavedDocument(t *testing.T) {
 	dir := t.TempDir()
 	doc := roundTripDoc()
-	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, doc: doc, rec: newRecorder(doc, dir)}
-	if err := r.write(); err != nil {
+	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, rec: newRecorder(doc, dir)}
+	if err := r.rec.save(); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.writeReports(true); err != nil {
@@ -74,7 +74,7 @@ func TestRunReportsRenderFromSavedDocument(t *testing.T) {
 	}
 	// The in-memory document would not have given the same report: the
 	// read-back is what makes the bytes equal.
-	if bytes.Equal(report.Markdown(r.doc), report.Markdown(back)) {
+	if bytes.Equal(report.Markdown(doc), report.Markdown(back)) {
 		t.Error("test document renders the same before and after JSON: it no longer tests the read-back")
 	}
 }
@@ -84,12 +84,12 @@ func TestRunReportsRenderFromSavedDocument(t *testing.T) {
 func TestRunReportsWithoutSavedDocument(t *testing.T) {
 	dir := t.TempDir()
 	doc := roundTripDoc()
-	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, doc: doc, rec: newRecorder(doc, dir)}
+	r := &runner{plan: &Plan{Options: Options{OutDir: dir}}, rec: newRecorder(doc, dir)}
 	if err := r.writeReports(false); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err != nil || !bytes.Equal(got, report.Markdown(r.doc)) {
+	if err != nil || !bytes.Equal(got, report.Markdown(doc)) {
 		t.Errorf("report from memory: %v", err)
 	}
 }

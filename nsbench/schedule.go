@@ -1,30 +1,16 @@
 package nsbench
 
 import (
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
-)
-
-// The --order choices.
-const (
-	// OrderInterleaved brings the transports up together under each
-	// condition and runs run 1 of every transport and instrument, then
-	// run 2, …: a host that drifts during the run moves every transport
-	// alike instead of landing on whichever ran at the time.
-	OrderInterleaved = "interleaved"
-	// OrderReference is the reference's order: each transport in turn,
-	// all its runs under one condition before the next.
-	OrderReference = "reference"
 )
 
 // row is one transport over the whole run.
 type row struct {
 	t transport.Transport
-	// tb is the shared testbed with the row's own cgroups, so its
+	// view is the testbed as the transport sees it, with the row's own cgroups, so its
 	// processes are accounted apart from the fixtures and other rows.
-	tb     *transport.Testbed
-	cgs    map[string]*proc.Cgroup
+	view   *transport.Testbed
 	meters map[string]func() (uint64, error) // role → its cgroup's usage_usec
 	peaks  rssPeaks
 	blocks int             // blocks left: its peaks are recorded after the last
@@ -36,6 +22,16 @@ type row struct {
 	// copyRate is the rate (bytes/s) of the block's warm-up copy, a first
 	// expectation for its copies' deadlines; 0 when none was made.
 	copyRate float64
+}
+
+// newRow is t's row over its view of the testbed and its own cgroups,
+// metered.
+func newRow(t transport.Transport, view *transport.Testbed) *row {
+	rw := &row{t: t, view: view, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
+	for name, r := range view.Roles {
+		rw.meters[name] = r.OwnCPUUsec
+	}
+	return rw
 }
 
 // block is cells measured together: one condition, the rows whose paths
@@ -104,3 +100,8 @@ func rowNames(rows []*row) []string {
 	}
 	return names
 }
+
+// rssPeaks keeps, per "role / process", the highest VmHWM over a
+// transport's paths (one per condition), sampled at the end of each path's
+// cell while its processes still run.
+type rssPeaks map[string]int64

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -22,7 +21,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
-	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // SelfCheckOptions configure the harness parity check.
@@ -63,38 +61,27 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	prefix, err := topology.NewPrefix()
+	tb, err := newTestbed(testbedConfig{OutDir: o.OutDir, Congestion: Defaults().Congestion, Duration: o.Duration}, logf)
 	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Options: Options{Measure: Measure{Runs: 1, Duration: o.Duration}, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
+	rec := newRecorder(newDocument(plan, versions), "") // the check writes its own document
+	defer func() {
+		if derr := tb.down(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	if err := tb.up(ctx, rec); err != nil {
 		return nil, err
 	}
 	instruments := o.Instruments
 	if instruments == nil {
 		instruments = selfCheckInstruments
 	}
-	plan := &Plan{Options: Options{Runs: 1, Duration: o.Duration, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
-	r := &runner{plan: plan, logf: logf, prefix: prefix, start: time.Now(),
-		deps: Deps{Instruments: instruments, Logf: logf}}
-	r.res = &Result{OutDir: o.OutDir, Prefix: prefix}
-	r.logDir = filepath.Join(o.OutDir, "logs", prefix)
-	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
-	}
-	r.doc = newDocument(plan, versions)
-	r.rec = newRecorder(r.doc, "") // the check writes its own document
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
-		defer cancel()
-		if uerr := r.stack.unwind(ctx); uerr != nil && err == nil {
-			err = uerr
-		}
-	}()
-	if err := r.setUp(ctx); err != nil {
-		return nil, err
-	}
-	server := r.topo.Spec.Addr(topology.Server).String()
-	harness := r.instrumentEnv(transport.DirectTarget(server))
+	harness := tb.job(tb.direct())
 	direct := *harness
-	ns := r.topo.Spec.NetnsName(topology.Client)
+	ns := tb.topo().Spec.NetnsName(topology.Client)
 	direct.Run = func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
 		return shellRun(ctx, "ip netns exec "+ns+" "+shellQuote(append([]string{name}, argv...)))
 	}
@@ -105,7 +92,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 		CapBps: o.Cap, DirectCapBps: o.CapDirect,
 	}
 	if o.Cap > 0 {
-		if err := r.setCap(o.Cap); err != nil {
+		if err := setCap(tb, o.Cap); err != nil {
 			return nil, err
 		}
 	}
@@ -118,10 +105,10 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 			}
 			var got [2]float64
 			for _, job := range ways {
-				if _, err := r.waitExclusive(ctx, in); err != nil {
+				if _, err := tb.waitExclusive(ctx, in); err != nil {
 					return nil, err
 				}
-				m, err := r.measureSides(ctx, in, job, job == &direct, o)
+				m, err := measureSides(ctx, tb, in, job, job == &direct, o)
 				if err != nil {
 					return nil, fmt.Errorf("%s pair %d (%s): %w", in.Name(), pair+1, map[bool]string{true: "harness", false: "direct"}[job == harness], err)
 				}
@@ -149,11 +136,11 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 // at least 256 KiB so GSO frames pass whole; queue: 20 ms more) — or, with
 // bps 0, deletes it, which puts back each link's default qdisc. tbf is
 // there where netem is not (this kernel has sch_tbf built in).
-func (r *runner) setCap(bps uint64) error {
+func setCap(tb *testbed, bps uint64) error {
 	rate := bps / 8
 	burst := uint32(max(rate/200, 256<<10))
 	for _, role := range []string{topology.Client, topology.Server} {
-		h, err := r.topo.Roles[role].NS.Netlink()
+		h, err := tb.topo().Roles[role].NS.Netlink()
 		if err != nil {
 			return fmt.Errorf("cap %s: %w", role, err)
 		}
@@ -181,15 +168,15 @@ func (r *runner) setCap(bps uint64) error {
 
 // measureSides measures one side of a pair: the direct side under
 // CapDirect when set, the path's own cap (Cap, or none) put back after.
-func (r *runner) measureSides(ctx context.Context, in instrument.Instrument, job *instrument.Job, direct bool, o SelfCheckOptions) (instrument.Measurement, error) {
+func measureSides(ctx context.Context, tb *testbed, in instrument.Instrument, job *instrument.Job, direct bool, o SelfCheckOptions) (instrument.Measurement, error) {
 	if !direct || o.CapDirect == 0 {
 		return instrument.MeasureBounded(ctx, in, job)
 	}
-	if err := r.setCap(o.CapDirect); err != nil {
+	if err := setCap(tb, o.CapDirect); err != nil {
 		return instrument.Measurement{}, err
 	}
 	m, err := instrument.MeasureBounded(ctx, in, job)
-	return m, errors.Join(err, r.setCap(o.Cap))
+	return m, errors.Join(err, setCap(tb, o.Cap))
 }
 
 // judgeParity computes the pairs' ratios and the verdict: pass when the

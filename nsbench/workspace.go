@@ -1,7 +1,6 @@
 package nsbench
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -27,7 +26,7 @@ const PrivateBase = "/tmp"
 func privateDir(prefix string) string { return filepath.Join(PrivateBase, prefix) }
 
 // cgroupDir is the run's cgroup, parent of one cgroup per role.
-func cgroupDir(root, prefix string) string { return filepath.Join(root, prefix) }
+func cgroupDir(root, prefix string) string { return role.NewTree(root, prefix).Dir() }
 
 // payload is the scp payload on its own tmpfs.
 type payload struct {
@@ -130,65 +129,6 @@ func checkSameDevice(dir string, dev uint64) error {
 	})
 }
 
-// roleCgroups creates one cgroup per role under the run's cgroup.
-//
-// Every process lives in a leaf, so that the memory controller can be
-// turned on where the host delegates it: <prefix>/<role>/base holds the
-// role's fixtures and tools, <prefix>/<role>/<transport> (transportCgroups)
-// a transport's own processes. A role's CPU is its directory's, children
-// included, as the reference counts it.
-func roleCgroups(root, prefix string, roles []string) (roleDirs, base map[string]*proc.Cgroup, err error) {
-	roleDirs, base = map[string]*proc.Cgroup{}, map[string]*proc.Cgroup{}
-	run, err := proc.NewCgroup(cgroupDir(root, prefix))
-	if err != nil {
-		return roleDirs, base, err
-	}
-	memory := run.EnableMemory()
-	for _, r := range roles {
-		dir, err := proc.NewCgroup(filepath.Join(run.Path, r))
-		if err != nil {
-			return roleDirs, base, err
-		}
-		roleDirs[r] = dir
-		if memory {
-			dir.EnableMemory()
-		}
-		if base[r], err = proc.NewCgroup(filepath.Join(dir.Path, "base")); err != nil {
-			return roleDirs, base, err
-		}
-	}
-	return roleDirs, base, nil
-}
-
-// transportCgroups creates a transport's leaf in every role.
-func transportCgroups(roleDirs map[string]*proc.Cgroup, transport string) (map[string]*proc.Cgroup, error) {
-	cgs := map[string]*proc.Cgroup{}
-	for role, dir := range roleDirs {
-		cg, err := proc.NewCgroup(filepath.Join(dir.Path, "t-"+transport))
-		if err != nil {
-			return cgs, err
-		}
-		cgs[role] = cg
-	}
-	return cgs, nil
-}
-
-// removeCgroups kills what is left in the run's cgroups and removes them.
-func removeCgroups(ctx context.Context, root, prefix string) error {
-	dir := cgroupDir(root, prefix)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("remove cgroups: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if e.IsDir() {
-			errs = append(errs, (&proc.Cgroup{Path: filepath.Join(dir, e.Name())}).Remove(ctx))
-		}
-	}
-	errs = append(errs, (&proc.Cgroup{Path: dir}).Remove(ctx))
-	return errors.Join(errs...)
-}
+// ownerFile in a run's private directory holds the harness's PID, so clean
+// can tell a live run from a dead one's leftovers.
+const ownerFile = "harness.pid"

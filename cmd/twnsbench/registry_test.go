@@ -75,9 +75,9 @@ func (tcpForward) About() string {
 }
 func (tcpForward) Check() error { return nil }
 
-func (t tcpForward) Up(ctx context.Context, env *transport.Testbed) (*transport.Path, error) {
-	client := env.Topo.Roles[topology.Client].NS
-	server := env.Topo.Spec.Addr(topology.Server)
+func (t tcpForward) Up(ctx context.Context, tb *transport.Testbed) (*transport.Path, error) {
+	client := tb.Topo.Roles[topology.Client].NS
+	server := tb.Topo.Spec.Addr(topology.Server)
 	f := &forwarder{ns: client}
 	// Every fixture service on a local port of its own; netperf's data
 	// port is pinned on both ends, so it maps to itself.

@@ -40,18 +40,18 @@ import (
 // MaybeRunForwarder.
 const ForwarderArg = "impair-forwarder"
 
-// ForwarderSpec is the forwarder's whole configuration, passed as JSON on
+// ForwarderConfig is the forwarder's whole configuration, passed as JSON on
 // its command line.
-type ForwarderSpec struct {
-	Control string     `json:"control"` // unix socket that serves Status
-	Ports   []PortSpec `json:"ports"`
+type ForwarderConfig struct {
+	Control string       `json:"control"` // unix socket that serves Status
+	Ports   []PortConfig `json:"ports"`
 	// RTPriority, when positive, runs the readers and releasers SCHED_FIFO
 	// at that priority.
 	RTPriority int `json:"rt_priority,omitempty"`
 }
 
-// PortSpec is one switch port and what happens to the frames it receives.
-type PortSpec struct {
+// PortConfig is one switch port and what happens to the frames it receives.
+type PortConfig struct {
 	Name     string  `json:"name"` // interface in the forwarder's namespace
 	Role     string  `json:"role"` // whose egress the port receives
 	Impaired bool    `json:"impaired"`
@@ -75,7 +75,7 @@ type Status struct {
 // PortStatus counts the frames received on one port (the role's egress).
 // Received = Forwarded + LossDrops + QueueDrops + Backlog.
 type PortStatus struct {
-	PortSpec
+	PortConfig
 	Received       uint64 `json:"received"`
 	ReceivedBytes  uint64 `json:"received_bytes"`
 	Forwarded      uint64 `json:"forwarded"`
@@ -124,11 +124,11 @@ func MaybeRunForwarder() {
 func ForwarderMain(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(ForwarderArg, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	specJSON := fs.String("spec", "", "the ForwarderSpec as JSON")
+	specJSON := fs.String("spec", "", "the ForwarderConfig as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var spec ForwarderSpec
+	var spec ForwarderConfig
 	if err := json.Unmarshal([]byte(*specJSON), &spec); err != nil {
 		return fmt.Errorf("decode --spec: %w", err)
 	}
@@ -136,7 +136,7 @@ func ForwarderMain(ctx context.Context, args []string, out io.Writer) error {
 }
 
 type fwdPort struct {
-	PortSpec
+	PortConfig
 	idx  int
 	fd   int
 	loss *lossGen   // nil: no loss
@@ -162,7 +162,7 @@ type forwarder struct {
 	sched atomic.Pointer[string] // the scheduling class the threads got
 }
 
-func runForwarder(ctx context.Context, spec ForwarderSpec, out io.Writer) (err error) {
+func runForwarder(ctx context.Context, spec ForwarderConfig, out io.Writer) (err error) {
 	if len(spec.Ports) < 2 {
 		return errors.New("need at least two ports")
 	}
@@ -179,7 +179,7 @@ func runForwarder(ctx context.Context, spec ForwarderSpec, out io.Writer) (err e
 		}
 	}()
 	for i, ps := range spec.Ports {
-		p := &fwdPort{PortSpec: ps, idx: i}
+		p := &fwdPort{PortConfig: ps, idx: i}
 		if p.fd, err = openPort(ps.Name); err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func (f *forwarder) status() Status {
 	}
 	for _, p := range f.ports {
 		ps := PortStatus{
-			PortSpec:       p.PortSpec,
+			PortConfig:     p.PortConfig,
 			Received:       p.received.Load(),
 			ReceivedBytes:  p.receivedBytes.Load(),
 			Forwarded:      p.forwarded.Load(),

@@ -126,11 +126,11 @@ func (u *Userspace) Set(ctx context.Context, c Condition) ([]Applied, error) {
 // spec is the forwarder's configuration for c. The impaired ports are
 // numbered in order for their loss streams, so the client's egress and
 // the server's draw independent sequences from one seed.
-func (u *Userspace) spec(c Condition) ForwarderSpec {
-	s := ForwarderSpec{Control: u.cfg.Control, RTPriority: u.cfg.RTPriority}
+func (u *Userspace) spec(c Condition) ForwarderConfig {
+	s := ForwarderConfig{Control: u.cfg.Control, RTPriority: u.cfg.RTPriority}
 	var stream uint64
 	for _, p := range u.cfg.Ports {
-		ps := PortSpec{Name: p.Name, Role: p.Role, Impaired: p.Impaired}
+		ps := PortConfig{Name: p.Name, Role: p.Role, Impaired: p.Impaired}
 		if p.Impaired {
 			ps.DelayNs = int64(c.OneWay())
 			ps.JitterNs = int64(c.Jitter)

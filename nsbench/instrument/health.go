@@ -19,29 +19,29 @@ const ProbeTimeout = 10 * time.Second
 // socket is not enough: the kernel accepts connections for a frozen
 // daemon. The exchanges are the smallest each protocol has: `ssh … true`,
 // an iperf3 test of 1 KiB, netperf TCP_RR of 5 one-byte transactions.
-func Answers(ctx context.Context, env *Job, svc transport.Service) error {
+func Answers(ctx context.Context, job *Job, svc transport.Service) error {
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
-	port := strconv.Itoa(env.Target.Port(svc))
+	port := strconv.Itoa(job.Target.Port(svc))
 	switch svc {
 	case transport.ServiceSSH:
-		return Exchange(ctx, env)
+		return Exchange(ctx, job)
 	case transport.ServiceIPerf3:
-		args := []string{"-c", env.Target.Host, "-p", port, "-n", "1K", "--connect-timeout", "3000"}
-		res, err := env.Run(ctx, "iperf3", args...)
-		if err != nil && strings.Contains(string(res.Stdout)+string(res.Stderr), "server is busy") && env.ServerIdle != nil {
+		args := []string{"-c", job.Target.Host, "-p", port, "-n", "1K", "--connect-timeout", "3000"}
+		res, err := job.Run(ctx, "iperf3", args...)
+		if err != nil && strings.Contains(string(res.Stdout)+string(res.Stderr), "server is busy") && job.ServerIdle != nil {
 			// The failed sample's own test may still be closing.
-			if _, werr := env.ServerIdle(ctx, transport.IPerf3Port); werr != nil {
+			if _, werr := job.ServerIdle(ctx, transport.IPerf3Port); werr != nil {
 				return fmt.Errorf("iperf3: %w", werr)
 			}
-			res, err = env.Run(ctx, "iperf3", args...)
+			res, err = job.Run(ctx, "iperf3", args...)
 		}
 		if err != nil {
 			return fmt.Errorf("iperf3: %w: %s", err, parseFirstLine(append(res.Stderr, res.Stdout...)))
 		}
 		return nil
 	case transport.ServiceNetperf, transport.ServiceNetperfData:
-		res, err := env.Run(ctx, "netperf", "-H", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceNetperf)),
+		res, err := job.Run(ctx, "netperf", "-H", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceNetperf)),
 			"-t", "TCP_RR", "-l", "-5", "-P", "0", "--", "-r", "1,1")
 		if err != nil {
 			return fmt.Errorf("netperf: %w: %s", err, parseFirstLine(res.Stderr))

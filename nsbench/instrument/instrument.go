@@ -33,11 +33,11 @@ type Instrument interface {
 	// Measure runs the tool once and returns its measurement. A tool error
 	// comes back with the tool's own message. The orchestrator bounds it
 	// by Budget's deadline: ctx ends then, and the tool with it.
-	Measure(ctx context.Context, env *Job) (Measurement, error)
+	Measure(ctx context.Context, job *Job) (Measurement, error)
 	// Budget is how long a healthy sample takes, from what it was asked
 	// to do: the orchestrator kills a sample that outlasts it by
 	// Allowance.
-	Budget(env *Job) Budget
+	Budget(job *Job) Budget
 }
 
 // Allowance is what a sample may take beyond its planned time before it
@@ -235,10 +235,30 @@ func Declarations(ins []Instrument, ready bool) []results.Instrument {
 	return out
 }
 
+// registered are the instruments added through Register, after the
+// built-in ones.
+var registered []Instrument
+
+// Register adds an instrument defined outside this package: it can be
+// named in --instruments (after the built-in ones in run order) and runs
+// like them; a run without --instruments measures the built-in ones only.
+// Call it from an init function.
+func Register(in Instrument) {
+	for _, known := range append(All(), registered...) {
+		if known.Name() == in.Name() {
+			panic("instrument " + in.Name() + " registered twice")
+		}
+	}
+	registered = append(registered, in)
+}
+
+// known is every instrument, built-in and registered, in run order.
+func known() []Instrument { return append(All(), registered...) }
+
 // Names lists every selectable instrument name, Ready included.
 func Names() []string {
 	var names []string
-	for _, in := range All() {
+	for _, in := range known() {
 		names = append(names, in.Name())
 	}
 	return append(names, Ready)
@@ -260,7 +280,7 @@ func Select(names []string) (ins []Instrument, ready bool, err error) {
 		}
 		want[n] = true
 	}
-	for _, in := range All() {
+	for _, in := range known() {
 		if want[in.Name()] {
 			ins = append(ins, in)
 		}

@@ -35,8 +35,8 @@ func (IPerf3) Needs() Needs {
 		Exclusive: []transport.Service{transport.ServiceIPerf3}}
 }
 
-func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
-	r, res, err := runIperf3(ctx, env, i.Args(env), parseIperf3)
+func (i IPerf3) Measure(ctx context.Context, job *Job) (Measurement, error) {
+	r, res, err := runIperf3(ctx, job, i.Args(job), parseIperf3)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -61,12 +61,12 @@ func (i IPerf3) Measure(ctx context.Context, env *Job) (Measurement, error) {
 }
 
 // Budget is the test's duration.
-func (IPerf3) Budget(env *Job) Budget { return timeBound(env.Duration) }
+func (IPerf3) Budget(job *Job) Budget { return timeBound(job.Duration) }
 
 // Args is the tool's command line after the program name.
-func (i IPerf3) Args(env *Job) []string {
-	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),
-		"-R", "-t", seconds(env.Duration), "-P", itoa(i.Streams), "-J"}
+func (i IPerf3) Args(job *Job) []string {
+	return []string{"-c", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceIPerf3)),
+		"-R", "-t", seconds(job.Duration), "-P", itoa(i.Streams), "-J"}
 }
 
 // iperf3Run is one iperf3 client run and how long it waited for the
@@ -91,24 +91,24 @@ func (r iperf3Run) extra() map[string]float64 {
 // waited for an idle server before the meters started; a server that still
 // answers busy (a warm-up follows the previous test without that wait) is
 // waited for and asked once more, not failed.
-func runIperf3[T any](ctx context.Context, env *Job, args []string, parse func([]byte) (T, error)) (T, iperf3Run, error) {
+func runIperf3[T any](ctx context.Context, job *Job, args []string, parse func([]byte) (T, error)) (T, iperf3Run, error) {
 	var run iperf3Run
-	r, res, err := runIperf3Once(ctx, env, args, parse)
+	r, res, err := runIperf3Once(ctx, job, args, parse)
 	run.Result = res
-	if err == nil || env.ServerIdle == nil || !strings.Contains(err.Error(), "server is busy") {
+	if err == nil || job.ServerIdle == nil || !strings.Contains(err.Error(), "server is busy") {
 		return r, run, err
 	}
-	waited, werr := env.ServerIdle(ctx, transport.IPerf3Port)
+	waited, werr := job.ServerIdle(ctx, transport.IPerf3Port)
 	run.idleWait = waited
 	if werr != nil {
 		return r, run, fmt.Errorf("%w; then %v", err, werr)
 	}
-	r, run.Result, err = runIperf3Once(ctx, env, args, parse)
+	r, run.Result, err = runIperf3Once(ctx, job, args, parse)
 	return r, run, err
 }
 
-func runIperf3Once[T any](ctx context.Context, env *Job, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {
-	res, err := env.Run(ctx, "iperf3", args...)
+func runIperf3Once[T any](ctx context.Context, job *Job, args []string, parse func([]byte) (T, error)) (T, proc.Result, error) {
+	res, err := job.Run(ctx, "iperf3", args...)
 	r, perr := parse(res.Stdout)
 	if perr != nil {
 		if err != nil {

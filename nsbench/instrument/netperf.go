@@ -31,8 +31,8 @@ func (TCPRR) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceNetperf, transport.ServiceNetperfData}, Carries: transport.CarriesTCP}
 }
 
-func (r TCPRR) Measure(ctx context.Context, env *Job) (Measurement, error) {
-	res, err := env.Run(ctx, "netperf", r.Args(env)...)
+func (r TCPRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
+	res, err := job.Run(ctx, "netperf", r.Args(job)...)
 	rr, perr := parseNetperfRR(res.Stdout)
 	if perr != nil {
 		return Measurement{}, perr
@@ -55,12 +55,12 @@ func (r TCPRR) Measure(ctx context.Context, env *Job) (Measurement, error) {
 }
 
 // Budget is the test's duration.
-func (TCPRR) Budget(env *Job) Budget { return timeBound(env.Duration) }
+func (TCPRR) Budget(job *Job) Budget { return timeBound(job.Duration) }
 
 // Args is the tool's command line after the program name.
-func (TCPRR) Args(env *Job) []string {
-	return []string{"-H", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceNetperf)),
-		"-t", "TCP_RR", "-l", seconds(env.Duration), "-P", "0", "--",
-		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(env.Target.Port(transport.ServiceNetperfData)),
+func (TCPRR) Args(job *Job) []string {
+	return []string{"-H", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceNetperf)),
+		"-t", "TCP_RR", "-l", seconds(job.Duration), "-P", "0", "--",
+		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(job.Target.Port(transport.ServiceNetperfData)),
 		"-o", "THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY"}
 }

@@ -34,8 +34,8 @@ func (Ping) Metrics() []results.Metric {
 // figure).
 func (Ping) Needs() Needs { return Needs{Carries: transport.CarriesICMP} }
 
-func (p Ping) Measure(ctx context.Context, env *Job) (Measurement, error) {
-	res, err := env.Run(ctx, "ping", p.Args(env)...)
+func (p Ping) Measure(ctx context.Context, job *Job) (Measurement, error) {
+	res, err := job.Run(ctx, "ping", p.Args(job)...)
 	r, perr := parsePing(res.Stdout)
 	if perr != nil {
 		if err != nil {
@@ -72,7 +72,7 @@ func (p Ping) count() int {
 }
 
 // Args is the tool's command line after the program name.
-func (p Ping) Args(env *Job) []string {
+func (p Ping) Args(job *Job) []string {
 	n := p.count()
-	return []string{"-q", "-n", "-c", strconv.Itoa(n), "-i", "0.01", "-W", "2", env.Target.Host}
+	return []string{"-q", "-n", "-c", strconv.Itoa(n), "-i", "0.01", "-W", "2", job.Target.Host}
 }

@@ -73,9 +73,9 @@ func (RRUL) Needs() Needs {
 }
 
 // Args is iperf3's command line after the program name.
-func (RRUL) Args(env *Job) []string {
-	return []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),
-		"--bidir", "-t", seconds(env.Duration), "-P", itoa(rrulStreams), "-J"}
+func (RRUL) Args(job *Job) []string {
+	return []string{"-c", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceIPerf3)),
+		"--bidir", "-t", seconds(job.Duration), "-P", itoa(rrulStreams), "-J"}
 }
 
 // latencyProbe is a tool that reads the path's round trip every 100 ms.
@@ -132,8 +132,8 @@ func probeFor(t transport.Target) latencyProbe {
 }
 
 // run runs the probe for d and returns its readings.
-func (p latencyProbe) run(ctx context.Context, env *Job, d time.Duration) ([]probeRTT, int, error) {
-	res, err := env.Run(ctx, p.tool, p.args(env.Target, d)...)
+func (p latencyProbe) run(ctx context.Context, job *Job, d time.Duration) ([]probeRTT, int, error) {
+	res, err := job.Run(ctx, p.tool, p.args(job.Target, d)...)
 	ps, sent, perr := p.parse(res.Stdout)
 	if perr != nil {
 		if err != nil {
@@ -149,17 +149,17 @@ func (p latencyProbe) run(ctx context.Context, env *Job, d time.Duration) ([]pro
 }
 
 // Budget is the idle probe, then the loaded test and the probe's slack.
-func (RRUL) Budget(env *Job) Budget {
-	idle := min(env.Duration, rrulIdleMax)
-	d := idle + env.Duration + rrulSlack
-	return Budget{Planned: d, Basis: "its " + fmtSeconds(idle) + " idle probe and " + fmtSeconds(env.Duration) + " loaded test (" + fmtSeconds(d) + ")"}
+func (RRUL) Budget(job *Job) Budget {
+	idle := min(job.Duration, rrulIdleMax)
+	d := idle + job.Duration + rrulSlack
+	return Budget{Planned: d, Basis: "its " + fmtSeconds(idle) + " idle probe and " + fmtSeconds(job.Duration) + " loaded test (" + fmtSeconds(d) + ")"}
 }
 
-func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
-	probe := probeFor(env.Target)
+func (r RRUL) Measure(ctx context.Context, job *Job) (Measurement, error) {
+	probe := probeFor(job.Target)
 	start := time.Now()
-	idleFor := min(env.Duration, rrulIdleMax)
-	idle, _, err := probe.run(ctx, env, idleFor)
+	idleFor := min(job.Duration, rrulIdleMax)
+	idle, _, err := probe.run(ctx, job, idleFor)
 	if err != nil {
 		return Measurement{}, fmt.Errorf("idle latency: %w", err)
 	}
@@ -178,10 +178,10 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		loaded, sent, probeErr = probe.run(probeCtx, env, env.Duration+rrulSlack)
+		loaded, sent, probeErr = probe.run(probeCtx, job, job.Duration+rrulSlack)
 		probeStop = time.Now()
 	}()
-	load, run, err := runIperf3(ctx, env, r.Args(env), parseIperf3Bidir)
+	load, run, err := runIperf3(ctx, job, r.Args(job), parseIperf3Bidir)
 	loadEnd := time.Now()
 	if err != nil {
 		cancelProbe() // the probe's readings are of no use without the load
@@ -196,7 +196,7 @@ func (r RRUL) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	}
 	return rrulMeasurement(rrulRun{
 		probe: probe, idle: idle, loaded: loaded, sent: sent, load: load, iperf3: run,
-		start: start, loadStart: loadStart, loadEnd: loadEnd, probeStop: probeStop, done: done, duration: env.Duration,
+		start: start, loadStart: loadStart, loadEnd: loadEnd, probeStop: probeStop, done: done, duration: job.Duration,
 	})
 }
 

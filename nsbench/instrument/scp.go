@@ -75,9 +75,9 @@ func (Scp) Needs() Needs {
 	return Needs{Services: []transport.Service{transport.ServiceSSH}, Carries: transport.CarriesTCP}
 }
 
-func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
-	argv := copyCommand(env.SSH, env.Target, env.Payload, true)
-	res, err := env.Run(ctx, argv[0], argv[1:]...)
+func (s Scp) Measure(ctx context.Context, job *Job) (Measurement, error) {
+	argv := copyCommand(job.SSH, job.Target, job.Payload, true)
+	res, err := job.Run(ctx, argv[0], argv[1:]...)
 	if err := classifyScpError(res.Stderr, err); err != nil {
 		return Measurement{}, err
 	}
@@ -90,11 +90,11 @@ func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
 		return Measurement{}, fmt.Errorf("scp: no transfer time measured (wall %v, copy requested at %v)", res.Wall, connect)
 	}
 	return Measurement{
-		Value:        float64(env.PayloadBytes) / transfer.Seconds() / 1e6,
+		Value:        float64(job.PayloadBytes) / transfer.Seconds() / 1e6,
 		Unit:         "MB/s",
 		WallSec:      res.Wall.Seconds(),
-		PayloadBytes: ptr(env.PayloadBytes),
-		MovedBytes:   env.PayloadBytes,
+		PayloadBytes: ptr(job.PayloadBytes),
+		MovedBytes:   job.PayloadBytes,
 		Extra:        map[string]float64{results.ScpConnectSec: connect.Seconds(), results.ScpTransferSec: transfer.Seconds()},
 	}, nil
 }
@@ -102,13 +102,13 @@ func (s Scp) Measure(ctx context.Context, env *Job) (Measurement, error) {
 // Budget is the payload at half the slowest rate the path has shown (or
 // at ScpFloorRate before it has shown one): a copy that slows down by
 // half is still measured, a frozen one is not waited for longer.
-func (Scp) Budget(env *Job) Budget {
-	rate, basis := env.ExpectedRate/2, "half the slowest rate this path has shown"
+func (Scp) Budget(job *Job) Budget {
+	rate, basis := job.ExpectedRate/2, "half the slowest rate this path has shown"
 	if rate <= 0 {
 		rate, basis = ScpFloorRate, "the floor rate"
 	}
-	d := time.Duration(float64(env.PayloadBytes) / rate * float64(time.Second))
-	return Budget{Planned: d, Basis: fmt.Sprintf("%s at %.2g MB/s, %s (%s)", formatBytes(env.PayloadBytes), rate/1e6, basis, fmtSeconds(d))}
+	d := time.Duration(float64(job.PayloadBytes) / rate * float64(time.Second))
+	return Budget{Planned: d, Basis: fmt.Sprintf("%s at %.2g MB/s, %s (%s)", formatBytes(job.PayloadBytes), rate/1e6, basis, fmtSeconds(d))}
 }
 
 // formatBytes writes n in MiB or GiB.
@@ -165,13 +165,13 @@ func OptionsString() string {
 
 // DetectForm tries each scp form once with a small file and returns the
 // first that works, with every failure when none does.
-func DetectForm(ctx context.Context, env *Job, probe string) (string, error) {
+func DetectForm(ctx context.Context, job *Job, probe string) (string, error) {
 	var errs []error
 	for _, form := range []string{FormSCP, FormSCPLegacy, FormSSHCat} {
-		c := env.SSH
+		c := job.SSH
 		c.Form = form
-		argv := CopyCommand(c, env.Target, probe)
-		res, err := env.Run(ctx, argv[0], argv[1:]...)
+		argv := CopyCommand(c, job.Target, probe)
+		res, err := job.Run(ctx, argv[0], argv[1:]...)
 		if err = classifyScpError(res.Stderr, err); err == nil {
 			return form, nil
 		}
@@ -187,11 +187,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // Exchange runs one SSH exchange (`ssh … true`) to the target: the first
 // end-to-end exchange that makes a path ready.
-func Exchange(ctx context.Context, env *Job) error {
+func Exchange(ctx context.Context, job *Job) error {
 	argv := append([]string{"ssh"}, ScpOptions...)
-	argv = append(argv, "-o", "ConnectTimeout=10", "-i", env.SSH.KeyPath, "-p", strconv.Itoa(env.Target.Port(transport.ServiceSSH)),
-		env.SSH.User+"@"+env.Target.Host, "true")
-	res, err := env.Run(ctx, argv[0], argv[1:]...)
+	argv = append(argv, "-o", "ConnectTimeout=10", "-i", job.SSH.KeyPath, "-p", strconv.Itoa(job.Target.Port(transport.ServiceSSH)),
+		job.SSH.User+"@"+job.Target.Host, "true")
+	res, err := job.Run(ctx, argv[0], argv[1:]...)
 	if err != nil {
 		return fmt.Errorf("ssh: %w: %s", err, parseFirstLine(res.Stderr))
 	}

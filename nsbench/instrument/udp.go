@@ -39,15 +39,15 @@ func (UDPRate) Needs() Needs {
 		Exclusive: []transport.Service{transport.ServiceIPerf3}}
 }
 
-func (u UDPRate) Measure(ctx context.Context, env *Job) (Measurement, error) {
+func (u UDPRate) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	var before uint64
-	if env.UDPRcvbufErrors != nil {
+	if job.UDPRcvbufErrors != nil {
 		var err error
-		if before, err = env.UDPRcvbufErrors(); err != nil {
+		if before, err = job.UDPRcvbufErrors(); err != nil {
 			return Measurement{}, err
 		}
 	}
-	r, res, err := runIperf3(ctx, env, u.Args(env), parseIperf3UDP)
+	r, res, err := runIperf3(ctx, job, u.Args(job), parseIperf3UDP)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -74,11 +74,11 @@ func (u UDPRate) Measure(ctx context.Context, env *Job) (Measurement, error) {
 	} {
 		m.Extra[k] = v
 	}
-	if env.SocketBuffer > 0 {
-		m.Extra["socket_buffer_bytes"] = float64(env.SocketBuffer)
+	if job.SocketBuffer > 0 {
+		m.Extra["socket_buffer_bytes"] = float64(job.SocketBuffer)
 	}
-	if env.UDPRcvbufErrors != nil {
-		after, err := env.UDPRcvbufErrors()
+	if job.UDPRcvbufErrors != nil {
+		after, err := job.UDPRcvbufErrors()
 		if err != nil {
 			return Measurement{}, err
 		}
@@ -98,17 +98,17 @@ func lossPct(lost, sent int64) float64 {
 // ends' socket buffers to env.SocketBuffer: iperf3 fails ("socket buffer
 // size not set correctly") when asked for more than net.core.rmem_max and
 // wmem_max allow, and Debian's stock kernel allows only 208 KiB.
-func (UDPRate) Args(env *Job) []string {
-	args := []string{"-c", env.Target.Host, "-p", strconv.Itoa(env.Target.Port(transport.ServiceIPerf3)),
+func (UDPRate) Args(job *Job) []string {
+	args := []string{"-c", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceIPerf3)),
 		"-u", "-l", "200", "-b", "0"}
-	if env.SocketBuffer > 0 {
-		args = append(args, "-w", strconv.Itoa(env.SocketBuffer))
+	if job.SocketBuffer > 0 {
+		args = append(args, "-w", strconv.Itoa(job.SocketBuffer))
 	}
-	return append(args, "-R", "-t", seconds(env.Duration), "-J")
+	return append(args, "-R", "-t", seconds(job.Duration), "-J")
 }
 
 // Budget is the test's duration.
-func (UDPRate) Budget(env *Job) Budget { return timeBound(env.Duration) }
+func (UDPRate) Budget(job *Job) Budget { return timeBound(job.Duration) }
 
 // MaxUDPBuffer is the socket buffer the packet-rate test asks for when the
 // kernel allows it.

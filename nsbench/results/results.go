@@ -225,16 +225,7 @@ func (d *Document) RecordFacts(transport string, facts map[string]string) {
 		}
 	}
 	for k, v := range facts {
-		var field *string
-		switch k {
-		case "tw":
-			field = &d.Env.TW
-		case "wireguard":
-			field = &d.Env.WireGuard
-		case "relay":
-			field = &d.Env.Relay
-		}
-		if field != nil && *field == "" {
+		if field := referenceEnvField(&d.Env, k); field != nil && *field == "" {
 			*field = v
 		}
 	}

@@ -61,8 +61,8 @@ type fixtureProc struct {
 // StartFixtures writes sshd's configuration and keys into env.Dir/ssh and
 // starts sshd, iperf3 and netserver in the server role, each waited for
 // on its port. On failure it stops what it started.
-func StartFixtures(ctx context.Context, env *Testbed) (f *Fixtures, err error) {
-	dir := filepath.Join(env.Dir, "ssh")
+func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
+	dir := filepath.Join(tb.Dir, "ssh")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server fixtures: %w", err)
 	}
@@ -99,22 +99,22 @@ func StartFixtures(ctx context.Context, env *Testbed) (f *Fixtures, err error) {
 	if err != nil {
 		return f, fmt.Errorf("server fixtures: %w (install openssh-server)", err)
 	}
-	server := env.Topo.Spec.Addr(topology.Server).String()
-	spec := env.Spec(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
+	server := tb.Topo.Spec.Addr(topology.Server).String()
+	spec := tb.Spec(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
-	if err := f.start(ctx, env, fixtureProc{key: "server / sshd", spec: spec,
+	if err := f.start(ctx, tb, fixtureProc{key: "server / sshd", spec: spec,
 		addr: listenAddr(server, SSHPort), services: []Service{ServiceSSH}}); err != nil {
 		return f, err
 	}
-	if err := f.start(ctx, env, fixtureProc{key: "server / iperf3",
-		spec: env.Spec(topology.Server, "iperf3", "iperf3", "-s", "-p", strconv.Itoa(IPerf3Port)),
+	if err := f.start(ctx, tb, fixtureProc{key: "server / iperf3",
+		spec: tb.Spec(topology.Server, "iperf3", "iperf3", "-s", "-p", strconv.Itoa(IPerf3Port)),
 		addr: listenAddr(server, IPerf3Port), services: []Service{ServiceIPerf3}}); err != nil {
 		return f, err
 	}
 	// -D keeps netserver in the foreground as our child (a daemonized one
 	// becomes a zombie of PID 1 and loses its PID).
-	if err := f.start(ctx, env, fixtureProc{key: "server / netserver",
-		spec: env.Spec(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
+	if err := f.start(ctx, tb, fixtureProc{key: "server / netserver",
+		spec: tb.Spec(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
 		addr: listenAddr(server, NetperfPort), services: []Service{ServiceNetperf, ServiceNetperfData}}); err != nil {
 		return f, err
 	}
@@ -123,8 +123,8 @@ func StartFixtures(ctx context.Context, env *Testbed) (f *Fixtures, err error) {
 
 func listenAddr(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
-func (f *Fixtures) start(ctx context.Context, env *Testbed, fp fixtureProc) error {
-	p, err := env.Start(ctx, topology.Server, fp.spec, fp.addr)
+func (f *Fixtures) start(ctx context.Context, tb *Testbed, fp fixtureProc) error {
+	p, err := tb.Start(ctx, topology.Server, fp.spec, fp.addr)
 	if err != nil {
 		return fmt.Errorf("server fixtures: %w", err)
 	}
@@ -146,7 +146,7 @@ func (f *Fixtures) Serving(svc Service) string {
 // Restart stops the daemon that serves svc (its whole process group, a
 // frozen one by SIGKILL after the grace) and starts it again, waited for
 // on its port: a fixture that stopped answering costs one sample.
-func (f *Fixtures) Restart(ctx context.Context, env *Testbed, svc Service) error {
+func (f *Fixtures) Restart(ctx context.Context, tb *Testbed, svc Service) error {
 	for i := range f.procs {
 		fp := &f.procs[i]
 		if !slices.Contains(fp.services, svc) {
@@ -155,7 +155,7 @@ func (f *Fixtures) Restart(ctx context.Context, env *Testbed, svc Service) error
 		if err := fp.p.Stop(stopGrace); err != nil {
 			return fmt.Errorf("%s: restart: %w", fp.key, err)
 		}
-		p, err := env.Start(ctx, topology.Server, fp.spec, fp.addr)
+		p, err := tb.Start(ctx, topology.Server, fp.spec, fp.addr)
 		if err != nil {
 			return fmt.Errorf("%s: restart: %w", fp.key, err)
 		}

@@ -34,8 +34,8 @@ type IPsec struct {
 
 // Tunnel mode's inner addresses: the policies' selectors.
 var (
-	ipsecServer = netip.MustParseAddr("10.92.0.1")
-	ipsecClient = netip.MustParseAddr("10.92.0.2")
+	ipsecServer = innerAddr("ipsec, ipsec-tunnel", 1)
+	ipsecClient = innerAddr("ipsec, ipsec-tunnel", 2)
 )
 
 const (
@@ -285,20 +285,20 @@ func espVerdict(a espAlgo, listErr, algoErr, espErr error) (reason, fix string) 
 	return fmt.Sprintf("the kernel refused an ESP SA with %s: %v", a.name(), algoErr), ""
 }
 
-func (t *IPsec) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *IPsec) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ipsecReady)
 	defer cancel()
 	a, ok := espAlgos[t.variant]
 	if !ok {
 		return nil, fmt.Errorf("ipsec: unknown variant %q", t.variant)
 	}
-	u := &ipsecUp{env: env}
+	u := &ipsecUp{tb: tb}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
 		}
 	}()
-	outer := map[string]netip.Addr{topology.Client: env.Topo.Spec.Addr(topology.Client), topology.Server: env.Topo.Spec.Addr(topology.Server)}
+	outer := map[string]netip.Addr{topology.Client: tb.Topo.Spec.Addr(topology.Client), topology.Server: tb.Topo.Spec.Addr(topology.Server)}
 	// What the policies select: the roles' own addresses in transport
 	// mode, the inner ones in tunnel mode.
 	sel := outer
@@ -334,7 +334,7 @@ func (t *IPsec) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 			}
 		}
 		u.xfrm = append(u.xfrm, role)
-		err := env.Topo.Roles[role].NS.Do(func() error {
+		err := tb.Topo.Roles[role].NS.Do(func() error {
 			for _, s := range sas {
 				if err := netlink.XfrmStateAdd(a.state(outer[s.from], outer[s.to], s.spi, t.mode(), s.keys)); err != nil {
 					return fmt.Errorf("add SA %s → %s (spi %#x): %w", s.from, s.to, s.spi, err)
@@ -371,7 +371,7 @@ func (t *IPsec) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 	want := describe(*a.state(outer[topology.Client], outer[topology.Server], 1, t.mode(), sas[0].keys))
 	var held string
 	for _, role := range []string{topology.Server, topology.Client} {
-		states, err := xfrmStates(env.Topo.Roles[role].NS)
+		states, err := xfrmStates(tb.Topo.Roles[role].NS)
 		if err != nil {
 			return nil, fmt.Errorf("ipsec: %s: %w", role, err)
 		}
@@ -385,7 +385,7 @@ func (t *IPsec) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 			}
 		}
 	}
-	cli := env.Topo.Roles[topology.Client].NS
+	cli := tb.Topo.Roles[topology.Client].NS
 	carried := espBytes(cli)
 	host := sel[topology.Server].String()
 	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
@@ -398,8 +398,8 @@ func (t *IPsec) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 		return nil, fmt.Errorf("ipsec: the client's SAs carried %d bytes of the SSH handshake (%v): the traffic bypassed ESP", n, err)
 	}
 	label := fmt.Sprintf("SSH over IPsec (manual SAs, %s, %s, %d SAs per side)", t.mode(), held, len(sas))
-	if env.Logf != nil {
-		env.Logf("%s: SPIs %#x (client → server), %#x (server → client)", label, sas[0].spi, sas[1].spi)
+	if tb.Logf != nil {
+		tb.Logf("%s: SPIs %#x (client → server), %#x (server → client)", label, sas[0].spi, sas[1].spi)
 	}
 	return &Path{
 		Target: DirectTarget(host),
@@ -460,7 +460,7 @@ func espBytes(n *ns.NS) func() (int64, error) {
 }
 
 type ipsecUp struct {
-	env   *Testbed
+	tb    *Testbed
 	xfrm  []string // roles whose SAs and policies were (perhaps partly) added
 	inner []ipsecInner
 	once  sync.Once
@@ -481,7 +481,7 @@ type ipsecInner struct {
 // the client would send from its outer address, outside the selector,
 // and the traffic would go plain).
 func (u *ipsecUp) addInner(role string, inner, peerInner, peerOuter netip.Addr) error {
-	n := u.env.Topo.Roles[role].NS
+	n := u.tb.Topo.Roles[role].NS
 	if err := addLoopback(n, inner); err != nil {
 		return err
 	}
@@ -507,7 +507,7 @@ func (u *ipsecUp) close() error {
 	u.once.Do(func() {
 		var errs []error
 		for _, role := range u.xfrm {
-			err := u.env.Topo.Roles[role].NS.Do(func() error {
+			err := u.tb.Topo.Roles[role].NS.Do(func() error {
 				return errors.Join(netlink.XfrmPolicyFlush(), netlink.XfrmStateFlush(0))
 			})
 			if err != nil {
@@ -515,7 +515,7 @@ func (u *ipsecUp) close() error {
 			}
 		}
 		for _, in := range u.inner {
-			n := u.env.Topo.Roles[in.role].NS
+			n := u.tb.Topo.Roles[in.role].NS
 			var err error
 			if in.route != nil {
 				err = n.Do(func() error {

@@ -36,8 +36,8 @@ type Libreswan struct{ variant string }
 
 // Libreswan's inner addresses: the Child SA's traffic selectors.
 var (
-	lsServer = netip.MustParseAddr("10.91.0.1")
-	lsClient = netip.MustParseAddr("10.91.0.2")
+	lsServer = innerAddr("libreswan", 1)
+	lsClient = innerAddr("libreswan", 2)
 )
 
 const (
@@ -66,7 +66,7 @@ var lsESPAlgo = map[string]string{
 
 var libreswanSpec = Spec{
 	Name:     "libreswan",
-	Holds:    []string{ikePorts, "pluto 10.91.0.0/24"},
+	Holds:    []string{ikePorts, "pluto " + innerRange("libreswan").String()},
 	Summary:  "SSH over Libreswan IKEv2 (PSK, tunnel mode, one pluto per namespace) keying the kernel's ESP (a kernel with ESP; Libreswan unpacked privately by scripts/install-deps.sh)",
 	Variants: []string{"aes_gcm256", "aes128-sha1"},
 	Sets:     []string{"seed-002"},
@@ -150,7 +150,7 @@ func (t *Libreswan) Check() error {
 // xfrm=AES_GCM_16_256-NONE DPD=passive}`.
 var established = regexp.MustCompile(`established Child SA.*xfrm=([A-Z0-9_]+-[A-Z0-9_]+)`)
 
-func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, lsReady)
 	defer cancel()
 	a, ok := espAlgos[lsESPAlgo[t.variant]]
@@ -165,13 +165,13 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 	if _, err := rand.Read(psk); err != nil {
 		return nil, fmt.Errorf("libreswan: psk: %w", err)
 	}
-	u := &lsUp{env: env, progs: progs, logName: strings.ReplaceAll(t.Name(), ":", "-"), inner: &ipsecUp{env: env}}
+	u := &lsUp{tb: tb, progs: progs, logName: strings.ReplaceAll(t.Name(), ":", "-"), inner: &ipsecUp{tb: tb}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
 		}
 	}()
-	outer := func(role string) netip.Addr { return env.Topo.Spec.Addr(role) }
+	outer := func(role string) netip.Addr { return tb.Topo.Spec.Addr(role) }
 	// Both plutos start at once (each takes seconds to test its crypto
 	// and open NSS); the server is ready, listening, before the client
 	// initiates.
@@ -184,7 +184,7 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 		{topology.Client, topology.Server, lsClient, lsServer, &u.client},
 	}
 	for _, s := range sides {
-		c := lsConfig{dir: filepath.Join(env.Dir, u.logName, s.role), local: outer(s.role), remote: outer(s.peer),
+		c := lsConfig{dir: filepath.Join(tb.Dir, u.logName, s.role), local: outer(s.role), remote: outer(s.peer),
 			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk}
 		if err := c.write(); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: %w", s.role, err)
@@ -200,7 +200,7 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 		if err := u.inner.addInner(s.role, s.inner, s.peerInner, outer(s.peer)); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: inner address: %w", s.role, err)
 		}
-		spec := env.Spec(s.role, u.logName, progs.pluto, "--nofork", "--stderrlog",
+		spec := tb.Spec(s.role, u.logName, progs.pluto, "--nofork", "--stderrlog",
 			"--config", c.conf(), "--secretsfile", c.secrets(), "--ipsecdir", c.dir,
 			"--rundir", c.run(), "--nssdir", c.nss(), "--dumpdir", c.run(), "--no-dnssec")
 		spec.Mounts = append(spec.Mounts, progs.mounts()...)
@@ -212,7 +212,7 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 	for i, s := range sides {
 		c := u.conf[i]
 		if err := waitUnix(ctx, c.ctl(), *s.p); err != nil {
-			return nil, fmt.Errorf("libreswan: %s: pluto's control socket (log: %s): %w", s.role, filepath.Join(env.LogDir, s.role+"-"+u.logName+".log"), err)
+			return nil, fmt.Errorf("libreswan: %s: pluto's control socket (log: %s): %w", s.role, filepath.Join(tb.LogDir, s.role+"-"+u.logName+".log"), err)
 		}
 		// The connection, then --listen (pluto takes its interfaces and
 		// reads its secrets), each finished before the next step. pluto's
@@ -226,7 +226,7 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 			return nil, err
 		}
 	}
-	cli := env.Topo.Roles[topology.Client].NS
+	cli := tb.Topo.Roles[topology.Client].NS
 	out, err := u.run(ctx, topology.Client, progs.whack, "--ctlsocket", u.conf[1].ctl(), "--initiate", "--name", lsConn)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 	}
 	negotiated := m[1]
 	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(lsServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
-		return nil, fmt.Errorf("libreswan: sshd through the tunnel (log: %s): %w", filepath.Join(env.LogDir, "client-"+u.logName+".log"), err)
+		return nil, fmt.Errorf("libreswan: sshd through the tunnel (log: %s): %w", filepath.Join(tb.LogDir, "client-"+u.logName+".log"), err)
 	}
 	// What the kernel holds, read back: the label names it, and it must be
 	// the variant's transform, in tunnel mode, one SA per direction.
@@ -248,7 +248,7 @@ func (t *Libreswan) Up(ctx context.Context, env *Testbed) (path *Path, err error
 	want := describe(*a.state(lsClient, lsServer, 1, netlink.XFRM_MODE_TUNNEL, k))
 	var held string
 	for _, role := range []string{topology.Server, topology.Client} {
-		states, err := xfrmStates(env.Topo.Roles[role].NS)
+		states, err := xfrmStates(tb.Topo.Roles[role].NS)
 		if err != nil {
 			return nil, fmt.Errorf("libreswan: %s: %w", role, err)
 		}
@@ -381,7 +381,7 @@ conn %[1]s
 }
 
 type lsUp struct {
-	env            *Testbed
+	tb             *Testbed
 	progs          lsPrograms
 	logName        string // the plutos' logs: LogDir/<role>-<logName>.log
 	conf           []lsConfig
@@ -394,7 +394,7 @@ type lsUp struct {
 // run runs one program (certutil, addconn, whack) in role's namespace and
 // returns its output; a failure quotes it.
 func (u *lsUp) run(ctx context.Context, role, prog string, args ...string) (string, error) {
-	spec := u.env.Spec(role, u.logName+"-tools", append([]string{prog}, args...)...)
+	spec := u.tb.Spec(role, u.logName+"-tools", append([]string{prog}, args...)...)
 	res, err := proc.Run(ctx, spec)
 	out := string(res.Stdout) + string(res.Stderr)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,8 +31,8 @@ type OpenVPN struct {
 }
 
 var (
-	ovpnServer = netip.MustParseAddr("10.97.0.1")
-	ovpnClient = netip.MustParseAddr("10.97.0.2")
+	ovpnServer = innerAddr("openvpn-static, openvpn-tls", 1)
+	ovpnClient = innerAddr("openvpn-static, openvpn-tls", 2)
 )
 
 const (
@@ -44,7 +43,7 @@ const (
 
 var openVPNStaticSpec = Spec{
 	Name:     "openvpn-static",
-	Holds:    []string{"openvpn " + ovpnIface + ", 10.97.0.0/24, udp/1194"},
+	Holds:    []string{"openvpn " + ovpnIface + ", " + innerRange("openvpn-static, openvpn-tls").String() + ", udp/1194"},
 	Summary:  "SSH over OpenVPN 2.6 in static-key mode (UDP, AES-256-CBC + HMAC-SHA1)",
 	Variants: []string{"aes-256-cbc"},
 	Sets:     []string{"seed-002"},
@@ -53,7 +52,7 @@ var openVPNStaticSpec = Spec{
 
 var openVPNTLSSpec = Spec{
 	Name:     "openvpn-tls",
-	Holds:    []string{"openvpn " + ovpnIface + ", 10.97.0.0/24, udp/1194"},
+	Holds:    []string{"openvpn " + ovpnIface + ", " + innerRange("openvpn-static, openvpn-tls").String() + ", udp/1194"},
 	Summary:  "SSH over OpenVPN 2.6 in TLS mode (UDP, per-run EC certificates, the variant's data channel cipher)",
 	Variants: []string{"aes-256-gcm", "chacha20-poly1305", "aes-128-gcm"},
 	Sets:     []string{"seed-002"},
@@ -106,10 +105,10 @@ var (
 	ovpnHMACLine    = regexp.MustCompile(`(?:Data Channel Encrypt|Outgoing Static Key Encryption): Using \d+ bit message hash '([^']+)'`)
 )
 
-func (t *OpenVPN) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ovpnReady)
 	defer cancel()
-	dir := filepath.Join(env.Dir, t.spec().Name)
+	dir := filepath.Join(tb.Dir, t.spec().Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
@@ -131,18 +130,18 @@ func (t *OpenVPN) Up(ctx context.Context, env *Testbed) (path *Path, err error) 
 		"--verb", "4", // the data channel's cipher and HMAC are logged from 4 up
 		"--allow-compression", "no"}
 	logName := strings.ReplaceAll(t.Name(), ":", "-")
-	serverSpec := env.Spec(topology.Server, logName, append(append(common, server...),
+	serverSpec := tb.Spec(topology.Server, logName, append(append(common, server...),
 		"--lport", strconv.Itoa(ovpnPort), "--ifconfig", ovpnServer.String(), ovpnClient.String())...)
 	if u.server, err = proc.Start(serverSpec); err != nil {
 		return nil, err
 	}
-	clientSpec := env.Spec(topology.Client, logName, append(append(common, client...),
-		"--remote", env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ovpnPort), "--nobind",
+	clientSpec := tb.Spec(topology.Client, logName, append(append(common, client...),
+		"--remote", tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ovpnPort), "--nobind",
 		"--ifconfig", ovpnClient.String(), ovpnServer.String())...)
 	if u.client, err = proc.Start(clientSpec); err != nil {
 		return nil, err
 	}
-	cli := env.Topo.Roles[topology.Client].NS
+	cli := tb.Topo.Roles[topology.Client].NS
 	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(ovpnServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("openvpn: sshd through the tunnel (logs: %s, %s): %w", clientSpec.Log, serverSpec.Log, err)
 	}

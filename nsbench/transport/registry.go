@@ -52,6 +52,14 @@ type Spec struct {
 	// New builds the transport. An error is bad input: the run is refused
 	// before anything is created.
 	New func(c Config) (Transport, error)
+	// Leftovers, when set, lists what the transport's paths leave outside
+	// the run's namespaces, cgroups and private directory when the run
+	// dies (wireguard-go's control sockets), for names starting with
+	// prefix; CleanLeftovers removes those of the run named run, once its
+	// processes are dead, and says what it removed ("socket PATH"). `twnsbench clean`
+	// calls both for every registered transport.
+	Leftovers      func(prefix string) []string
+	CleanLeftovers func(run string) ([]string, error)
 }
 
 // Config is what a transport is built from.

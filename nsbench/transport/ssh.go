@@ -28,9 +28,9 @@ func (SSH) About() string {
 	return "is the ceiling: one OpenSSH connection straight from the server's namespace to the client's."
 }
 
-func (SSH) Up(ctx context.Context, env *Testbed) (*Path, error) {
+func (SSH) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	return &Path{
-		Target: DirectTarget(env.Topo.Spec.Addr(topology.Server).String()),
+		Target: DirectTarget(tb.Topo.Spec.Addr(topology.Server).String()),
 		Close:  func() error { return nil },
 	}, nil
 }

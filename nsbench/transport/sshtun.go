@@ -33,8 +33,8 @@ type SSHTun struct {
 
 // The tunnel's inner addresses and its sshd's port.
 var (
-	sshTunServer = netip.MustParseAddr("10.98.0.1")
-	sshTunClient = netip.MustParseAddr("10.98.0.2")
+	sshTunServer = innerAddr("ssh-tun", 1)
+	sshTunClient = innerAddr("ssh-tun", 2)
 )
 
 const (
@@ -85,10 +85,10 @@ func (t *SSHTun) Check() error {
 // kexLine is ssh -v's report of the negotiated data cipher.
 var kexLine = regexp.MustCompile(`kex: server->client cipher: (\S+) MAC: (\S+)`)
 
-func (t *SSHTun) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *SSHTun) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, sshTunReady)
 	defer cancel()
-	u := &sshTunUp{env: env, dir: filepath.Join(env.Dir, "ssh-tun"), logName: "ssh-tun-" + t.variant}
+	u := &sshTunUp{tb: tb, dir: filepath.Join(tb.Dir, "ssh-tun"), logName: "ssh-tun-" + t.variant}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -119,13 +119,13 @@ func (t *SSHTun) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 			{Key: "client / ssh -w", PID: u.client.PID()},
 			{Key: "server / sshd (tunnel)", PID: u.server.PID()},
 		},
-		Carried: LinkBytes(u.env.Topo.Roles[topology.Client].NS, sshTunIface),
+		Carried: LinkBytes(u.tb.Topo.Roles[topology.Client].NS, sshTunIface),
 		Close:   u.close,
 	}, nil
 }
 
 type sshTunUp struct {
-	env            *Testbed
+	tb             *Testbed
 	dir            string
 	logName        string // the client's log: LogDir/client-<logName>.log
 	server, client *proc.Process
@@ -137,7 +137,7 @@ type sshTunUp struct {
 // makes the server's tun device for the bench account.
 func (u *sshTunUp) startServer(ctx context.Context) error {
 	var err error
-	u.server, err = privateSSHD(ctx, u.env, u.dir, "sshd-tun", sshTunPort,
+	u.server, err = privateSSHD(ctx, u.tb, u.dir, "sshd-tun", sshTunPort,
 		"PermitTunnel point-to-point",
 		// The seed's "aes128-ctr" row also asks for this key exchange,
 		// which OpenSSH no longer offers by default.
@@ -154,7 +154,7 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 	// the unprivileged sshd session can attach to it, and already up: sshd
 	// brings a down one up itself, which needs CAP_NET_ADMIN ("open
 	// failed" without it).
-	srv := u.env.Topo.Roles[topology.Server].NS
+	srv := u.tb.Topo.Roles[topology.Server].NS
 	err = srv.Do(func() error {
 		if l, err := netlink.LinkByName(sshTunIface); err == nil {
 			netlink.LinkDel(l) // left by this run's previous condition
@@ -178,7 +178,7 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 // fixtures' authorized keys, a host key kept in dir across conditions,
 // port on every address, and extra configuration lines. name names its
 // log (LogDir/server-<name>.log). It returns once port accepts.
-func privateSSHD(ctx context.Context, env *Testbed, dir, name string, port int, extra ...string) (*proc.Process, error) {
+func privateSSHD(ctx context.Context, tb *Testbed, dir, name string, port int, extra ...string) (*proc.Process, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -198,7 +198,7 @@ func privateSSHD(ctx context.Context, env *Testbed, dir, name string, port int, 
 		"ListenAddress 0.0.0.0",
 		"HostKey " + hostKey,
 		"PidFile " + filepath.Join(dir, "sshd.pid"),
-		"AuthorizedKeysFile " + filepath.Join(env.Dir, "ssh", "authorized_keys"),
+		"AuthorizedKeysFile " + filepath.Join(tb.Dir, "ssh", "authorized_keys"),
 	}
 	lines = append(append(lines, extra...), account.SSHDLogins(BenchUser)...)
 	conf := filepath.Join(dir, "sshd_config")
@@ -209,10 +209,10 @@ func privateSSHD(ctx context.Context, env *Testbed, dir, name string, port int, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	spec := env.Spec(topology.Server, name, sshd, "-D", "-e", "-f", conf)
+	spec := tb.Spec(topology.Server, name, sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
-	addr := net.JoinHostPort(env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(port))
-	return env.Start(ctx, topology.Server, spec, addr)
+	addr := net.JoinHostPort(tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(port))
+	return tb.Start(ctx, topology.Server, spec, addr)
 }
 
 // startClient starts ssh -w in the client role and configures both ends
@@ -220,19 +220,19 @@ func privateSSHD(ctx context.Context, env *Testbed, dir, name string, port int, 
 // server's sshd through it.
 func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 	argv := []string{"ssh", "-v", "-N", "-w", "0:0", "-o", "Tunnel=point-to-point",
-		"-i", u.env.Fixtures.KeyPath, "-p", strconv.Itoa(sshTunPort),
+		"-i", u.tb.Fixtures.KeyPath, "-p", strconv.Itoa(sshTunPort),
 		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
 		"-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15"}
 	argv = append(argv, opts...)
-	argv = append(argv, BenchUser+"@"+u.env.Topo.Spec.Addr(topology.Server).String())
-	spec := u.env.Spec(topology.Client, u.logName, argv...)
+	argv = append(argv, BenchUser+"@"+u.tb.Topo.Spec.Addr(topology.Server).String())
+	spec := u.tb.Spec(topology.Client, u.logName, argv...)
 	p, err := proc.Start(spec)
 	if err != nil {
 		return err
 	}
 	u.client = p
-	cli := u.env.Topo.Roles[topology.Client].NS
-	srv := u.env.Topo.Roles[topology.Server].NS
+	cli := u.tb.Topo.Roles[topology.Client].NS
+	srv := u.tb.Topo.Roles[topology.Server].NS
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
 		err := cli.Do(func() error { _, err := netlink.LinkByName(sshTunIface); return err })
 		if err == nil {
@@ -271,7 +271,7 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 // negotiated reads the data cipher and MAC from ssh -v's log: what the
 // connection uses, not what was asked for.
 func (u *sshTunUp) negotiated() (cipher, mac string, err error) {
-	b, err := os.ReadFile(filepath.Join(u.env.LogDir, topology.Client+"-"+u.logName+".log"))
+	b, err := os.ReadFile(filepath.Join(u.tb.LogDir, topology.Client+"-"+u.logName+".log"))
 	if err != nil {
 		return "", "", fmt.Errorf("ssh-tun: negotiated cipher: %w", err)
 	}
@@ -286,7 +286,7 @@ func (u *sshTunUp) negotiated() (cipher, mac string, err error) {
 func (u *sshTunUp) close() error {
 	u.closeOnce.Do(func() {
 		err := stopAll(u.client, u.server)
-		if r, ok := u.env.Topo.Roles[topology.Server]; ok {
+		if r, ok := u.tb.Topo.Roles[topology.Server]; ok {
 			r.NS.Do(func() error {
 				if l, err := netlink.LinkByName(sshTunIface); err == nil {
 					return netlink.LinkDel(l)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +49,7 @@ type Sshuttle struct {
 // timing out: readiness is seen within milliseconds, not after a 500 ms
 // dial timeout that would inflate time to ready, and a tool whose
 // sshuttle died fails loudly instead of hanging.
-var sshuttleTarget = netip.MustParseAddr("10.94.0.1")
+var sshuttleTarget = innerAddr("sshuttle", 1)
 
 // sshuttleGuard is the client's nft table behind sshuttle's: a filter at
 // output priority 0 runs after sshuttle's nat redirect (priority -100), so
@@ -106,7 +105,7 @@ func (t *Sshuttle) Check() error {
 
 // Prepare reads sshuttle's version once, outside the time-to-ready window
 // (starting python takes a few hundred ms).
-func (t *Sshuttle) Prepare(ctx context.Context, env *Testbed) error {
+func (t *Sshuttle) Prepare(ctx context.Context, tb *Testbed) error {
 	bin, err := systemProgram("sshuttle")
 	if err != nil {
 		return fmt.Errorf("sshuttle: %w", err)
@@ -119,10 +118,10 @@ func (t *Sshuttle) Prepare(ctx context.Context, env *Testbed) error {
 	return nil
 }
 
-func (t *Sshuttle) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, sshuttleReady)
 	defer cancel()
-	u := &sshuttleUp{env: env, dir: filepath.Join(env.Dir, "sshuttle")}
+	u := &sshuttleUp{tb: tb, dir: filepath.Join(tb.Dir, "sshuttle")}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -131,7 +130,7 @@ func (t *Sshuttle) Up(ctx context.Context, env *Testbed) (path *Path, err error)
 	if err := u.addressing(ctx); err != nil {
 		return nil, err
 	}
-	if u.server, err = privateSSHD(ctx, env, u.dir, "sshd-sshuttle", sshuttleSSHPort); err != nil {
+	if u.server, err = privateSSHD(ctx, tb, u.dir, "sshd-sshuttle", sshuttleSSHPort); err != nil {
 		return nil, fmt.Errorf("sshuttle: %w", err)
 	}
 	bin, err := systemProgram("sshuttle")
@@ -139,13 +138,13 @@ func (t *Sshuttle) Up(ctx context.Context, env *Testbed) (path *Path, err error)
 		return nil, fmt.Errorf("sshuttle: %w", err)
 	}
 	// -v on ssh: its key exchange report (kexLine) reaches sshuttle's log.
-	sshCmd := strings.Join([]string{"ssh", "-v", "-i", env.Fixtures.KeyPath,
+	sshCmd := strings.Join([]string{"ssh", "-v", "-i", tb.Fixtures.KeyPath,
 		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
 		"-o", "ServerAliveInterval=15"}, " ")
 	// sshuttle's other defaults stay, as the seed ran it: latency control
 	// on (it caps throughput under WAN RTT), IPv6 rules added too.
-	spec := env.Spec(topology.Client, "sshuttle", bin, "--method", "nft",
-		"-r", BenchUser+"@"+net.JoinHostPort(env.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(sshuttleSSHPort)),
+	spec := tb.Spec(topology.Client, "sshuttle", bin, "--method", "nft",
+		"-r", BenchUser+"@"+net.JoinHostPort(tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(sshuttleSSHPort)),
 		"-e", sshCmd, sshuttleTarget.String()+"/32")
 	// No READY=1 to a systemd unit the harness may run under.
 	spec.Env = append(spec.Env, "NOTIFY_SOCKET=")
@@ -157,7 +156,7 @@ func (t *Sshuttle) Up(ctx context.Context, env *Testbed) (path *Path, err error)
 	// logs "Connected to server." before its firewall helper adds the
 	// rule, and without the rule this connect is refused (see
 	// sshuttleTarget), so success means the rule is in place.
-	cli := env.Topo.Roles[topology.Client].NS
+	cli := tb.Topo.Roles[topology.Client].NS
 	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(sshuttleTarget.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("sshuttle: sshd through sshuttle (log: %s): %w", spec.Log, err)
 	}
@@ -184,7 +183,7 @@ func (t *Sshuttle) Up(ctx context.Context, env *Testbed) (path *Path, err error)
 }
 
 type sshuttleUp struct {
-	env                *Testbed
+	tb                 *Testbed
 	dir                string
 	client, server     *proc.Process
 	addr, route, guard bool // what addressing added, for close
@@ -195,11 +194,11 @@ type sshuttleUp struct {
 // addressing puts sshuttleTarget on the server's loopback, routes it via
 // the client's and loads sshuttleGuard (see sshuttleTarget).
 func (u *sshuttleUp) addressing(ctx context.Context) error {
-	if err := addLoopback(u.env.Topo.Roles[topology.Server].NS, sshuttleTarget); err != nil {
+	if err := addLoopback(u.tb.Topo.Roles[topology.Server].NS, sshuttleTarget); err != nil {
 		return fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err)
 	}
 	u.addr = true
-	cli := u.env.Topo.Roles[topology.Client].NS
+	cli := u.tb.Topo.Roles[topology.Client].NS
 	err := cli.Do(func() error {
 		route, err := u.loRoute()
 		if err != nil {
@@ -225,7 +224,7 @@ func (u *sshuttleUp) addressing(ctx context.Context) error {
 
 // nft runs nft in the client namespace and returns its output.
 func (u *sshuttleUp) nft(ctx context.Context, args ...string) (string, error) {
-	res, err := proc.Run(ctx, u.env.Spec(topology.Client, "sshuttle-nft", append([]string{"nft"}, args...)...))
+	res, err := proc.Run(ctx, u.tb.Spec(topology.Client, "sshuttle-nft", append([]string{"nft"}, args...)...))
 	if err != nil {
 		return "", fmt.Errorf("sshuttle: nft %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(res.Stderr)))
 	}
@@ -241,7 +240,7 @@ func (u *sshuttleUp) loRoute() (*netlink.Route, error) {
 		return nil, err
 	}
 	return &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: prefix32(sshuttleTarget),
-		Src: u.env.Topo.Spec.Addr(topology.Client).AsSlice()}, nil
+		Src: u.tb.Topo.Spec.Addr(topology.Client).AsSlice()}, nil
 }
 
 // carried is the proof that the instruments' traffic crossed sshuttle:
@@ -254,9 +253,9 @@ func (u *sshuttleUp) loRoute() (*netlink.Route, error) {
 // application's socket, written to ssh), which would hide a partial
 // bypass.
 func (u *sshuttleUp) carried() (int64, error) {
-	server := u.env.Topo.Spec.Addr(topology.Server)
+	server := u.tb.Topo.Spec.Addr(topology.Server)
 	var total int64
-	err := u.env.Topo.Roles[topology.Client].NS.Do(func() error {
+	err := u.tb.Topo.Roles[topology.Client].NS.Do(func() error {
 		socks, err := netlink.SocketDiagTCPInfo(unix.AF_INET)
 		for try := 0; errors.Is(err, netlink.ErrDumpInterrupted) && try < 5; try++ {
 			socks, err = netlink.SocketDiagTCPInfo(unix.AF_INET) // sockets came or went during the dump
@@ -334,10 +333,11 @@ func (u *sshuttleUp) descendants() []task {
 	}
 	var ts []task
 	for _, role := range []string{topology.Client, topology.Server} {
-		cg := u.env.Cgroups[role]
-		if cg == nil {
+		r := u.tb.Roles[role]
+		if r == nil {
 			continue
 		}
+		cg := r.Cgroup()
 		pids, _ := cg.PIDs()
 		for _, pid := range pids {
 			_, start, err := procStat(pid)
@@ -431,7 +431,7 @@ func (u *sshuttleUp) close() error {
 		// the old helper must be gone before close returns.
 		children := u.descendants()
 		errs := []error{stopAll(u.client, u.server), waitGone(children)}
-		cli, srv := u.env.Topo.Roles[topology.Client], u.env.Topo.Roles[topology.Server]
+		cli, srv := u.tb.Topo.Roles[topology.Client], u.tb.Topo.Roles[topology.Server]
 		if (u.client != nil || u.guard) && cli != nil {
 			errs = append(errs, u.dropTables())
 		}
@@ -474,8 +474,8 @@ func (u *sshuttleUp) dropTables() error {
 		if len(f) != 3 || f[0] != "table" || f[2] != sshuttleGuardTable && !strings.HasPrefix(f[2], "sshuttle-") {
 			continue
 		}
-		if f[2] != sshuttleGuardTable && u.env.Logf != nil {
-			u.env.Logf("sshuttle: deleting the nft table %s %s its helper left", f[1], f[2])
+		if f[2] != sshuttleGuardTable && u.tb.Logf != nil {
+			u.tb.Logf("sshuttle: deleting the nft table %s %s its helper left", f[1], f[2])
 		}
 		_, err := u.nft(ctx, "delete", "table", f[1], f[2])
 		errs = append(errs, err)

@@ -37,8 +37,8 @@ type StrongSwan struct {
 
 // The tunnel's inner addresses: the traffic selectors.
 var (
-	ssServer = netip.MustParseAddr("10.93.0.1")
-	ssClient = netip.MustParseAddr("10.93.0.2")
+	ssServer = innerAddr("strongswan, strongswan-kernel", 1)
+	ssClient = innerAddr("strongswan, strongswan-kernel", 2)
 )
 
 const (
@@ -69,7 +69,7 @@ var ssNegotiated = map[string]string{
 
 var strongSwanSpec = Spec{
 	Name:     "strongswan",
-	Holds:    []string{ikePorts, "charon 10.93.0.0/24"},
+	Holds:    []string{ikePorts, "charon " + innerRange("strongswan, strongswan-kernel").String()},
 	Summary:  "SSH over strongSwan IKEv2 (PSK, tunnel mode, ESP in userspace through kernel-libipsec, UDP-encapsulated)",
 	Variants: []string{"aes256gcm16", "aes128gcm16", "chacha20poly1305", "aes128-sha256"},
 	Sets:     []string{"seed-002"},
@@ -78,7 +78,7 @@ var strongSwanSpec = Spec{
 
 var strongSwanKernelSpec = Spec{
 	Name:     "strongswan-kernel",
-	Holds:    []string{ikePorts, "charon 10.93.0.0/24"},
+	Holds:    []string{ikePorts, "charon " + innerRange("strongswan, strongswan-kernel").String()},
 	Summary:  "SSH over strongSwan IKEv2 (PSK, tunnel mode) with the kernel's ESP (a kernel with ESP)",
 	Variants: []string{"aes128gcm16", "aes128-sha256", "chacha20poly1305"},
 	Sets:     []string{"seed-002"},
@@ -163,7 +163,7 @@ func (t *StrongSwan) Check() error {
 // INSTALLED, TUNNEL-in-UDP, ESP:AES_GCM_16-256".
 var espLine = regexp.MustCompile(`INSTALLED, [^,]+, ESP:([^\s,]+)`)
 
-func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ssReady)
 	defer cancel()
 	charon, err := ssProgram()
@@ -178,7 +178,7 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 	if _, err := rand.Read(psk); err != nil {
 		return nil, fmt.Errorf("strongswan: psk: %w", err)
 	}
-	u := &ssUp{env: env, swanctlBin: swanctl, variant: t.variant, logName: strings.ReplaceAll(t.Name(), ":", "-")}
+	u := &ssUp{tb: tb, swanctlBin: swanctl, variant: t.variant, logName: strings.ReplaceAll(t.Name(), ":", "-")}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -193,8 +193,8 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 		{topology.Server, topology.Client, ssServer, ssClient, &u.server},
 		{topology.Client, topology.Server, ssClient, ssServer, &u.client},
 	} {
-		dir := filepath.Join(env.Dir, u.logName, s.role)
-		conf := ssConfig{dir: dir, local: env.Topo.Spec.Addr(s.role), remote: env.Topo.Spec.Addr(s.peer),
+		dir := filepath.Join(tb.Dir, u.logName, s.role)
+		conf := ssConfig{dir: dir, local: tb.Topo.Spec.Addr(s.role), remote: tb.Topo.Spec.Addr(s.peer),
 			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk, kernel: t.kernel}
 		if err := conf.write(); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: %w", s.role, err)
@@ -204,7 +204,7 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 		if err := u.addInner(s.role, s.inner); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: inner address: %w", s.role, err)
 		}
-		spec := env.Spec(s.role, u.logName, charon)
+		spec := tb.Spec(s.role, u.logName, charon)
 		spec.Env = conf.env()
 		if *s.p, err = proc.Start(spec); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: start charon: %w", s.role, err)
@@ -221,9 +221,9 @@ func (t *StrongSwan) Up(ctx context.Context, env *Testbed) (path *Path, err erro
 	if _, err := u.swanctl(ctx, topology.Client, cliConf, "--initiate", "--child", ssConn); err != nil {
 		return nil, err
 	}
-	cli := env.Topo.Roles[topology.Client].NS
+	cli := tb.Topo.Roles[topology.Client].NS
 	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(ssServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
-		return nil, fmt.Errorf("strongswan: sshd through the tunnel (log: %s): %w", filepath.Join(env.LogDir, "client-"+u.logName+".log"), err)
+		return nil, fmt.Errorf("strongswan: sshd through the tunnel (log: %s): %w", filepath.Join(tb.LogDir, "client-"+u.logName+".log"), err)
 	}
 	// What was negotiated, read back from the client's charon.
 	sas, err := u.swanctl(ctx, topology.Client, cliConf, "--list-sas", "--ike", ssConn)
@@ -369,7 +369,7 @@ secrets {
 }
 
 type ssUp struct {
-	env            *Testbed
+	tb             *Testbed
 	swanctlBin     string
 	variant        string
 	logName        string // the charons' logs: LogDir/<role>-<logName>.log
@@ -383,7 +383,7 @@ type ssUp struct {
 // swanctl runs one swanctl command against role's charon and returns its
 // output; a failure quotes it.
 func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...string) (string, error) {
-	spec := u.env.Spec(role, "swanctl-"+u.variant, append(append([]string{u.swanctlBin}, args...), "--uri", c.uri())...)
+	spec := u.tb.Spec(role, "swanctl-"+u.variant, append(append([]string{u.swanctlBin}, args...), "--uri", c.uri())...)
 	spec.Env = c.env()
 	res, err := proc.Run(ctx, spec)
 	if err != nil {
@@ -397,7 +397,7 @@ func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...str
 // 220 (via ipsec0) takes it as its source, and the fixtures, listening on
 // every address, answer on it.
 func (u *ssUp) addInner(role string, a netip.Addr) error {
-	if err := addLoopback(u.env.Topo.Roles[role].NS, a); err != nil {
+	if err := addLoopback(u.tb.Topo.Roles[role].NS, a); err != nil {
 		return err
 	}
 	if u.inner == nil {
@@ -413,7 +413,7 @@ func (u *ssUp) close() error {
 	u.once.Do(func() {
 		errs := []error{stopAll(u.client, u.server)}
 		for role, a := range u.inner {
-			if err := removeLoopback(u.env.Topo.Roles[role].NS, a); err != nil {
+			if err := removeLoopback(u.tb.Topo.Roles[role].NS, a); err != nil {
 				errs = append(errs, fmt.Errorf("strongswan: %s: remove %s from lo: %w", role, a, err))
 			}
 		}

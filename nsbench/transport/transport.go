@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -36,7 +36,7 @@ type Transport interface {
 	// report shows as "skipped: …".
 	Check() error
 	// Up builds the path. If it fails, it removes whatever it had built.
-	Up(ctx context.Context, env *Testbed) (*Path, error)
+	Up(ctx context.Context, tb *Testbed) (*Path, error)
 }
 
 // Preparer is a transport with set-up done once per run (an enrolment,
@@ -44,7 +44,7 @@ type Transport interface {
 // the first condition and outside the time-to-ready window, so that the
 // ready samples of all conditions time the same work.
 type Preparer interface {
-	Prepare(ctx context.Context, env *Testbed) error
+	Prepare(ctx context.Context, tb *Testbed) error
 }
 
 // UnavailableError says why a transport cannot run here and how to fix it.
@@ -214,11 +214,13 @@ type Diagnostic struct {
 	Output string
 }
 
-// Testbed is what a transport may use to build its path.
+// Testbed is the run's testbed as a transport sees it: what it may use to
+// build its path. Its roles' processes go into the transport's own
+// cgroup leaves.
 type Testbed struct {
 	Topo     *topology.Topology
-	Cgroups  map[string]*proc.Cgroup // per role
-	Dir      string                  // the run's private directory
+	Roles    map[string]*role.Role // where each role's processes run
+	Dir      string                // the run's private directory
 	LogDir   string
 	Fixtures *Fixtures
 	Logf     func(format string, args ...any)
@@ -227,15 +229,7 @@ type Testbed struct {
 // Spec returns a launcher spec for a program in role's namespace and cgroup,
 // with the namespace's hosts file and a log file named after the program.
 func (e *Testbed) Spec(role, name string, argv ...string) proc.Spec {
-	r := e.Topo.Roles[role]
-	return proc.Spec{
-		Name:   role + "/" + name,
-		NetNS:  r.NS.Path(),
-		Cgroup: e.Cgroups[role],
-		Argv:   argv,
-		Mounts: []ns.Mount{{Kind: "bind", Source: e.Topo.HostsFile(role), Target: "/etc/hosts"}},
-		Log:    filepath.Join(e.LogDir, role+"-"+name+".log"),
-	}
+	return e.Roles[role].Spec(name, argv...)
 }
 
 // systemProgram finds a system program on PATH, else in /usr/sbin, which a
@@ -283,7 +277,7 @@ func (e *Testbed) Start(ctx context.Context, role string, spec proc.Spec, addr s
 	if err != nil {
 		return nil, err
 	}
-	if err := proc.WaitTCP(ctx, e.Topo.Roles[role].NS, addr, p); err != nil {
+	if err := e.Roles[role].WaitTCP(ctx, addr, p); err != nil {
 		p.Stop(stopGrace)
 		return nil, fmt.Errorf("%s: not ready (log: %s): %w", spec.Name, spec.Log, err)
 	}

@@ -165,12 +165,12 @@ var _ Preparer = (*TW)(nil)
 
 // Prepare enrols the tw server and client once for the run (tw's offline
 // provisioning); Up reuses the enrolment under every condition.
-func (t *TW) Prepare(ctx context.Context, env *Testbed) error {
+func (t *TW) Prepare(ctx context.Context, tb *Testbed) error {
 	b, err := t.resolve()
 	if err != nil {
 		return err
 	}
-	u := &twUp{env: env, bins: b, dir: filepath.Join(env.Dir, "tw")}
+	u := &twUp{tb: tb, bins: b, dir: filepath.Join(tb.Dir, "tw")}
 	if u.pki, err = relay.NewPKI(filepath.Join(u.dir, "relay", "tls"), twRelayHost); err != nil {
 		return err
 	}
@@ -178,12 +178,12 @@ func (t *TW) Prepare(ctx context.Context, env *Testbed) error {
 	return err
 }
 
-func (t *TW) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
+func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	b, err := t.resolve()
 	if err != nil {
 		return nil, err
 	}
-	u := &twUp{env: env, bins: b, dir: filepath.Join(env.Dir, "tw")}
+	u := &twUp{tb: tb, bins: b, dir: filepath.Join(tb.Dir, "tw")}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -198,7 +198,7 @@ func (t *TW) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 	if err != nil {
 		return nil, err
 	}
-	env.Logf("%s: starting the relay (Caddy %s, %s, sshd) for server %s", t.Label(), b.caddyVersion, b.xrayVersion, id.ServerID)
+	tb.Logf("%s: starting the relay (Caddy %s, %s, sshd) for server %s", t.Label(), b.caddyVersion, b.xrayVersion, id.ServerID)
 	u.relay, err = relay.Start(ctx, relay.Config{
 		Domain:   twRelayHost,
 		Dir:      filepath.Join(u.dir, "relay"),
@@ -206,7 +206,7 @@ func (t *TW) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 		Tenant:   id,
 		LeafCert: pki.LeafCert,
 		LeafKey:  pki.LeafKey,
-	}, relay.Bins{Caddy: b.caddy, Xray: b.xray, SSHD: b.sshd}, roleLauncher{env, topology.Relay})
+	}, relay.Bins{Caddy: b.caddy, Xray: b.xray, SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (t *TW) Up(ctx context.Context, env *Testbed) (path *Path, err error) {
 
 // twUp is one tw path being built or running.
 type twUp struct {
-	env    *Testbed
+	tb     *Testbed
 	bins   *twBins
 	dir    string // env.Dir/tw: one directory per role below it
 	pki    *relay.PKI
@@ -285,7 +285,7 @@ func (u *twUp) startServer(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
 	defer cancel()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(twRemotePort))
-	if err := proc.WaitTCP(ctx, u.env.Topo.Roles[topology.Relay].NS, addr, p); err != nil {
+	if err := proc.WaitTCP(ctx, u.tb.Topo.Roles[topology.Relay].NS, addr, p); err != nil {
 		return fmt.Errorf("tw server start: reverse tunnel not up on the relay (log: %s): %w", spec.Log, err)
 	}
 	return nil
@@ -297,13 +297,13 @@ func (u *twUp) startClient(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
 	defer cancel()
 	spec := u.twSpec(topology.Client, "tw-client", "client", "connect")
-	p, err := u.env.Start(ctx, topology.Client, spec, net.JoinHostPort("127.0.0.1", strconv.Itoa(TWSSHPort)))
+	p, err := u.tb.Start(ctx, topology.Client, spec, net.JoinHostPort("127.0.0.1", strconv.Itoa(TWSSHPort)))
 	if err != nil {
 		return err
 	}
 	u.client = p
-	ssh := u.env.Spec(topology.Client, "tw-ready-ssh", "ssh",
-		"-i", u.env.Fixtures.KeyPath, "-p", strconv.Itoa(TWSSHPort),
+	ssh := u.tb.Spec(topology.Client, "tw-ready-ssh", "ssh",
+		"-i", u.tb.Fixtures.KeyPath, "-p", strconv.Itoa(TWSSHPort),
 		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
 		"-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
 		BenchUser+"@127.0.0.1", "true")
@@ -326,14 +326,14 @@ func (u *twUp) startClient(ctx context.Context) error {
 
 // roleLauncher starts the relay's programs through the Testbed in one role.
 type roleLauncher struct {
-	env  *Testbed
+	tb   *Testbed
 	role string
 }
 
 func (l roleLauncher) Spec(name string, argv ...string) proc.Spec {
-	return l.env.Spec(l.role, name, argv...)
+	return l.tb.Spec(l.role, name, argv...)
 }
 
 func (l roleLauncher) Start(ctx context.Context, spec proc.Spec, addr string) (*proc.Process, error) {
-	return l.env.Start(ctx, l.role, spec, addr)
+	return l.tb.Start(ctx, l.role, spec, addr)
 }

@@ -80,10 +80,10 @@ func (u *twUp) enrolment(ctx context.Context, label string) (relay.Tenant, error
 		if err := json.Unmarshal(b, &t); err != nil {
 			return t, fmt.Errorf("tw: enrolment %s: %w", saved, err)
 		}
-		u.env.Logf("%s: reusing this run's enrolment (server %s)", label, t.ServerID)
+		u.tb.Logf("%s: reusing this run's enrolment (server %s)", label, t.ServerID)
 		return t, nil
 	}
-	u.env.Logf("%s: provisioning with tw's offline commands (%s)", label, u.bins.twVersion)
+	u.tb.Logf("%s: provisioning with tw's offline commands (%s)", label, u.bins.twVersion)
 	t, err := u.provision(ctx)
 	if err != nil {
 		return t, err
@@ -193,7 +193,7 @@ func readJoinRequest(dir string) (twJoinRequest, error) {
 
 // twSpec is a tw command in role with the role's private directories.
 func (u *twUp) twSpec(role, name string, args ...string) proc.Spec {
-	spec := u.env.Spec(role, name, append([]string{u.bins.tw}, args...)...)
+	spec := u.tb.Spec(role, name, append([]string{u.bins.tw}, args...)...)
 	spec.Env = u.roleEnv(role)
 	spec.Dir = filepath.Join(u.dir, role, "work")
 	return spec

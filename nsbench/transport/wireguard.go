@@ -19,8 +19,8 @@ import (
 // The tunnel as in the reference: the server listens on WireGuardPort, the
 // client reaches it at the server's veth address and keeps the path alive.
 var (
-	WireGuardServerAddr = netip.MustParsePrefix("10.99.0.1/24")
-	WireGuardClientAddr = netip.MustParsePrefix("10.99.0.2/24")
+	WireGuardServerAddr = innerPrefix("wireguard, wireguard-kernel, wireguard-go", 1)
+	WireGuardClientAddr = innerPrefix("wireguard, wireguard-kernel, wireguard-go", 2)
 )
 
 const (
@@ -61,12 +61,22 @@ var _ Transport = (*WireGuard)(nil)
 // the kernel has it (--wireguard chooses otherwise).
 var wireguardSpec = Spec{
 	Name:      "wireguard",
-	Holds:     []string{"WireGuard 10.99.0.0/24, udp/51820"},
+	Holds:     []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 	Summary:   "SSH over WireGuard: the kernel's where present, else wireguard-go built into twnsbench (--wireguard)",
 	InDefault: true,
 	Sets:      []string{"seed-002"},
 	Options: []Option{{Name: "wireguard", Value: string(wg.Auto),
 		Usage: "WireGuard implementation of the wireguard transport: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)"}},
+	// wireguard-go's control sockets (every WireGuard row's: the sockets
+	// are named by run and role, not by row).
+	Leftovers: wg.Sockets,
+	CleanLeftovers: func(run string) ([]string, error) {
+		socks, err := wg.CleanSockets(run)
+		for i, s := range socks {
+			socks[i] = "socket " + s
+		}
+		return socks, err
+	},
 	New: func(c Config) (Transport, error) {
 		mode, err := wg.ParseMode(c.Options["wireguard"])
 		if err != nil {
@@ -86,7 +96,7 @@ var wireguardSpec = Spec{
 var (
 	wireguardKernelSpec = Spec{
 		Name:    "wireguard-kernel",
-		Holds:   []string{"WireGuard 10.99.0.0/24, udp/51820"},
+		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over kernel WireGuard (needs a kernel with WireGuard)",
 		New: func(Config) (Transport, error) {
 			return &WireGuard{Mode: wg.Kernel, name: "wireguard-kernel", label: "SSH over WireGuard (kernel)"}, nil
@@ -94,7 +104,7 @@ var (
 	}
 	wireguardGoSpec = Spec{
 		Name:    "wireguard-go",
-		Holds:   []string{"WireGuard 10.99.0.0/24, udp/51820"},
+		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over wireguard-go, built into twnsbench (needs /dev/net/tun)",
 		New: func(Config) (Transport, error) {
 			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)"}, nil
@@ -171,7 +181,7 @@ func (w *WireGuard) Check() error {
 // namespaces, configuration, handshake), then waits until the server's
 // sshd accepts through it. Userspace daemons run in their role's cgroup,
 // so their CPU counts for that role.
-func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
+func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	c, err := w.Resolve()
 	if err != nil {
 		return nil, err
@@ -179,7 +189,7 @@ func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
 	ctx, cancel := context.WithTimeout(ctx, wireguardReady)
 	defer cancel()
 	t0 := time.Now()
-	tun, err := w.tunnel(ctx, env, c)
+	tun, err := w.tunnel(ctx, tb, c)
 	if errors.Is(err, wg.ErrNoKernel) && c.Impl == wg.ImplKernel && w.Mode != wg.Kernel {
 		// The probe could not be sure (a kernel without a readable
 		// config, say); creating the device was the real test. Auto
@@ -187,26 +197,26 @@ func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
 		c, _ = wg.Choose(wg.Auto, false, "creating the kernel device failed: "+err.Error())
 		w.choice = &c
 		t0 = time.Now()
-		tun, err = w.tunnel(ctx, env, c)
+		tun, err = w.tunnel(ctx, tb, c)
 	}
 	if err != nil {
 		return nil, err
 	}
 	handshake := time.Since(t0)
 	host := WireGuardServerAddr.Addr().String()
-	if err := proc.WaitTCP(ctx, env.Topo.Roles[topology.Client].NS, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
+	if err := proc.WaitTCP(ctx, tb.Topo.Roles[topology.Client].NS, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
 		return nil, errors.Join(fmt.Errorf("sshd through the tunnel: %w", err), tun.Close())
 	}
 	desc := wg.Describe(c, wg.KernelVersion(), wg.GoVersion())
-	if env.Logf != nil {
-		env.Logf("%s: %s, %s ↔ %s, handshake after %.0f ms", w.Label(), desc, tun.Client.Name, tun.Server.Name,
+	if tb.Logf != nil {
+		tb.Logf("%s: %s, %s ↔ %s, handshake after %.0f ms", w.Label(), desc, tun.Client.Name, tun.Server.Name,
 			float64(handshake)/float64(time.Millisecond))
 	}
 	p := &Path{
 		Target:   DirectTarget(host),
 		Facts:    map[string]string{"wireguard": desc},
 		Diagnose: func() []Diagnostic { return wireguardDiagnostics(tun) },
-		Carried:  LinkBytes(env.Topo.Roles[topology.Client].NS, tun.Client.Name),
+		Carried:  LinkBytes(tb.Topo.Roles[topology.Client].NS, tun.Client.Name),
 		Close:    tun.Close,
 	}
 	if c.Fallback != "" {
@@ -230,19 +240,19 @@ func (w *WireGuard) Up(ctx context.Context, env *Testbed) (*Path, error) {
 }
 
 // tunnel builds the tunnel with implementation c.
-func (w *WireGuard) tunnel(ctx context.Context, env *Testbed, c wg.Choice) (*wg.Tunnel, error) {
-	server, err := w.end(env, c, topology.Server, WireGuardServerAddr)
+func (w *WireGuard) tunnel(ctx context.Context, tb *Testbed, c wg.Choice) (*wg.Tunnel, error) {
+	server, err := w.end(tb, c, topology.Server, WireGuardServerAddr)
 	if err != nil {
 		return nil, err
 	}
-	client, err := w.end(env, c, topology.Client, WireGuardClientAddr)
+	client, err := w.end(tb, c, topology.Client, WireGuardClientAddr)
 	if err != nil {
 		return nil, err
 	}
 	return wg.Up(ctx, wg.TunnelSpec{
 		Server:    server,
 		Client:    client,
-		Endpoint:  netip.AddrPortFrom(env.Topo.Spec.Addr(topology.Server), WireGuardPort),
+		Endpoint:  netip.AddrPortFrom(tb.Topo.Spec.Addr(topology.Server), WireGuardPort),
 		Keepalive: WireGuardKeepalive,
 	})
 }
@@ -250,12 +260,12 @@ func (w *WireGuard) tunnel(ctx context.Context, env *Testbed, c wg.Choice) (*wg.
 // end describes one side: its namespace, its device, and how wireguard-go
 // is started there (in the role's namespace and cgroup, logging to the
 // run's log directory).
-func (w *WireGuard) end(env *Testbed, c wg.Choice, role string, addr netip.Prefix) (wg.End, error) {
-	r, ok := env.Topo.Roles[role]
+func (w *WireGuard) end(tb *Testbed, c wg.Choice, role string, addr netip.Prefix) (wg.End, error) {
+	r, ok := tb.Topo.Roles[role]
 	if !ok {
 		return wg.End{}, fmt.Errorf("wireguard: the topology has no %s role", role)
 	}
-	name, err := wg.IfName(env.Topo.Spec.Prefix, role)
+	name, err := wg.IfName(tb.Topo.Spec.Prefix, role)
 	if err != nil {
 		return wg.End{}, err
 	}
@@ -263,7 +273,7 @@ func (w *WireGuard) end(env *Testbed, c wg.Choice, role string, addr netip.Prefi
 		NS:   r.NS,
 		Link: wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr},
 		Start: func(argv, daemonEnv []string) (*proc.Process, error) {
-			spec := env.Spec(role, "wireguard-go", argv...)
+			spec := tb.Spec(role, "wireguard-go", argv...)
 			spec.Env = append(spec.Env, daemonEnv...)
 			return proc.Start(spec)
 		},

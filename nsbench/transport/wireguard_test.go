@@ -159,41 +159,10 @@ func TestWireGuardResolveWithFakeKernels(t *testing.T) {
 // cgroups and the server fixtures, each removed when the test ends.
 func env(t *testing.T) *transport.Testbed {
 	t.Helper()
-	nstest.RequireRoot(t)
-	prefix := nstest.Prefix(t)
-	topo, err := topology.Up(topology.DefaultSpec(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := topo.Down(); err != nil {
-			t.Error(err)
-		}
-	})
-	root, err := proc.Cgroup2Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cgs := map[string]*proc.Cgroup{}
-	for _, role := range topo.Spec.Roles {
-		cg, err := proc.NewCgroup(filepath.Join(root, prefix, role))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cgs[role] = cg
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		for _, cg := range cgs {
-			if err := cg.Remove(ctx); err != nil {
-				t.Error(err)
-			}
-		}
-		os.Remove(filepath.Join(root, prefix))
-	})
+	logDir := t.TempDir()
+	topo, _, roles := nstest.Roles(t, logDir)
 	dir := t.TempDir()
-	e := &transport.Testbed{Topo: topo, Cgroups: cgs, Dir: dir, LogDir: t.TempDir(), Logf: t.Logf}
+	e := &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -275,7 +244,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		}
 		for i, role := range []string{topology.Client, topology.Server} {
 			pid := p.Procs[i].PID
-			pids, err := e.Cgroups[role].PIDs()
+			pids, err := e.Roles[role].Cgroup().PIDs()
 			if err != nil || !contains(pids, pid) {
 				t.Errorf("%s wireguard-go pid %d not in the role's cgroup (%v, %v)", role, pid, pids, err)
 			}

@@ -1,0 +1,352 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// cellLoop measures the run's blocks, one at a time: under a block's
+// condition each row's path comes up, every path's warm-up runs, then the
+// timed runs, run by run, each row's instruments in turn; the paths close
+// and the condition is cleared. A sample that fails costs that sample
+// (afterFault). What it measures goes to the recorder; its own counts are
+// in tally.
+type cellLoop struct {
+	plan        *Plan
+	instruments []instrument.Instrument
+	ready       bool // record each path's time-to-ready sample
+	tb          *testbed
+	rec         *recorder
+	progress    *progress
+	wan         *wanRun // nil without a WAN condition
+	memory      *memoryMeter
+	logf        Logf
+	tally       tally
+}
+
+// tally is what the cells counted for the run's Result.
+type tally struct {
+	failures   int // samples that could not be measured
+	unverified int // WAN cells off their configured condition
+}
+
+// block measures b. A path that does not come up is reported as skipped
+// for this condition.
+func (c *cellLoop) block(ctx context.Context, b block) (err error) {
+	cond := b.cond
+	var wan *wanCell
+	if _, impaired := c.wan.impaired(cond.Name); impaired {
+		if wan, err = c.wan.set(ctx, cond, rowNames(b.rows)); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
+	}
+	var live []*row
+	defer func() {
+		for _, rw := range live {
+			c.closePath(rw)
+		}
+	}()
+	for _, rw := range b.rows {
+		c.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
+		path, err := c.bringUp(ctx, rw, cond, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
+			c.dropPlanned(rw.t, cond)
+			c.memory.rowDone(rw)
+			if err := c.rec.save(); err != nil {
+				return err
+			}
+			continue
+		}
+		c.rec.path(rw.t, path)
+		rw.path, rw.pathFaults, rw.copyRate = path, 0, 0
+		live = append(live, rw)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	if wan != nil {
+		wan.probe(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	jobs := map[*row]*instrument.Job{}
+	for _, rw := range live {
+		if err := c.warmUp(ctx, rw, cond); err != nil {
+			return err
+		}
+		jobs[rw] = c.tb.job(rw.path.Target)
+		jobs[rw].Payload, jobs[rw].PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
+	}
+	if err := c.runs(ctx, live, cond, jobs, wan); err != nil {
+		return err
+	}
+	if wan != nil {
+		c.endWAN(ctx, wan, live)
+	}
+	return c.rec.save()
+}
+
+// runs measures the block's timed runs: run 1 of every row and
+// instrument, then run 2, …; with --runs auto, past the pilot, only the
+// cells whose pilot asked for more.
+func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition, jobs map[*row]*instrument.Job, wan *wanCell) error {
+	last := c.plan.Runs
+	if c.plan.RunsAuto {
+		last = c.plan.MaxRuns
+	}
+	for run := 1; run <= last; run++ {
+		more := false
+		for _, rw := range live {
+			for _, in := range c.instruments {
+				if run > c.plan.Runs {
+					// --runs auto, past the pilot: only the cells whose
+					// pilot asked for this many runs. It is fixed by the
+					// pilot and never revised, so every later run counts
+					// whatever it shows (results.Document.PlannedRuns).
+					planned := c.rec.doc.PlannedRuns(rw.t.Name(), cond.Name, in.Name())
+					if run > planned || rw.path != nil && instrument.Applicable(in, rw.path.Target) != nil {
+						continue
+					}
+					if run == c.plan.Runs+1 { // the pilot's plan, counted at once
+						c.progress.extend(rw.t.Name(), cond.Name, in.Name(), planned-c.plan.Runs)
+					}
+				}
+				if rw.path == nil {
+					c.progress.drop(rw.t.Name(), cond.Name, in.Name(), 1) // its path was given up (see afterFault)
+					continue
+				}
+				more = true
+				fault, err := c.sample(ctx, rw, in, jobs[rw], cond, run)
+				if err != nil {
+					return err
+				}
+				if fault != nil {
+					if err := c.afterFault(ctx, fault, jobs, wan); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if !more {
+			return nil
+		}
+	}
+	return nil
+}
+
+// endWAN records what the WAN cell measured, with each path's own
+// diagnostics beside the impairment's.
+func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
+	cond := wan.cond
+	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
+		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
+	})
+	for _, d := range out.Diagnostics {
+		c.rec.diagnostic(d)
+	}
+	for _, rw := range live {
+		if rw.path.Diagnose != nil {
+			for _, d := range rw.path.Diagnose() {
+				c.rec.diagnostic(results.Diagnostic{Transport: rw.t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
+			}
+		}
+	}
+	for _, v := range out.Verifications {
+		c.rec.verification(v)
+		if !v.OK {
+			c.tally.unverified++
+		}
+	}
+}
+
+// closePath samples the peak memory of a row's path while its processes
+// still run, closes it, and records the row's peaks after its last block.
+func (c *cellLoop) closePath(rw *row) {
+	c.dropPath(rw)
+	c.memory.rowDone(rw)
+}
+
+func (c *cellLoop) dropPath(rw *row) {
+	if rw.path == nil {
+		return
+	}
+	c.memory.samplePath(rw)
+	if err := rw.path.Close(); err != nil {
+		c.logf("%s: close: %v", rw.t.Label(), err)
+	}
+	rw.path = nil
+}
+
+// readyTimeout bounds the wait for the first exchange through a path.
+const readyTimeout = 60 * time.Second
+
+// bringUp builds t's path and waits for the first SSH exchange through it;
+// the time from the start of set-up to that exchange is the ready sample.
+func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition, recordReady bool) (*transport.Path, error) {
+	t := rw.t
+	c.tb.sampler.Transport = rw.meters
+	before, err := c.tb.sampler.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("meters: %w", err)
+	}
+	start := time.Now()
+	path, err := t.Up(ctx, rw.view)
+	if err != nil {
+		return nil, err
+	}
+	c.tb.onTeardown(t.Name()+" path", func(context.Context) error { return path.Close() })
+	c.rec.path(t, path) // before the ready sample, which is recorded by what the path is
+	if err := c.firstExchange(ctx, path.Target); err != nil {
+		path.Close()
+		return nil, fmt.Errorf("no SSH exchange through the path: %w", err)
+	}
+	ready := time.Since(start)
+	after, err := c.tb.sampler.Snapshot()
+	if err != nil {
+		path.Close()
+		return nil, fmt.Errorf("meters: %w", err)
+	}
+	c.logf("%s / %s: ready in %.2f s", t.Name(), cond.Name, ready.Seconds())
+	if c.ready && recordReady {
+		d := after.Sub(before)
+		c.rec.sample(results.Sample{
+			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: 1,
+			WallSec: ready.Seconds(), Value: ready.Seconds(), Unit: "s",
+			HostCPUSec: d.HostCPUSec, RoleCPUSec: d.RoleCPUSec, TransportCPUSec: d.TransportCPUSec,
+		}, d.HarnessCPUSec)
+	}
+	return path, c.rec.save()
+}
+
+// firstExchange runs `ssh … true` through the path until it succeeds: a
+// transport may report itself up a moment before its data path carries.
+func (c *cellLoop) firstExchange(ctx context.Context, target transport.Target) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	job := c.tb.job(target)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		err := instrument.Exchange(ctx, job)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// dropPlanned takes the samples of a transport under a condition out of
+// the progress plan: they will not run.
+func (c *cellLoop) dropPlanned(t transport.Transport, cond results.Condition) {
+	for _, in := range c.instruments {
+		c.progress.drop(t.Name(), cond.Name, in.Name(), c.plan.Runs)
+	}
+}
+
+// skip records that t cannot run under condition ("" for every condition).
+func (c *cellLoop) skip(t transport.Transport, condition, reason string) {
+	where := ""
+	if condition != "" {
+		where = " / " + condition
+	}
+	c.logf("%s%s: skipped: %s", t.Label(), where, reason)
+	c.rec.skip(t, condition, reason)
+}
+
+// warmUp runs every applicable instrument once, untimed, before the
+// cell's first timed run.
+func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) error {
+	if c.plan.Warmup == 0 {
+		return nil
+	}
+	warm := c.tb.job(rw.path.Target)
+	warm.Duration = c.plan.Warmup
+	if p := c.tb.payload; p != nil {
+		warm.Payload, warm.PayloadBytes = p.Warm, p.WarmBytes
+	}
+	c.logf("%s / %s: warm-up", rw.t.Name(), cond.Name)
+	_, impaired := c.wan.impaired(cond.Name)
+	for _, in := range c.instruments {
+		if instrument.Applicable(in, rw.path.Target) != nil {
+			continue
+		}
+		if impaired && instrument.NeedsPayload([]instrument.Instrument{in}) {
+			continue // the reference warms its copy (scp) up on the LAN only
+		}
+		m, err := instrument.MeasureBounded(ctx, in, warm)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.logf("%s / %s: warm-up %s: %v", rw.t.Name(), cond.Name, in.Name(), err)
+			continue
+		}
+		if m.PayloadBytes != nil && m.WallSec > 0 {
+			rw.copyRate = float64(*m.PayloadBytes) / m.WallSec
+		}
+	}
+	return nil
+}
+
+// scpPayload is the file scp copies under cond: the full payload on the
+// LAN, the warm-up file elsewhere (as the reference does on its WAN).
+func (c *cellLoop) scpPayload(cond results.Condition) string {
+	p := c.tb.payload
+	if p == nil {
+		return ""
+	}
+	if _, ok := c.wan.impaired(cond.Name); ok {
+		return p.Warm
+	}
+	return p.Large
+}
+
+// noiseOf is a sample's record of the host's other work.
+func noiseOf(d metrics.Delta) *results.Noise {
+	if d.Noise == nil {
+		return nil
+	}
+	n := d.Noise
+	return &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(),
+		StealCPUSec: &n.StealSec, StealPct: n.StealPct(), WindowSec: n.WindowSec}
+}
+
+// tunnelMeter reads the path's own count of bytes carried, or 0 for a
+// path without one.
+func tunnelMeter(path *transport.Path) func() (int64, error) {
+	if path.Carried == nil {
+		return func() (int64, error) { return 0, nil }
+	}
+	return path.Carried
+}
+
+// cellMedian is the median value of a cell's samples so far (for the
+// rate verdict: iperf3's goodput in Gbit/s).
+func cellMedian(doc *results.Document, transport, condition, instrument string) (float64, bool) {
+	var xs []float64
+	for _, s := range doc.Samples {
+		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument {
+			xs = append(xs, s.Value)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return stats.Summarize(xs).Median, true
+}

@@ -1,0 +1,125 @@
+package nsbench
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/twnsbench/twnsbench/"
+
+// importLevels are the module's packages in the pipeline's order, from
+// the bottom up: a package imports only packages of lower levels, never
+// one of its own level or above. (Test files and nsbench/internal/nstest
+// may import anything.)
+var importLevels = [][]string{
+	{"nsbench/stats", "nsbench/ns", "nsbench/pki"},
+	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
+	{"nsbench/role", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
+	{"nsbench/transport"},
+	{"nsbench/instrument"},
+	{"nsbench"},
+	{"cmd/twnsbench"},
+}
+
+// onlyImports narrows some packages further: the report and compare know
+// results and statistics only.
+var onlyImports = map[string][]string{
+	"nsbench/report":  {"nsbench/results", "nsbench/stats"},
+	"nsbench/compare": {"nsbench/results", "nsbench/stats"},
+}
+
+// moduleImports lists, per package directory of the module, the module's
+// packages its non-test files import.
+func moduleImports(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir, _ := filepath.Rel("..", filepath.Dir(path))
+		dir = filepath.ToSlash(dir)
+		if out[dir] == nil {
+			out[dir] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if rest, ok := strings.CutPrefix(p, module); ok {
+				out[dir][rest] = true
+			} else if p == strings.TrimSuffix(module, "/") {
+				out[dir]["."] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestImportDirection: no package imports one of its own level or above
+// it in the pipeline.
+func TestImportDirection(t *testing.T) {
+	level := map[string]int{}
+	for i, l := range importLevels {
+		for _, p := range l {
+			level[p] = i
+		}
+	}
+	for pkg, imports := range moduleImports(t) {
+		if strings.HasPrefix(pkg, "nsbench/internal/") || pkg == "scripts" || strings.HasPrefix(pkg, "scripts/") {
+			continue
+		}
+		lp, ok := level[pkg]
+		if !ok {
+			t.Errorf("package %s has no level: add it to importLevels", pkg)
+			continue
+		}
+		for im := range imports {
+			if strings.HasPrefix(im, "nsbench/internal/") {
+				continue
+			}
+			li, ok := level[im]
+			if !ok {
+				t.Errorf("%s imports %s, which has no level", pkg, im)
+				continue
+			}
+			if li >= lp {
+				t.Errorf("%s imports %s: a package of its own level or above it", pkg, im)
+			}
+		}
+		if only, ok := onlyImports[pkg]; ok {
+			for im := range imports {
+				if !contains(only, im) {
+					t.Errorf("%s imports %s: it may import only %v of the module", pkg, im, only)
+				}
+			}
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,85 @@
+package role_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+func TestMain(m *testing.M) { nstest.Main(m) }
+
+// A role's processes run in its namespace and its cgroup leaf, see its
+// hosts file, and its counters read its own namespace; a transport's leaf
+// holds that transport's processes only; Remove leaves nothing.
+func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
+	topo, _, roles := nstest.Roles(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := roles[topology.Client]
+	if client.Name() != topology.Client || client.Addr() != topo.Spec.Addr(topology.Client) {
+		t.Errorf("client is %s at %s", client.Name(), client.Addr())
+	}
+
+	// The namespace: the client's eth0 holds the client's address.
+	res, err := client.Run(ctx, "ip", "-4", "-o", "addr", "show", "dev", topology.RoleLink)
+	if err != nil || !strings.Contains(string(res.Stdout), client.Addr().String()+"/") {
+		t.Errorf("ip addr in the client: %q, %v", res.Stdout, err)
+	}
+	// The hosts file: the relay's name resolves to the relay's address.
+	res, err = client.Run(ctx, "getent", "hosts", "relay.tw.test")
+	if err != nil || !strings.HasPrefix(string(res.Stdout), topo.Spec.Addr(topology.Relay).String()) {
+		t.Errorf("getent hosts relay.tw.test in the client: %q, %v", res.Stdout, err)
+	}
+	// The cgroup: a process started from Spec is in the leaf, and the
+	// role's CPU counts it.
+	p, err := proc.Start(client.Spec("sleep", "sleep", "30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids, err := client.Cgroup().PIDs()
+	if err != nil || !slices.Contains(pids, p.PID()) {
+		t.Errorf("sleep %d not in the client's leaf %s: %v, %v", p.PID(), client.Cgroup().Path, pids, err)
+	}
+	p.Stop(time.Second)
+	if _, err := client.CPUUsec(); err != nil {
+		t.Error(err)
+	}
+
+	// A transport's leaf holds its own processes, apart from the base.
+	own, err := role.ForTransport(roles, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := own[topology.Server]
+	if server.Cgroup().Path == roles[topology.Server].Cgroup().Path || !strings.HasSuffix(server.Cgroup().Path, "/server/t-fake") {
+		t.Errorf("transport leaf %s", server.Cgroup().Path)
+	}
+	if _, err := server.Run(ctx, "true"); err != nil {
+		t.Error(err)
+	}
+	if _, err := server.OwnCPUUsec(); err != nil {
+		t.Error(err)
+	}
+
+	// Counters read the role's own namespace: nothing listens on 22 in a
+	// fresh namespace, and its /proc/sys is readable.
+	if n, err := server.OpenTCPConns(22); err != nil || n != 0 {
+		t.Errorf("open TCP connections on 22 in a fresh server namespace: %d, %v", n, err)
+	}
+	if _, err := server.UDPStats(); err != nil {
+		t.Error(err)
+	}
+	if b, err := server.ReadFile("/proc/sys/net/ipv4/ip_forward"); err != nil || len(b) == 0 {
+		t.Errorf("ip_forward: %q, %v", b, err)
+	}
+	if _, err := client.RxBytes(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,104 @@
+package role
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// Tree is a run's cgroup, parent of one cgroup per role:
+//
+//	<root>/<prefix>/<role>/base         the role's fixtures and tools
+//	<root>/<prefix>/<role>/t-<name>     a transport's own processes (Leaf)
+//	<root>/<prefix>/<name>              a part beside the roles (Beside)
+//
+// Every process lives in a leaf, so that the memory controller can be
+// turned on where the host delegates it. A role's CPU is its directory's,
+// children included, as the reference counts it.
+type Tree struct {
+	root, prefix string
+}
+
+// NewTree is the cgroup tree of the run named prefix under the cgroup2
+// mount root. It creates nothing.
+func NewTree(root, prefix string) *Tree { return &Tree{root: root, prefix: prefix} }
+
+// Dir is the run's cgroup.
+func (t *Tree) Dir() string { return filepath.Join(t.root, t.prefix) }
+
+// Roles creates the run's cgroup and one per role of topo with its base
+// leaf, and returns the roles, their processes in the base leaf, logging
+// into logDir.
+func (t *Tree) Roles(topo *topology.Topology, logDir string) (map[string]*Role, error) {
+	roles := map[string]*Role{}
+	run, err := proc.NewCgroup(t.Dir())
+	if err != nil {
+		return roles, err
+	}
+	memory := run.EnableMemory()
+	for _, name := range topo.Spec.Roles {
+		dir, err := proc.NewCgroup(filepath.Join(run.Path, name))
+		if err != nil {
+			return roles, err
+		}
+		if memory {
+			dir.EnableMemory()
+		}
+		base, err := proc.NewCgroup(filepath.Join(dir.Path, "base"))
+		if err != nil {
+			return roles, err
+		}
+		r := topo.Roles[name]
+		roles[name] = &Role{name: name, ns: r.NS, addr: r.Addr, hosts: topo.HostsFile(name), dir: dir, leaf: base, logDir: logDir,
+			rx: func() (uint64, error) { return topo.RxBytes(name) }}
+	}
+	return roles, nil
+}
+
+// ForTransport is roles with each one's processes in the transport's own
+// leaf.
+func ForTransport(roles map[string]*Role, transport string) (map[string]*Role, error) {
+	out := map[string]*Role{}
+	for name, r := range roles {
+		l, err := r.Leaf("t-" + transport)
+		if err != nil {
+			return out, err
+		}
+		out[name] = l
+	}
+	return out, nil
+}
+
+// Beside creates the cgroup name beside the roles' (the WAN forwarder's).
+func (t *Tree) Beside(name string) (*proc.Cgroup, error) {
+	return proc.NewCgroup(filepath.Join(t.Dir(), name))
+}
+
+// Usage is the CPU the whole run's cgroup has used (µs).
+func (t *Tree) Usage() (uint64, error) { return (&proc.Cgroup{Path: t.Dir()}).UsageUsec() }
+
+// Remove kills what is left in the run's cgroups and removes them. Safe to
+// call twice, and on a tree a crashed run left.
+func (t *Tree) Remove(ctx context.Context) error {
+	dir := t.Dir()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove cgroups: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			errs = append(errs, (&proc.Cgroup{Path: filepath.Join(dir, e.Name())}).Remove(ctx))
+		}
+	}
+	errs = append(errs, (&proc.Cgroup{Path: dir}).Remove(ctx))
+	return errors.Join(errs...)
+}

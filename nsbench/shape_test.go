@@ -1,0 +1,153 @@
+package nsbench
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// layers are the package's files from the top of the pipeline down. A
+// file may use what its own layer and the layers below it declare, never
+// what a layer above declares: run → cell → WAN cell → WAN set-up → the
+// schedule and progress → the testbed → the workspace → the recorder →
+// the options.
+var layers = [][]string{
+	{"run.go", "selfcheck.go", "clean.go", "reports.go"},
+	{"cell.go", "sample.go", "fault.go"}, // one type, cellLoop, in three files
+	{"wancell.go"},
+	{"wan.go", "memory.go"},
+	{"schedule.go", "progress.go"},
+	{"testbed.go"},
+	{"workspace.go", "undo.go"},
+	{"recorder.go", "document.go"},
+	{"options.go"},
+}
+
+// parsePackage parses the package's non-test files and resolves each
+// identifier to its declaration (other packages are opaque: only this
+// package's declarations matter here).
+func parsePackage(t *testing.T) (*token.FileSet, []*ast.File, *types.Info) {
+	t.Helper()
+	fset := token.NewFileSet()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, n, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: opaque{}, Error: func(error) {}}
+	conf.Check("nsbench", fset, files, info) // errors: only from the opaque imports
+	return fset, files, info
+}
+
+type opaque struct{}
+
+func (opaque) Import(p string) (*types.Package, error) {
+	pkg := types.NewPackage(p, path.Base(p))
+	pkg.MarkComplete()
+	return pkg, nil
+}
+
+// TestFileLayers: the files depend on each other in one direction.
+func TestFileLayers(t *testing.T) {
+	layer := map[string]int{}
+	for i, l := range layers {
+		for _, f := range l {
+			layer[f] = i
+		}
+	}
+	fset, files, info := parsePackage(t)
+	for _, f := range files {
+		name := fset.Position(f.Pos()).Filename
+		if _, ok := layer[name]; !ok {
+			t.Errorf("%s is in no layer: add it to layers", name)
+		}
+	}
+	seen := map[string]bool{}
+	for id, obj := range info.Uses {
+		if obj.Pkg() == nil || obj.Pkg().Path() != "nsbench" || !obj.Pos().IsValid() {
+			continue
+		}
+		from, to := fset.Position(id.Pos()).Filename, fset.Position(obj.Pos()).Filename
+		lf, okf := layer[from]
+		lt, okt := layer[to]
+		if !okf || !okt || lt >= lf {
+			continue
+		}
+		if k := from + "→" + to + ":" + obj.Name(); !seen[k] {
+			seen[k] = true
+			t.Errorf("%s uses %s of %s, a layer above it", from, obj.Name(), to)
+		}
+	}
+}
+
+// TestTypeSizes: no type of the package has more than 10 fields or 15
+// methods, and no file more than 500 lines: past that, look for the
+// second concept.
+func TestTypeSizes(t *testing.T) {
+	fset, files, _ := parsePackage(t)
+	methods := map[string]int{}
+	for _, f := range files {
+		if n := fset.Position(f.End()).Line; n > 500 {
+			t.Errorf("%s has %d lines", fset.Position(f.Pos()).Filename, n)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil {
+					typ := d.Recv.List[0].Type
+					if s, ok := typ.(*ast.StarExpr); ok {
+						typ = s.X
+					}
+					if id, ok := typ.(*ast.Ident); ok {
+						methods[id.Name]++
+					}
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok {
+						continue
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					n := 0
+					for _, f := range st.Fields.List {
+						n += max(1, len(f.Names))
+					}
+					if n > 10 {
+						t.Errorf("%s has %d fields", ts.Name.Name, n)
+					}
+				}
+			}
+		}
+	}
+	var names []string
+	for n := range methods {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if methods[n] > 15 {
+			t.Errorf("%s has %d methods", n, methods[n])
+		}
+	}
+}

@@ -1,0 +1,298 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// teardownTimeout bounds the whole teardown, which runs under a fresh
+// context so that a cancelled run still cleans up.
+const teardownTimeout = 60 * time.Second
+
+// testbedConfig is what a testbed is built to.
+type testbedConfig struct {
+	OutDir     string
+	Congestion string        // "host" keeps the host's default
+	Copies     bool          // an instrument copies the payload; without, none is written
+	Payload    int64         // bytes of the scp payload
+	Warm       int64         // bytes of the warm-up copy
+	Duration   time.Duration // of each instrument's measurement
+}
+
+// testbed is what a run and the self-check stand on: the private
+// directory, the topology, the roles' cgroups, the payload, the server
+// fixtures and the meters read around every sample. up builds it, pushing
+// each undo as soon as its creation succeeded; down tears it all down in
+// reverse, together with whatever the run built on it (onTeardown).
+//
+// transport.Testbed is the same testbed as a transport sees it (view):
+// where to start processes, the fixtures, the run's directories.
+type testbed struct {
+	cfg     testbedConfig
+	prefix  string
+	logDir  string
+	logf    Logf
+	stack   undoStack
+	view    *transport.Testbed // nil until up built the topology
+	tree    *role.Tree         // the run's cgroups
+	payload *payload           // nil when no instrument copies a file
+	sampler *metrics.Sampler
+	client  clientSide
+}
+
+// clientSide is what the instruments in the client role are given.
+type clientSide struct {
+	// udpBuffer is the UDP socket buffer the kernel allows the client and
+	// the server, up to instrument.MaxUDPBuffer.
+	udpBuffer int
+	ssh       instrument.SSHClient
+}
+
+// newTestbed names a new testbed and makes its log directory; nothing
+// else exists until up.
+func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
+	prefix, err := topology.NewPrefix()
+	if err != nil {
+		return nil, err
+	}
+	tb := &testbed{cfg: cfg, prefix: prefix, logf: logf, logDir: filepath.Join(cfg.OutDir, "logs", prefix)}
+	if err := os.MkdirAll(tb.logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	return tb, nil
+}
+
+// topo is the built topology.
+// detectFormTimeout bounds trying the scp forms on a small file over the
+// plain path (each form takes well under a second here).
+const detectFormTimeout = 60 * time.Second
+
+func (tb *testbed) topo() *topology.Topology { return tb.view.Topo }
+
+// role is the role named name, its processes in the base leaf (the
+// fixtures' and the instruments').
+func (tb *testbed) role(name string) *role.Role { return tb.view.Roles[name] }
+
+// onTeardown pushes fn onto the teardown: down runs it before everything
+// pushed earlier.
+func (tb *testbed) onTeardown(name string, fn func(context.Context) error) { tb.stack.push(name, fn) }
+
+// down tears everything down, newest first, under a fresh context with a
+// deadline.
+func (tb *testbed) down() error {
+	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
+	defer cancel()
+	return tb.stack.unwind(ctx)
+}
+
+// up builds the testbed, recording what it built in rec.
+func (tb *testbed) up(ctx context.Context, rec *recorder) error {
+	dir := privateDir(tb.prefix)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("private directory: %w", err)
+	}
+	tb.onTeardown("private directory", func(context.Context) error { return removePrivateDir(dir) })
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("private directory: %w", err)
+	}
+
+	spec := topology.DefaultSpec(tb.prefix)
+	spec.Congestion = tb.cfg.Congestion
+	if spec.Congestion == "host" {
+		spec.Congestion = ""
+	}
+	t0 := time.Now()
+	topo, err := topology.Up(spec)
+	if err != nil {
+		return fmt.Errorf("topology: %w", err)
+	}
+	rec.setup.topology(topo, tb.prefix, time.Since(t0))
+	tb.onTeardown("topology", func(context.Context) error { return topo.Down() })
+	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
+
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		return err
+	}
+	tb.tree = role.NewTree(root, tb.prefix)
+	roles, err := tb.tree.Roles(topo, tb.logDir)
+	tb.onTeardown("cgroups", tb.tree.Remove)
+	if err != nil {
+		return err
+	}
+
+	if tb.cfg.Copies {
+		tb.logf("writing %s of random payload to tmpfs", FormatSize(tb.cfg.Payload+tb.cfg.Warm))
+		p, err := mountPayload(dir, tb.cfg.Payload, tb.cfg.Warm)
+		if p != nil {
+			tb.onTeardown("payload tmpfs", func(context.Context) error { return p.unmount() })
+		}
+		if err != nil {
+			return err
+		}
+		tb.payload = p
+	} else {
+		// No instrument copies a file: none is written, and no condition
+		// claims a payload size.
+		rec.setup.noPayload()
+	}
+
+	tb.view = &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: tb.logDir, Logf: tb.logf}
+	fx, err := transport.StartFixtures(ctx, tb.view)
+	if err != nil {
+		return err
+	}
+	tb.view.Fixtures = fx
+	tb.onTeardown("server fixtures", func(context.Context) error { return fx.Stop() })
+
+	tb.sampler = &metrics.Sampler{
+		Roles:         map[string]func() (uint64, error){},
+		ClientRxBytes: roles[topology.Client].RxBytes,
+		Run:           tb.tree.Usage,
+	}
+	for name, r := range roles {
+		tb.sampler.Roles[name] = r.CPUUsec
+	}
+
+	if tb.client.udpBuffer, err = socketBufferLimit(roles); err != nil {
+		return err
+	}
+	tb.client.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
+	if tb.payload != nil {
+		probe := tb.job(tb.direct())
+		dctx, cancel := context.WithTimeout(ctx, detectFormTimeout)
+		form, err := instrument.DetectForm(dctx, probe, tb.payload.Probe)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("scp against plain SSH: %w", err)
+		}
+		tb.client.ssh.Form = form
+		rec.setup.scp(form, instrument.OptionsString())
+	}
+	return nil
+}
+
+// direct is the server as the client reaches it without any transport.
+func (tb *testbed) direct() transport.Target {
+	return transport.DirectTarget(tb.topo().Spec.Addr(topology.Server).String())
+}
+
+// job is an instrument's job aimed at t from the client role.
+func (tb *testbed) job(t transport.Target) *instrument.Job {
+	return &instrument.Job{
+		Target:       t,
+		Duration:     tb.cfg.Duration,
+		SSH:          tb.client.ssh,
+		Run:          tb.role(topology.Client).Run,
+		SocketBuffer: tb.client.udpBuffer,
+		UDPRcvbufErrors: func() (uint64, error) {
+			st, err := tb.role(topology.Client).UDPStats()
+			return st.RcvbufErrors, err
+		},
+		ServerIdle: tb.serverIdle,
+	}
+}
+
+// forTransport gives a transport its own cgroup in every role, and its
+// view of the testbed with those cgroups, so its processes are accounted
+// apart from the fixtures and other transports.
+func (tb *testbed) forTransport(name string) (*transport.Testbed, error) {
+	roles, err := role.ForTransport(tb.view.Roles, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	view := *tb.view
+	view.Roles = roles
+	return &view, nil
+}
+
+// waitExclusive waits, outside the meters, until every one-test-at-a-time
+// service in needs is idle on the server, and returns how long that took.
+func (tb *testbed) waitExclusive(ctx context.Context, in instrument.Instrument) (time.Duration, error) {
+	var total time.Duration
+	for _, svc := range in.Needs().Exclusive {
+		waited, err := tb.serverIdle(ctx, transport.FixturePorts()[svc])
+		total += waited
+		if err != nil {
+			return total, fmt.Errorf("%s server not idle: %w", svc, err)
+		}
+	}
+	return total, nil
+}
+
+// serverIdleTimeout bounds the wait for a server to close the previous
+// test's connections.
+const serverIdleTimeout = 30 * time.Second
+
+// serverIdle waits until no connection to port is open in the server's
+// namespace (the previous test's close has come through the transport),
+// polling its TCP table, and returns how long that took.
+func (tb *testbed) serverIdle(ctx context.Context, port int) (time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, serverIdleTimeout)
+	defer cancel()
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		n, err := tb.role(topology.Server).OpenTCPConns(port)
+		if err != nil || n == 0 {
+			if delay == time.Millisecond {
+				return 0, err // idle at once: no wait to report
+			}
+			return time.Since(start), err
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), fmt.Errorf("server port %d still had %d open connections after %s", port, n, time.Since(start).Round(time.Millisecond))
+		case <-time.After(delay):
+		}
+	}
+}
+
+// keptHelp tells how to enter each role of a kept testbed.
+func (tb *testbed) keptHelp() []string {
+	var lines []string
+	spec := tb.topo().Spec
+	for _, role := range spec.Roles {
+		lines = append(lines, fmt.Sprintf("sudo ip netns exec %s bash   # %s, %s", spec.NetnsName(role), role, spec.Addr(role)))
+	}
+	return lines
+}
+
+// socketBufferLimit is the largest socket buffer both the client and the
+// server namespaces allow (net.core.rmem_max and wmem_max), capped at
+// instrument.MaxUDPBuffer. Newer kernels keep these per namespace and show
+// them inside it; older ones (Debian 12's 6.1) only in the initial
+// namespace, where the value then holds for all.
+func socketBufferLimit(roles map[string]*role.Role) (int, error) {
+	limit := instrument.MaxUDPBuffer
+	for _, role := range []string{topology.Client, topology.Server} {
+		for _, key := range []string{"rmem_max", "wmem_max"} {
+			path := "/proc/sys/net/core/" + key
+			b, err := roles[role].ReadFile(path)
+			if errors.Is(err, os.ErrNotExist) {
+				b, err = os.ReadFile(path) // the initial namespace's, global here
+			}
+			if err != nil {
+				return 0, fmt.Errorf("%s: read net.core.%s: %w", role, key, err)
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				return 0, fmt.Errorf("%s: net.core.%s %q: %w", role, key, b, err)
+			}
+			limit = min(limit, n)
+		}
+	}
+	return limit, nil
+}
