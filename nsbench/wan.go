@@ -247,20 +247,23 @@ func (r *runner) setImpairment(ctx context.Context, b block, cond results.Condit
 }
 
 // wanCell is what a WAN block measured of its condition before its cells:
-// the RTT, the end-to-end loss, and the impairment's counters.
+// the RTT, the end-to-end loss with the impairment's counters over the
+// loss probe (its fallback), and the counters' snapshot the cell starts
+// from.
 type wanCell struct {
 	rtt       impair.RTT
 	rttErr    error
 	loss      impair.EndToEnd
 	lossErr   error
+	during    []impair.Counters // over the loss probe; nil when unread
 	before    []impair.Counters
 	beforeErr error
 }
 
 // beginWANCell probes the RTT and the loss end to end, and snapshots the
-// impairment's counters, once the block's paths are up and before their
-// warm-ups. The loss probe takes impair.LossProbeDuration plus at most a
-// round trip and a second.
+// impairment's counters around the loss probe and before the cell, once
+// the block's paths are up and before their warm-ups. The loss probe takes
+// impair.LossProbeDuration plus about a round trip and 0.4 s.
 func (r *runner) beginWANCell(ctx context.Context, cond results.Condition) *wanCell {
 	w := r.wan
 	cc := w.conds[cond.Name]
@@ -268,8 +271,12 @@ func (r *runner) beginWANCell(ctx context.Context, cond results.Condition) *wanC
 	client := r.topo.Roles[topology.Client].NS
 	var c wanCell
 	c.rtt, c.rttErr = impair.ProbeRTTEvery(ctx, client, w.probe.Addr(), count, gap)
+	pre, preErr := w.imp.Counters(ctx)
 	c.loss, c.lossErr = w.probe.ProbeLoss(ctx, client, cc.LossProbe(), cc.RTT+2*cc.Jitter)
 	c.before, c.beforeErr = w.imp.Counters(ctx)
+	if preErr == nil && c.beforeErr == nil {
+		c.during = impair.SubAll(c.before, pre)
+	}
 	return &c
 }
 
@@ -323,7 +330,7 @@ func appliedFor(applied []impair.Applied, role string) *impair.Applied {
 func (r *runner) verify(t transport.Transport, cond results.Condition, probed *wanCell, cell []impair.Counters, countersErr error, sharedWith []string) {
 	c := r.wan.conds[cond.Name]
 	rtt := probed.rtt
-	v := impair.Judge(c, rtt, probed.loss, cell)
+	v := impair.Judge(c, rtt, probed.loss, probed.during, cell)
 	note := v.Note
 	goodput, measured := r.cellMedian(t.Name(), cond.Name, "iperf3-1")
 	rate := impair.JudgeRate(c, goodput*1e9, measured)
@@ -346,7 +353,8 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, probed *w
 		ConfiguredRTTMs: durationMs(c.RTT), RTTProbes: rtt.N,
 		ConfiguredLossPct: c.LossPct, LossProbeDatagrams: v.Packets, LossProbeLost: v.Lost,
 		Packets: v.CounterPackets, Lost: v.CounterLost,
-		LossJudged: v.LossJudged, OK: v.OK, Note: note, SharedWith: sharedWith,
+		LossFallback: v.LossFallback,
+		LossJudged:   v.LossJudged, OK: v.OK, Note: note, SharedWith: sharedWith,
 	}
 	if rtt.N > 0 {
 		m := durationMs(rtt.Median)
@@ -378,8 +386,12 @@ func (r *runner) verify(t transport.Transport, cond results.Condition, probed *w
 		verdict = "NOT VERIFIED"
 		r.res.Unverified++
 	}
-	r.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss end to end %.3f %% (%.3f–%.3f %%) of %d datagrams (configured %v %%; the impairment's counters %.3f %% of %d packets)%s",
-		t.Name(), cond.Name, verdict, durationMs(rtt.Median), durationMs(c.RTT), v.MeasuredLossPct, v.LossLowPct, v.LossHighPct, v.Packets, c.LossPct,
+	lossBy := fmt.Sprintf("end to end of %d datagrams", v.Packets)
+	if v.LossFallback != "" {
+		lossBy = fmt.Sprintf("by the impairment's loss draws over the probe, of %d frames (fallback)", v.LossDrawn)
+	}
+	r.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss %.3f %% (%.3f–%.3f %%) %s (configured %v %%; the impairment's counters %.3f %% of %d packets)%s",
+		t.Name(), cond.Name, verdict, durationMs(rtt.Median), durationMs(c.RTT), v.MeasuredLossPct, v.LossLowPct, v.LossHighPct, lossBy, c.LossPct,
 		v.CounterLossPct, v.CounterPackets,
 		map[bool]string{true: "; " + note, false: ""}[note != ""])
 }
