@@ -294,9 +294,10 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict 
 	}
 	var draws, drawn, astray uint64
 	for _, d := range during {
-		draws += d.Dropped - min(d.Overlimits, d.Dropped)
+		overflow := min(d.Overlimits, d.Dropped) // drops by the queue limit, not drawn
+		draws += d.Dropped - overflow
 		drawn += d.Sent + d.Dropped + d.Backlog
-		astray += d.Overlimits + d.SocketDrops + d.SendErrors
+		astray += overflow + d.SocketDrops + d.SendErrors
 	}
 	if astray > 0 {
 		v.LossFallback = joinWhy(v.LossFallback, fmt.Sprintf("the impairment lost %d frames during the probe other than by its loss draws", astray))
