@@ -59,7 +59,7 @@ const (
 	// lossProbeSettle is the margin past a direction's longest emulated
 	// delay for a datagram to reach its receiver's socket (the forwarder
 	// runs SCHED_FIFO; the kernel's delivery is softirq work).
-	lossProbeSettle = 200 * time.Millisecond
+	lossProbeSettle = 100 * time.Millisecond
 	// lossProbeBarrier bounds the wait for a receiver to read up to a
 	// marker: its goroutine may be scheduled late on a busy host, but a
 	// second behind means the count is not to be trusted.
@@ -232,8 +232,8 @@ func (p *ProbeListener) serveUDP() {
 // how many echoes the client read. rtt is the longest round trip the
 // condition makes: each receiver's count closes half of it plus
 // lossProbeSettle after the last datagram towards it was sent, so the
-// probe takes its duration plus about rtt + 0.4 s, and at most rtt +
-// 2.4 s more on a host that schedules its receivers late. One probe at a
+// probe takes its duration plus about rtt + 0.2 s, and at most rtt +
+// 2.2 s more on a host that schedules its receivers late. One probe at a
 // time per listener.
 func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossProbe, rtt time.Duration) (EndToEnd, error) {
 	if lp.Count <= 0 || lp.Rate <= 0 {
@@ -256,21 +256,30 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 
 	// The listener's count opens at its marker: from then on its socket's
 	// overflow count is this probe's.
-	if err := sendMarker(p.ns, addr, s.id, markOpen); err != nil {
+	if err := sendMarker(p.marker, s.id, markOpen); err != nil {
 		return EndToEnd{}, fmt.Errorf("loss probe: open the listener's count: %w", err)
 	}
 	if err := waitMarker(ctx, s.opened); err != nil {
 		return EndToEnd{Unsettled: "the listener did not read its opening marker within " + lossProbeBarrier.String()}, nil
 	}
 
-	var conn *net.UDPConn
+	// The client's socket, and the one that sends it its marker over the
+	// client's loopback.
+	var conn, marker *net.UDPConn
 	if err := client.Do(func() (err error) {
-		conn, err = net.ListenUDP("udp", &net.UDPAddr{})
+		if conn, err = net.ListenUDP("udp", &net.UDPAddr{}); err != nil {
+			return err
+		}
+		local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: conn.LocalAddr().(*net.UDPAddr).Port}
+		if marker, err = net.DialUDP("udp", nil, local); err != nil {
+			conn.Close()
+		}
 		return err
 	}); err != nil {
 		return EndToEnd{}, fmt.Errorf("loss probe from %s to %s: %w", client.Name, addr, err)
 	}
 	defer conn.Close()
+	defer marker.Close()
 	if err := probeSocket(conn); err != nil {
 		return EndToEnd{}, fmt.Errorf("loss probe from %s: %w", client.Name, err)
 	}
@@ -317,7 +326,7 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 	p.mu.Lock()
 	closed := s.closed
 	p.mu.Unlock()
-	if err := sendMarker(p.ns, addr, s.id, markClose); err != nil {
+	if err := sendMarker(p.marker, s.id, markClose); err != nil {
 		return EndToEnd{}, fmt.Errorf("loss probe: close the listener's count: %w", err)
 	}
 	if waitMarker(ctx, closed) != nil {
@@ -334,8 +343,7 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 	if err := sleepCtx(ctx, rtt/2+lossProbeSettle); err != nil {
 		return EndToEnd{}, err
 	}
-	local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: conn.LocalAddr().(*net.UDPAddr).Port}
-	if err := sendMarker(client, local, s.id, markClose); err != nil {
+	if err := sendMarker(marker, s.id, markClose); err != nil {
 		return EndToEnd{}, fmt.Errorf("loss probe: close the client's count: %w", err)
 	}
 	if waitMarker(ctx, back.closed) != nil {
@@ -393,21 +401,15 @@ func (c *echoCount) result() (returned, drops uint64) {
 	return c.returned, c.drops
 }
 
-// sendMarker sends a marker datagram from inside n to to, a local address
-// of n: it crosses the namespace's loopback, not the impairment.
-func sendMarker(n *ns.NS, to *net.UDPAddr, id, seq uint64) error {
-	return n.Do(func() error {
-		c, err := net.DialUDP("udp", nil, to)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		var m [16]byte
-		binary.BigEndian.PutUint64(m[:], id)
-		binary.BigEndian.PutUint64(m[8:], seq)
-		_, err = c.Write(m[:])
-		return err
-	})
+// sendMarker sends a marker datagram on c, a socket connected to a
+// receiver in its own namespace: it crosses the loopback, not the
+// impairment.
+func sendMarker(c *net.UDPConn, id, seq uint64) error {
+	var m [16]byte
+	binary.BigEndian.PutUint64(m[:], id)
+	binary.BigEndian.PutUint64(m[8:], seq)
+	_, err := c.Write(m[:])
+	return err
 }
 
 // waitMarker waits until a receiver has read its marker (done is closed),

@@ -244,20 +244,16 @@ func testLossProbe(t *testing.T, hogs int) {
 		t.Errorf("sent %d (%d refused), want %d", e.Sent, e.SendErrors, lp.Count)
 	}
 	// The probe's own wall time: its duration, then half a round trip and
-	// the settling margin before each count closes.
-	if bound := LossProbeDuration + c.RTT + 2*lossProbeSettle + 500*time.Millisecond; took > bound {
+	// the settling margin before each count closes; within the 5 s (plus
+	// the round trip) a WAN cell may spend on it, under load too.
+	if bound := 5*time.Second + c.RTT; took > bound {
 		t.Errorf("the probe took %s, beyond %s", took, bound)
 	}
 	v := Judge(c, RTT{Median: c.RTT, N: 1}, e, during, nil)
 	if !v.LossOK || !v.LossJudged {
 		t.Errorf("a correct 1 %% condition not verified: %s", v.Note)
 	}
-	var draws, drawn, astray uint64
-	for _, d := range during {
-		draws += d.Dropped - d.Overlimits
-		drawn += d.Sent + d.Dropped + d.Backlog
-		astray += d.Overlimits + d.SocketDrops + d.SendErrors
-	}
+	draws, drawn, astray := lossDraws(during)
 	if why := e.Unusable(); why != "" || astray > 0 {
 		t.Logf("end-to-end count not usable (%s; %d frames lost astray): judged by the counters, %s", why, astray, v.Note)
 		if v.LossFallback == "" || !strings.Contains(v.Note, "loss judged by the impairment's loss-drop counters over the probe") {

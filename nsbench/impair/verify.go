@@ -43,9 +43,9 @@ const ProbePort = 9
 // per-source penalties, in OpenSSH 9.8 and later, would block a client
 // that connects 20 times without logging in).
 type ProbeListener struct {
-	ns  *ns.NS // where it listens: the loss probe's markers come from there
-	ln  net.Listener
-	udp *net.UDPConn
+	ln     net.Listener
+	udp    *net.UDPConn
+	marker *net.UDPConn // from the same namespace to udp: the loss probe's markers
 
 	mu     sync.Mutex
 	stream *lossStream // the loss probe running, if any
@@ -54,7 +54,7 @@ type ProbeListener struct {
 // ListenProbe listens on addr (host:port) inside n.
 func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 	var ln net.Listener
-	var udp *net.UDPConn
+	var udp, marker *net.UDPConn
 	if err := n.Do(func() error {
 		var err error
 		if ln, err = net.Listen("tcp", addr); err != nil {
@@ -63,7 +63,9 @@ func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 		var pc net.PacketConn
 		if pc, err = net.ListenPacket("udp", addr); err == nil {
 			udp = pc.(*net.UDPConn)
-			err = probeSocket(udp)
+			if err = probeSocket(udp); err == nil {
+				marker, err = net.DialUDP("udp", nil, udp.LocalAddr().(*net.UDPAddr))
+			}
 		}
 		if err != nil {
 			ln.Close()
@@ -84,7 +86,7 @@ func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 			c.Close()
 		}
 	}()
-	p := &ProbeListener{ns: n, ln: ln, udp: udp}
+	p := &ProbeListener{ln: ln, udp: udp, marker: marker}
 	go p.serveUDP()
 	return p, nil
 }
@@ -95,7 +97,7 @@ func (p *ProbeListener) Addr() string { return p.ln.Addr().String() }
 // Close stops listening. Safe to call twice.
 func (p *ProbeListener) Close() error {
 	var errs []error
-	for _, c := range []io.Closer{p.ln, p.udp} {
+	for _, c := range []io.Closer{p.ln, p.udp, p.marker} {
 		if err := c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
@@ -292,13 +294,7 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict 
 	if v.Packets == 0 && v.LossFallback == "" {
 		v.LossFallback = "no loss probe datagram counted"
 	}
-	var draws, drawn, astray uint64
-	for _, d := range during {
-		overflow := min(d.Overlimits, d.Dropped) // drops by the queue limit, not drawn
-		draws += d.Dropped - overflow
-		drawn += d.Sent + d.Dropped + d.Backlog
-		astray += overflow + d.SocketDrops + d.SendErrors
-	}
+	draws, drawn, astray := lossDraws(during)
 	if astray > 0 {
 		v.LossFallback = joinWhy(v.LossFallback, fmt.Sprintf("the impairment lost %d frames during the probe other than by its loss draws", astray))
 	}
@@ -347,6 +343,20 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict 
 	v.OK = v.RTTOK && v.LossOK && v.JitterOK
 	v.Note = strings.Join(notes, "; ")
 	return v
+}
+
+// lossDraws sums the impaired directions' counters over the loss probe:
+// the frames the loss draws dropped, the frames that drew (everything the
+// impairment read), and the frames it lost otherwise (queue limit,
+// socket drops, send errors).
+func lossDraws(during []Counters) (draws, drawn, astray uint64) {
+	for _, d := range during {
+		overflow := min(d.Overlimits, d.Dropped) // drops by the queue limit, not drawn
+		draws += d.Dropped - overflow
+		drawn += d.Sent + d.Dropped + d.Backlog
+		astray += overflow + d.SocketDrops + d.SendErrors
+	}
+	return draws, drawn, astray
 }
 
 func joinWhy(a, b string) string {
