@@ -263,7 +263,7 @@ type wanCell struct {
 // beginWANCell probes the RTT and the loss end to end, and snapshots the
 // impairment's counters around the loss probe and before the cell, once
 // the block's paths are up and before their warm-ups. The loss probe takes
-// impair.LossProbeDuration plus about a round trip and 0.4 s.
+// impair.LossProbeDuration plus about a round trip and 0.2 s.
 func (r *runner) beginWANCell(ctx context.Context, cond results.Condition) *wanCell {
 	w := r.wan
 	cc := w.conds[cond.Name]
