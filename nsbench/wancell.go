@@ -31,12 +31,14 @@ type wanCell struct {
 }
 
 // wanProbe is what a WAN block measured of its condition before its
-// cells: the RTT and the end-to-end loss.
+// cells: the RTT, and the end-to-end loss with the impairment's counters
+// over the loss probe (its fallback).
 type wanProbe struct {
 	rtt     impair.RTT
 	rttErr  error
 	loss    impair.EndToEnd
 	lossErr error
+	during  []impair.Counters // over the loss probe; nil when unread
 }
 
 // wanOutcome is what a WAN cell measured: the impairment's counters of the
@@ -67,15 +69,19 @@ func (c *wanCell) clear(ctx context.Context) error {
 
 // probe measures the RTT and the loss end to end, and snapshots the
 // impairment's counters, once the block's paths are up and before their
-// warm-ups. The loss probe takes impair.LossProbeDuration plus at most a
-// round trip and a second.
+// warm-ups. The loss probe takes impair.LossProbeDuration plus about a
+// round trip and 0.2 s.
 func (c *wanCell) probe(ctx context.Context) {
 	w := c.w
 	cc := w.conds[c.cond.Name]
 	count, gap := cc.Probes()
 	c.probed.rtt, c.probed.rttErr = impair.ProbeRTTEvery(ctx, w.client, w.probe.Addr(), count, gap)
+	pre, preErr := w.imp.Counters(ctx)
 	c.probed.loss, c.probed.lossErr = w.probe.ProbeLoss(ctx, w.client, cc.LossProbe(), cc.RTT+2*cc.Jitter)
 	c.before, c.beforeErr = w.imp.Counters(ctx)
+	if preErr == nil && c.beforeErr == nil {
+		c.probed.during = impair.SubAll(c.before, pre)
+	}
 }
 
 // impairmentCheckTimeout bounds the question to the WAN impairment.
@@ -151,7 +157,7 @@ func (c *wanCell) verify(transport string, goodput float64, measured bool, cell 
 	w := c.w
 	cc := w.conds[c.cond.Name]
 	rtt := c.probed.rtt
-	v := impair.Judge(cc, rtt, c.probed.loss, cell)
+	v := impair.Judge(cc, rtt, c.probed.loss, c.probed.during, cell)
 	note := v.Note
 	rate := impair.JudgeRate(cc, goodput*1e9, measured)
 	if !rate.OK {
@@ -173,7 +179,8 @@ func (c *wanCell) verify(transport string, goodput float64, measured bool, cell 
 		ConfiguredRTTMs: durationMs(cc.RTT), RTTProbes: rtt.N,
 		ConfiguredLossPct: cc.LossPct, LossProbeDatagrams: v.Packets, LossProbeLost: v.Lost,
 		Packets: v.CounterPackets, Lost: v.CounterLost,
-		LossJudged: v.LossJudged, OK: v.OK, Note: note, SharedWith: sharedWith,
+		LossFallback: v.LossFallback,
+		LossJudged:   v.LossJudged, OK: v.OK, Note: note, SharedWith: sharedWith,
 	}
 	if rtt.N > 0 {
 		m := durationMs(rtt.Median)
@@ -203,8 +210,12 @@ func (c *wanCell) verify(transport string, goodput float64, measured bool, cell 
 	if !v.OK {
 		verdict = "NOT VERIFIED"
 	}
-	w.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss end to end %.3f %% (%.3f–%.3f %%) of %d datagrams (configured %v %%; the impairment's counters %.3f %% of %d packets)%s",
-		transport, c.cond.Name, verdict, durationMs(rtt.Median), durationMs(cc.RTT), v.MeasuredLossPct, v.LossLowPct, v.LossHighPct, v.Packets, cc.LossPct,
+	lossBy := fmt.Sprintf("end to end of %d datagrams", v.Packets)
+	if v.LossFallback != "" {
+		lossBy = fmt.Sprintf("by the impairment's loss draws over the probe, of %d frames (fallback)", v.LossDrawn)
+	}
+	w.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss %.3f %% (%.3f–%.3f %%) %s (configured %v %%; the impairment's counters %.3f %% of %d packets)%s",
+		transport, c.cond.Name, verdict, durationMs(rtt.Median), durationMs(cc.RTT), v.MeasuredLossPct, v.LossLowPct, v.LossHighPct, lossBy, cc.LossPct,
 		v.CounterLossPct, v.CounterPackets,
 		map[bool]string{true: "; " + note, false: ""}[note != ""])
 	return rec

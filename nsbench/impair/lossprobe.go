@@ -8,7 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
-	"syscall"
+	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,14 +22,33 @@ import (
 // each one that arrives and echoes it; the client counts the echoes that
 // come back. Both impaired directions are crossed, and the loss figure is
 // what the datagrams themselves met, not what the impairment says it did.
+//
+// Every count is exact or the figure is not used. Markers sent over the
+// namespace's loopback (never through the impairment) open and close the
+// count at each receiver: a receiver's socket queue is FIFO, so when it
+// reads the closing marker it has read every datagram that arrived before
+// it, however late its goroutine ran, and the marker carries the socket's
+// overflow count at that moment (SO_RXQ_OVFL). A datagram the path
+// delivered but a probe socket dropped cannot be told from one the path
+// lost: a probe with any such drop is not usable (EndToEnd.Unusable), and
+// the verdict falls back to the impairment's own loss-drop counters.
 
 // The loss probe's shape: LossProbeRate datagrams a second for
-// LossProbeDuration, each way. 30 000 datagrams each way, 60 000 offered:
-// at 0.1 % loss, 60 expected drops, measured to about ±40 % (the
-// LossConfidenceZ interval); at 1 %, to about ±12 %.
+// LossProbeDuration, each way: 16 000 each way, 32 000 offered. At 0.1 %
+// loss, 32 expected drops, measured within 0.059–0.169 % (the
+// LossConfidenceZ interval of 32 of 32 000); at 1 %, 0.85–1.18 %. That
+// tells 0.1 % from none (0 of 32 000: below 0.028 %) and from 0.3 %; a
+// correct condition is flagged in 0.2–0.5 % of simulated cells
+// (TestLossVerdictFalseAlarm).
+//
+// The rate is what a probe's receiving goroutine keeps up with on a busy
+// 2-core host: at 10 000 a second beside three CPU hogs the listener's
+// socket overflowed (1771 and 3687 of 30 000 dropped, with 8 MiB of
+// buffer); at 5000 and below it dropped none. The forwarder itself
+// dropped nothing but its loss draws at any of these rates.
 const (
-	LossProbeRate     = 10_000
-	LossProbeDuration = 3 * time.Second
+	LossProbeRate     = 4000
+	LossProbeDuration = 4 * time.Second
 	// lossProbeBits is a probe datagram's frame on the wire (16 bytes of
 	// payload in UDP/IPv4/Ethernet, padded to the 64-byte minimum frame)
 	// in bits, for the share of a rate cap the probe may take.
@@ -36,9 +56,21 @@ const (
 	// lossProbeCapShare is the share of a capped rate the probe may use,
 	// so that its own datagrams never queue at the cap.
 	lossProbeCapShare = 0.1
-	// lossProbeDrain is how long past the round trip the client waits for
-	// the last echoes: the bound on a datagram still on its way.
-	lossProbeDrain = time.Second
+	// lossProbeSettle is the margin past a direction's longest emulated
+	// delay for a datagram to reach its receiver's socket (the forwarder
+	// runs SCHED_FIFO; the kernel's delivery is softirq work).
+	lossProbeSettle = 100 * time.Millisecond
+	// lossProbeBarrier bounds the wait for a receiver to read up to a
+	// marker: its goroutine may be scheduled late on a busy host, but a
+	// second behind means the count is not to be trusted.
+	lossProbeBarrier = time.Second
+)
+
+// Markers: a datagram with the probe's id and one of these sequence
+// numbers opens or closes a receiver's count.
+const (
+	markOpen  = math.MaxUint64 - 1
+	markClose = math.MaxUint64
 )
 
 // LossConfidenceZ is the width, in standard deviations, of the interval the
@@ -71,23 +103,40 @@ func (c Condition) LossProbe() LossProbe {
 // EndToEnd is what one loss probe counted.
 type EndToEnd struct {
 	Sent     uint64 // client → server datagrams the client's socket took
-	Arrived  uint64 // of them, distinct ones that reached the listener
+	Arrived  uint64 // of them, distinct ones the listener read
 	Echoed   uint64 // echoes the listener's socket took (server → client)
-	Returned uint64 // distinct echoes that reached the client
+	Returned uint64 // distinct echoes the client read
 	// SendErrors are datagrams a socket refused (never on the path, so
 	// not offered).
 	SendErrors uint64
-	// SocketDrops are datagrams the path delivered but the probe's own
-	// receiving sockets dropped for want of buffer (SO_RXQ_OVFL): they
-	// count as arrived, since the path did not lose them.
+	// SocketDrops are datagrams the probe's own receiving sockets dropped
+	// for want of buffer (SO_RXQ_OVFL) while the count was open: the path
+	// delivered them, nobody counted them. They are not counted as
+	// arrived; a probe with any is not usable.
 	SocketDrops uint64
+	// Unsettled says why a receiver's count could not be closed (its
+	// goroutine did not read up to the marker in time); "" when both were.
+	Unsettled string
 }
 
 // Offered is the datagrams put on the impaired path, both directions.
 func (e EndToEnd) Offered() uint64 { return e.Sent + e.Echoed }
 
-// Lost is the offered datagrams that never arrived.
+// Lost is the offered datagrams that were not read at the far end.
 func (e EndToEnd) Lost() uint64 { return e.Sent - e.Arrived + e.Echoed - e.Returned }
+
+// Unusable says why the count is not the path's loss ("" when it is):
+// a receiver dropped datagrams itself, or its count was not closed.
+func (e EndToEnd) Unusable() string {
+	var why []string
+	if e.SocketDrops > 0 {
+		why = append(why, fmt.Sprintf("the probe's own sockets dropped %d datagrams the path delivered", e.SocketDrops))
+	}
+	if e.Unsettled != "" {
+		why = append(why, e.Unsettled)
+	}
+	return strings.Join(why, "; ")
+}
 
 // LossPct is Lost / Offered in percent; 0 when nothing was offered.
 func (e EndToEnd) LossPct() float64 {
@@ -118,17 +167,25 @@ func Wilson(k, n uint64, z float64) (lo, hi float64) {
 	return max(0, mid-half), min(1, mid+half)
 }
 
-// lossStream is the listener's count of one probe's datagrams.
+// lossStream is the listener's count of one probe's datagrams, open
+// between the probe's two markers.
 type lossStream struct {
 	id      uint64
 	seen    []bool
 	arrived uint64
 	echoed  uint64
+	open    bool
+	// opened and closed are closed when the listener reads the markers;
+	// drops0 and drops1 are the socket's overflow count they carried.
+	opened, closed chan struct{}
+	drops0, drops1 uint64
 }
 
 // serveUDP counts and echoes the loss probe's datagrams until the socket
 // closes. A datagram is 16 bytes: the probe's id, then its sequence
-// number; one of another probe (a late one of the last) is dropped.
+// number or a marker; one of another probe (a late one of the last) is
+// dropped. One goroutine reads, counts and echoes in arrival order, so
+// when it reads the closing marker every echo of what came before is sent.
 func (p *ProbeListener) serveUDP() {
 	buf, oob := make([]byte, 64), make([]byte, 64)
 	for {
@@ -136,43 +193,53 @@ func (p *ProbeListener) serveUDP() {
 		if err != nil {
 			return // closed
 		}
-		if d, ok := overflowCount(oob[:oobn]); ok {
-			p.mu.Lock()
-			p.drops = d
-			p.mu.Unlock()
-		}
 		if n != 16 {
 			continue
 		}
 		id, seq := binary.BigEndian.Uint64(buf), binary.BigEndian.Uint64(buf[8:])
 		p.mu.Lock()
 		s := p.stream
-		if s == nil || s.id != id || seq >= uint64(len(s.seen)) || s.seen[seq] {
+		if s == nil || s.id != id {
 			p.mu.Unlock()
 			continue
 		}
-		s.seen[seq] = true
-		s.arrived++
-		p.mu.Unlock()
-		if _, err := p.udp.WriteTo(buf[:n], from); err == nil {
-			p.mu.Lock()
-			s.echoed++
+		switch {
+		case seq == markOpen && s.closed == nil:
+			s.drops0, s.open = overflowCount(oob[:oobn]), true
+			close(s.opened)
+			s.closed = make(chan struct{})
+		case seq == markClose && s.open:
+			s.drops1, s.open = overflowCount(oob[:oobn]), false
+			close(s.closed)
+		case !s.open || seq >= uint64(len(s.seen)) || s.seen[seq]:
+		default:
+			s.seen[seq] = true
+			s.arrived++
 			p.mu.Unlock()
+			if _, err := p.udp.WriteTo(buf[:n], from); err == nil {
+				p.mu.Lock()
+				s.echoed++
+				p.mu.Unlock()
+			}
+			continue
 		}
+		p.mu.Unlock()
 	}
 }
 
 // ProbeLoss sends lp's datagrams from inside client to the listener,
-// paced, and counts both ways: how many the listener received and
-// echoed, and how many echoes came back. It waits for the last echo at
-// most rtt + lossProbeDrain after the last send (rtt: the longest round
-// trip the condition makes), so it ends within the probe's duration plus
-// that. One probe at a time per listener.
+// paced, and counts both ways: how many the listener read and echoed, and
+// how many echoes the client read. rtt is the longest round trip the
+// condition makes: each receiver's count closes half of it plus
+// lossProbeSettle after the last datagram towards it was sent, so the
+// probe takes its duration plus about rtt + 0.2 s, and at most rtt +
+// 2.2 s more on a host that schedules its receivers late. One probe at a
+// time per listener.
 func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossProbe, rtt time.Duration) (EndToEnd, error) {
 	if lp.Count <= 0 || lp.Rate <= 0 {
 		return EndToEnd{}, fmt.Errorf("loss probe: %d datagrams at %d/s", lp.Count, lp.Rate)
 	}
-	s := &lossStream{id: rand.Uint64(), seen: make([]bool, lp.Count)}
+	s := &lossStream{id: rand.Uint64(), seen: make([]bool, lp.Count), opened: make(chan struct{})}
 	p.mu.Lock()
 	if p.stream != nil {
 		p.mu.Unlock()
@@ -185,58 +252,41 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 		p.stream = nil
 		p.mu.Unlock()
 	}()
-
-	var conn *net.UDPConn
 	addr := p.udp.LocalAddr().(*net.UDPAddr)
+
+	// The listener's count opens at its marker: from then on its socket's
+	// overflow count is this probe's.
+	if err := sendMarker(p.marker, s.id, markOpen); err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: open the listener's count: %w", err)
+	}
+	if err := waitMarker(ctx, s.opened); err != nil {
+		return EndToEnd{Unsettled: "the listener did not read its opening marker within " + lossProbeBarrier.String()}, nil
+	}
+
+	// The client's socket, and the one that sends it its marker over the
+	// client's loopback.
+	var conn, marker *net.UDPConn
 	if err := client.Do(func() (err error) {
-		conn, err = net.DialUDP("udp", nil, addr)
+		if conn, err = net.ListenUDP("udp", &net.UDPAddr{}); err != nil {
+			return err
+		}
+		local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: conn.LocalAddr().(*net.UDPAddr).Port}
+		if marker, err = net.DialUDP("udp", nil, local); err != nil {
+			conn.Close()
+		}
 		return err
 	}); err != nil {
 		return EndToEnd{}, fmt.Errorf("loss probe from %s to %s: %w", client.Name, addr, err)
 	}
 	defer conn.Close()
+	defer marker.Close()
 	if err := probeSocket(conn); err != nil {
 		return EndToEnd{}, fmt.Errorf("loss probe from %s: %w", client.Name, err)
 	}
-	p.mu.Lock()
-	drops0 := p.drops
-	p.mu.Unlock()
+	back := &echoCount{seen: make([]bool, lp.Count), closed: make(chan struct{})}
+	go back.read(conn, s.id)
 
 	var e EndToEnd
-	type count struct{ returned, drops uint64 }
-	returned := make(chan count, 1)
-	all := make(chan struct{})
-	go func() { // counts the echoes until the socket closes
-		seen := make([]bool, lp.Count)
-		var n, drops uint64
-		buf, oob := make([]byte, 64), make([]byte, 64)
-		for {
-			k, oobn, _, _, err := conn.ReadMsgUDP(buf, oob)
-			if err != nil {
-				if errors.Is(err, syscall.ECONNREFUSED) {
-					continue // an ICMP error for an earlier datagram
-				}
-				returned <- count{n, drops} // closed
-				return
-			}
-			if d, ok := overflowCount(oob[:oobn]); ok {
-				drops = d
-			}
-			if k != 16 || binary.BigEndian.Uint64(buf) != s.id {
-				continue
-			}
-			seq := binary.BigEndian.Uint64(buf[8:])
-			if seq >= uint64(lp.Count) || seen[seq] {
-				continue
-			}
-			seen[seq] = true
-			n++
-			if n == uint64(lp.Count) {
-				close(all)
-			}
-		}
-	}()
-
 	// Pacing: by each tick, as many datagrams as the rate allows since the
 	// start, so a late tick catches up instead of slowing the probe.
 	msg := make([]byte, 16)
@@ -249,7 +299,7 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 		due := min(lp.Count, 1+int(time.Since(start).Seconds()*float64(lp.Rate)))
 		for ; next < due; next++ {
 			binary.BigEndian.PutUint64(msg[8:], uint64(next))
-			if _, err := conn.Write(msg); err != nil {
+			if _, err := conn.WriteToUDP(msg, addr); err != nil {
 				e.SendErrors++
 				continue
 			}
@@ -265,33 +315,134 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 		}
 	}
 
-	// The wait for the last echoes: until every one is back, or the bound.
-	drain := time.NewTimer(rtt + lossProbeDrain)
-	defer drain.Stop()
-	select {
-	case <-all:
-	case <-drain.C:
-	case <-ctx.Done():
-		return EndToEnd{}, ctx.Err()
+	var unsettled []string
+	// The listener's count: every datagram still on the path has reached
+	// its socket half a round trip and the settling margin after the last
+	// was sent (the emulated delay is the bound, not a guess); then the
+	// closing marker is queued behind them.
+	if err := sleepCtx(ctx, rtt/2+lossProbeSettle); err != nil {
+		return EndToEnd{}, err
+	}
+	p.mu.Lock()
+	closed := s.closed
+	p.mu.Unlock()
+	if err := sendMarker(p.marker, s.id, markClose); err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: close the listener's count: %w", err)
+	}
+	if waitMarker(ctx, closed) != nil {
+		unsettled = append(unsettled, "the listener did not read up to its closing marker within "+lossProbeBarrier.String())
+	}
+	p.mu.Lock()
+	s.open = false // a count not closed by its marker stops here
+	e.Arrived, e.Echoed = s.arrived, s.echoed
+	e.SocketDrops = s.drops1 - s.drops0
+	p.mu.Unlock()
+
+	// The client's count: the same for the echoes, the last of which the
+	// listener sent before it read its closing marker.
+	if err := sleepCtx(ctx, rtt/2+lossProbeSettle); err != nil {
+		return EndToEnd{}, err
+	}
+	if err := sendMarker(marker, s.id, markClose); err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: close the client's count: %w", err)
+	}
+	if waitMarker(ctx, back.closed) != nil {
+		unsettled = append(unsettled, "the client did not read up to its closing marker within "+lossProbeBarrier.String())
 	}
 	conn.Close()
-	got := <-returned
-	p.mu.Lock()
-	e.Arrived, e.Echoed = s.arrived, s.echoed
-	serverDrops := p.drops - drops0
-	p.mu.Unlock()
-	// A datagram a socket dropped never reached the count, nor (at the
-	// listener) was echoed; the path delivered it. Each counts as arrived,
-	// and one dropped at the listener as not offered back.
-	e.SocketDrops = got.drops + serverDrops
-	e.Arrived = min(e.Sent, e.Arrived+serverDrops)
-	e.Returned = min(e.Echoed, got.returned+got.drops)
+	returned, drops := back.result()
+	e.Returned = returned
+	e.SocketDrops += drops
+	e.Unsettled = strings.Join(unsettled, "; ")
 	return e, nil
 }
 
-// probeSocketBuffer is the probe sockets' receive buffer: 4 MiB holds
-// about 5000 of the probe's datagrams (each takes its skb's size), half a
-// second of the stream, so a receiver the host schedules late loses none.
+// echoCount is the client's count of the echoes, closed by its marker.
+type echoCount struct {
+	mu       sync.Mutex
+	seen     []bool
+	returned uint64
+	drops    uint64
+	done     bool
+	closed   chan struct{}
+}
+
+// read counts the echoes of probe id until the closing marker or the
+// socket's close.
+func (c *echoCount) read(conn *net.UDPConn, id uint64) {
+	buf, oob := make([]byte, 64), make([]byte, 64)
+	for {
+		k, oobn, _, _, err := conn.ReadMsgUDP(buf, oob)
+		if err != nil {
+			return // closed
+		}
+		if k != 16 || binary.BigEndian.Uint64(buf) != id {
+			continue
+		}
+		seq := binary.BigEndian.Uint64(buf[8:])
+		c.mu.Lock()
+		switch {
+		case c.done:
+		case seq == markClose:
+			c.drops, c.done = overflowCount(oob[:oobn]), true
+			close(c.closed)
+		case seq < uint64(len(c.seen)) && !c.seen[seq]:
+			c.seen[seq] = true
+			c.returned++
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *echoCount) result() (returned, drops uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	return c.returned, c.drops
+}
+
+// sendMarker sends a marker datagram on c, a socket connected to a
+// receiver in its own namespace: it crosses the loopback, not the
+// impairment.
+func sendMarker(c *net.UDPConn, id, seq uint64) error {
+	var m [16]byte
+	binary.BigEndian.PutUint64(m[:], id)
+	binary.BigEndian.PutUint64(m[8:], seq)
+	_, err := c.Write(m[:])
+	return err
+}
+
+// waitMarker waits until a receiver has read its marker (done is closed),
+// at most lossProbeBarrier.
+func waitMarker(ctx context.Context, done <-chan struct{}) error {
+	t := time.NewTimer(lossProbeBarrier)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return errors.New("marker not read in time")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// probeSocketBuffer is the probe sockets' receive buffer: 4 MiB (the
+// kernel doubles it) holds several thousand of the probe's datagrams (each
+// takes its skb's size), over a second of the stream, so a receiver the
+// host schedules late loses none.
 const probeSocketBuffer = 4 << 20
 
 // probeSocket sizes a probe socket's receive buffer past rmem_max
@@ -317,17 +468,18 @@ func probeSocket(c *net.UDPConn) error {
 	return serr
 }
 
-// overflowCount reads SO_RXQ_OVFL's cumulative drop count from a
-// datagram's control messages.
-func overflowCount(oob []byte) (uint64, bool) {
+// overflowCount reads SO_RXQ_OVFL's count from a datagram's control
+// messages: the socket's drops when the datagram was queued. The kernel
+// adds the message only once the count is above zero, so none means 0.
+func overflowCount(oob []byte) uint64 {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return 0, false
+		return 0
 	}
 	for _, m := range msgs {
 		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_RXQ_OVFL && len(m.Data) >= 4 {
-			return uint64(binary.NativeEndian.Uint32(m.Data)), true
+			return uint64(binary.NativeEndian.Uint32(m.Data))
 		}
 	}
-	return 0, false
+	return 0
 }

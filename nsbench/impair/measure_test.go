@@ -131,7 +131,7 @@ func TestMeasureLoss(t *testing.T) {
 	}
 	srvTx, cliRx := linkPackets(t, topo, topology.Server, false)-srvTx0, linkPackets(t, topo, topology.Client, true)-cliRx0
 	cell := SubAll(after, before)
-	v := Judge(c, RTT{Median: c.RTT, N: 1}, EndToEnd{}, cell)
+	v := Judge(c, RTT{Median: c.RTT, N: 1}, EndToEnd{}, nil, cell)
 	for _, d := range cell {
 		t.Logf("%s: %d offered, %d lost = %.4f %%", d.Where, d.Offered(), d.Lost(), 100*float64(d.Lost())/float64(d.Offered()))
 		// Each direction's drops are binomial: within 5σ of n·p.

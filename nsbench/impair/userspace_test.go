@@ -8,9 +8,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,7 +142,7 @@ func TestUserspaceSetProbeClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	cell := SubAll(after, before)
-	v := Judge(c, rtt, EndToEnd{}, cell)
+	v := Judge(c, rtt, EndToEnd{}, nil, cell)
 	t.Logf("base RTT %s; impaired RTT median %s (min %s, max %s); verdict %+v", base.Median, rtt.Median, rtt.Min, rtt.Max, v)
 	if !v.RTTOK {
 		t.Errorf("RTT %s, want 30ms ± 1ms", rtt.Median)
@@ -183,14 +186,27 @@ func TestUserspaceSetProbeClear(t *testing.T) {
 
 // TestLossProbeEndToEnd: the loss the verification reports is what the
 // probe's datagrams met. On the plain bridge none is lost; through the
-// userspace impairment at 1 % each way, 60 000 datagrams measure 1 %
-// within its 99.7 % interval (about ±12 % relative), and the figure is the
-// datagrams' own count, which the forwarder's counters only confirm.
+// userspace impairment at 1 % each way the count is exact: every datagram
+// lost is one of the forwarder's loss draws over the probe, and 32 000
+// datagrams measure 1 % within their 99.7 % interval (0.86–1.17 %).
 func TestLossProbeEndToEnd(t *testing.T) {
+	testLossProbe(t, 0)
+}
+
+// TestLossProbeUnderLoad: the same beside CPU hogs, one more than the
+// host has cores, as a CI runner or a laptop running other tests is: the
+// verdict on a correct condition still holds, by the datagrams' count or,
+// named, by the forwarder's loss draws.
+func TestLossProbeUnderLoad(t *testing.T) {
+	testLossProbe(t, runtime.NumCPU()+1)
+}
+
+func testLossProbe(t *testing.T, hogs int) {
 	topo, ln := upProbe(t)
 	ctx := context.Background()
 	client := topo.Roles[topology.Client].NS
-	lp := LossProbe{Count: 30000, Rate: LossProbeRate}
+	lp := LossProbe{Count: LossProbeRate * int(LossProbeDuration/time.Second), Rate: LossProbeRate}
+	startHogs(t, hogs)
 
 	start := time.Now()
 	plain, err := ln.ProbeLoss(ctx, client, lp, 0)
@@ -198,12 +214,14 @@ func TestLossProbeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("bridge: %+v in %s", plain, time.Since(start))
-	if plain.Sent != 30000 || plain.Lost() != 0 || plain.Echoed != plain.Arrived {
-		t.Errorf("bridge: %+v, want 30000 sent and none lost", plain)
+	if why := plain.Unusable(); why != "" {
+		t.Logf("bridge: not usable: %s", why)
+	} else if plain.Sent != uint64(lp.Count) || plain.Lost() != 0 || plain.Echoed != plain.Arrived {
+		t.Errorf("bridge: %+v, want %d sent and none lost", plain, lp.Count)
 	}
 
 	u := newTestUserspace(t, topo)
-	c := Condition{RTT: 2 * time.Millisecond, LossPct: 1, Seed: 7}
+	c := Condition{RTT: 20 * time.Millisecond, LossPct: 1, Seed: 7}
 	if _, err := u.Set(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -221,35 +239,56 @@ func TestLossProbeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	during := SubAll(after, before)
 	lo, hi := e.LossInterval()
-	t.Logf("1 %% each way: %+v: %.3f %% (%.3f–%.3f %%) of %d in %s", e, e.LossPct(), lo, hi, e.Offered(), took)
-	if e.Sent != 30000 || e.SendErrors != 0 {
-		t.Errorf("sent %d (%d refused), want 30000", e.Sent, e.SendErrors)
+	t.Logf("1 %% each way: %+v: %.3f %% (%.3f–%.3f %%) of %d in %s; forwarder %+v", e, e.LossPct(), lo, hi, e.Offered(), took, during)
+	if e.Sent != uint64(lp.Count) || e.SendErrors != 0 {
+		t.Errorf("sent %d (%d refused), want %d", e.Sent, e.SendErrors, lp.Count)
 	}
-	if c.LossPct < lo || c.LossPct > hi {
-		t.Errorf("loss %.3f %% end to end, interval %.3f–%.3f %% does not hold the configured 1 %%", e.LossPct(), lo, hi)
+	// The probe's own wall time: its duration, then half a round trip and
+	// the settling margin before each count closes; within the 5 s (plus
+	// the round trip) a WAN cell may spend on it, under load too.
+	if bound := 5*time.Second + c.RTT; took > bound {
+		t.Errorf("the probe took %s, beyond %s", took, bound)
 	}
-	if hi-lo > 0.3 {
-		t.Errorf("interval %.3f–%.3f %%: wider than 60 000 datagrams give", lo, hi)
+	v := Judge(c, RTT{Median: c.RTT, N: 1}, e, during, nil)
+	if !v.LossOK || !v.LossJudged {
+		t.Errorf("a correct 1 %% condition not verified: %s", v.Note)
 	}
-	// Each direction on its own: 1 % of 30 000 is 300 ± 52 (3σ).
-	for name, lost := range map[string]uint64{"client → server": e.Sent - e.Arrived, "server → client": e.Echoed - e.Returned} {
-		if lost < 248 || lost > 352 {
-			t.Errorf("%s: %d lost of 30000, want 300 ± 52", name, lost)
+	draws, drawn, astray := lossDraws(during)
+	if why := e.Unusable(); why != "" || astray > 0 {
+		t.Logf("end-to-end count not usable (%s; %d frames lost astray): judged by the counters, %s", why, astray, v.Note)
+		if v.LossFallback == "" || !strings.Contains(v.Note, "loss judged by the impairment's loss-drop counters over the probe") {
+			t.Errorf("fallback not named: %+v", v)
 		}
+		return
 	}
-	if took > 3*time.Second+c.RTT+lossProbeDrain+500*time.Millisecond {
-		t.Errorf("the probe took %s, beyond its bound", took)
+	if v.LossFallback != "" {
+		t.Errorf("usable count, yet a fallback: %s", v.LossFallback)
 	}
-	// The forwarder saw at least the datagrams and dropped at least
-	// what they lost (other traffic may add to both).
-	var offered, dropped uint64
-	for _, d := range SubAll(after, before) {
-		offered += d.Offered()
-		dropped += d.Lost()
+	// Exact: the datagrams lost are the forwarder's loss draws, give or
+	// take the few other frames (ARP) that crossed it meanwhile.
+	if extra := drawn - e.Offered(); e.Lost() > draws || draws-e.Lost() > extra {
+		t.Errorf("datagrams lost %d, the forwarder's loss draws %d (of %d frames, %d not the probe's)", e.Lost(), draws, drawn, extra)
 	}
-	if offered < e.Offered() || dropped < e.Lost() {
-		t.Errorf("forwarder counted %d offered, %d lost; the datagrams %d, %d", offered, dropped, e.Offered(), e.Lost())
+	if c.LossPct < lo || c.LossPct > hi || hi-lo > 0.35 {
+		t.Errorf("loss %.3f %% end to end, interval %.3f–%.3f %%: want it to hold 1 %% within ±0.18", e.LossPct(), lo, hi)
+	}
+}
+
+// startHogs runs n busy loops (sh) until the test ends, each ended by its
+// PID (timeout passes the SIGTERM on), and after two minutes at most
+// should the test binary die first.
+func startHogs(t *testing.T, n int) {
+	for range n {
+		cmd := exec.Command("timeout", "120", "sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("CPU hog: %v", err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+		})
 	}
 }
 
@@ -328,7 +367,7 @@ func TestNetem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := Judge(c, rtt, EndToEnd{}, SubAll(after, before))
+	v := Judge(c, rtt, EndToEnd{}, nil, SubAll(after, before))
 	t.Logf("netem RTT median %s (base %s); verdict %+v", rtt.Median, base.Median, v)
 	// The delay is in force: netem never releases early, and the read-back
 	// above pins it to 15 ms per direction. The 1 ms judgement is the run's

@@ -43,18 +43,18 @@ const ProbePort = 9
 // per-source penalties, in OpenSSH 9.8 and later, would block a client
 // that connects 20 times without logging in).
 type ProbeListener struct {
-	ln  net.Listener
-	udp *net.UDPConn
+	ln     net.Listener
+	udp    *net.UDPConn
+	marker *net.UDPConn // from the same namespace to udp: the loss probe's markers
 
 	mu     sync.Mutex
 	stream *lossStream // the loss probe running, if any
-	drops  uint64      // the UDP socket's overflow count (SO_RXQ_OVFL)
 }
 
 // ListenProbe listens on addr (host:port) inside n.
 func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 	var ln net.Listener
-	var udp *net.UDPConn
+	var udp, marker *net.UDPConn
 	if err := n.Do(func() error {
 		var err error
 		if ln, err = net.Listen("tcp", addr); err != nil {
@@ -63,7 +63,9 @@ func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 		var pc net.PacketConn
 		if pc, err = net.ListenPacket("udp", addr); err == nil {
 			udp = pc.(*net.UDPConn)
-			err = probeSocket(udp)
+			if err = probeSocket(udp); err == nil {
+				marker, err = net.DialUDP("udp", nil, udp.LocalAddr().(*net.UDPAddr))
+			}
 		}
 		if err != nil {
 			ln.Close()
@@ -84,7 +86,7 @@ func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
 			c.Close()
 		}
 	}()
-	p := &ProbeListener{ln: ln, udp: udp}
+	p := &ProbeListener{ln: ln, udp: udp, marker: marker}
 	go p.serveUDP()
 	return p, nil
 }
@@ -95,7 +97,7 @@ func (p *ProbeListener) Addr() string { return p.ln.Addr().String() }
 // Close stops listening. Safe to call twice.
 func (p *ProbeListener) Close() error {
 	var errs []error
-	for _, c := range []io.Closer{p.ln, p.udp} {
+	for _, c := range []io.Closer{p.ln, p.udp, p.marker} {
 		if err := c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
@@ -221,17 +223,23 @@ type Verdict struct {
 	ExpectedRTTIQR, MeasuredRTTIQR time.Duration
 	JitterOK                       bool
 
-	// The loss, end to end: the loss probe's datagrams offered to the
-	// impaired directions and those that never arrived, lost / offered,
-	// and its interval (Wilson, LossConfidenceZ).
-	ConfiguredLossPct           float64
-	MeasuredLossPct             float64
-	LossLowPct, LossHighPct     float64
-	Packets                     uint64
-	Lost                        uint64
-	LossJudged                  bool   // the probe counted something
-	LossOK                      bool   // the interval holds the configured loss, or not judged
-	CounterPackets, CounterLost uint64 // the impairment's own counters (diagnostics)
+	// The loss: the loss probe's datagrams offered to the impaired
+	// directions and those that never arrived, lost / offered, and its
+	// interval (Wilson, LossConfidenceZ). When the end-to-end count is not
+	// usable, LossFallback says why and the loss figures are the
+	// impairment's own loss draws over the probe instead (LossDraws of
+	// LossDrawn frames); Packets and Lost stay the datagrams' count.
+	ConfiguredLossPct       float64
+	MeasuredLossPct         float64
+	LossLowPct, LossHighPct float64
+	Packets                 uint64
+	Lost                    uint64
+	LossFallback            string
+	LossDrawn, LossDraws    uint64
+	LossJudged              bool // the probe (or, falling back, the counters) counted something
+	LossOK                  bool // the interval holds the configured loss, or not judged
+	// The impairment's own counters over the cell (diagnostics).
+	CounterPackets, CounterLost uint64
 	CounterLossPct              float64
 
 	OK   bool
@@ -239,11 +247,16 @@ type Verdict struct {
 }
 
 // Judge compares c with the RTT probed before a cell, the loss probe's
-// count, and the impairment's counters of the cell (already the difference
-// of two snapshots). The loss verdict is the end-to-end count's: it holds
-// when the count's interval holds the configured loss. The counters only
-// add notes (queue overflow, loss outside the emulation).
-func Judge(c Condition, rtt RTT, e2e EndToEnd, cell []Counters) Verdict {
+// count, the impairment's counters over the loss probe (during) and over
+// the cell (each already the difference of two snapshots). The loss
+// verdict is the end-to-end count's: it holds when the count's interval
+// holds the configured loss. When that count is not usable (the probe's
+// own sockets dropped datagrams, a receiver's count was not closed, or
+// the impairment dropped probe datagrams other than by its loss draws:
+// queue limit, socket drops, send errors), the verdict falls back to the
+// impairment's loss draws over the probe, and the note says so and why.
+// The cell's counters only add notes.
+func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict {
 	v := Verdict{
 		ConfiguredRTT:     c.RTT,
 		MeasuredRTT:       rtt.Median,
@@ -277,24 +290,38 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, cell []Counters) Verdict {
 	}
 
 	v.Packets, v.Lost = e2e.Offered(), e2e.Lost()
-	if v.Packets == 0 {
+	v.LossFallback = e2e.Unusable()
+	if v.Packets == 0 && v.LossFallback == "" {
+		v.LossFallback = "no loss probe datagram counted"
+	}
+	draws, drawn, astray := lossDraws(during)
+	if astray > 0 {
+		v.LossFallback = joinWhy(v.LossFallback, fmt.Sprintf("the impairment lost %d frames during the probe other than by its loss draws", astray))
+	}
+	k, n, what := v.Lost, v.Packets, fmt.Sprintf("end to end (%d of %d datagrams)", v.Lost, v.Packets)
+	if v.LossFallback != "" {
+		v.LossDraws, v.LossDrawn = draws, drawn
+		k, n, what = draws, drawn, fmt.Sprintf("by the impairment's loss draws over the probe (%d of %d frames)", draws, drawn)
+		if n > 0 {
+			notes = append(notes, "loss judged by the impairment's loss-drop counters over the probe, not end to end: "+v.LossFallback)
+		}
+	}
+	if n == 0 {
 		v.LossOK = true
-		notes = append(notes, "no loss probe datagram counted: loss not judged")
+		notes = append(notes, "loss not judged: "+v.LossFallback)
 	} else {
 		v.LossJudged = true
-		v.MeasuredLossPct = e2e.LossPct()
-		v.LossLowPct, v.LossHighPct = e2e.LossInterval()
+		v.MeasuredLossPct = 100 * float64(k) / float64(n)
+		lo, hi := Wilson(k, n, LossConfidenceZ)
+		v.LossLowPct, v.LossHighPct = 100*lo, 100*hi
 		v.LossOK = c.LossPct >= v.LossLowPct && c.LossPct <= v.LossHighPct
 		if !v.LossOK {
-			notes = append(notes, fmt.Sprintf("loss %.3f %% end to end (%d of %d datagrams), its %.1f %% interval %.3f–%.3f %% does not hold the configured %s %%",
-				v.MeasuredLossPct, v.Lost, v.Packets, 100*LossConfidence, v.LossLowPct, v.LossHighPct, formatFloat(c.LossPct)))
+			notes = append(notes, fmt.Sprintf("loss %.3f %% %s, its %.1f %% interval %.3f–%.3f %% does not hold the configured %s %%",
+				v.MeasuredLossPct, what, 100*LossConfidence, v.LossLowPct, v.LossHighPct, formatFloat(c.LossPct)))
 		}
 	}
 	if e2e.SendErrors > 0 {
 		notes = append(notes, fmt.Sprintf("%d loss probe datagrams refused by a socket (not counted)", e2e.SendErrors))
-	}
-	if e2e.SocketDrops > 0 {
-		notes = append(notes, fmt.Sprintf("%d loss probe datagrams delivered but dropped by the probe's own sockets (counted as arrived)", e2e.SocketDrops))
 	}
 
 	var overflow, outside uint64
@@ -316,6 +343,27 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, cell []Counters) Verdict {
 	v.OK = v.RTTOK && v.LossOK && v.JitterOK
 	v.Note = strings.Join(notes, "; ")
 	return v
+}
+
+// lossDraws sums the impaired directions' counters over the loss probe:
+// the frames the loss draws dropped, the frames that drew (everything the
+// impairment read), and the frames it lost otherwise (queue limit,
+// socket drops, send errors).
+func lossDraws(during []Counters) (draws, drawn, astray uint64) {
+	for _, d := range during {
+		overflow := min(d.Overlimits, d.Dropped) // drops by the queue limit, not drawn
+		draws += d.Dropped - overflow
+		drawn += d.Sent + d.Dropped + d.Backlog
+		astray += overflow + d.SocketDrops + d.SendErrors
+	}
+	return draws, drawn, astray
+}
+
+func joinWhy(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 func fmtOffset(d time.Duration) string {

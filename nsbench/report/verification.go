@@ -21,10 +21,14 @@ func (v *view) writeVerification(w *writer) {
 	w.block("## Verification")
 	w.block("Each WAN cell's condition, configured against measured. RTT: the median of 20 TCP handshakes (80 under jitter) from the client " +
 		"to a listener in the server's namespace, timed by the kernel (TCP_INFO), probed just before the cell. Loss, end to end: just " +
-		"before the cell the client sends a paced stream of numbered UDP datagrams (10 000 a second for 3 s, fewer under a rate cap: " +
-		"at most a tenth of it) to that listener, which counts each arrival and echoes it; the client counts the echoes. Lost ÷ offered " +
-		"over both directions is the measured loss, given with its 99.7 % interval (Wilson score, " +
-		"three standard deviations). The impairment's own counters over the cell (lost ÷ offered, both directions; loss outside the " +
+		"before the cell the client sends a paced stream of numbered UDP datagrams (4000 a second for 4 s, fewer under a rate cap: " +
+		"at most a tenth of it) to that listener, which counts each arrival and echoes it; the client counts the echoes. Each count " +
+		"closes at a marker sent over the receiver's loopback, so a receiver the host schedules late still counts everything that " +
+		"arrived. Lost ÷ offered over both directions is the measured loss, given with its 99.7 % interval (Wilson score, " +
+		"three standard deviations). When that count cannot be the path's loss (the probe's own sockets dropped datagrams, a " +
+		"receiver did not catch up within a second, or the impairment lost probe frames other than by its loss draws), the loss is " +
+		"judged by the impairment's own loss-drop counters over the probe instead, marked \"fallback\" with the reason in the note. " +
+		"The impairment's own counters over the cell (lost ÷ offered, both directions; loss outside the " +
 		"emulation counts) are shown beside it as a diagnostic. A cell is flagged " + flagMark + " when its RTT is off by more than " +
 		"1 ms, or when the loss interval does not hold the configured loss.")
 	jitter, rate := false, false
@@ -90,6 +94,9 @@ func lossText(r results.Verification) string {
 		s += fmt.Sprintf("%.3f %%", *r.MeasuredLossPct)
 		if r.LossLowPct != nil && r.LossHighPct != nil {
 			s += fmt.Sprintf(" (%.3f–%.3f %%)", *r.LossLowPct, *r.LossHighPct)
+		}
+		if r.LossFallback != "" {
+			s += " (fallback: the impairment's loss draws over the probe)"
 		}
 	}
 	if !r.LossJudged {

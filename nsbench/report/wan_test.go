@@ -137,6 +137,15 @@ func TestVerificationSection(t *testing.T) {
 	if want := "| 0.1 % / 0.099 % (impairment counters, not end to end) | — | 0.099 % (389063) | ok |"; !strings.Contains(string(Markdown(old)), want) {
 		t.Errorf("an old document's verification lacks %q", want)
 	}
+	// A probe whose count was not usable: the figure is the impairment's
+	// loss draws, marked as the fallback, the datagrams' count beside it.
+	fb := wanDoc()
+	fb.Verification = []results.Verification{{Transport: "ssh", Condition: "wan", ConfiguredRTTMs: 30, MeasuredRTTMs: ms(30.2),
+		ConfiguredLossPct: 0.1, MeasuredLossPct: ms(0.1), LossLowPct: ms(0.059), LossHighPct: ms(0.169), LossProbeDatagrams: 31990, LossProbeLost: 190,
+		LossFallback: "the probe's own sockets dropped 158 datagrams the path delivered", LossJudged: true, OK: true}}
+	if want := "| 0.1 % / 0.100 % (0.059–0.169 %) (fallback: the impairment's loss draws over the probe) | 190 / 31990 |"; !strings.Contains(string(Markdown(fb)), want) {
+		t.Errorf("a fallback verification lacks %q", want)
+	}
 	// A document without verification records has no such section.
 	d := wanDoc()
 	d.Verification = nil

@@ -394,6 +394,13 @@ type Verification struct {
 	LossConfidence     float64  `json:"loss_confidence,omitempty"`
 	LossProbeDatagrams uint64   `json:"loss_probe_datagrams,omitempty"` // offered, both directions
 	LossProbeLost      uint64   `json:"loss_probe_lost,omitempty"`
+	// LossFallback, when set, says why the end-to-end count was not
+	// usable (the probe's own sockets dropped datagrams, a receiver fell
+	// behind, the impairment lost probe frames other than by its loss
+	// draws); MeasuredLossPct and its interval are then the impairment's
+	// loss draws over the probe, and LossProbeLost / LossProbeDatagrams
+	// stay the datagrams' count.
+	LossFallback string `json:"loss_fallback,omitempty"`
 	// Packets and Lost are the impairment's own counters over the cell
 	// (offered to the impaired directions, and lost), CounterLossPct their
 	// ratio: diagnostics beside the end-to-end count.
