@@ -1,11 +1,6 @@
 package nsbench
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
@@ -15,16 +10,6 @@ import (
 
 func TestMain(m *testing.M) {
 	impair.MaybeRunForwarder() // a WAN run starts this binary as its forwarder
-	// A wireguard-go row starts this binary as `wg-userspace IFNAME`.
-	if len(os.Args) == 3 && os.Args[1] == wg.UserspaceCommand {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		err := wg.ServeUserspace(ctx, os.Args[2])
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	wg.MaybeRunUserspace()     // a wireguard-go row starts this binary as `wg-userspace IFNAME`
 	nstest.Main(m)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"golang.zx2c4.com/wireguard/conn"
 	"golang.zx2c4.com/wireguard/device"
@@ -17,6 +19,23 @@ import (
 // namespace launcher, so the daemon is born in its role's namespace and
 // cgroup and stays the harness's direct child.
 const UserspaceCommand = "wg-userspace"
+
+// MaybeRunUserspace serves the daemon and exits when this process was
+// started as `PROGRAM wg-userspace IFNAME` (a test binary standing in for
+// twnsbench); otherwise it returns at once. Call it first in TestMain.
+func MaybeRunUserspace() {
+	if len(os.Args) != 3 || os.Args[1] != UserspaceCommand {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	err := ServeUserspace(ctx, os.Args[2])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
 
 // ServeUserspace is wireguard-go's daemon, in the foreground, in the calling
 // process's network namespace: it creates TUN device name, opens its UAPI

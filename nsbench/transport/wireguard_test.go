@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,16 +25,7 @@ import (
 // TestMain doubles as the userspace WireGuard daemon: the transport starts
 // this very binary as `wg-userspace IFNAME` inside a namespace.
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == wg.UserspaceCommand {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		err := wg.ServeUserspace(ctx, os.Args[2])
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	wg.MaybeRunUserspace()
 	nstest.Main(m)
 }
 
