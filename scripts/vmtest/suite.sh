@@ -18,6 +18,15 @@ say() { echo "vmtest: $*"; }
 secs() { echo $(($(date +%s) - $1)); }
 t_start=$(date +%s)
 
+# The guest mounts its own tmpfs over /tmp (see README): a checkout there
+# would vanish from its view and every check would fail with exit 127.
+case "$ROOT/" in
+/tmp/*)
+	say "the checkout is under /tmp ($ROOT), which the guest replaces with its own: clone it elsewhere"
+	exit 2
+	;;
+esac
+
 if [ "$(id -u)" -ne 0 ]; then
 	say "needs root (QEMU's 9p passthrough of /, the package install)"
 	exit 2
