@@ -22,9 +22,9 @@ import (
 //	the path (an SSH exchange through it)       → built again
 //
 // A sample that hung while every shared part answered has its path built
-// again without the probe. A row whose path is to blame maxPathFaults times in one block has
-// its remaining samples there skipped, so one broken transport cannot
-// spend the other rows' time.
+// again without the probe. A row whose path is to blame maxPathFaults
+// times in one block has its remaining samples there skipped, so one
+// broken transport cannot spend the other rows' time.
 
 // maxPathFaults is how many path faults a row may have in one block.
 const maxPathFaults = 3
@@ -46,7 +46,15 @@ type sampleFault struct {
 func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*instrument.Job, wan *wanCell) error {
 	rw, cond := f.row, f.cond
 	c.logf("%s / %s / %s run %d: FAILED: %v; checking its path and the server's services", rw.t.Label(), cond.Name, f.in.Name(), f.run, f.err)
-	var checks, repairs []string
+	var checks, broken, repairs []string
+	// check records what a part showed; a part that did not answer is also
+	// named in the failure's message.
+	check := func(finding string, ok bool) {
+		checks = append(checks, finding)
+		if !ok {
+			broken = append(broken, finding)
+		}
+	}
 	shared := false // a part every row shares was broken: not the path's fault
 
 	if wan != nil {
@@ -57,16 +65,15 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 		if repaired {
 			c.rec.fallback(fmt.Sprintf("%s: the WAN impairment stopped answering mid-cell and was set again; its counters (the loss verification) cover the cell from then on", cond.Name))
 		}
-		switch {
-		case problem == "":
-			checks = append(checks, "WAN impairment: answered")
-		case repaired:
-			checks = append(checks, "WAN impairment: "+problem)
-			repairs = append(repairs, "the WAN impairment (set again; its counters restart)")
-		default:
-			checks = append(checks, "WAN impairment: "+problem)
+		if problem == "" {
+			check("WAN impairment: answered", true)
+		} else {
+			check("WAN impairment: "+problem, false)
+			shared = true
 		}
-		shared = shared || problem != ""
+		if repaired {
+			repairs = append(repairs, "the WAN impairment (set again; its counters restart)")
+		}
 	}
 
 	direct := c.tb.job(c.tb.direct())
@@ -82,14 +89,14 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 			return ctx.Err()
 		}
 		if err == nil {
-			checks = append(checks, name+": answered")
+			check(name+": answered", true)
 			continue
 		}
 		shared = true
-		checks = append(checks, fmt.Sprintf("%s: no answer (%v)", name, err))
+		check(fmt.Sprintf("%s: no answer (%v)", name, err), false)
 		if rerr := c.tb.view.Fixtures.Restart(ctx, c.tb.view, svc); rerr != nil {
 			c.logf("%s: %v", name, rerr)
-			checks = append(checks, fmt.Sprintf("%s: could not be restarted (%v)", name, rerr))
+			check(fmt.Sprintf("%s: could not be restarted (%v)", name, rerr), false)
 			continue
 		}
 		repairs = append(repairs, name+" (restarted)")
@@ -101,15 +108,15 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 	// timeout to what the fault costs).
 	rebuild := f.deadline && !shared
 	if rebuild {
-		checks = append(checks, "path: the sample hung on it while the parts it shares answered")
+		check("path: the sample hung on it while the parts it shares answered", false)
 	} else if err := instrument.Answers(ctx, c.tb.job(rw.path.Target), transport.ServiceSSH); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		rebuild = true
-		checks = append(checks, fmt.Sprintf("path: no SSH exchange through it (%v)", err))
+		check(fmt.Sprintf("path: no SSH exchange through it (%v)", err), false)
 	} else {
-		checks = append(checks, "path: answered an SSH exchange")
+		check("path: answered an SSH exchange", true)
 	}
 	if rebuild {
 		rw.pathFaults++
@@ -123,7 +130,7 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 			return ctx.Err()
 		}
 		if err != nil {
-			checks = append(checks, fmt.Sprintf("path: could not be built again (%v)", err))
+			check(fmt.Sprintf("path: could not be built again (%v)", err), false)
 			c.giveUp(rw, cond, "its path could not be built again after a failed sample: "+err.Error())
 			break
 		}
@@ -132,8 +139,8 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 	}
 
 	msg := f.err.Error()
-	if broken := brokenParts(checks); broken != "" {
-		msg += "; after it: " + broken
+	if len(broken) > 0 {
+		msg += "; after it: " + strings.Join(broken, "; ")
 	}
 	lost := time.Since(f.start).Seconds()
 	c.tally.failures++
@@ -147,17 +154,6 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 		c.logf("%s / %s: built again: %s (%.1f s lost)", rw.t.Label(), cond.Name, strings.Join(repairs, ", "), lost)
 	}
 	return c.rec.save()
-}
-
-// brokenParts says which checked parts did not answer, or "".
-func brokenParts(checks []string) string {
-	var out []string
-	for _, c := range checks {
-		if !strings.HasSuffix(c, ": answered") && !strings.HasSuffix(c, ": answered an SSH exchange") {
-			out = append(out, c)
-		}
-	}
-	return strings.Join(out, "; ")
 }
 
 // giveUp closes a row's path for the rest of the block and says why its

@@ -229,7 +229,7 @@ func shellRun(ctx context.Context, line string) (proc.Result, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = 2 * time.Second
+	cmd.WaitDelay = proc.WaitDelay
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

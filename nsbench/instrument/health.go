@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -15,7 +14,7 @@ import (
 const ProbeTimeout = 10 * time.Second
 
 // Answers checks, after a failed sample, that the server's service svc
-// answers at the application level through env's target — a listening
+// answers at the application level through job's target — a listening
 // socket is not enough: the kernel accepts connections for a frozen
 // daemon. The exchanges are the smallest each protocol has: `ssh … true`,
 // an iperf3 test of 1 KiB, netperf TCP_RR of 5 one-byte transactions.
@@ -27,19 +26,10 @@ func Answers(ctx context.Context, job *Job, svc transport.Service) error {
 	case transport.ServiceSSH:
 		return Exchange(ctx, job)
 	case transport.ServiceIPerf3:
-		args := []string{"-c", job.Target.Host, "-p", port, "-n", "1K", "--connect-timeout", "3000"}
-		res, err := job.Run(ctx, "iperf3", args...)
-		if err != nil && strings.Contains(string(res.Stdout)+string(res.Stderr), "server is busy") && job.ServerIdle != nil {
-			// The failed sample's own test may still be closing.
-			if _, werr := job.ServerIdle(ctx, transport.IPerf3Port); werr != nil {
-				return fmt.Errorf("iperf3: %w", werr)
-			}
-			res, err = job.Run(ctx, "iperf3", args...)
-		}
-		if err != nil {
-			return fmt.Errorf("iperf3: %w: %s", err, parseFirstLine(append(res.Stderr, res.Stdout...)))
-		}
-		return nil
+		// runIperf3 waits out a server still closing the failed sample's
+		// test ("server is busy") and asks once more.
+		_, _, err := runIperf3(ctx, job, []string{"-c", job.Target.Host, "-p", port, "-n", "1K", "--connect-timeout", "3000", "-J"}, parseIperf3)
+		return err
 	case transport.ServiceNetperf, transport.ServiceNetperfData:
 		res, err := job.Run(ctx, "netperf", "-H", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceNetperf)),
 			"-t", "TCP_RR", "-l", "-5", "-P", "0", "--", "-r", "1,1")

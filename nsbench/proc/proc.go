@@ -129,10 +129,10 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 // Setpgid, by the harness): the program and everything it forked.
 func KillGroup(pid int) error { return signalGroup(pid, syscall.SIGKILL) }
 
-// waitDelay bounds how long a finished or killed client program's output
+// WaitDelay bounds how long a finished or killed client program's output
 // is drained: a grandchild that left the group and kept the pipes open
 // must not hold the harness.
-const waitDelay = 2 * time.Second
+const WaitDelay = 2 * time.Second
 
 // Result is a finished client program.
 type Result struct {
@@ -245,7 +245,7 @@ func command(spec Spec) (cmd *exec.Cmd, release func(), err error) {
 	cmd = exec.Command(helperArgv[0], helperArgv[1:]...)
 	cmd.Env = append(append(os.Environ(), spec.Env...), planEnv)
 	cmd.Dir = spec.Dir
-	cmd.WaitDelay = waitDelay
+	cmd.WaitDelay = WaitDelay
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true, // a terminal's Ctrl-C reaches the harness only; it stops children itself
 		// If the harness dies without teardown, its children die with it;
