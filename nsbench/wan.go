@@ -160,7 +160,7 @@ func newUserspace(tb *testbed) (*impair.Userspace, error) {
 		Switch:  topo.Switch,
 		Ports:   ports,
 		Control: filepath.Join(tb.view.Dir, "impair.sock"),
-		Process: proc.Spec{
+		Process: proc.Program{
 			Name:   "switch/" + impair.ForwarderArg,
 			NetNS:  topo.Switch.Path(),
 			Cgroup: cg,

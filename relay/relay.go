@@ -42,10 +42,10 @@ type Bins struct {
 type Launcher interface {
 	// Spec describes argv run as name in the relay role, with the role's
 	// hosts file and a log file named after name.
-	Spec(name string, argv ...string) proc.Spec
+	Program(name string, argv ...string) proc.Program
 	// Start starts a daemon and waits until addr accepts TCP inside the
 	// relay namespace; if it does not, it stops the daemon.
-	Start(ctx context.Context, spec proc.Spec, addr string) (*proc.Process, error)
+	Start(ctx context.Context, spec proc.Program, addr string) (*proc.Process, error)
 }
 
 // Proc is one of the relay's daemons, for the memory table.
@@ -85,10 +85,10 @@ func Start(ctx context.Context, cfg Config, bins Bins, l Launcher) (r *Relay, er
 			r = nil
 		}
 	}()
-	sshd := l.Spec("sshd", bins.SSHD, "-D", "-e", "-f", cfg.SSHDConfigPath())
+	sshd := l.Program("sshd", bins.SSHD, "-D", "-e", "-f", cfg.SSHDConfigPath())
 	sshd.Mounts = append(sshd.Mounts, acct...)
-	xray := l.Spec("xray", bins.Xray, "run", "-config", cfg.XrayConfigPath())
-	caddy := l.Spec("caddy", bins.Caddy, "run", "--adapter", "caddyfile", "--config", cfg.CaddyfilePath())
+	xray := l.Program("xray", bins.Xray, "run", "-config", cfg.XrayConfigPath())
+	caddy := l.Program("caddy", bins.Caddy, "run", "--adapter", "caddyfile", "--config", cfg.CaddyfilePath())
 	caddy.Env = append(caddy.Env, caddyEnv(cfg)...)
 
 	if err := validate(ctx, l, sshd, "sshd -t", bins.SSHD, "-t", "-f", cfg.SSHDConfigPath()); err != nil {
@@ -113,7 +113,7 @@ func Start(ctx context.Context, cfg Config, bins Bins, l Launcher) (r *Relay, er
 	return r, nil
 }
 
-func (r *Relay) start(ctx context.Context, l Launcher, name string, spec proc.Spec, port int) error {
+func (r *Relay) start(ctx context.Context, l Launcher, name string, spec proc.Program, port int) error {
 	p, err := l.Start(ctx, spec, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("relay: %w", err)
@@ -125,10 +125,10 @@ func (r *Relay) start(ctx context.Context, l Launcher, name string, spec proc.Sp
 
 // validate runs a daemon's own configuration check with the daemon's
 // environment and mounts, in the relay namespace.
-func validate(ctx context.Context, l Launcher, daemon proc.Spec, what string, argv ...string) error {
+func validate(ctx context.Context, l Launcher, daemon proc.Program, what string, argv ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
-	spec := l.Spec(filepath.Base(argv[0])+"-validate", argv...)
+	spec := l.Program(filepath.Base(argv[0])+"-validate", argv...)
 	spec.Env, spec.Mounts = daemon.Env, daemon.Mounts
 	res, err := proc.Run(ctx, spec)
 	if err != nil {

@@ -32,11 +32,11 @@ type testLauncher struct {
 	dir string
 }
 
-func (l testLauncher) Spec(name string, argv ...string) proc.Spec {
-	return proc.Spec{Name: "relay/" + name, NetNS: l.n.Path(), Argv: argv, Log: filepath.Join(l.dir, name+".log")}
+func (l testLauncher) Program(name string, argv ...string) proc.Program {
+	return proc.Program{Name: "relay/" + name, NetNS: l.n.Path(), Argv: argv, Log: filepath.Join(l.dir, name+".log")}
 }
 
-func (l testLauncher) Start(ctx context.Context, spec proc.Spec, addr string) (*proc.Process, error) {
+func (l testLauncher) Start(ctx context.Context, spec proc.Program, addr string) (*proc.Process, error) {
 	p, err := proc.Start(spec)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func TestRelayCarriesSSH(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := testLauncher{clientNS, dir}
-		spec := l.Spec(cn+"-xray", xray, "run", "-config", conf)
+		spec := l.Program(cn+"-xray", xray, "run", "-config", conf)
 		spec.Name = "client/" + cn + "-xray"
 		spec.Env = []string{"SSL_CERT_FILE=" + rp.CACert} // trust the relay's CA, as tw's processes do
 		x, err := l.Start(ctx, spec, fmt.Sprintf("127.0.0.1:%d", port))
@@ -180,7 +180,7 @@ func TestRelayCarriesSSH(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer x.Stop(stopGrace)
-		res, err := proc.Run(ctx, proc.Spec{Name: "client/ssh", NetNS: clientNS.Path(), Argv: []string{"ssh",
+		res, err := proc.Run(ctx, proc.Program{Name: "client/ssh", NetNS: clientNS.Path(), Argv: []string{"ssh",
 			"-i", key, "-p", fmt.Sprint(port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
 			"-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=20", "-o", "LogLevel=VERBOSE",
 			"-T", cfg.SSHUser + "@127.0.0.1", "true"}})

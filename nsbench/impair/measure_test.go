@@ -53,7 +53,7 @@ func iperf3(t *testing.T, topo *topology.Topology, d time.Duration, streams int)
 func iperf3JSON(t *testing.T, topo *topology.Topology, args ...string) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	srv, err := proc.Start(proc.Spec{Name: "server/iperf3", NetNS: topo.Roles[topology.Server].NS.Path(),
+	srv, err := proc.Start(proc.Program{Name: "server/iperf3", NetNS: topo.Roles[topology.Server].NS.Path(),
 		Argv: []string{"iperf3", "-s", "-p", "5299"}, Log: filepath.Join(dir, "iperf3-server.log")})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func iperf3JSON(t *testing.T, topo *topology.Topology, args ...string) []byte {
 	if err := proc.WaitTCP(context.Background(), topo.Roles[topology.Client].NS, addr+":5299", srv); err != nil {
 		t.Fatal(err)
 	}
-	res, err := proc.Run(context.Background(), proc.Spec{Name: "client/iperf3", NetNS: topo.Roles[topology.Client].NS.Path(),
+	res, err := proc.Run(context.Background(), proc.Program{Name: "client/iperf3", NetNS: topo.Roles[topology.Client].NS.Path(),
 		Argv: append([]string{"iperf3", "-c", addr, "-p", "5299", "-J"}, args...)})
 	if err != nil {
 		t.Fatalf("iperf3: %v\n%s", err, res.Stderr)

@@ -29,7 +29,7 @@ type UserspaceConfig struct {
 	Control string
 	// Process says how the forwarder is started: NetNS (the switch's),
 	// Cgroup, Log and Name. Argv is filled in by Set.
-	Process proc.Spec
+	Process proc.Program
 	// Binary has the hidden ForwarderArg subcommand; "" is this program.
 	Binary string
 	// RTPriority, when positive, runs the forwarder's threads SCHED_FIFO

@@ -20,8 +20,8 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
-// Spec describes one program to run.
-type Spec struct {
+// Program describes one program to run.
+type Program struct {
 	Name   string     // "server/sshd": for logs and errors
 	NetNS  string     // path of the network namespace to run in
 	Cgroup *Cgroup    // the role's cgroup; nil keeps the harness's own
@@ -42,7 +42,7 @@ type Process struct {
 }
 
 // Start launches a daemon. Its output goes to spec.Log.
-func Start(spec Spec) (*Process, error) {
+func Start(spec Program) (*Process, error) {
 	cmd, release, err := command(spec)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (w *lineStamps) done() []Line {
 // Run runs a client program to completion and captures its output. A
 // cancelled ctx kills it. A non-zero exit is returned as an *exec.ExitError
 // together with the output, so callers can quote the tool's own message.
-func Run(ctx context.Context, spec Spec) (Result, error) {
+func Run(ctx context.Context, spec Program) (Result, error) {
 	cmd, release, err := command(spec)
 	if err != nil {
 		return Result{}, err
@@ -226,7 +226,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 
 // command builds the launcher command for spec. release closes what only
 // Start needs; call it once Start has returned.
-func command(spec Spec) (cmd *exec.Cmd, release func(), err error) {
+func command(spec Program) (cmd *exec.Cmd, release func(), err error) {
 	if len(spec.Argv) == 0 {
 		return nil, nil, fmt.Errorf("%s: empty command", spec.Name)
 	}

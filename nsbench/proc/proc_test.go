@@ -71,7 +71,7 @@ func TestRunInNamespaceAndCgroup(t *testing.T) {
 	n, cg := newEnv(t)
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	os.WriteFile(hosts, []byte("10.9.9.9 only-in-this-namespace\n"), 0o644)
-	res, err := proc.Run(context.Background(), proc.Spec{
+	res, err := proc.Run(context.Background(), proc.Program{
 		Name:   "test/sh",
 		NetNS:  n.Path(),
 		Cgroup: cg,
@@ -105,7 +105,7 @@ func TestRunInNamespaceAndCgroup(t *testing.T) {
 
 func TestRunReportsToolFailure(t *testing.T) {
 	n, cg := newEnv(t)
-	res, err := proc.Run(context.Background(), proc.Spec{
+	res, err := proc.Run(context.Background(), proc.Program{
 		Name: "test/false", NetNS: n.Path(), Cgroup: cg,
 		Argv: []string{"sh", "-c", "echo boom >&2; exit 3"},
 	})
@@ -122,7 +122,7 @@ func TestRunReportsToolFailure(t *testing.T) {
 func TestRunStampsStderrLines(t *testing.T) {
 	n, cg := newEnv(t)
 	// The program's own pause stages the timing; nothing waits on it.
-	res, err := proc.Run(context.Background(), proc.Spec{
+	res, err := proc.Run(context.Background(), proc.Program{
 		Name: "test/lines", NetNS: n.Path(), Cgroup: cg,
 		Argv: []string{"sh", "-c", "printf 'connected\\r\\n' >&2; sleep 0.3; echo done >&2; echo out"},
 	})
@@ -155,7 +155,7 @@ func TestLineStampsJoinPartialWrites(t *testing.T) {
 func TestStartWaitStop(t *testing.T) {
 	n, cg := newEnv(t)
 	log := filepath.Join(t.TempDir(), "nc.log")
-	p, err := proc.Start(proc.Spec{
+	p, err := proc.Start(proc.Program{
 		Name: "test/listener", NetNS: n.Path(), Cgroup: cg, Log: log,
 		// iperf3 is one of the harness's real servers.
 		Argv: []string{"iperf3", "-s", "-p", "5299", "-B", "127.0.0.1"},
@@ -191,7 +191,7 @@ func TestStartWaitStop(t *testing.T) {
 
 func TestWaitTCPGivesUpWhenProcessExits(t *testing.T) {
 	n, cg := newEnv(t)
-	p, err := proc.Start(proc.Spec{Name: "test/exits", NetNS: n.Path(), Cgroup: cg, Argv: []string{"true"}})
+	p, err := proc.Start(proc.Program{Name: "test/exits", NetNS: n.Path(), Cgroup: cg, Argv: []string{"true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestOverlaySurvivesAHostRename(t *testing.T) {
 		}
 	}
 	log := filepath.Join(tmp, "child.log")
-	p, err := proc.Start(proc.Spec{
+	p, err := proc.Start(proc.Program{
 		Name: "test/overlay", NetNS: n.Path(), Cgroup: cg, Log: log,
 		// The child says it runs (its mounts are in place), then reads
 		// the files once the host has renamed.

@@ -64,8 +64,8 @@ func (r *Role) Addr() netip.Addr { return r.addr }
 
 // Spec is a launcher spec for program name with argv (argv[0] included)
 // in the role, its log file named after the program.
-func (r *Role) Spec(name string, argv ...string) proc.Spec {
-	return proc.Spec{
+func (r *Role) Program(name string, argv ...string) proc.Program {
+	return proc.Program{
 		Name:   r.name + "/" + name,
 		NetNS:  r.ns.Path(),
 		Cgroup: r.leaf,
@@ -77,7 +77,7 @@ func (r *Role) Spec(name string, argv ...string) proc.Spec {
 
 // Run runs program name with its arguments in the role and waits for it.
 func (r *Role) Run(ctx context.Context, name string, args ...string) (proc.Result, error) {
-	return proc.Run(ctx, r.Spec(name, append([]string{name}, args...)...))
+	return proc.Run(ctx, r.Program(name, append([]string{name}, args...)...))
 }
 
 // WaitTCP waits until addr accepts TCP as seen from the role, or p (when

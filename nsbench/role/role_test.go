@@ -39,7 +39,7 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 	}
 	// The cgroup: a process started from Spec is in the leaf, and the
 	// role's CPU counts it.
-	p, err := proc.Start(client.Spec("sleep", "sleep", "30"))
+	p, err := proc.Start(client.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}

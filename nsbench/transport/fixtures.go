@@ -53,7 +53,7 @@ type Fixtures struct {
 type fixtureProc struct {
 	key      string // "server / sshd"
 	p        *proc.Process
-	spec     proc.Spec
+	spec     proc.Program
 	addr     string    // where it listens, waited for on (re)start
 	services []Service // what it serves
 }
@@ -100,21 +100,21 @@ func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
 		return f, fmt.Errorf("server fixtures: %w (install openssh-server)", err)
 	}
 	server := tb.Topo.Spec.Addr(topology.Server).String()
-	spec := tb.Spec(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
+	spec := tb.Program(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
 	if err := f.start(ctx, tb, fixtureProc{key: "server / sshd", spec: spec,
 		addr: listenAddr(server, SSHPort), services: []Service{ServiceSSH}}); err != nil {
 		return f, err
 	}
 	if err := f.start(ctx, tb, fixtureProc{key: "server / iperf3",
-		spec: tb.Spec(topology.Server, "iperf3", "iperf3", "-s", "-p", strconv.Itoa(IPerf3Port)),
+		spec: tb.Program(topology.Server, "iperf3", "iperf3", "-s", "-p", strconv.Itoa(IPerf3Port)),
 		addr: listenAddr(server, IPerf3Port), services: []Service{ServiceIPerf3}}); err != nil {
 		return f, err
 	}
 	// -D keeps netserver in the foreground as our child (a daemonized one
 	// becomes a zombie of PID 1 and loses its PID).
 	if err := f.start(ctx, tb, fixtureProc{key: "server / netserver",
-		spec: tb.Spec(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
+		spec: tb.Program(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
 		addr: listenAddr(server, NetperfPort), services: []Service{ServiceNetperf, ServiceNetperfData}}); err != nil {
 		return f, err
 	}

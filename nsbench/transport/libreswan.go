@@ -200,7 +200,7 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		if err := u.inner.addInner(s.role, s.inner, s.peerInner, outer(s.peer)); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: inner address: %w", s.role, err)
 		}
-		spec := tb.Spec(s.role, u.logName, progs.pluto, "--nofork", "--stderrlog",
+		spec := tb.Program(s.role, u.logName, progs.pluto, "--nofork", "--stderrlog",
 			"--config", c.conf(), "--secretsfile", c.secrets(), "--ipsecdir", c.dir,
 			"--rundir", c.run(), "--nssdir", c.nss(), "--dumpdir", c.run(), "--no-dnssec")
 		spec.Mounts = append(spec.Mounts, progs.mounts()...)
@@ -394,7 +394,7 @@ type lsUp struct {
 // run runs one program (certutil, addconn, whack) in role's namespace and
 // returns its output; a failure quotes it.
 func (u *lsUp) run(ctx context.Context, role, prog string, args ...string) (string, error) {
-	spec := u.tb.Spec(role, u.logName+"-tools", append([]string{prog}, args...)...)
+	spec := u.tb.Program(role, u.logName+"-tools", append([]string{prog}, args...)...)
 	res, err := proc.Run(ctx, spec)
 	out := string(res.Stdout) + string(res.Stderr)
 	if err != nil {

@@ -130,12 +130,12 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		"--verb", "4", // the data channel's cipher and HMAC are logged from 4 up
 		"--allow-compression", "no"}
 	logName := strings.ReplaceAll(t.Name(), ":", "-")
-	serverSpec := tb.Spec(topology.Server, logName, append(append(common, server...),
+	serverSpec := tb.Program(topology.Server, logName, append(append(common, server...),
 		"--lport", strconv.Itoa(ovpnPort), "--ifconfig", ovpnServer.String(), ovpnClient.String())...)
 	if u.server, err = proc.Start(serverSpec); err != nil {
 		return nil, err
 	}
-	clientSpec := tb.Spec(topology.Client, logName, append(append(common, client...),
+	clientSpec := tb.Program(topology.Client, logName, append(append(common, client...),
 		"--remote", tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ovpnPort), "--nobind",
 		"--ifconfig", ovpnClient.String(), ovpnServer.String())...)
 	if u.client, err = proc.Start(clientSpec); err != nil {

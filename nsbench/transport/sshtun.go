@@ -209,7 +209,7 @@ func privateSSHD(ctx context.Context, tb *Testbed, dir, name string, port int, e
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	spec := tb.Spec(topology.Server, name, sshd, "-D", "-e", "-f", conf)
+	spec := tb.Program(topology.Server, name, sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
 	addr := net.JoinHostPort(tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(port))
 	return tb.Start(ctx, topology.Server, spec, addr)
@@ -225,7 +225,7 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 		"-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15"}
 	argv = append(argv, opts...)
 	argv = append(argv, BenchUser+"@"+u.tb.Topo.Spec.Addr(topology.Server).String())
-	spec := u.tb.Spec(topology.Client, u.logName, argv...)
+	spec := u.tb.Program(topology.Client, u.logName, argv...)
 	p, err := proc.Start(spec)
 	if err != nil {
 		return err

@@ -143,7 +143,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 		"-o", "ServerAliveInterval=15"}, " ")
 	// sshuttle's other defaults stay, as the seed ran it: latency control
 	// on (it caps throughput under WAN RTT), IPv6 rules added too.
-	spec := tb.Spec(topology.Client, "sshuttle", bin, "--method", "nft",
+	spec := tb.Program(topology.Client, "sshuttle", bin, "--method", "nft",
 		"-r", BenchUser+"@"+net.JoinHostPort(tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(sshuttleSSHPort)),
 		"-e", sshCmd, sshuttleTarget.String()+"/32")
 	// No READY=1 to a systemd unit the harness may run under.
@@ -224,7 +224,7 @@ func (u *sshuttleUp) addressing(ctx context.Context) error {
 
 // nft runs nft in the client namespace and returns its output.
 func (u *sshuttleUp) nft(ctx context.Context, args ...string) (string, error) {
-	res, err := proc.Run(ctx, u.tb.Spec(topology.Client, "sshuttle-nft", append([]string{"nft"}, args...)...))
+	res, err := proc.Run(ctx, u.tb.Program(topology.Client, "sshuttle-nft", append([]string{"nft"}, args...)...))
 	if err != nil {
 		return "", fmt.Errorf("sshuttle: nft %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(res.Stderr)))
 	}

@@ -105,7 +105,7 @@ func TestSshuttleUpClose(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Errorf("second close: %v", err)
 	}
-	res, err := proc.Run(ctx, e.Spec(topology.Client, "nft", "nft", "list", "tables"))
+	res, err := proc.Run(ctx, e.Program(topology.Client, "nft", "nft", "list", "tables"))
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "" {
 		t.Errorf("client nft tables after close: %q %v", res.Stdout, err)
 	}

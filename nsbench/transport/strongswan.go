@@ -204,7 +204,7 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		if err := u.addInner(s.role, s.inner); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: inner address: %w", s.role, err)
 		}
-		spec := tb.Spec(s.role, u.logName, charon)
+		spec := tb.Program(s.role, u.logName, charon)
 		spec.Env = conf.env()
 		if *s.p, err = proc.Start(spec); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: start charon: %w", s.role, err)
@@ -383,7 +383,7 @@ type ssUp struct {
 // swanctl runs one swanctl command against role's charon and returns its
 // output; a failure quotes it.
 func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...string) (string, error) {
-	spec := u.tb.Spec(role, "swanctl-"+u.variant, append(append([]string{u.swanctlBin}, args...), "--uri", c.uri())...)
+	spec := u.tb.Program(role, "swanctl-"+u.variant, append(append([]string{u.swanctlBin}, args...), "--uri", c.uri())...)
 	spec.Env = c.env()
 	res, err := proc.Run(ctx, spec)
 	if err != nil {

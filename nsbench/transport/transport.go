@@ -228,8 +228,8 @@ type Testbed struct {
 
 // Spec returns a launcher spec for a program in role's namespace and cgroup,
 // with the namespace's hosts file and a log file named after the program.
-func (e *Testbed) Spec(role, name string, argv ...string) proc.Spec {
-	return e.Roles[role].Spec(name, argv...)
+func (e *Testbed) Program(role, name string, argv ...string) proc.Program {
+	return e.Roles[role].Program(name, argv...)
 }
 
 // systemProgram finds a system program on PATH, else in /usr/sbin, which a
@@ -272,7 +272,7 @@ func lastSubmatch(re *regexp.Regexp, b []byte) []string {
 
 // Start starts a daemon from spec and waits until addr accepts TCP inside
 // the spec's role namespace.
-func (e *Testbed) Start(ctx context.Context, role string, spec proc.Spec, addr string) (*proc.Process, error) {
+func (e *Testbed) Start(ctx context.Context, role string, spec proc.Program, addr string) (*proc.Process, error) {
 	p, err := proc.Start(spec)
 	if err != nil {
 		return nil, err

@@ -302,7 +302,7 @@ func (u *twUp) startClient(ctx context.Context) error {
 		return err
 	}
 	u.client = p
-	ssh := u.tb.Spec(topology.Client, "tw-ready-ssh", "ssh",
+	ssh := u.tb.Program(topology.Client, "tw-ready-ssh", "ssh",
 		"-i", u.tb.Fixtures.KeyPath, "-p", strconv.Itoa(TWSSHPort),
 		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
 		"-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
@@ -330,10 +330,10 @@ type roleLauncher struct {
 	role string
 }
 
-func (l roleLauncher) Spec(name string, argv ...string) proc.Spec {
-	return l.tb.Spec(l.role, name, argv...)
+func (l roleLauncher) Program(name string, argv ...string) proc.Program {
+	return l.tb.Program(l.role, name, argv...)
 }
 
-func (l roleLauncher) Start(ctx context.Context, spec proc.Spec, addr string) (*proc.Process, error) {
+func (l roleLauncher) Start(ctx context.Context, spec proc.Program, addr string) (*proc.Process, error) {
 	return l.tb.Start(ctx, l.role, spec, addr)
 }

@@ -192,8 +192,8 @@ func readJoinRequest(dir string) (twJoinRequest, error) {
 }
 
 // twSpec is a tw command in role with the role's private directories.
-func (u *twUp) twSpec(role, name string, args ...string) proc.Spec {
-	spec := u.tb.Spec(role, name, append([]string{u.bins.tw}, args...)...)
+func (u *twUp) twSpec(role, name string, args ...string) proc.Program {
+	spec := u.tb.Program(role, name, append([]string{u.bins.tw}, args...)...)
 	spec.Env = u.roleEnv(role)
 	spec.Dir = filepath.Join(u.dir, role, "work")
 	return spec

@@ -273,7 +273,7 @@ func (w *WireGuard) end(tb *Testbed, c wg.Choice, role string, addr netip.Prefix
 		NS:   r.NS,
 		Link: wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr},
 		Start: func(argv, daemonEnv []string) (*proc.Process, error) {
-			spec := tb.Spec(role, "wireguard-go", argv...)
+			spec := tb.Program(role, "wireguard-go", argv...)
 			spec.Env = append(spec.Env, daemonEnv...)
 			return proc.Start(spec)
 		},
