@@ -19,7 +19,8 @@ const module = "github.com/twnsbench/twnsbench/"
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki"},
 	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
-	{"nsbench/role", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
+	{"nsbench/role"},
+	{"nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
 	{"nsbench/transport"},
 	{"nsbench/instrument"},
 	{"nsbench"},

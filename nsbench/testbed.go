@@ -150,7 +150,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		rec.setup.noPayload()
 	}
 
-	tb.view = &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: tb.logDir, Logf: tb.logf}
+	tb.view = &transport.Testbed{Topo: topo, Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir, Logf: tb.logf}
 	fx, err := transport.StartFixtures(ctx, tb.view)
 	if err != nil {
 		return err

@@ -7,8 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
 // UDPStats are a namespace's cumulative UDP counters (/proc/net/snmp).
@@ -16,21 +14,17 @@ type UDPStats struct {
 	InDatagrams, InErrors, RcvbufErrors, SndbufErrors uint64
 }
 
-// ReadUDPStats reads n's UDP counters. /proc/thread-self/net is the calling
-// thread's namespace, so it is read from a thread inside n.
-func ReadUDPStats(n *ns.NS) (UDPStats, error) {
-	var st UDPStats
-	err := n.Do(func() error {
-		f, err := os.Open("/proc/thread-self/net/snmp")
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		st, err = parseSNMPUDP(f)
-		return err
-	})
+// ReadUDPStats reads the UDP counters of the calling thread's network
+// namespace (/proc/thread-self/net is the thread's, not the process's).
+func ReadUDPStats() (UDPStats, error) {
+	f, err := os.Open("/proc/thread-self/net/snmp")
 	if err != nil {
-		return UDPStats{}, fmt.Errorf("udp counters of %s: %w", n.Name, err)
+		return UDPStats{}, fmt.Errorf("udp counters: %w", err)
+	}
+	defer f.Close()
+	st, err := parseSNMPUDP(f)
+	if err != nil {
+		return UDPStats{}, fmt.Errorf("udp counters: %w", err)
 	}
 	return st, nil
 }

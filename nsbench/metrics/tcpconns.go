@@ -7,8 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
 // TCP states (include/net/tcp_states.h) in which a server still holds a
@@ -19,32 +17,27 @@ const (
 	tcpCloseWait   = 0x08
 )
 
-// OpenTCPConns counts the TCP connections in namespace n whose local port
-// is port and that the server side has not closed yet (established,
-// half-open, or closed by the peer only). Listeners and sockets in
-// TIME_WAIT and the other closing states do not count.
-func OpenTCPConns(n *ns.NS, port int) (int, error) {
+// OpenTCPConns counts the TCP connections in the calling thread's network
+// namespace whose local port is port and that the server side has not
+// closed yet (established, half-open, or closed by the peer only).
+// Listeners and sockets in TIME_WAIT and the other closing states do not
+// count.
+func OpenTCPConns(port int) (int, error) {
 	count := 0
-	err := n.Do(func() error {
-		for _, file := range []string{"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"} {
-			f, err := os.Open(file)
-			if os.IsNotExist(err) {
-				continue // no IPv6 in this kernel
-			}
-			if err != nil {
-				return err
-			}
-			c, err := countOpenConns(f, port)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			count += c
+	for _, file := range []string{"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"} {
+		f, err := os.Open(file)
+		if os.IsNotExist(err) {
+			continue // no IPv6 in this kernel
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("tcp connections of %s: %w", n.Name, err)
+		if err != nil {
+			return 0, fmt.Errorf("tcp connections: %w", err)
+		}
+		c, err := countOpenConns(f, port)
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("tcp connections: %s: %w", file, err)
+		}
+		count += c
 	}
 	return count, nil
 }

@@ -17,34 +17,37 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
 // Role is one role of the testbed as the code above this package reaches
 // it.
 //
 // Contract:
-//   - Every process of the role starts from Spec (Run and WaitTCP build on
-//     it): in the role's network namespace, in the Role's cgroup leaf, with
-//     the role's hosts file as /etc/hosts and its output in the run's log
-//     directory. A caller never sets a namespace or a cgroup on a spec.
-//   - Do runs fn on a thread inside the role's network namespace and
-//     nowhere else: a netlink handle, a socket or a /proc/thread-self/net
-//     file opened in fn is the role's. Nothing above this package switches
-//     namespaces for a role.
+//   - Every process of the role starts from Program (Start, Run and
+//     WaitTCP build on it): in the role's network namespace, in the Role's
+//     cgroup leaf, with the role's hosts file as /etc/hosts and its output
+//     in the run's log directory. A caller never sets a namespace or a
+//     cgroup on a program.
+//   - Work inside the role's network namespace (a netlink change, a socket,
+//     a /proc/thread-self/net file) is an Op (op.go) carried out with
+//     Op.On: its argument and result cross as JSON, so the same code runs
+//     on the role's own host. Nothing above this package switches
+//     namespaces for a role, or holds one.
+//   - Files the role's processes read are written with WriteFile, and its
+//     own files read with ReadFile: on the role's host.
 //   - Counters are read through the role (CPUUsec, OwnCPUUsec,
-//     OwnMemoryPeakKB, RxBytes, UDPStats, OpenTCPConns, ReadFile): each is
-//     a cumulative reading, and the caller subtracts.
+//     OwnMemoryPeakKB, RxBytes, LinkBytes, UDPStats, OpenTCPConns, PIDs):
+//     each is a cumulative reading, and the caller subtracts.
 //   - A Role is immutable and safe for concurrent use; Leaf gives another
 //     Role of the same role whose processes go to their own cgroup leaf
 //     (a transport's, so they are accounted apart).
 //
 // Today every role is a network namespace on this host, and its processes
 // are this process's children. A role on another host (issue 26) keeps
-// this contract with each method carried out by the twnsbench copy on
-// that host over its SSH session: processes start there, counters come
-// back as numbers. Do and NS hand out the namespace itself and can only
-// ever be local: work still done through them (see the README, "How it is
-// built") moves behind a method here before it can run on another host.
+// this contract with call and Start carried out by the twnsbench copy on
+// that host over its SSH session: processes start there, ops run there by
+// name (Serve), counters come back as numbers.
 type Role struct {
 	name   string
 	ns     *ns.NS
@@ -53,7 +56,6 @@ type Role struct {
 	dir    *proc.Cgroup // the role's cgroup: its CPU, children included
 	leaf   *proc.Cgroup // where this Role's processes go
 	logDir string
-	rx     func() (uint64, error) // bytes its link received
 }
 
 // Name is the role's name ("client").
@@ -62,8 +64,8 @@ func (r *Role) Name() string { return r.name }
 // Addr is the role's address on the testbed's network.
 func (r *Role) Addr() netip.Addr { return r.addr }
 
-// Spec is a launcher spec for program name with argv (argv[0] included)
-// in the role, its log file named after the program.
+// Program is a program for name with argv (argv[0] included) in the role,
+// its log file named after the program.
 func (r *Role) Program(name string, argv ...string) proc.Program {
 	return proc.Program{
 		Name:   r.name + "/" + name,
@@ -75,48 +77,93 @@ func (r *Role) Program(name string, argv ...string) proc.Program {
 	}
 }
 
+// Start starts p, a program of this role (from Program), as a daemon.
+func (r *Role) Start(p proc.Program) (*proc.Process, error) { return proc.Start(p) }
+
+// RunProgram runs p, a program of this role (from Program), and waits for
+// it.
+func (r *Role) RunProgram(ctx context.Context, p proc.Program) (proc.Result, error) {
+	return proc.Run(ctx, p)
+}
+
 // Run runs program name with its arguments in the role and waits for it.
 func (r *Role) Run(ctx context.Context, name string, args ...string) (proc.Result, error) {
-	return proc.Run(ctx, r.Program(name, append([]string{name}, args...)...))
+	return r.RunProgram(ctx, r.Program(name, append([]string{name}, args...)...))
+}
+
+// call carries out the op registered as name in the role's namespace.
+func (r *Role) call(ctx context.Context, name string, args []byte) ([]byte, error) {
+	var out []byte
+	err := r.ns.Do(func() (err error) {
+		out, err = Serve(ctx, name, args)
+		return err
+	})
+	return out, err
 }
 
 // WaitTCP waits until addr accepts TCP as seen from the role, or p (when
 // not nil) exits.
 func (r *Role) WaitTCP(ctx context.Context, addr string, p *proc.Process) error {
-	return proc.WaitTCP(ctx, r.ns, addr, p)
+	return proc.WaitUntil(ctx, fmt.Sprintf("%s from %s", addr, r.name), func() error {
+		_, err := dialOp.On(ctx, r, addr)
+		return err
+	}, p)
 }
-
-// Do runs fn on a thread inside the role's network namespace.
-func (r *Role) Do(fn func() error) error { return r.ns.Do(fn) }
 
 // ReadFile reads a file as the role sees it: /proc/sys/net and
 // /proc/thread-self/net show the role's namespace.
 func (r *Role) ReadFile(path string) ([]byte, error) {
-	var b []byte
-	err := r.ns.Do(func() (err error) {
-		b, err = os.ReadFile(path)
-		return err
-	})
-	return b, err
+	return readFileOp.On(context.Background(), r, path)
+}
+
+// WriteFile writes a file the role's processes read (a configuration), on
+// the role's host.
+func (r *Role) WriteFile(path string, data []byte, perm os.FileMode) error {
+	_, err := writeFileOp.On(context.Background(), r, fileContent{Path: path, Data: data, Perm: uint32(perm)})
+	return err
 }
 
 // CPUUsec is the CPU the role's whole cgroup has used (µs).
-func (r *Role) CPUUsec() (uint64, error) { return r.dir.UsageUsec() }
+func (r *Role) CPUUsec() (uint64, error) {
+	return cgroupUsageOp.On(context.Background(), r, r.dir.Path)
+}
 
 // OwnCPUUsec is the CPU this Role's leaf has used (µs).
-func (r *Role) OwnCPUUsec() (uint64, error) { return r.leaf.UsageUsec() }
+func (r *Role) OwnCPUUsec() (uint64, error) {
+	return cgroupUsageOp.On(context.Background(), r, r.leaf.Path)
+}
 
 // OwnMemoryPeakKB is the leaf's memory.peak, where the kernel keeps it.
-func (r *Role) OwnMemoryPeakKB() (int64, bool) { return r.leaf.MemoryPeakKB() }
+func (r *Role) OwnMemoryPeakKB() (int64, bool) {
+	p, err := cgroupPeakOp.On(context.Background(), r, r.leaf.Path)
+	return p.KB, err == nil && p.OK
+}
+
+// PIDs are the processes in this Role's leaf.
+func (r *Role) PIDs() ([]int, error) {
+	return cgroupPIDsOp.On(context.Background(), r, r.leaf.Path)
+}
 
 // RxBytes is the bytes the role's link to the network has received.
-func (r *Role) RxBytes() (uint64, error) { return r.rx() }
+func (r *Role) RxBytes() (uint64, error) {
+	c, err := r.LinkBytes(topology.RoleLink)
+	return c.Rx, err
+}
+
+// LinkBytes reads the byte counters of the role's link name.
+func (r *Role) LinkBytes(name string) (LinkCounters, error) {
+	return linkBytesOp.On(context.Background(), r, name)
+}
 
 // UDPStats reads the role's UDP counters.
-func (r *Role) UDPStats() (metrics.UDPStats, error) { return metrics.ReadUDPStats(r.ns) }
+func (r *Role) UDPStats() (metrics.UDPStats, error) {
+	return udpStatsOp.On(context.Background(), r, Nothing{})
+}
 
 // OpenTCPConns counts the role's TCP connections to or from local port.
-func (r *Role) OpenTCPConns(port int) (int, error) { return metrics.OpenTCPConns(r.ns, port) }
+func (r *Role) OpenTCPConns(port int) (int, error) {
+	return tcpConnsOp.On(context.Background(), r, port)
+}
 
 // Leaf is the same role with its processes in the leaf cgroup name beside
 // the base one (created here).
@@ -130,10 +177,7 @@ func (r *Role) Leaf(name string) (*Role, error) {
 	return &l, nil
 }
 
-// NS is the role's namespace, for the packages not yet behind this seam
-// (impair, wg, the transports' own netlink work): see the README's
-// "How it is built" for what still reaches a role this way.
+// NS is the role's namespace, for the WAN impairment not yet behind this
+// seam (netem targets and the probes in nsbench/impair): see the README's
+// "How it is built". Nothing new may use it.
 func (r *Role) NS() *ns.NS { return r.ns }
-
-// Cgroup is the leaf this Role's processes go to.
-func (r *Role) Cgroup() *proc.Cgroup { return r.leaf }

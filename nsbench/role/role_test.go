@@ -2,13 +2,14 @@ package role_test
 
 import (
 	"context"
+	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -39,13 +40,13 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 	}
 	// The cgroup: a process started from Spec is in the leaf, and the
 	// role's CPU counts it.
-	p, err := proc.Start(client.Program("sleep", "sleep", "30"))
+	p, err := client.Start(client.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids, err := client.Cgroup().PIDs()
+	pids, err := client.PIDs()
 	if err != nil || !slices.Contains(pids, p.PID()) {
-		t.Errorf("sleep %d not in the client's leaf %s: %v, %v", p.PID(), client.Cgroup().Path, pids, err)
+		t.Errorf("sleep %d not in the client's leaf: %v, %v", p.PID(), pids, err)
 	}
 	p.Stop(time.Second)
 	if _, err := client.CPUUsec(); err != nil {
@@ -58,9 +59,16 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := own[topology.Server]
-	if server.Cgroup().Path == roles[topology.Server].Cgroup().Path || !strings.HasSuffix(server.Cgroup().Path, "/server/t-fake") {
-		t.Errorf("transport leaf %s", server.Cgroup().Path)
+	sp, err := server.Start(server.Program("sleep", "sleep", "30"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	own1, err1 := server.PIDs()
+	base, err2 := roles[topology.Server].PIDs()
+	if err1 != nil || err2 != nil || !slices.Contains(own1, sp.PID()) || slices.Contains(base, sp.PID()) {
+		t.Errorf("sleep %d: transport leaf %v (%v), base %v (%v)", sp.PID(), own1, err1, base, err2)
+	}
+	sp.Stop(time.Second)
 	if _, err := server.Run(ctx, "true"); err != nil {
 		t.Error(err)
 	}
@@ -81,5 +89,38 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 	}
 	if _, err := client.RxBytes(); err != nil {
 		t.Error(err)
+	}
+
+	// Ops run in the role's namespace: an address put on the server's lo
+	// is there and not on the client's, and gone once removed.
+	inner := netip.MustParseAddr("10.254.254.1")
+	if err := server.AddLoopback(ctx, inner); err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	if err := server.WaitTCP(short, "127.0.0.1:1", nil); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1 from server") {
+		t.Errorf("WaitTCP on a closed port: %v", err)
+	}
+	cancelShort()
+	onLo := func(r *role.Role) bool {
+		res, err := r.Run(ctx, "ip", "-o", "addr", "show", "dev", "lo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(string(res.Stdout), inner.String()+"/32")
+	}
+	if !onLo(server) || onLo(client) {
+		t.Errorf("%s on lo: server %v, client %v", inner, onLo(server), onLo(client))
+	}
+	if err := server.RemoveLoopback(ctx, inner); err != nil || onLo(server) {
+		t.Errorf("remove %s: %v, still there: %v", inner, err, onLo(server))
+	}
+	// A file written for the role's processes is what they read.
+	f := filepath.Join(t.TempDir(), "conf")
+	if err := server.WriteFile(f, []byte("x=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := server.Run(ctx, "cat", f); err != nil || string(res.Stdout) != "x=1\n" {
+		t.Errorf("cat %s in the server: %q, %v", f, res.Stdout, err)
 	}
 }

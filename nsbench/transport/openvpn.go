@@ -164,7 +164,7 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		Target:  DirectTarget(ovpnServer.String()),
 		Facts:   facts,
 		Label:   "SSH over OpenVPN (" + mode + ", " + suite + ")",
-		Carried: LinkBytes(cli, ovpnIface),
+		Carried: LinkBytes(tb.Roles[topology.Client], ovpnIface),
 		Procs: []RSSProc{
 			{Key: "client / openvpn", PID: u.client.PID()},
 			{Key: "server / openvpn", PID: u.server.PID()},

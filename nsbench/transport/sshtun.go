@@ -119,7 +119,7 @@ func (t *SSHTun) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			{Key: "client / ssh -w", PID: u.client.PID()},
 			{Key: "server / sshd (tunnel)", PID: u.server.PID()},
 		},
-		Carried: LinkBytes(u.tb.Topo.Roles[topology.Client].NS, sshTunIface),
+		Carried: LinkBytes(u.tb.Roles[topology.Client], sshTunIface),
 		Close:   u.close,
 	}, nil
 }

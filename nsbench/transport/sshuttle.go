@@ -337,8 +337,7 @@ func (u *sshuttleUp) descendants() []task {
 		if r == nil {
 			continue
 		}
-		cg := r.Cgroup()
-		pids, _ := cg.PIDs()
+		pids, _ := r.PIDs()
 		for _, pid := range pids {
 			_, start, err := procStat(pid)
 			if err != nil || roots[pid] {

@@ -242,7 +242,7 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 	if err != nil {
 		return nil, err
 	}
-	espWhere, carried, inKernel := "userspace (kernel-libipsec)", LinkBytes(cli, ssIface), ""
+	espWhere, carried, inKernel := "userspace (kernel-libipsec)", LinkBytes(tb.Roles[topology.Client], ssIface), ""
 	if t.kernel {
 		espWhere, carried, inKernel = "kernel (xfrm, keyed by charon)", espBytes(cli), "kernel ESP (xfrm), keyed by charon"
 	}

@@ -183,28 +183,16 @@ func onLoopback(n *ns.NS, a netip.Addr, op func(netlink.Link, *netlink.Addr) err
 	})
 }
 
-// LinkBytes reads a link's received plus sent bytes inside n: a tunnel
-// device's count of what it carried (both directions, as one sample's
-// traffic crosses both ways).
-func LinkBytes(n *ns.NS, name string) func() (int64, error) {
+// LinkBytes reads link name's received plus sent bytes in role r: a
+// tunnel device's count of what it carried (both directions, as one
+// sample's traffic crosses both ways).
+func LinkBytes(r *role.Role, name string) func() (int64, error) {
 	return func() (int64, error) {
-		var total int64
-		err := n.Do(func() error {
-			l, err := netlink.LinkByName(name)
-			if err != nil {
-				return err
-			}
-			st := l.Attrs().Statistics
-			if st == nil {
-				return fmt.Errorf("%s: no statistics", name)
-			}
-			total = int64(st.RxBytes + st.TxBytes)
-			return nil
-		})
+		c, err := r.LinkBytes(name)
 		if err != nil {
 			return 0, fmt.Errorf("tunnel bytes: %w", err)
 		}
-		return total, nil
+		return int64(c.Rx + c.Tx), nil
 	}
 }
 
@@ -219,6 +207,7 @@ type Diagnostic struct {
 // cgroup leaves.
 type Testbed struct {
 	Topo     *topology.Topology
+	Prefix   string                // the run's unique prefix, for the names of what a transport creates
 	Roles    map[string]*role.Role // where each role's processes run
 	Dir      string                // the run's private directory
 	LogDir   string
@@ -226,8 +215,8 @@ type Testbed struct {
 	Logf     func(format string, args ...any)
 }
 
-// Spec returns a launcher spec for a program in role's namespace and cgroup,
-// with the namespace's hosts file and a log file named after the program.
+// Program is a program in role's namespace and cgroup, with the
+// namespace's hosts file and a log file named after the program.
 func (e *Testbed) Program(role, name string, argv ...string) proc.Program {
 	return e.Roles[role].Program(name, argv...)
 }

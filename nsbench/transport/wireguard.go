@@ -216,7 +216,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		Target:   DirectTarget(host),
 		Facts:    map[string]string{"wireguard": desc},
 		Diagnose: func() []Diagnostic { return wireguardDiagnostics(tun) },
-		Carried:  LinkBytes(tb.Topo.Roles[topology.Client].NS, tun.Client.Name),
+		Carried:  LinkBytes(tb.Roles[topology.Client], tun.Client.Name),
 		Close:    tun.Close,
 	}
 	if c.Fallback != "" {

@@ -233,7 +233,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		}
 		for i, role := range []string{topology.Client, topology.Server} {
 			pid := p.Procs[i].PID
-			pids, err := e.Roles[role].Cgroup().PIDs()
+			pids, err := e.Roles[role].PIDs()
 			if err != nil || !contains(pids, pid) {
 				t.Errorf("%s wireguard-go pid %d not in the role's cgroup (%v, %v)", role, pid, pids, err)
 			}

@@ -1,0 +1,105 @@
+package role
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+)
+
+// The ops every role offers: files, counters, sockets and the loopback
+// addresses a tunnel's inner end needs.
+
+type fileContent struct {
+	Path string
+	Data []byte
+	Perm uint32
+}
+
+// LinkCounters are a link's cumulative byte counters.
+type LinkCounters struct{ Rx, Tx uint64 }
+
+// LoopbackAddr is an address on a role's lo, as a /32.
+type LoopbackAddr struct {
+	Addr   netip.Addr
+	Remove bool // take it off again
+}
+
+// MemoryPeak is a cgroup's memory.peak, OK when the kernel keeps one.
+type MemoryPeak struct {
+	KB int64
+	OK bool
+}
+
+var (
+	readFileOp = NewOp("role.read-file", func(_ context.Context, path string) ([]byte, error) {
+		return os.ReadFile(path)
+	})
+	writeFileOp = NewOp("role.write-file", func(_ context.Context, f fileContent) (Nothing, error) {
+		return Nothing{}, os.WriteFile(f.Path, f.Data, os.FileMode(f.Perm))
+	})
+	dialOp = NewOp("role.dial-tcp", func(_ context.Context, addr string) (Nothing, error) {
+		return Nothing{}, proc.DialTCP(addr)
+	})
+	udpStatsOp = NewOp("role.udp-stats", func(context.Context, Nothing) (metrics.UDPStats, error) {
+		return metrics.ReadUDPStats()
+	})
+	tcpConnsOp = NewOp("role.open-tcp-conns", func(_ context.Context, port int) (int, error) {
+		return metrics.OpenTCPConns(port)
+	})
+	cgroupUsageOp = NewOp("role.cgroup-usage", func(_ context.Context, path string) (uint64, error) {
+		return (&proc.Cgroup{Path: path}).UsageUsec()
+	})
+	cgroupPeakOp = NewOp("role.cgroup-memory-peak", func(_ context.Context, path string) (MemoryPeak, error) {
+		kb, ok := (&proc.Cgroup{Path: path}).MemoryPeakKB()
+		return MemoryPeak{KB: kb, OK: ok}, nil
+	})
+	cgroupPIDsOp = NewOp("role.cgroup-pids", func(_ context.Context, path string) ([]int, error) {
+		return (&proc.Cgroup{Path: path}).PIDs()
+	})
+	linkBytesOp = NewOp("role.link-bytes", func(_ context.Context, name string) (LinkCounters, error) {
+		l, err := netlink.LinkByName(name)
+		if err != nil {
+			return LinkCounters{}, fmt.Errorf("link %s: %w", name, err)
+		}
+		st := l.Attrs().Statistics
+		if st == nil {
+			return LinkCounters{}, fmt.Errorf("link %s: no statistics", name)
+		}
+		return LinkCounters{Rx: st.RxBytes, Tx: st.TxBytes}, nil
+	})
+	loopbackOp = NewOp("role.loopback-addr", func(_ context.Context, a LoopbackAddr) (Nothing, error) {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return Nothing{}, err
+		}
+		addr := &netlink.Addr{IPNet: netipx(a.Addr)}
+		if a.Remove {
+			return Nothing{}, netlink.AddrDel(lo, addr)
+		}
+		return Nothing{}, netlink.AddrReplace(lo, addr)
+	})
+)
+
+// AddLoopback puts a on the role's lo as a /32: an address that exists
+// only behind a tunnel (its inner end, or what sshuttle captures).
+func (r *Role) AddLoopback(ctx context.Context, a netip.Addr) error {
+	_, err := loopbackOp.On(ctx, r, LoopbackAddr{Addr: a})
+	return err
+}
+
+// RemoveLoopback takes a off the role's lo again.
+func (r *Role) RemoveLoopback(ctx context.Context, a netip.Addr) error {
+	_, err := loopbackOp.On(ctx, r, LoopbackAddr{Addr: a, Remove: true})
+	return err
+}
+
+func netipx(a netip.Addr) *net.IPNet {
+	return &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(a.BitLen(), a.BitLen())}
+}
