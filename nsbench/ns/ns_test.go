@@ -44,27 +44,27 @@ func create(t *testing.T, name string) *ns.NS {
 // /proc/…/ns/net symlink) points to.
 func netInode(t testing.TB, link string) uint64 {
 	t.Helper()
-	target, err := os.Readlink(link)
+	ino, err := readNetInode(link)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var ino uint64
-	if _, err := fmt.Sscanf(target, "net:[%d]", &ino); err != nil {
-		t.Fatalf("%s -> %q: %v", link, target, err)
 	}
 	return ino
 }
 
 // threadInode reads the calling thread's namespace; callers hold their
 // thread (ns.Do's f runs locked).
-func threadInode() (uint64, error) {
-	target, err := os.Readlink("/proc/thread-self/ns/net")
+func threadInode() (uint64, error) { return readNetInode("/proc/thread-self/ns/net") }
+
+func readNetInode(link string) (uint64, error) {
+	target, err := os.Readlink(link)
 	if err != nil {
 		return 0, err
 	}
 	var ino uint64
-	_, err = fmt.Sscanf(target, "net:[%d]", &ino)
-	return ino, err
+	if _, err := fmt.Sscanf(target, "net:[%d]", &ino); err != nil {
+		return 0, fmt.Errorf("%s -> %q: %w", link, target, err)
+	}
+	return ino, nil
 }
 
 // nsfsInode is the inode of the namespace file at path (a namespace's bind
