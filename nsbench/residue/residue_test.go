@@ -1,9 +1,11 @@
 package residue_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,6 +98,16 @@ func TestFindSeesEveryKind(t *testing.T) {
 			t.Fatal(err)
 		}
 		expect(t, f, run, residue.KindLink, name)
+		// The zero Finder lists the caller's namespace: inside the stand-in
+		// it sees the link; in the test's own namespace it does not.
+		var inside []residue.Object
+		if err := host.Do(func() error { inside = residue.Finder{}.Find(run); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(inside, func(o residue.Object) bool { return o.Kind == residue.KindLink && o.What == name }) {
+			t.Errorf("the zero Finder inside %s: no link %s among %v", host.Name, name, inside)
+		}
+		gone(t, residue.Finder{}, run, residue.KindLink, name)
 		l, err := h.LinkByName(name)
 		if err != nil {
 			t.Fatal(err)
@@ -267,4 +279,87 @@ func startProcess(t *testing.T, cmd *exec.Cmd) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// The leak checker keeps to the run it is asked about: objects of another
+// run are that run's, names that only look like a run's ("<run>x") and
+// the host's own processes are nobody's.
+func TestFindKeepsToItsRun(t *testing.T) {
+	nstest.RequireRoot(t)
+	run, other := nstest.Prefix(t), nstest.Prefix(t)
+	near := run + "x" // RunOf(near) == "": not a run name
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	netns := func(name string) *ns.NS {
+		n, err := ns.Create(name)
+		must(err)
+		t.Cleanup(func() { ns.Delete(name) })
+		t.Cleanup(func() { n.Close() })
+		return n
+	}
+	// The other run's objects, and near misses of ours, of every kind.
+	host := netns(other + "-h") // stands for the host namespace: its links are listed
+	netns(near)
+	f := residue.Finder{LinkNS: host}
+	h, err := host.Netlink()
+	must(err)
+	defer h.Close()
+	for i, name := range []string{other + "-l", near} {
+		must(h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: "peer" + strconv.Itoa(i)}))
+	}
+	if root, err := proc.Cgroup2Root(); err == nil {
+		for _, name := range []string{other, near} {
+			cg, err := proc.NewCgroup(filepath.Join(root, name))
+			must(err)
+			t.Cleanup(func() { cg.Remove(context.Background()) })
+		}
+	}
+	must(os.Mkdir(filepath.Join("/tmp", near), 0o755))
+	t.Cleanup(func() { os.RemoveAll(filepath.Join("/tmp", near)) })
+	for _, owner := range []string{other, near} {
+		tmpfs, bind := filepath.Join("/tmp", owner, "tmpfs"), filepath.Join("/tmp", owner, "bind")
+		for _, dir := range []string{tmpfs, bind} {
+			must(os.Mkdir(dir, 0o755))
+			t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH); os.Remove(dir) })
+		}
+		must(unix.Mount("tmpfs", tmpfs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, ""))
+		must(unix.Mount(bind, bind, "", unix.MS_BIND, ""))
+	}
+	for _, name := range []string{other + "-proc", near} {
+		cmd := exec.Command("sleep", "60")
+		cmd.Args[0] = name
+		startProcess(t, cmd)
+	}
+	plain := exec.Command("sleep", "60") // the host's own: no run anywhere
+	startProcess(t, plain)
+	inOther := exec.Command("ip", "netns", "exec", other+"-h", "sleep", "60")
+	startProcess(t, inOther)
+	waitFor(t, f, other, residue.KindProcess, "netns "+other+"-h")
+
+	all := f.Find(topology.Prefix)
+	for _, kind := range residue.Kinds {
+		if kind == residue.KindCgroup {
+			if _, err := proc.Cgroup2Root(); err != nil {
+				continue
+			}
+		}
+		expect(t, f, other, kind, other)
+	}
+	for _, o := range f.Find(run) {
+		if o.Run != run || strings.Contains(o.What, other) || strings.Contains(o.What, near) {
+			t.Errorf("Find(%s) reports %s (run %s)", run, o, o.Run)
+		}
+	}
+	for _, o := range all {
+		if strings.Contains(o.What, near) || o.Run == run && o.What != filepath.Join("/tmp", run) {
+			t.Errorf("Find(%s) reports %s (run %s): a name that is no run's", topology.Prefix, o, o.Run)
+		}
+		if pid := "pid " + strconv.Itoa(plain.Process.Pid) + " "; strings.HasPrefix(o.What, pid) {
+			t.Errorf("a process of no run reported: %s", o)
+		}
+	}
 }
