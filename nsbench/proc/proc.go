@@ -35,10 +35,27 @@ type Program struct {
 // Process is a running daemon.
 type Process struct {
 	Name string
-	cmd  *exec.Cmd
+	pid  int
+	// stop, when set, stops a process started elsewhere (Attach): on a
+	// role's host, by the twnsbench copy there.
+	stop func(grace time.Duration) error
 	done chan struct{}
 	err  error // valid after done is closed
 	log  *os.File
+}
+
+// Attach is a daemon that runs elsewhere (on a role's host, started by
+// the twnsbench copy there): stop stops it there, and exited, called once
+// when it has ended, closes Done with its status.
+func Attach(name string, pid int, stop func(grace time.Duration) error) (p *Process, exited func(error)) {
+	p = &Process{Name: name, pid: pid, stop: stop, done: make(chan struct{})}
+	var once sync.Once
+	return p, func(err error) {
+		once.Do(func() {
+			p.err = err
+			close(p.done)
+		})
+	}
 }
 
 // Start launches a daemon. Its output goes to spec.Log.
@@ -62,7 +79,7 @@ func Start(spec Program) (*Process, error) {
 		}
 		return nil, fmt.Errorf("%s: start: %w", spec.Name, err)
 	}
-	p := &Process{Name: spec.Name, cmd: cmd, done: make(chan struct{}), log: log}
+	p := &Process{Name: spec.Name, pid: cmd.Process.Pid, done: make(chan struct{}), log: log}
 	go func() {
 		p.err = cmd.Wait()
 		if p.log != nil {
@@ -74,7 +91,8 @@ func Start(spec Program) (*Process, error) {
 }
 
 // PID is the daemon's process ID (the real program's, not a wrapper's).
-func (p *Process) PID() int { return p.cmd.Process.Pid }
+// For an attached process it is the PID on the role's host.
+func (p *Process) PID() int { return p.pid }
 
 // Done is closed when the process has exited and been reaped.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -89,6 +107,9 @@ func (p *Process) Stop(grace time.Duration) error {
 	case <-p.done:
 		return nil
 	default:
+	}
+	if p.stop != nil {
+		return p.stop(grace)
 	}
 	if err := signalGroup(p.PID(), syscall.SIGTERM); err != nil {
 		return fmt.Errorf("%s: stop process group %d: %w", p.Name, p.PID(), err)

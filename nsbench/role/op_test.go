@@ -40,8 +40,10 @@ func TestServeCarriesOutARegisteredOp(t *testing.T) {
 
 // A value that cannot cross (a func) is refused at the call, on this host
 // already.
+var funcOp = NewOp("role.test-func", func(context.Context, Nothing) (func(), error) { return func() {}, nil })
+
 func TestOpRefusesWhatCannotCross(t *testing.T) {
-	bad := NewOp("role.test-func", func(context.Context, Nothing) (func(), error) { return func() {}, nil })
+	bad := funcOp
 	if _, err := Serve(context.Background(), bad.Name(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "encode result") {
 		t.Errorf("func result: %v", err)
 	}

@@ -60,6 +60,10 @@ var (
 		kb, ok := (&proc.Cgroup{Path: path}).MemoryPeakKB()
 		return MemoryPeak{KB: kb, OK: ok}, nil
 	})
+	newCgroupOp = NewOp("role.new-cgroup", func(_ context.Context, path string) (Nothing, error) {
+		_, err := proc.NewCgroup(path)
+		return Nothing{}, err
+	})
 	cgroupPIDsOp = NewOp("role.cgroup-pids", func(_ context.Context, path string) ([]int, error) {
 		return (&proc.Cgroup{Path: path}).PIDs()
 	})

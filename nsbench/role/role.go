@@ -56,6 +56,7 @@ type Role struct {
 	dir    *proc.Cgroup // the role's cgroup: its CPU, children included
 	leaf   *proc.Cgroup // where this Role's processes go
 	logDir string
+	host   host // where its work is carried out
 }
 
 // Name is the role's name ("client").
@@ -78,12 +79,12 @@ func (r *Role) Program(name string, argv ...string) proc.Program {
 }
 
 // Start starts p, a program of this role (from Program), as a daemon.
-func (r *Role) Start(p proc.Program) (*proc.Process, error) { return proc.Start(p) }
+func (r *Role) Start(p proc.Program) (*proc.Process, error) { return r.host.start(p) }
 
 // RunProgram runs p, a program of this role (from Program), and waits for
 // it.
 func (r *Role) RunProgram(ctx context.Context, p proc.Program) (proc.Result, error) {
-	return proc.Run(ctx, p)
+	return r.host.run(ctx, p)
 }
 
 // Run runs program name with its arguments in the role and waits for it.
@@ -93,12 +94,7 @@ func (r *Role) Run(ctx context.Context, name string, args ...string) (proc.Resul
 
 // call carries out the op registered as name in the role's namespace.
 func (r *Role) call(ctx context.Context, name string, args []byte) ([]byte, error) {
-	var out []byte
-	err := r.ns.Do(func() (err error) {
-		out, err = Serve(ctx, name, args)
-		return err
-	})
-	return out, err
+	return r.host.call(ctx, name, args)
 }
 
 // WaitTCP waits until addr accepts TCP as seen from the role, or p (when
@@ -168,12 +164,12 @@ func (r *Role) OpenTCPConns(port int) (int, error) {
 // Leaf is the same role with its processes in the leaf cgroup name beside
 // the base one (created here).
 func (r *Role) Leaf(name string) (*Role, error) {
-	cg, err := proc.NewCgroup(filepath.Join(r.dir.Path, name))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.name, err)
+	path := filepath.Join(r.dir.Path, name)
+	if _, err := newCgroupOp.On(context.Background(), r, path); err != nil {
+		return nil, err
 	}
 	l := *r
-	l.leaf = cg
+	l.leaf = &proc.Cgroup{Path: path}
 	return &l, nil
 }
 

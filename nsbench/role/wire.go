@@ -1,0 +1,272 @@
+package role
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+)
+
+// The wire carries a role's work to the twnsbench copy on the role's host
+// (Agent) and its answers back: one JSON object per line each way, over
+// the stdin and stdout of that copy's SSH session. Requests run
+// concurrently on the far side; answers carry the request's ID; a daemon's
+// exit comes as an event (ID 0) naming the daemon's handle.
+
+type request struct {
+	ID      uint64          `json:"id"`
+	Kind    string          `json:"kind"` // call, start, run, stop, cancel
+	NetNS   string          `json:"netns,omitempty"`
+	Op      string          `json:"op,omitempty"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Program *proc.Program   `json:"program,omitempty"`
+	Handle  uint64          `json:"handle,omitempty"` // start, stop: the daemon's handle
+	Grace   time.Duration   `json:"grace,omitempty"`
+	Cancel  uint64          `json:"cancel,omitempty"` // cancel: the request to cancel
+}
+
+type response struct {
+	ID     uint64          `json:"id"`
+	Err    string          `json:"err,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Run    *proc.Result    `json:"run,omitempty"`
+	PID    int             `json:"pid,omitempty"`
+	Handle uint64          `json:"handle,omitempty"` // an exit event's daemon
+	Exited bool            `json:"exited,omitempty"`
+}
+
+// Conn is the orchestrator's end of the wire to one host's twnsbench copy.
+type Conn struct {
+	host string // "client host 10.0.0.2", for errors
+	enc  *json.Encoder
+	wmu  sync.Mutex
+
+	mu      sync.Mutex
+	next    uint64
+	pending map[uint64]chan response
+	daemons map[uint64]*daemon
+	err     error // why the connection ended; set once
+	done    chan struct{}
+}
+
+// daemon is a started daemon's end as the orchestrator holds it: exited
+// is set once the start's answer arrived; an exit event that came first
+// waits in early.
+type daemon struct {
+	exited func(error)
+	early  *error
+}
+
+// NewConn is the orchestrator's end of the wire to host, reading the
+// copy's answers from r and writing requests to w. It ends, failing every
+// call in flight and ending every daemon it started, when r does.
+func NewConn(host string, r io.Reader, w io.Writer) *Conn {
+	c := &Conn{host: host, enc: json.NewEncoder(w), pending: map[uint64]chan response{},
+		daemons: map[uint64]*daemon{}, done: make(chan struct{})}
+	go c.read(r)
+	return c
+}
+
+// Done is closed when the connection has ended; Err says why.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err is why the connection ended, nil while it lasts.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *Conn) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 256<<20) // a program's whole output is one line
+	for sc.Scan() {
+		var resp response
+		if err := json.Unmarshal(sc.Bytes(), &resp); err != nil {
+			c.end(fmt.Errorf("%s: bad answer: %w", c.host, err))
+			return
+		}
+		c.deliver(resp)
+	}
+	err := sc.Err()
+	if err == nil {
+		err = io.EOF
+	}
+	c.end(fmt.Errorf("%s: connection lost: %w", c.host, err))
+}
+
+func (c *Conn) deliver(resp response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if resp.ID == 0 && resp.Exited {
+		d := c.daemons[resp.Handle]
+		if d == nil {
+			return
+		}
+		var err error
+		if resp.Err != "" {
+			err = errors.New(resp.Err)
+		}
+		c.ended(resp.Handle, d, err)
+		return
+	}
+	if ch, ok := c.pending[resp.ID]; ok {
+		delete(c.pending, resp.ID)
+		ch <- resp
+	}
+}
+
+// end fails what is in flight and ends every daemon: on a lost connection
+// the copy on the far side stops them itself.
+func (c *Conn) end(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	for id, ch := range c.pending {
+		delete(c.pending, id)
+		ch <- response{ID: id, Err: err.Error()}
+	}
+	for h, d := range c.daemons {
+		c.ended(h, d, err)
+	}
+	close(c.done)
+}
+
+// ended delivers a daemon's end, or keeps it for start when its start has
+// not been answered yet. c.mu is held.
+func (c *Conn) ended(handle uint64, d *daemon, err error) {
+	if d.exited == nil {
+		d.early = &err
+		return
+	}
+	delete(c.daemons, handle)
+	d.exited(err)
+}
+
+// roundTrip sends req and waits for its answer; when ctx ends first it
+// asks the far side to cancel it and still waits for the answer, which
+// the far side gives once the work has stopped.
+func (c *Conn) roundTrip(ctx context.Context, req request) (response, error) {
+	ch := make(chan response, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return response{}, c.err
+	}
+	c.next++
+	req.ID = c.next
+	c.pending[req.ID] = ch
+	if req.Kind == "start" {
+		req.Handle = req.ID
+		c.daemons[req.Handle] = &daemon{}
+	}
+	c.mu.Unlock()
+	if err := c.send(req); err != nil {
+		return response{}, err
+	}
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		_ = c.send(request{Kind: "cancel", Cancel: req.ID})
+		return <-ch, nil
+	}
+}
+
+func (c *Conn) send(req request) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.enc.Encode(req); err != nil {
+		err = fmt.Errorf("%s: send: %w", c.host, err)
+		c.end(err)
+		return err
+	}
+	return nil
+}
+
+// Host is the role namespace netns on the far side of c, for Remote.
+func (c *Conn) Host(netns string) host { return wireHost{c: c, netns: netns} }
+
+// wireHost is a role whose namespace is on the far side of a Conn.
+type wireHost struct {
+	c     *Conn
+	netns string
+}
+
+func (h wireHost) call(ctx context.Context, op string, args []byte) ([]byte, error) {
+	resp, err := h.c.roundTrip(ctx, request{Kind: "call", NetNS: h.netns, Op: op, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Err != "" {
+		return nil, errors.New(resp.Err)
+	}
+	return resp.Result, nil
+}
+
+func (h wireHost) start(p proc.Program) (*proc.Process, error) {
+	resp, err := h.c.roundTrip(context.Background(), request{Kind: "start", Program: &p})
+	if err != nil {
+		return nil, err
+	}
+	handle := resp.ID
+	if resp.Err != "" {
+		h.c.mu.Lock()
+		delete(h.c.daemons, handle)
+		h.c.mu.Unlock()
+		return nil, errors.New(resp.Err)
+	}
+	d, exited := proc.Attach(p.Name, resp.PID, func(grace time.Duration) error {
+		// The far side stops it as a local daemon is stopped; the exit
+		// event then closes Done.
+		// The far side answers after it sent the exit event, which
+		// arrives first on the one stream.
+		r, err := h.c.roundTrip(context.Background(), request{Kind: "stop", Handle: handle, Grace: grace})
+		if err == nil && r.Err != "" {
+			err = errors.New(r.Err)
+		}
+		return err
+	})
+	h.c.mu.Lock()
+	if dm := h.c.daemons[handle]; dm.early != nil {
+		delete(h.c.daemons, handle)
+		exited(*dm.early)
+	} else {
+		dm.exited = exited
+	}
+	h.c.mu.Unlock()
+	return d, nil
+}
+
+func (h wireHost) run(ctx context.Context, p proc.Program) (proc.Result, error) {
+	resp, err := h.c.roundTrip(ctx, request{Kind: "run", Program: &p})
+	if err != nil {
+		return proc.Result{}, err
+	}
+	var res proc.Result
+	if resp.Run != nil {
+		res = *resp.Run
+	}
+	if resp.Err != "" {
+		return res, errors.New(resp.Err)
+	}
+	return res, nil
+}
+
+// Via is r with its work carried over c to the copy serving r's namespace
+// on the far side: how a role on another host is reached, and how the
+// tests prove that the wire carries every op of a role.
+func Via(c *Conn, r *Role) *Role {
+	v := *r
+	v.host = c.Host(r.ns.Name)
+	return &v
+}
