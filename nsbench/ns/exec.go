@@ -39,6 +39,11 @@ type Plan struct {
 	NetNS  string   `json:"netns"`  // path of the network namespace to enter
 	Mounts []Mount  `json:"mounts"` // applied in order, after entering NetNS
 	Argv   []string `json:"argv"`   // Argv[0] is an absolute path
+	// HostMounts keeps the caller's mount namespace, so that what the
+	// program mounts is the host's: a machine's agent in an emulated
+	// multi-host test creates named network namespaces everyone sees.
+	// Mounts must then be empty.
+	HostMounts bool `json:"host_mounts,omitempty"`
 }
 
 // HelperCommand returns the argv and the extra environment variable that run
@@ -46,6 +51,9 @@ type Plan struct {
 func HelperCommand(plan Plan) (argv []string, env string, err error) {
 	if len(plan.Argv) == 0 || plan.Argv[0] == "" || plan.Argv[0][0] != '/' {
 		return nil, "", fmt.Errorf("nsexec: program must be an absolute path, got %q", plan.Argv)
+	}
+	if plan.HostMounts && len(plan.Mounts) > 0 {
+		return nil, "", fmt.Errorf("nsexec: %s: mounts in the host's mount namespace refused", plan.Argv[0])
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -77,12 +85,14 @@ func runHelper() error {
 	if err := json.Unmarshal([]byte(os.Getenv(planEnv)), &plan); err != nil {
 		return fmt.Errorf("decode plan: %w", err)
 	}
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("unshare mount namespace: %w", err)
-	}
-	// Slave: the host's mounts still propagate in, ours never leak out.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
-		return fmt.Errorf("make / rslave: %w", err)
+	if !plan.HostMounts {
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("unshare mount namespace: %w", err)
+		}
+		// Slave: the host's mounts still propagate in, ours never leak out.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+			return fmt.Errorf("make / rslave: %w", err)
+		}
 	}
 	fd, err := unix.Open(plan.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {

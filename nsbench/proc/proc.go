@@ -30,6 +30,9 @@ type Program struct {
 	Dir    string     // working directory
 	Mounts []ns.Mount // private mount namespace changes (hosts file, ...)
 	Log    string     // file that receives stdout and stderr of a daemon
+	// HostMounts keeps the host's mount namespace (no Mounts then): what
+	// the program mounts, such as a named network namespace, is the host's.
+	HostMounts bool
 }
 
 // Process is a running daemon.
@@ -259,7 +262,7 @@ func command(spec Program) (cmd *exec.Cmd, release func(), err error) {
 	if argv[0], err = filepath.Abs(path); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}
-	helperArgv, planEnv, err := ns.HelperCommand(ns.Plan{NetNS: spec.NetNS, Mounts: spec.Mounts, Argv: argv})
+	helperArgv, planEnv, err := ns.HelperCommand(ns.Plan{NetNS: spec.NetNS, Mounts: spec.Mounts, Argv: argv, HostMounts: spec.HostMounts})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}

@@ -30,6 +30,9 @@ func (t *Topology) applyOffloads() error {
 		if err := t.Roles[name].NS.Do(func() error { return disableOffloads(RoleLink) }); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		if t.Switch == nil {
+			continue // a role on a host's interface (UpOnLink): no switch here
+		}
 		if err := t.Switch.Do(func() error { return disableOffloads(name) }); err != nil {
 			return fmt.Errorf("switch port %s: %w", name, err)
 		}
@@ -50,7 +53,11 @@ func (t *Topology) applyOffloads() error {
 	if t.Spec.GSOMaxSegs > 0 {
 		t.Offloads += fmt.Sprintf(" + gso_max_segs %d", t.Spec.GSOMaxSegs)
 	}
-	t.Offloads += " on every role interface and switch port, set before any connection " +
+	where := " on every role interface and switch port"
+	if t.Switch == nil {
+		where = " on the role's interface"
+	}
+	t.Offloads += where + ", set before any connection " +
 		"(netem-style loss then lands on real ~1500-byte packets for every transport; " +
 		"LAN ceilings are software-segmentation ceilings)"
 	return nil

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -259,24 +258,13 @@ func (t *Topology) RxBytes(role string) (uint64, error) {
 }
 
 func (t *Topology) writeHosts() error {
-	var b strings.Builder
-	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+	addrs := map[string]netip.Addr{}
 	for _, role := range t.Spec.Roles {
-		names := []string{role}
-		for name, r := range t.Spec.HostNames {
-			if r == role {
-				names = append(names, name)
-			}
-		}
-		fmt.Fprintf(&b, "%s\t%s\n", t.Spec.Addr(role), strings.Join(names, " "))
+		addrs[role] = t.Spec.Addr(role)
 	}
 	for _, role := range t.Spec.Roles {
-		dir := filepath.Join(EtcNetns, t.Spec.NetnsName(role))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("%s: hosts file: %w", role, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "hosts"), []byte(b.String()), 0o644); err != nil {
-			return fmt.Errorf("%s: hosts file: %w", role, err)
+		if err := writeHostsFile(t.HostsFile(role), addrs, t.Spec.HostNames); err != nil {
+			return fmt.Errorf("%s: %w", role, err)
 		}
 	}
 	return nil
@@ -303,7 +291,13 @@ func (t *Topology) Down() error {
 	if t.Switch != nil {
 		errs = append(errs, t.Switch.Close())
 	}
-	errs = append(errs, Clean(t.Spec.Prefix)...)
+	// One host's part of a run on several (UpOnLink) removes only its
+	// role's: the others' may share this filesystem.
+	scope := t.Spec.Prefix
+	if t.Switch == nil && len(t.Spec.Roles) == 1 {
+		scope = t.Spec.NetnsName(t.Spec.Roles[0])
+	}
+	errs = append(errs, Clean(scope)...)
 	return errors.Join(errs...)
 }
 

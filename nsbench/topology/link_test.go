@@ -1,0 +1,129 @@
+package topology_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// linkChildEnv carries a LinkSpec to TestUpOnLinkChild, which builds it
+// from inside a "machine" (a namespace standing for another host).
+const linkChildEnv = "TWNSBENCH_TEST_LINKSPEC"
+
+// TestUpOnLinkChild is not a test of its own: TestUpOnLink runs it inside
+// a machine's namespace, where UpOnLink sees that machine's interfaces.
+func TestUpOnLinkChild(t *testing.T) {
+	raw := os.Getenv(linkChildEnv)
+	if raw == "" {
+		t.Skip("run by TestUpOnLink inside a machine's namespace")
+	}
+	var s topology.LinkSpec
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topology.UpOnLink(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two machines joined by a cable (a veth pair); a role's namespace on
+// each, joined to the machine's interface by macvlan: the roles reach each
+// other by address and name, the machines' own links are as they were,
+// and Down on one machine removes only its role.
+func TestUpOnLink(t *testing.T) {
+	prefix := nstest.Prefix(t)
+	machines := map[string]*ns.NS{}
+	for _, m := range []string{"ma", "mb"} {
+		n, err := ns.Create(prefix + "-" + m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		machines[m] = n
+		t.Cleanup(func() { n.Close(); ns.Delete(n.Name) })
+	}
+	cable := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "nic", Namespace: netlink.NsFd(machines["ma"].FD())},
+		PeerName: "nic", PeerNamespace: netlink.NsFd(machines["mb"].FD())}
+	if err := netlink.LinkAdd(cable); err != nil {
+		t.Fatal(err)
+	}
+	nicAddr := map[string]string{"ma": "10.250.7.1/24", "mb": "10.250.7.2/24"}
+	for m, n := range machines {
+		err := n.Do(func() error {
+			l, err := netlink.LinkByName("nic")
+			if err != nil {
+				return err
+			}
+			a, _ := netlink.ParseAddr(nicAddr[m])
+			if err := netlink.AddrAdd(l, a); err != nil {
+				return err
+			}
+			return netlink.LinkSetUp(l)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	peers := map[string]netip.Addr{topology.Client: netip.MustParseAddr("10.250.7.11"), topology.Server: netip.MustParseAddr("10.250.7.12")}
+	where := map[string]string{topology.Client: "ma", topology.Server: "mb"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	self, _ := os.Executable()
+	spec := topology.DefaultSpec(prefix)
+	spec.HostNames = map[string]string{"bench.test": topology.Server} // no relay in this run
+	// A machine's namespace cannot extend the global allowed list, as a
+	// real host's init namespace can: inherit the host's algorithm.
+	spec.Congestion = ""
+	for _, role := range []string{topology.Client, topology.Server} {
+		s := topology.LinkSpec{Spec: spec, Role: role, Parent: "nic", Addr: netip.PrefixFrom(peers[role], 24), Peers: peers}
+		raw, _ := json.Marshal(s)
+		res, err := proc.Run(ctx, proc.Program{Name: where[role] + "/uponlink", NetNS: machines[where[role]].Path(),
+			Argv: []string{self, "-test.run=^TestUpOnLinkChild$", "-test.v"}, HostMounts: true, Env: []string{linkChildEnv + "=" + string(raw)}})
+		if err != nil || !strings.Contains(string(res.Stdout), "--- PASS: TestUpOnLinkChild") {
+			t.Fatalf("%s on %s: %v\n%s%s", role, where[role], err, res.Stdout, res.Stderr)
+		}
+	}
+	t.Cleanup(func() { topology.Clean(prefix) })
+
+	// The client reaches the server across the cable, by name.
+	res, err := proc.Run(ctx, proc.Program{Name: "client/ping", NetNS: ns.RunDir + "/" + spec.NetnsName(topology.Client),
+		Argv: []string{"ping", "-c", "1", "-W", "5", "bench.test"},
+		Mounts: []ns.Mount{{Kind: "bind", Source: "/etc/netns/" + spec.NetnsName(topology.Client) + "/hosts", Target: "/etc/hosts"}}})
+	if err != nil || !strings.Contains(string(res.Stdout), "10.250.7.12") {
+		t.Errorf("client ping server: %v\n%s%s", err, res.Stdout, res.Stderr)
+	}
+	// The machines hold their own links only: the role's child lives in
+	// the role's namespace.
+	for m, n := range machines {
+		var names []string
+		n.Do(func() error {
+			links, err := netlink.LinkList()
+			for _, l := range links {
+				names = append(names, l.Attrs().Name)
+			}
+			return err
+		})
+		if strings.Join(names, ",") != "lo,nic" {
+			t.Errorf("machine %s links: %v", m, names)
+		}
+	}
+	// Down of one machine's role removes that role only.
+	if err := errors.Join(topology.Clean(spec.NetnsName(topology.Client))...); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := ns.List(prefix)
+	if strings.Join(left, ",") != strings.Join([]string{prefix + "-ma", prefix + "-mb", spec.NetnsName(topology.Server)}, ",") {
+		t.Errorf("after the client's clean: %v", left)
+	}
+}
