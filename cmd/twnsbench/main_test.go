@@ -231,7 +231,7 @@ func TestQuickSSHRun(t *testing.T) {
 	if connect <= 0 || transfer <= 0 || math.Abs(connect+transfer-scp.WallSec) > 1e-6 || math.Abs(scp.Value-64<<20/transfer/1e6) > 1e-6 {
 		t.Errorf("scp: connect %v + transfer %v s, wall %v s, %v MB/s: want both > 0, summing to the wall, MB/s = payload / transfer", connect, transfer, scp.WallSec, scp.Value)
 	}
-	if doc.Env.Congestion != "cubic" || doc.Env.ScpForm == "" || doc.Env.IPerf3 == "" || doc.Env.Kernel == "" {
+	if doc.Env.Congestion != "cubic" || doc.Env.ScpForm == "" || doc.Env.Facts.Get("iperf3") == "" || doc.Env.Kernel == "" {
 		t.Errorf("env incomplete: %+v", doc.Env)
 	}
 	if doc.Timings == nil || doc.Timings.TopologyUpSec <= 0 || doc.Timings.TeardownSec <= 0 {
