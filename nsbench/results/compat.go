@@ -13,6 +13,18 @@ import (
 // LAN is the plain condition's name: the bridge as it is, measured first.
 const LAN = "lan"
 
+// referenceLabels name the reference harness's transports: its documents
+// carry no labels, and its report used these.
+var referenceLabels = map[string]string{
+	"ssh":       "Pure SSH",
+	"wireguard": "SSH over WireGuard",
+	"tw":        "SSH over Tunnel Whisperer",
+}
+
+// ReferenceLabel is the label the reference's report gives transport, or
+// "" for a transport it does not know.
+func ReferenceLabel(transport string) string { return referenceLabels[transport] }
+
 // referenceFacts are the rows of the reference's env block that twnsbench
 // records as facts, in the reference's order, with the labels of its
 // Environment table; relay is twnsbench's own, written there before
