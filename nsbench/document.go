@@ -27,9 +27,6 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 			// say what stands in their place here.
 			Docker:      "none: network namespaces on the host",
 			Image:       "none: the host's own programs (" + osRelease() + ")",
-			OpenSSH:     versions["ssh"],
-			IPerf3:      versions["iperf3"],
-			Netperf:     versions["netperf"],
 			WAN:         "off",
 			Runs:        plan.Runs,
 			SizeGB:      results.GiBOf(plan.SizeBytes),
@@ -49,6 +46,9 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		d.Env.RunsAuto = &results.RunsAuto{Precision: plan.Precision, MaxRuns: plan.MaxRuns}
 	}
 	recordCPUs(&d.Env)
+	for _, t := range toolFacts {
+		d.Env.Facts.Add(results.Fact{Key: t.key, Label: t.label, Value: versions[t.tool]})
+	}
 	var specs []string
 	for _, w := range plan.WANs {
 		c := w.Condition(0)
@@ -64,6 +64,16 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		d.Env.Impairment = ""                // named once the method is chosen (setUpImpairment)
 	}
 	return d
+}
+
+// toolFacts are the programs every run uses whose versions the
+// Environment states: the fixtures' and scp's OpenSSH (the client's `ssh
+// -V`, which names the distribution's build) and the instruments' tools.
+// A transport's own programs are its path's facts.
+var toolFacts = []struct{ tool, key, label string }{
+	{"ssh", "openssh", "OpenSSH"},
+	{"iperf3", "iperf3", "iperf3"},
+	{"netperf", "netperf", "netperf"},
 }
 
 // recordCPUs records the CPUs online and the run's affinity; one it

@@ -231,8 +231,18 @@ func TestQuickSSHRun(t *testing.T) {
 	if connect <= 0 || transfer <= 0 || math.Abs(connect+transfer-scp.WallSec) > 1e-6 || math.Abs(scp.Value-64<<20/transfer/1e6) > 1e-6 {
 		t.Errorf("scp: connect %v + transfer %v s, wall %v s, %v MB/s: want both > 0, summing to the wall, MB/s = payload / transfer", connect, transfer, scp.WallSec, scp.Value)
 	}
-	if doc.Env.Congestion != "cubic" || doc.Env.ScpForm == "" || doc.Env.IPerf3 == "" || doc.Env.Kernel == "" {
+	if doc.Env.Congestion != "cubic" || doc.Env.ScpForm == "" || doc.Env.Facts.Get("iperf3") == "" || doc.Env.Kernel == "" {
 		t.Errorf("env incomplete: %+v", doc.Env)
+	}
+	// The tools' versions are facts, and also where tw's reader looks.
+	var raw struct{ Env map[string]any }
+	if b, err := os.ReadFile(filepath.Join(out, results.FileName)); err != nil || json.Unmarshal(b, &raw) != nil {
+		t.Errorf("results JSON: %v", err)
+	}
+	for _, k := range []string{"openssh", "iperf3", "netperf"} {
+		if v := doc.Env.Facts.Get(k); v == "" || raw.Env[k] != v {
+			t.Errorf("env.%s = %v, env.facts has %q: want the version in both", k, raw.Env[k], v)
+		}
 	}
 	if doc.Timings == nil || doc.Timings.TopologyUpSec <= 0 || doc.Timings.TeardownSec <= 0 {
 		t.Errorf("timings not recorded: %+v", doc.Timings)
@@ -243,6 +253,9 @@ func TestQuickSSHRun(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
 	if err != nil || !strings.Contains(string(md), "## Results — LAN (0 ms RTT, no loss)") || !strings.Contains(string(md), "| Pure SSH | ") {
 		t.Errorf("report: %v\n%s", err, md)
+	}
+	if want := "| OpenSSH | " + doc.Env.Facts.Get("openssh") + " |\n| iperf3 | " + doc.Env.Facts.Get("iperf3") + " |\n| netperf | "; !strings.Contains(string(md), want) {
+		t.Errorf("the Environment lacks the tools' rows %q:\n%s", want, md)
 	}
 	if left := leftoversOf(runPrefix(t, out)); len(left) > 0 {
 		t.Errorf("left behind: %v", left)

@@ -94,8 +94,9 @@ func (t tcpForward) Up(ctx context.Context, tb *transport.Testbed) (*transport.P
 		}
 	}
 	// The label names what the path "negotiated", as a real transport's
-	// names the cipher suite it read back.
-	p := &transport.Path{Target: target, Facts: map[string]string{"forwarder": "test-only Go io.Copy"},
+	// names the cipher suite it read back; its fact, labelled, is a row of
+	// the report's Environment.
+	p := &transport.Path{Target: target, Facts: results.Facts{{Key: "forwarder", Label: "TCP forwarder", Value: "test-only Go io.Copy"}},
 		Label: "TCP port forwarder (test only, " + t.variant + ")", Close: f.close,
 		Carried: func() (int64, error) { return f.copied.Load(), nil }}
 	if t.variant == "uncounted" {
@@ -236,7 +237,8 @@ func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
 	for _, want := range []string{"| TCP port forwarder (test only, copy) | ", "| TCP port forwarder (test only, copy-again) | ",
-		"- **TCP port forwarder (test only, copy)** is a test-only", "TCP port forwarder (test only, copy), ping: not applicable: the path carries TCP, not ICMP"} {
+		"- **TCP port forwarder (test only, copy)** is a test-only", "TCP port forwarder (test only, copy), ping: not applicable: the path carries TCP, not ICMP",
+		"| TCP forwarder | test-only Go io.Copy |"} { // its labelled fact, an Environment row
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

@@ -130,8 +130,8 @@ func TestQuickTWRun(t *testing.T) {
 	if scp := got["scp"]; scp.PayloadBytes == nil || *scp.PayloadBytes != 64<<20 {
 		t.Errorf("scp payload %v, want 64 MiB", scp.PayloadBytes)
 	}
-	if !strings.HasPrefix(doc.Env.TW, "tw version ") {
-		t.Errorf("env.tw = %q, want tw's version", doc.Env.TW)
+	if tw := doc.Env.Facts.Get("tw"); !strings.HasPrefix(tw, "tw version ") {
+		t.Errorf("env.tw = %q, want tw's version", tw)
 	}
 	var rss map[string]int64
 	for _, r := range doc.RSS {

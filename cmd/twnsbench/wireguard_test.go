@@ -171,8 +171,8 @@ func TestQuickWireGuardRun(t *testing.T) {
 		}
 	}
 	if kernel {
-		if !strings.HasPrefix(doc.Env.WireGuard, "kernel module") || len(doc.Env.Fallbacks) != 0 {
-			t.Errorf("env: wireguard %q fallbacks %q", doc.Env.WireGuard, doc.Env.Fallbacks)
+		if !strings.HasPrefix(doc.Env.Facts.Get("wireguard"), "kernel module") || len(doc.Env.Fallbacks) != 0 {
+			t.Errorf("env: wireguard %q fallbacks %q", doc.Env.Facts.Get("wireguard"), doc.Env.Fallbacks)
 		}
 		if len(rss) != 0 || inKernel != "kernel WireGuard" {
 			t.Errorf("rss %v in kernel %q: want no process figure, the kernel named instead", rss, inKernel)
@@ -183,8 +183,8 @@ func TestQuickWireGuardRun(t *testing.T) {
 			}
 		}
 	} else {
-		if !strings.HasPrefix(doc.Env.WireGuard, "wireguard-go ") || !strings.Contains(doc.Env.WireGuard, "(userspace; ") {
-			t.Errorf("env.wireguard = %q", doc.Env.WireGuard)
+		if !strings.HasPrefix(doc.Env.Facts.Get("wireguard"), "wireguard-go ") || !strings.Contains(doc.Env.Facts.Get("wireguard"), "(userspace; ") {
+			t.Errorf("env.wireguard = %q", doc.Env.Facts.Get("wireguard"))
 		}
 		// The test binary has no wireguard-go beside it: the built-in
 		// daemon runs, named as a fallback.
@@ -200,7 +200,7 @@ func TestQuickWireGuardRun(t *testing.T) {
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
-	if err != nil || !strings.Contains(string(md), "| SSH over WireGuard | ") || !strings.Contains(string(md), "| WireGuard | "+doc.Env.WireGuard+" |") {
+	if err != nil || !strings.Contains(string(md), "| SSH over WireGuard | ") || !strings.Contains(string(md), "| WireGuard | "+doc.Env.Facts.Get("wireguard")+" |") {
 		t.Errorf("report: %v\n%s", err, md)
 	}
 	// rrul has its own table per condition and probe (the report's

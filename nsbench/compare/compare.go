@@ -121,7 +121,8 @@ func BenjaminiHochberg(ps []float64) []float64 {
 
 // EnvDiffs lists the environment differences that make a comparison
 // meaningless: a different kernel, CPU, congestion control, impairment,
-// WAN condition, offloads, WireGuard implementation, instrument duration,
+// WAN condition, offloads, implementation (a fact a transport marks so:
+// kernel or userspace WireGuard), instrument duration,
 // warm-up, run order or payload (the LAN's, or any condition's scp copy)
 // measures something else.
 func EnvDiffs(old, cur *results.Document) []string {
@@ -139,7 +140,7 @@ func EnvDiffs(old, cur *results.Document) []string {
 	check("impairment", a.Impairment, b.Impairment)
 	check("wan", a.WAN, b.WAN)
 	check("offloads", a.Offloads, b.Offloads)
-	check("wireguard", a.WireGuard, b.WireGuard)
+	diffs = append(diffs, factDiffs(a.Facts, b.Facts, true)...)
 	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))
 	sa, sb := settingsOf(old), settingsOf(cur)
 	check("duration", sa.duration, sb.duration)
@@ -177,19 +178,38 @@ func settingsOf(d *results.Document) settings {
 }
 
 // ToolDiffs lists the programs whose versions differ between the two
-// runs (tw, OpenSSH, iperf3, netperf, the harness) and the impairment's
-// mechanism. They do not stop a comparison — comparing tw releases is what
-// compare is for — but a reader must see them first.
+// runs (the version facts: tw, OpenSSH, iperf3, …; and the harness) and
+// the impairment's mechanism. They do not stop a comparison — comparing
+// tw releases is what compare is for — but a reader must see them first.
 func ToolDiffs(old, cur *results.Document) []string {
 	a, b := old.Env, cur.Env
-	var diffs []string
+	diffs := factDiffs(a.Facts, b.Facts, false)
 	for _, f := range []struct{ name, x, y string }{
-		{"tw", a.TW, b.TW}, {"tw relay", a.Relay, b.Relay}, {"openssh", a.OpenSSH, b.OpenSSH},
-		{"iperf3", a.IPerf3, b.IPerf3}, {"netperf", a.Netperf, b.Netperf},
 		{"impairment method", a.ImpairmentMethod, b.ImpairmentMethod}, {"harness", a.Harness, b.Harness},
 	} {
 		if f.x != f.y {
 			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", f.name, f.x, f.y))
+		}
+	}
+	return diffs
+}
+
+// factDiffs lists the facts whose values differ between a and b (one
+// side may lack the fact), of one kind: implementations or versions. A
+// fact is an implementation when either side marks it so. Its name is its
+// label, in the old document's order, then the new one's.
+func factDiffs(a, b results.Facts, implementations bool) []string {
+	var diffs []string
+	both := append(slices.Clone(a), b...)
+	seen := map[string]bool{}
+	for _, f := range both {
+		if seen[f.Key] {
+			continue
+		}
+		seen[f.Key] = true
+		impl := slices.ContainsFunc(both, func(g results.Fact) bool { return g.Key == f.Key && g.Implementation })
+		if x, y := a.Get(f.Key), b.Get(f.Key); impl == implementations && x != y {
+			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", f.Label, x, y))
 		}
 	}
 	return diffs

@@ -217,3 +217,23 @@ func TestEnvDiffsSettings(t *testing.T) {
 		t.Errorf("reference vs a reference-order run: %q", d)
 	}
 }
+
+// TestFactDiffs: a differing implementation fact refuses the comparison;
+// differing versions (a fact present on one side only included) are
+// listed by ToolDiffs and do not. Neither names a fact of its own: the
+// facts carry their labels and kind.
+func TestFactDiffs(t *testing.T) {
+	a, b := doc("6.18", 1, 1), doc("6.18", 1, 1)
+	a.Env.Facts = results.Facts{{Key: "tw", Label: "tw", Value: "v3.0"}, {Key: "impl", Label: "Tunnel", Value: "kernel", Implementation: true}}
+	b.Env.Facts = results.Facts{{Key: "tw", Label: "tw", Value: "v3.1"}, {Key: "impl", Label: "Tunnel", Value: "userspace"},
+		{Key: "extra", Label: "Extra", Value: "1.0"}}
+	if d := EnvDiffs(a, b); len(d) != 1 || d[0] != `Tunnel "kernel" vs "userspace"` {
+		t.Errorf("EnvDiffs %q: want the implementation only", d)
+	}
+	if d := ToolDiffs(a, b); len(d) != 2 || d[0] != `tw "v3.0" vs "v3.1"` || d[1] != `Extra "" vs "1.0"` {
+		t.Errorf("ToolDiffs %q: want the versions", d)
+	}
+	if d := append(EnvDiffs(a, a), ToolDiffs(b, b)...); len(d) != 0 {
+		t.Errorf("identical facts differ: %q", d)
+	}
+}

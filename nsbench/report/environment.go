@@ -12,7 +12,9 @@ import (
 type envRow struct{ item, value string }
 
 // envRows lists the environment facts that were recorded, in the reference's
-// order followed by twnsbench's additions. An empty field gets no row.
+// order followed by twnsbench's additions. An empty field gets no row. The
+// programs' versions and implementations are the facts the harness and the
+// transports stated (Env.Facts), each under its own label, in their order.
 func (v *view) envRows() []envRow {
 	e := v.doc.Env
 	rows := []envRow{
@@ -20,12 +22,11 @@ func (v *view) envRows() []envRow {
 		{"Host kernel", e.Kernel},
 		{"Docker", e.Docker},
 		{"Container image", e.Image},
-		{"tw", e.TW},
-		{"tw relay", e.Relay},
-		{"OpenSSH", e.OpenSSH},
-		{"iperf3", e.IPerf3},
-		{"netperf", e.Netperf},
-		{"WireGuard", e.WireGuard},
+	}
+	for _, f := range e.Facts {
+		rows = append(rows, envRow{f.Label, f.Value})
+	}
+	rows = append(rows, []envRow{
 		{"WAN emulation", e.WAN},
 		{"NIC offloads", e.Offloads},
 		{"scp form / options", scpFormText(e)},
@@ -40,7 +41,7 @@ func (v *view) envRows() []envRow {
 		{"Sysctl changes (restored)", strings.Join(e.SysctlChanges, "; ")},
 		{"Fallbacks used", strings.Join(e.Fallbacks, "; ")},
 		{"Host drift", v.driftText()},
-	}
+	}...)
 	out := rows[:0]
 	for _, r := range rows {
 		if r.value != "" {

@@ -47,7 +47,8 @@ func twnsbenchDoc() *results.Document {
 		Complete:      true,
 		Env: results.Env{
 			Generated: "2026-09-01T10:00:00Z", CPUModel: "Test CPU", Cores: 8, Kernel: "6.12.0-test",
-			TW: "tw version v3.0.0", OpenSSH: "OpenSSH_9.6p1", IPerf3: "iperf 3.16", Netperf: "Netperf version 2.7.0",
+			Facts: results.Facts{{Key: "tw", Label: "tw", Value: "tw version v3.0.0"}, {Key: "openssh", Label: "OpenSSH", Value: "OpenSSH_9.6p1"},
+				{Key: "iperf3", Label: "iperf3", Value: "iperf 3.16"}, {Key: "netperf", Label: "netperf", Value: "Netperf version 2.7.0"}},
 			WAN: "off", Offloads: "tso/gso/gro off + gso_max_segs 1 on every veth",
 			ScpForm: "scp -O", ScpOptions: "-c aes128-gcm@openssh.com -o Compression=no",
 			Runs: 3, SizeGB: 0, Harness: "twnsbench v0.1.0 (go1.26)", SizeBytes: payload,

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,5 +31,38 @@ func TestRenderSurvivesJSONRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(Chart(back, Light), light) || !bytes.Equal(Chart(back, Dark), dark) {
 		t.Error("chart differs after a JSON round trip")
+	}
+}
+
+// A document written before env.facts, with its versions at the top of env
+// (env.tw, env.openssh, …) as tw's reader has them, renders the same
+// report: the Environment reads them from there.
+func TestRenderReadsEnvBeforeFacts(t *testing.T) {
+	d := twnsbenchDoc()
+	md := Markdown(d)
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	env := raw["env"].(map[string]any)
+	if _, ok := env["facts"]; !ok || env["tw"] != "tw version v3.0.0" {
+		t.Fatalf("env as written: %v", env)
+	}
+	delete(env, "facts")
+	path := filepath.Join(t.TempDir(), results.FileName)
+	b, _ = json.Marshal(raw)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Markdown(old); !bytes.Equal(got, md) {
+		t.Errorf("an env without facts renders otherwise:\n%s", firstLineDiff(got, md))
 	}
 }

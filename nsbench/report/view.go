@@ -10,14 +10,6 @@ const (
 	instScp    = "scp"
 )
 
-// fallbackLabels name the reference harness's transports: its documents carry
-// no labels, and its report used these.
-var fallbackLabels = map[string]string{
-	"ssh":       "Pure SSH",
-	"wireguard": "SSH over WireGuard",
-	"tw":        "SSH over Tunnel Whisperer",
-}
-
 // view is a results document indexed for rendering. It is built once per
 // Markdown call and only read afterwards.
 type view struct {
@@ -86,7 +78,7 @@ func (v *view) label(transport string) string {
 	if l, ok := v.labels[transport]; ok {
 		return l
 	}
-	if l, ok := fallbackLabels[transport]; ok {
+	if l := results.ReferenceLabel(transport); l != "" {
 		return l
 	}
 	return transport

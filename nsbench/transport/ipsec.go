@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
 	"strconv"
@@ -403,8 +404,8 @@ func (t *IPsec) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	}
 	return &Path{
 		Target: DirectTarget(host),
-		Facts: map[string]string{
-			"ipsec": fmt.Sprintf("kernel ESP (xfrm), manual SAs, %s mode, %s", t.mode(), held),
+		Facts: results.Facts{
+			{Key: "ipsec", Value: fmt.Sprintf("kernel ESP (xfrm), manual SAs, %s mode, %s", t.mode(), held)},
 		},
 		Label:    label,
 		InKernel: "kernel ESP (xfrm), manual SAs",

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
 	"os"
@@ -274,9 +275,9 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 	}
 	return &Path{
 		Target: DirectTarget(lsServer.String()),
-		Facts: map[string]string{
-			"libreswan":     strings.TrimSpace(version) + u.progs.origin(),
-			"libreswan esp": fmt.Sprintf("kernel (xfrm, keyed by pluto), tunnel mode, %s (pluto: %s)", held, negotiated),
+		Facts: results.Facts{
+			{Key: libreswanSpec.Name, Label: "Libreswan", Value: strings.TrimSpace(version) + u.progs.origin()},
+			{Key: "libreswan esp", Value: fmt.Sprintf("kernel (xfrm, keyed by pluto), tunnel mode, %s (pluto: %s)", held, negotiated)},
 		},
 		Label: fmt.Sprintf("SSH over Libreswan (kernel ESP, tunnel, %s, 2 SAs per side)", held),
 		Procs: []RSSProc{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"os"
 	"os/exec"
@@ -153,11 +154,11 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w (log: %s)", err, clientSpec.Log)
 	}
-	mode, facts := "static key", map[string]string{t.Name() + " cipher": suite}
+	mode, facts := "static key", results.Facts{{Key: t.Name() + " cipher", Value: suite}}
 	if t.tls {
 		mode = "TLS"
 		if m := lastSubmatch(ovpnControlLine, log); m != nil {
-			facts[t.Name()+" control channel"] = m[1] + " " + m[2]
+			facts = append(facts, results.Fact{Key: t.Name() + " control channel", Value: m[1] + " " + m[2]})
 		}
 	}
 	return &Path{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
 	"os"
@@ -113,7 +114,7 @@ func (t *SSHTun) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	}
 	return &Path{
 		Target: DirectTarget(sshTunServer.String()),
-		Facts:  map[string]string{"ssh-tun cipher": suite},
+		Facts:  results.Facts{{Key: "ssh-tun cipher", Value: suite}},
 		Label:  "SSH over an SSH -w tunnel (" + suite + ")",
 		Procs: []RSSProc{
 			{Key: "client / ssh -w", PID: u.client.PID()},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"os"
 	"os/exec"
@@ -161,7 +162,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 		return nil, fmt.Errorf("sshuttle: sshd through sshuttle (log: %s): %w", spec.Log, err)
 	}
 	label := t.Label()
-	facts := map[string]string{"sshuttle": t.version}
+	facts := results.Facts{{Key: sshuttleSpec.Name, Label: "sshuttle", Value: t.version}}
 	if log, err := os.ReadFile(spec.Log); err == nil {
 		if m := lastSubmatch(kexLine, log); m != nil {
 			suite := m[1]
@@ -169,7 +170,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 				suite += "/" + m[2]
 			}
 			label = "SSH over sshuttle (nft, " + suite + ")"
-			facts["sshuttle ssh cipher"] = suite
+			facts = append(facts, results.Fact{Key: "sshuttle ssh cipher", Value: suite})
 		}
 	}
 	return &Path{

@@ -61,7 +61,7 @@ func TestSshuttleUpClose(t *testing.T) {
 		}
 	})
 	if p.Target.Carries != transport.CarriesTCP || p.Target.Port(transport.ServiceIPerf3) != transport.IPerf3Port ||
-		!strings.HasPrefix(p.Label, "SSH over sshuttle (nft") || p.Facts["sshuttle"] == "" {
+		!strings.HasPrefix(p.Label, "SSH over sshuttle (nft") || p.Facts.Get("sshuttle") == "" {
 		t.Errorf("path %+v", p)
 	}
 	keys := map[string]int{}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
 	"os"
@@ -248,9 +249,9 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 	}
 	return &Path{
 		Target: DirectTarget(ssServer.String()),
-		Facts: map[string]string{
-			"strongswan":     strings.TrimSpace(version),
-			"strongswan esp": espWhere,
+		Facts: results.Facts{
+			{Key: strongSwanSpec.Name, Label: "strongSwan", Value: strings.TrimSpace(version)},
+			{Key: "strongswan esp", Value: espWhere},
 		},
 		Label: "SSH over strongSwan (" + t.esp() + ", " + esp + ")",
 		Procs: []RSSProc{

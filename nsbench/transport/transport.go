@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
 	"os/exec"
@@ -130,8 +131,11 @@ type RSSProc struct {
 // Path is a built transport.
 type Path struct {
 	Target Target
-	// Facts go into the results' env block, e.g. {"wireguard": "wireguard-go …"}.
-	Facts map[string]string
+	// Facts are what the path states about itself: its programs'
+	// versions, its implementation, negotiated parameters. All are kept
+	// with the transport's entry in the results; those with a Label are
+	// rows of the report's Environment too (results.Fact).
+	Facts results.Facts
 	// Label, when set, replaces the transport's label in the results and
 	// the report: what the path actually negotiated (a cipher suite read
 	// back from the system, never the one merely configured).

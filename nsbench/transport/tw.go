@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +82,7 @@ var twSpec = Spec{
 	},
 }
 
-func (TW) Name() string  { return "tw" }
+func (TW) Name() string  { return twSpec.Name }
 func (TW) Label() string { return "SSH over Tunnel Whisperer" }
 func (TW) About() string {
 	return "is the real product path through the relay namespace. For scp that is SSH inside tw's own end-to-end SSH inside TLS; the iperf3 rows have no inner OpenSSH and are tw's own ceiling."
@@ -225,9 +226,9 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			},
 			Carries: CarriesTCP, // tw forwards TCP ports only
 		},
-		Facts: map[string]string{
-			"tw":    b.twVersion,
-			"relay": fmt.Sprintf("Caddy %s, %s, OpenSSH sshd; provisioned with tw server join-relay (offline)", b.caddyVersion, b.xrayVersion),
+		Facts: results.Facts{
+			{Key: twSpec.Name, Label: "tw", Value: b.twVersion},
+			{Key: "relay", Label: "tw relay", Value: fmt.Sprintf("Caddy %s, %s, OpenSSH sshd; provisioned with tw server join-relay (offline)", b.caddyVersion, b.xrayVersion)},
 		},
 		Procs: u.procs(),
 		Close: u.close,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
 	"os"
@@ -114,7 +115,7 @@ var (
 
 func (w *WireGuard) Name() string {
 	if w.name == "" {
-		return "wireguard"
+		return wireguardSpec.Name
 	}
 	return w.name
 }
@@ -214,7 +215,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	}
 	p := &Path{
 		Target:   DirectTarget(host),
-		Facts:    map[string]string{"wireguard": desc},
+		Facts:    results.Facts{{Key: wireguardSpec.Name, Label: "WireGuard", Value: desc, Implementation: true}},
 		Diagnose: func() []Diagnostic { return wireguardDiagnostics(tun) },
 		Carried:  LinkBytes(tb.Roles[topology.Client], tun.Client.Name),
 		Close:    tun.Close,
@@ -226,7 +227,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		p.InKernel = "kernel WireGuard"
 	} else {
 		daemon := wg.UserspaceDaemon()
-		p.Facts["wireguard-go daemon"] = daemon.Describe()
+		p.Facts = append(p.Facts, results.Fact{Key: "wireguard-go daemon", Value: daemon.Describe()})
 		if !daemon.Upstream {
 			p.Fallbacks = append(p.Fallbacks, "wireguard-go's daemon is the copy built into twnsbench ("+daemon.Fallback+
 				"): its peak RSS also holds twnsbench's own binary, about 6.5 MiB more than upstream's program when idle")

@@ -86,8 +86,8 @@ func TestWireGuardUpstreamDaemon(t *testing.T) {
 		return peak, p
 	}
 	up, p := idlePeak(wg.ChooseDaemon(self, upstream, version))
-	if !strings.HasPrefix(p.Facts["wireguard-go daemon"], "upstream's program, "+upstream) || len(p.Fallbacks) != 0 {
-		t.Errorf("facts %q, fallbacks %q: want upstream's program named and no fallback", p.Facts, p.Fallbacks)
+	if !strings.HasPrefix(p.Facts.Get("wireguard-go daemon"), "upstream's program, "+upstream) || len(p.Fallbacks) != 0 {
+		t.Errorf("facts %v, fallbacks %q: want upstream's program named and no fallback", p.Facts, p.Fallbacks)
 	}
 	builtIn, _ := idlePeak(wg.ChooseDaemon(self, filepath.Join(t.TempDir(), "missing"), version))
 	t.Logf("idle VmHWM: upstream's program %d kB, the built-in copy %d kB", up, builtIn)
@@ -215,7 +215,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 	if p.Target.Host != "10.99.0.1" || p.Target.Port(transport.ServiceSSH) != 22 || !p.Target.Carries.Has(transport.CarriesPackets) {
 		t.Errorf("target %+v", p.Target)
 	}
-	fact := p.Facts["wireguard"]
+	fact := p.Facts.Get("wireguard")
 	switch c.Impl {
 	case wg.ImplUserspace:
 		why, fallbacks := "(userspace; kernel module unavailable)", 1
@@ -315,7 +315,7 @@ func TestWireGuardKernelMode(t *testing.T) {
 	defer p.Close()
 	// The kernel carries the data: no process of the transport's, its CPU
 	// and memory not attributable (Path.InKernel).
-	if len(p.Procs) != 0 || p.InKernel != "kernel WireGuard" || !strings.HasPrefix(p.Facts["wireguard"], "kernel module") {
+	if len(p.Procs) != 0 || p.InKernel != "kernel WireGuard" || !strings.HasPrefix(p.Facts.Get("wireguard"), "kernel module") {
 		t.Errorf("procs %+v in-kernel %q facts %v", p.Procs, p.InKernel, p.Facts)
 	}
 }
