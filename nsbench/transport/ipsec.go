@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -127,14 +126,14 @@ func (a espAlgo) keyLen() int {
 }
 
 // saKeys are one SA's keys: both sides install the same.
-type saKeys struct{ enc, auth []byte }
+type saKeys struct{ Enc, Auth []byte }
 
 func (a espAlgo) newKeys() (saKeys, error) {
-	k := saKeys{enc: make([]byte, a.keyLen()), auth: make([]byte, a.authKeyBits/8)}
-	if _, err := rand.Read(k.enc); err != nil {
+	k := saKeys{Enc: make([]byte, a.keyLen()), Auth: make([]byte, a.authKeyBits/8)}
+	if _, err := rand.Read(k.Enc); err != nil {
 		return k, err
 	}
-	_, err := rand.Read(k.auth)
+	_, err := rand.Read(k.Auth)
 	return k, err
 }
 
@@ -145,11 +144,11 @@ func (a espAlgo) state(src, dst netip.Addr, spi int, mode netlink.Mode, k saKeys
 		Spi: spi, Reqid: ipsecReqid, ReplayWindow: ipsecReplay,
 	}
 	if a.aead != "" {
-		s.Aead = &netlink.XfrmStateAlgo{Name: a.aead, Key: k.enc, ICVLen: a.authTrunc}
+		s.Aead = &netlink.XfrmStateAlgo{Name: a.aead, Key: k.Enc, ICVLen: a.authTrunc}
 		return s
 	}
-	s.Crypt = &netlink.XfrmStateAlgo{Name: a.crypt, Key: k.enc}
-	s.Auth = &netlink.XfrmStateAlgo{Name: a.auth, Key: k.auth, TruncateLen: a.authTrunc}
+	s.Crypt = &netlink.XfrmStateAlgo{Name: a.crypt, Key: k.Enc}
+	s.Auth = &netlink.XfrmStateAlgo{Name: a.auth, Key: k.Auth, TruncateLen: a.authTrunc}
 	return s
 }
 
@@ -299,7 +298,7 @@ func (t *IPsec) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			err = errors.Join(err, u.close())
 		}
 	}()
-	outer := map[string]netip.Addr{topology.Client: tb.Topo.Spec.Addr(topology.Client), topology.Server: tb.Topo.Spec.Addr(topology.Server)}
+	outer := map[string]netip.Addr{topology.Client: tb.Roles[topology.Client].Addr(), topology.Server: tb.Roles[topology.Server].Addr()}
 	// What the policies select: the roles' own addresses in transport
 	// mode, the inner ones in tunnel mode.
 	sel := outer
@@ -307,22 +306,18 @@ func (t *IPsec) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		sel = map[string]netip.Addr{topology.Client: ipsecClient, topology.Server: ipsecServer}
 	}
 	// One SA per direction, the same on both sides.
-	type sa struct {
-		from, to string
-		spi      int
-		keys     saKeys
-	}
-	sas := []sa{{from: topology.Client, to: topology.Server}, {from: topology.Server, to: topology.Client}}
+	sas := []xfrmSA{{From: topology.Client, To: topology.Server}, {From: topology.Server, To: topology.Client}}
 	for i := range sas {
-		if sas[i].spi, err = randomSPI(); err != nil {
+		sas[i].Src, sas[i].Dst = outer[sas[i].From], outer[sas[i].To]
+		if sas[i].SPI, err = randomSPI(); err != nil {
 			return nil, fmt.Errorf("ipsec: spi: %w", err)
 		}
-		if sas[i].keys, err = a.newKeys(); err != nil {
+		if sas[i].Keys, err = a.newKeys(); err != nil {
 			return nil, fmt.Errorf("ipsec: keys: %w", err)
 		}
 	}
-	if sas[0].spi == sas[1].spi {
-		sas[1].spi ^= 1
+	if sas[0].SPI == sas[1].SPI {
+		sas[1].SPI ^= 1
 	}
 	for _, role := range []string{topology.Server, topology.Client} {
 		peer := topology.Client
@@ -330,66 +325,38 @@ func (t *IPsec) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			peer = topology.Server
 		}
 		if t.tunnel {
-			if err := u.addInner(role, sel[role], sel[peer], outer[peer]); err != nil {
+			if err := u.addInner(ctx, role, sel[role], sel[peer], outer[peer]); err != nil {
 				return nil, fmt.Errorf("ipsec: %s: inner address: %w", role, err)
 			}
 		}
+		add := xfrmAdd{Variant: t.variant, Mode: t.mode(), SAs: sas}
+		dirs := []netlink.Dir{netlink.XFRM_DIR_OUT, netlink.XFRM_DIR_IN}
+		if t.tunnel {
+			dirs = append(dirs, netlink.XFRM_DIR_FWD)
+		}
+		for _, d := range dirs {
+			from, to := role, peer
+			if d != netlink.XFRM_DIR_OUT {
+				from, to = peer, role
+			}
+			add.Policies = append(add.Policies, xfrmPolicy{Dir: d, Src: sel[from], Dst: sel[to], TmplSrc: outer[from], TmplDst: outer[to]})
+		}
 		u.xfrm = append(u.xfrm, role)
-		err := tb.Topo.Roles[role].NS.Do(func() error {
-			for _, s := range sas {
-				if err := netlink.XfrmStateAdd(a.state(outer[s.from], outer[s.to], s.spi, t.mode(), s.keys)); err != nil {
-					return fmt.Errorf("add SA %s → %s (spi %#x): %w", s.from, s.to, s.spi, err)
-				}
-			}
-			dirs := []netlink.Dir{netlink.XFRM_DIR_OUT, netlink.XFRM_DIR_IN}
-			if t.tunnel {
-				dirs = append(dirs, netlink.XFRM_DIR_FWD)
-			}
-			for _, d := range dirs {
-				from, to := role, peer
-				if d != netlink.XFRM_DIR_OUT {
-					from, to = peer, role
-				}
-				p := &netlink.XfrmPolicy{
-					Src: prefix32(sel[from]), Dst: prefix32(sel[to]), Dir: d,
-					Tmpls: []netlink.XfrmPolicyTmpl{{
-						Src: outer[from].AsSlice(), Dst: outer[to].AsSlice(),
-						Proto: netlink.XFRM_PROTO_ESP, Mode: t.mode(), Reqid: ipsecReqid,
-					}},
-				}
-				if err := netlink.XfrmPolicyAdd(p); err != nil {
-					return fmt.Errorf("add policy %s %s → %s: %w", d, sel[from], sel[to], err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("ipsec: %s: %w", role, err)
+		if _, err := xfrmAddOp.On(ctx, tb.Roles[role], add); err != nil {
+			return nil, fmt.Errorf("ipsec: %w", err)
 		}
 	}
 	// What the kernel holds, read back: the label names it, and it must
 	// be what the variant asked for.
-	want := describe(*a.state(outer[topology.Client], outer[topology.Server], 1, t.mode(), sas[0].keys))
-	var held string
-	for _, role := range []string{topology.Server, topology.Client} {
-		states, err := xfrmStates(tb.Topo.Roles[role].NS)
-		if err != nil {
-			return nil, fmt.Errorf("ipsec: %s: %w", role, err)
-		}
-		if len(states) != len(sas) {
-			return nil, fmt.Errorf("ipsec: %s: the kernel holds %d SAs, want %d", role, len(states), len(sas))
-		}
-		for _, s := range states {
-			held = describe(s)
-			if held != want || s.Mode != t.mode() {
-				return nil, fmt.Errorf("ipsec %s: %s holds a %s SA with %s, not %s", t.variant, role, s.Mode, held, want)
-			}
-		}
+	want := describe(*a.state(outer[topology.Client], outer[topology.Server], 1, t.mode(), sas[0].Keys))
+	held, err := checkHeld(ctx, tb, []string{topology.Server, topology.Client}, len(sas), t.mode(), want)
+	if err != nil {
+		return nil, fmt.Errorf("ipsec %s: %w", t.variant, err)
 	}
-	cli := tb.Topo.Roles[topology.Client].NS
+	cli := tb.Roles[topology.Client]
 	carried := espBytes(cli)
 	host := sel[topology.Server].String()
-	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
+	if err := cli.WaitTCP(ctx, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
 		return nil, fmt.Errorf("ipsec: sshd through ESP: %w", err)
 	}
 	// The handshake just made must have crossed the SAs: else the
@@ -400,7 +367,7 @@ func (t *IPsec) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	}
 	label := fmt.Sprintf("SSH over IPsec (manual SAs, %s, %s, %d SAs per side)", t.mode(), held, len(sas))
 	if tb.Logf != nil {
-		tb.Logf("%s: SPIs %#x (client → server), %#x (server → client)", label, sas[0].spi, sas[1].spi)
+		tb.Logf("%s: SPIs %#x (client → server), %#x (server → client)", label, sas[0].SPI, sas[1].SPI)
 	}
 	return &Path{
 		Target: DirectTarget(host),
@@ -425,115 +392,4 @@ func randomSPI() (int, error) {
 			return int(spi), nil // below 2^31: an int on every platform
 		}
 	}
-}
-
-// xfrmStates lists the SAs in n.
-func xfrmStates(n *ns.NS) ([]netlink.XfrmState, error) {
-	var states []netlink.XfrmState
-	err := n.Do(func() error {
-		var err error
-		states, err = netlink.XfrmStateList(netlink.FAMILY_ALL)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list SAs: %w", err)
-	}
-	return states, nil
-}
-
-// espBytes reads the bytes n's SAs carried, both directions summed: the
-// kernel's own count of what went through ESP.
-func espBytes(n *ns.NS) func() (int64, error) {
-	return func() (int64, error) {
-		states, err := xfrmStates(n)
-		if err != nil {
-			return 0, fmt.Errorf("tunnel bytes: %w", err)
-		}
-		if len(states) == 0 {
-			return 0, errors.New("tunnel bytes: no SA in the client's namespace")
-		}
-		var total int64
-		for _, s := range states {
-			total += int64(s.Statistics.Bytes)
-		}
-		return total, nil
-	}
-}
-
-type ipsecUp struct {
-	tb    *Testbed
-	xfrm  []string // roles whose SAs and policies were (perhaps partly) added
-	inner []ipsecInner
-	once  sync.Once
-	err   error
-}
-
-// ipsecInner is tunnel mode's inner address on a role's lo and its route
-// to the peer's inner address.
-type ipsecInner struct {
-	role  string
-	addr  netip.Addr
-	route *netlink.Route
-}
-
-// addInner puts role's inner address on lo and routes the peer's inner
-// address through the peer's outer one with the inner address as source:
-// the route the policy's selector then catches (without the source hint
-// the client would send from its outer address, outside the selector,
-// and the traffic would go plain).
-func (u *ipsecUp) addInner(role string, inner, peerInner, peerOuter netip.Addr) error {
-	n := u.tb.Topo.Roles[role].NS
-	if err := addLoopback(n, inner); err != nil {
-		return err
-	}
-	u.inner = append(u.inner, ipsecInner{role: role, addr: inner})
-	return n.Do(func() error {
-		eth, err := netlink.LinkByName(topology.RoleLink)
-		if err != nil {
-			return err
-		}
-		r := &netlink.Route{LinkIndex: eth.Attrs().Index, Dst: prefix32(peerInner), Gw: peerOuter.AsSlice(), Src: inner.AsSlice()}
-		if err := netlink.RouteAdd(r); err != nil {
-			return fmt.Errorf("route %s via %s: %w", peerInner, peerOuter, err)
-		}
-		u.inner[len(u.inner)-1].route = r
-		return nil
-	})
-}
-
-// close removes the policies and SAs (the run's namespaces are private to
-// it: flushing them removes exactly what Up added), then tunnel mode's
-// routes and inner addresses.
-func (u *ipsecUp) close() error {
-	u.once.Do(func() {
-		var errs []error
-		for _, role := range u.xfrm {
-			err := u.tb.Topo.Roles[role].NS.Do(func() error {
-				return errors.Join(netlink.XfrmPolicyFlush(), netlink.XfrmStateFlush(0))
-			})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("ipsec: %s: flush SAs and policies: %w", role, err))
-			}
-		}
-		for _, in := range u.inner {
-			n := u.tb.Topo.Roles[in.role].NS
-			var err error
-			if in.route != nil {
-				err = n.Do(func() error {
-					if err := netlink.RouteDel(in.route); err != nil && !errors.Is(err, unix.ESRCH) {
-						return fmt.Errorf("route: %w", err)
-					}
-					return nil
-				})
-			}
-			if aerr := removeLoopback(n, in.addr); aerr != nil {
-				err = errors.Join(err, fmt.Errorf("address: %w", aerr))
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("ipsec: %s: remove %s from lo: %w", in.role, in.addr, err))
-			}
-		}
-		u.err = errors.Join(errs...)
-	})
-	return u.err
 }

@@ -172,7 +172,7 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 			err = errors.Join(err, u.close())
 		}
 	}()
-	outer := func(role string) netip.Addr { return tb.Topo.Spec.Addr(role) }
+	outer := func(role string) netip.Addr { return tb.Roles[role].Addr() }
 	// Both plutos start at once (each takes seconds to test its crypto
 	// and open NSS); the server is ready, listening, before the client
 	// initiates.
@@ -187,8 +187,8 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 	for _, s := range sides {
 		c := lsConfig{dir: filepath.Join(tb.Dir, u.logName, s.role), local: outer(s.role), remote: outer(s.peer),
 			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk}
-		if err := c.write(); err != nil {
-			return nil, fmt.Errorf("libreswan: %s: %w", s.role, err)
+		if err := writeConf(ctx, tb.Roles[s.role], c.files()); err != nil {
+			return nil, fmt.Errorf("libreswan: %w", err)
 		}
 		if _, err := u.run(ctx, s.role, progs.certutil, "-N", "-d", "sql:"+c.nss(), "--empty-password"); err != nil {
 			return nil, err
@@ -198,21 +198,21 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		// updown script, which would add that route, is disabled (it is
 		// `ipsec _updown`, found on PATH: perhaps strongSwan's ipsec).
 		u.inner.xfrm = append(u.inner.xfrm, s.role) // pluto's SAs and policies, flushed after it stops
-		if err := u.inner.addInner(s.role, s.inner, s.peerInner, outer(s.peer)); err != nil {
+		if err := u.inner.addInner(ctx, s.role, s.inner, s.peerInner, outer(s.peer)); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: inner address: %w", s.role, err)
 		}
 		spec := tb.Program(s.role, u.logName, progs.pluto, "--nofork", "--stderrlog",
 			"--config", c.conf(), "--secretsfile", c.secrets(), "--ipsecdir", c.dir,
 			"--rundir", c.run(), "--nssdir", c.nss(), "--dumpdir", c.run(), "--no-dnssec")
 		spec.Mounts = append(spec.Mounts, progs.mounts()...)
-		if *s.p, err = proc.Start(spec); err != nil {
+		if *s.p, err = tb.Roles[s.role].Start(spec); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: start pluto: %w", s.role, err)
 		}
 		u.conf = append(u.conf, c)
 	}
 	for i, s := range sides {
 		c := u.conf[i]
-		if err := waitUnix(ctx, c.ctl(), *s.p); err != nil {
+		if err := waitUnix(ctx, tb.Roles[s.role], c.ctl(), *s.p); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: pluto's control socket (log: %s): %w", s.role, filepath.Join(tb.LogDir, s.role+"-"+u.logName+".log"), err)
 		}
 		// The connection, then --listen (pluto takes its interfaces and
@@ -227,7 +227,7 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 			return nil, err
 		}
 	}
-	cli := tb.Topo.Roles[topology.Client].NS
+	cli := tb.Roles[topology.Client]
 	out, err := u.run(ctx, topology.Client, progs.whack, "--ctlsocket", u.conf[1].ctl(), "--initiate", "--name", lsConn)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		return nil, fmt.Errorf("libreswan: whack --initiate did not establish the Child SA: %q", strings.TrimSpace(out))
 	}
 	negotiated := m[1]
-	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(lsServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
+	if err := cli.WaitTCP(ctx, net.JoinHostPort(lsServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("libreswan: sshd through the tunnel (log: %s): %w", filepath.Join(tb.LogDir, "client-"+u.logName+".log"), err)
 	}
 	// What the kernel holds, read back: the label names it, and it must be
@@ -247,21 +247,9 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		return nil, fmt.Errorf("libreswan: %w", err)
 	}
 	want := describe(*a.state(lsClient, lsServer, 1, netlink.XFRM_MODE_TUNNEL, k))
-	var held string
-	for _, role := range []string{topology.Server, topology.Client} {
-		states, err := xfrmStates(tb.Topo.Roles[role].NS)
-		if err != nil {
-			return nil, fmt.Errorf("libreswan: %s: %w", role, err)
-		}
-		if len(states) != 2 {
-			return nil, fmt.Errorf("libreswan: %s: the kernel holds %d SAs, want 2 (one per direction)", role, len(states))
-		}
-		for _, s := range states {
-			held = describe(s)
-			if held != want || s.Mode != netlink.XFRM_MODE_TUNNEL {
-				return nil, fmt.Errorf("libreswan %s: %s holds a %s SA with %s, not %s", t.variant, role, s.Mode, held, want)
-			}
-		}
+	held, err := checkHeld(ctx, tb, []string{topology.Server, topology.Client}, 2, netlink.XFRM_MODE_TUNNEL, want)
+	if err != nil {
+		return nil, fmt.Errorf("libreswan %s: %w", t.variant, err)
 	}
 	carried := espBytes(cli)
 	// sshd's handshake must have crossed the SAs: else the policies do not
@@ -334,18 +322,10 @@ func (c lsConfig) nss() string     { return filepath.Join(c.dir, "nss") }
 func (c lsConfig) run() string     { return filepath.Join(c.dir, "run") }
 func (c lsConfig) ctl() string     { return filepath.Join(c.run(), "pluto.ctl") }
 
-// write makes the side's directory afresh: the previous condition's
+// files are the side's directory made afresh: the previous condition's
 // NSS database and control socket (which would pass for the new pluto's
 // being ready) go.
-func (c lsConfig) write() error {
-	if err := os.RemoveAll(c.dir); err != nil {
-		return err
-	}
-	for _, d := range []string{c.nss(), c.run()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
+func (c lsConfig) files() confDir {
 	// leftupdown=%disabled: no updown script (routes come from Up).
 	// encapsulation=no: plain ESP, as strongswan-kernel. mobike=no:
 	// nothing moves here. nic-offload=no: veths have no ESP offload.
@@ -375,10 +355,11 @@ conn %[1]s
 	auto=ignore
 `, lsConn, c.local, c.localID, c.localTS, c.remote, c.remoteID, c.remoteTS, lsIKEProposal, c.esp)
 	secrets := fmt.Sprintf("@%s @%s : PSK \"%s\"\n", c.localID, c.remoteID, hex.EncodeToString(c.psk))
-	if err := os.WriteFile(c.conf(), []byte(conf), 0o600); err != nil {
-		return err
+	return confDir{
+		Remove: []string{c.dir},
+		Dirs:   []string{c.nss(), c.run()},
+		Files:  []confFile{{Path: c.conf(), Data: []byte(conf)}, {Path: c.secrets(), Data: []byte(secrets)}},
 	}
-	return os.WriteFile(c.secrets(), []byte(secrets), 0o600)
 }
 
 type lsUp struct {
@@ -392,11 +373,11 @@ type lsUp struct {
 	err            error
 }
 
-// run runs one program (certutil, addconn, whack) in role's namespace and
+// run runs one program (certutil, addconn, whack) in role and
 // returns its output; a failure quotes it.
 func (u *lsUp) run(ctx context.Context, role, prog string, args ...string) (string, error) {
-	spec := u.tb.Program(role, u.logName+"-tools", append([]string{prog}, args...)...)
-	res, err := proc.Run(ctx, spec)
+	r := u.tb.Roles[role]
+	res, err := r.RunProgram(ctx, r.Program(u.logName+"-tools", append([]string{prog}, args...)...))
 	out := string(res.Stdout) + string(res.Stderr)
 	if err != nil {
 		return "", fmt.Errorf("libreswan: %s: %s %s: %w: %s", role, filepath.Base(prog), args[0], err, strings.TrimSpace(out))

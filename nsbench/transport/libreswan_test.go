@@ -39,18 +39,19 @@ func TestLibreswanVariants(t *testing.T) {
 // TestLibreswanConfig: one side's files name only its own directory,
 // carry the variant's ESP proposal and the PSK, are private, and a new
 // condition starts from an empty directory (a stale control socket would
-// pass for pluto's being ready).
+// pass for pluto's being ready). The files are written as the role's op
+// writes them, here on this host.
 func TestLibreswanConfig(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "libreswan", "client")
 	c := lsConfig{dir: dir, local: netip.MustParseAddr("10.77.0.2"), remote: netip.MustParseAddr("10.77.0.4"),
 		localTS: lsClient, remoteTS: lsServer, localID: "client", remoteID: "server", esp: "aes128-sha1", psk: []byte{0xab, 0x01}}
-	if err := c.write(); err != nil {
+	if err := c.files().write(); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(c.ctl(), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.write(); err != nil {
+	if err := c.files().write(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(c.ctl()); !os.IsNotExist(err) {

@@ -195,22 +195,23 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		{topology.Client, topology.Server, ssClient, ssServer, &u.client},
 	} {
 		dir := filepath.Join(tb.Dir, u.logName, s.role)
-		conf := ssConfig{dir: dir, local: tb.Topo.Spec.Addr(s.role), remote: tb.Topo.Spec.Addr(s.peer),
+		r := tb.Roles[s.role]
+		conf := ssConfig{dir: dir, local: r.Addr(), remote: tb.Roles[s.peer].Addr(),
 			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk, kernel: t.kernel}
-		if err := conf.write(); err != nil {
-			return nil, fmt.Errorf("strongswan: %s: %w", s.role, err)
+		if err := writeConf(ctx, r, conf.files()); err != nil {
+			return nil, fmt.Errorf("strongswan: %w", err)
 		}
 		// Before charon starts, so it knows the address when it installs
 		// the CHILD_SA's route with it as the source.
-		if err := u.addInner(s.role, s.inner); err != nil {
+		if err := u.addInner(ctx, s.role, s.inner); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: inner address: %w", s.role, err)
 		}
-		spec := tb.Program(s.role, u.logName, charon)
+		spec := r.Program(u.logName, charon)
 		spec.Env = conf.env()
-		if *s.p, err = proc.Start(spec); err != nil {
+		if *s.p, err = r.Start(spec); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: start charon: %w", s.role, err)
 		}
-		if err := waitUnix(ctx, filepath.Join(dir, "charon.vici"), *s.p); err != nil {
+		if err := waitUnix(ctx, r, conf.vici(), *s.p); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: charon's vici socket (log: %s): %w", s.role, spec.Log, err)
 		}
 		if _, err := u.swanctl(ctx, s.role, conf, "--load-all", "--file", filepath.Join(dir, "swanctl.conf")); err != nil {
@@ -222,8 +223,8 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 	if _, err := u.swanctl(ctx, topology.Client, cliConf, "--initiate", "--child", ssConn); err != nil {
 		return nil, err
 	}
-	cli := tb.Topo.Roles[topology.Client].NS
-	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(ssServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
+	cli := tb.Roles[topology.Client]
+	if err := cli.WaitTCP(ctx, net.JoinHostPort(ssServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("strongswan: sshd through the tunnel (log: %s): %w", filepath.Join(tb.LogDir, "client-"+u.logName+".log"), err)
 	}
 	// What was negotiated, read back from the client's charon.
@@ -243,7 +244,7 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 	if err != nil {
 		return nil, err
 	}
-	espWhere, carried, inKernel := "userspace (kernel-libipsec)", LinkBytes(tb.Roles[topology.Client], ssIface), ""
+	espWhere, carried, inKernel := "userspace (kernel-libipsec)", LinkBytes(cli, ssIface), ""
 	if t.kernel {
 		espWhere, carried, inKernel = "kernel (xfrm, keyed by charon)", espBytes(cli), "kernel ESP (xfrm), keyed by charon"
 	}
@@ -275,7 +276,8 @@ type ssConfig struct {
 	kernel                 bool // the kernel's ESP: no libipsec, no UDP encapsulation
 }
 
-func (c ssConfig) uri() string { return "unix://" + filepath.Join(c.dir, "charon.vici") }
+func (c ssConfig) vici() string { return filepath.Join(c.dir, "charon.vici") }
+func (c ssConfig) uri() string  { return "unix://" + c.vici() }
 
 // env points charon and swanctl at this side's files: STRONGSWAN_CONF
 // (else /etc/strongswan.conf, whose vici socket is the host's
@@ -286,15 +288,9 @@ func (c ssConfig) env() []string {
 	return []string{"STRONGSWAN_CONF=" + filepath.Join(c.dir, "strongswan.conf"), "SWANCTL_DIR=" + c.dir}
 }
 
-func (c ssConfig) write() error {
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
-		return err
-	}
-	// A socket left by this row's previous condition would pass for the
-	// new charon's being ready.
-	if err := os.Remove(filepath.Join(c.dir, "charon.vici")); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
+// files are the side's directory: a socket left by this row's previous
+// condition would pass for the new charon's being ready, and goes.
+func (c ssConfig) files() confDir {
 	plugins, encap := ssPlugins, "yes"
 	if c.kernel {
 		plugins, encap = ssKernelPlugins, "no"
@@ -363,10 +359,14 @@ secrets {
 	}
 }
 `, ssConn, c.local, c.remote, ssIKEProposal, c.localID, c.remoteID, c.localTS, c.remoteTS, c.esp, hex.EncodeToString(c.psk), encap)
-	if err := os.WriteFile(filepath.Join(c.dir, "strongswan.conf"), []byte(strongswan), 0o600); err != nil {
-		return err
+	return confDir{
+		Remove: []string{c.vici()},
+		Dirs:   []string{c.dir},
+		Files: []confFile{
+			{Path: filepath.Join(c.dir, "strongswan.conf"), Data: []byte(strongswan)},
+			{Path: filepath.Join(c.dir, "swanctl.conf"), Data: []byte(swan)},
+		},
 	}
-	return os.WriteFile(filepath.Join(c.dir, "swanctl.conf"), []byte(swan), 0o600)
 }
 
 type ssUp struct {
@@ -384,9 +384,10 @@ type ssUp struct {
 // swanctl runs one swanctl command against role's charon and returns its
 // output; a failure quotes it.
 func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...string) (string, error) {
-	spec := u.tb.Program(role, "swanctl-"+u.variant, append(append([]string{u.swanctlBin}, args...), "--uri", c.uri())...)
+	r := u.tb.Roles[role]
+	spec := r.Program("swanctl-"+u.variant, append(append([]string{u.swanctlBin}, args...), "--uri", c.uri())...)
 	spec.Env = c.env()
-	res, err := proc.Run(ctx, spec)
+	res, err := r.RunProgram(ctx, spec)
 	if err != nil {
 		return "", fmt.Errorf("strongswan: %s: swanctl %s: %w: %s", role, args[0], err, strings.TrimSpace(string(res.Stdout)+string(res.Stderr)))
 	}
@@ -397,8 +398,8 @@ func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...str
 // traffic selector is a local address there: charon's route in table
 // 220 (via ipsec0) takes it as its source, and the fixtures, listening on
 // every address, answer on it.
-func (u *ssUp) addInner(role string, a netip.Addr) error {
-	if err := addLoopback(u.tb.Topo.Roles[role].NS, a); err != nil {
+func (u *ssUp) addInner(ctx context.Context, role string, a netip.Addr) error {
+	if err := u.tb.Roles[role].AddLoopback(ctx, a); err != nil {
 		return err
 	}
 	if u.inner == nil {
@@ -414,29 +415,11 @@ func (u *ssUp) close() error {
 	u.once.Do(func() {
 		errs := []error{stopAll(u.client, u.server)}
 		for role, a := range u.inner {
-			if err := removeLoopback(u.tb.Topo.Roles[role].NS, a); err != nil {
+			if err := u.tb.Roles[role].RemoveLoopback(context.Background(), a); err != nil {
 				errs = append(errs, fmt.Errorf("strongswan: %s: remove %s from lo: %w", role, a, err))
 			}
 		}
 		u.err = errors.Join(errs...)
 	})
 	return u.err
-}
-
-// waitUnix waits until a unix socket accepts a connection, giving up when
-// ctx ends or p exits first.
-func waitUnix(ctx context.Context, path string, p *proc.Process) error {
-	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		c, err := net.Dial("unix", path)
-		if err == nil {
-			return c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (last: %v)", path, ctx.Err(), err)
-		case <-p.Done():
-			return fmt.Errorf("%s exited: %v", p.Name, p.Err())
-		case <-time.After(delay): // polling for the socket, a condition
-		}
-	}
 }
