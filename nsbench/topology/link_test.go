@@ -98,7 +98,7 @@ func TestUpOnLink(t *testing.T) {
 
 	// The client reaches the server across the cable, by name.
 	res, err := proc.Run(ctx, proc.Program{Name: "client/ping", NetNS: ns.RunDir + "/" + spec.NetnsName(topology.Client),
-		Argv: []string{"ping", "-c", "1", "-W", "5", "bench.test"},
+		Argv:   []string{"ping", "-c", "1", "-W", "5", "bench.test"},
 		Mounts: []ns.Mount{{Kind: "bind", Source: "/etc/netns/" + spec.NetnsName(topology.Client) + "/hosts", Target: "/etc/hosts"}}})
 	if err != nil || !strings.Contains(string(res.Stdout), "10.250.7.12") {
 		t.Errorf("client ping server: %v\n%s%s", err, res.Stdout, res.Stderr)
