@@ -18,7 +18,7 @@ import (
 // schedule and progress → the testbed → the workspace → the recorder →
 // the options.
 var layers = [][]string{
-	{"run.go", "selfcheck.go", "clean.go", "reports.go"},
+	{"run.go", "selfcheck.go", "clean.go", "reports.go", "agent.go"},
 	{"cell.go", "sample.go", "fault.go"}, // one type, cellLoop, in three files
 	{"wancell.go"},
 	{"wan.go", "memory.go"},

@@ -93,8 +93,16 @@ func (n *NS) Close() error {
 
 // Delete removes a named namespace's bind mount. The namespace dies when its
 // last process and file descriptor are gone: kill its processes first.
+//
+// A file with no namespace mounted on it (its creator mounted it in a
+// mount namespace of its own, or died between creating and mounting) is
+// removed as it is: unmounting it fails with EINVAL.
 func Delete(name string) error {
-	if err := netns.DeleteNamed(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+	err := netns.DeleteNamed(name)
+	if errors.Is(err, unix.EINVAL) {
+		err = os.Remove(filepath.Join(RunDir, name))
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("delete netns %s: %w", name, err)
 	}
 	return nil

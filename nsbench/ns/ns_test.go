@@ -372,3 +372,22 @@ func TestCreateThenIPNetnsAdd(t *testing.T) {
 		t.Errorf("ip netns del %s: %v: %s", b, err, out)
 	}
 }
+
+// A namespace file with nothing mounted on it (its creator mounted it in a
+// mount namespace of its own) is removed by Delete, so that clean can
+// remove it.
+func TestDeleteUnmountedFile(t *testing.T) {
+	nstest.RequireRoot(t)
+	name := nstest.Prefix(t) + "-bare"
+	path := filepath.Join(ns.RunDir, name)
+	if err := os.WriteFile(path, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	if err := ns.Delete(name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", path, err)
+	}
+}

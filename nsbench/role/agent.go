@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -17,26 +18,71 @@ import (
 // exit on SIGTERM when its connection ends, before SIGKILL.
 const agentStopGrace = 2 * time.Second
 
+// AgentConfig is how an agent ends.
+type AgentConfig struct {
+	// Idle ends the agent when no request (the orchestrator pings every
+	// PingInterval) came for this long: a cut link that the SSH server
+	// does not notice. 0: only the end of the stream ends it.
+	Idle time.Duration
+	// Cleanup removes what the copy built for the run, after its daemons
+	// have been stopped.
+	Cleanup func(context.Context) error
+}
+
 // Agent is the far end of a Conn: the twnsbench copy on a role's host,
 // serving requests read from r and answering on w. When r ends (the
-// orchestrator closed the session, died, or the link was cut and the SSH
-// server hung up) it stops every daemon it started, then runs cleanup —
-// what the copy built for the run — and returns.
-func Agent(ctx context.Context, r io.Reader, w io.Writer, cleanup func(context.Context) error) error {
+// orchestrator closed the session, or died and the SSH server hung up) or
+// nothing came for cfg.Idle (the link was cut), it stops every daemon it
+// started, runs cfg.Cleanup and returns.
+func Agent(ctx context.Context, r io.Reader, w io.Writer, cfg AgentConfig) error {
 	a := &agent{enc: json.NewEncoder(w), daemons: map[uint64]*agentDaemon{}, cancels: map[uint64]context.CancelFunc{}}
 	ctx, cancelAll := context.WithCancel(ctx)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 256<<20)
+	lines := make(chan []byte)
+	readDone := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 256<<20)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		readDone <- sc.Err()
+	}()
+	var idle <-chan time.Time
+	var idleTimer *time.Timer
+	if cfg.Idle > 0 {
+		idleTimer = time.NewTimer(cfg.Idle)
+		idle = idleTimer.C
+	}
 	var inflight sync.WaitGroup
-	var readErr error
-	for sc.Scan() {
+	var endErr error
+serving:
+	for {
+		var line []byte
+		select {
+		case line = <-lines:
+		case endErr = <-readDone:
+			break serving
+		case <-idle:
+			endErr = fmt.Errorf("agent: no request for %v: the orchestrator is gone", cfg.Idle)
+			break serving
+		case <-ctx.Done():
+			endErr = ctx.Err()
+			break serving
+		}
+		if idleTimer != nil {
+			idleTimer.Reset(cfg.Idle)
+		}
 		var req request
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			readErr = fmt.Errorf("agent: bad request: %w", err)
+		if err := json.Unmarshal(line, &req); err != nil {
+			endErr = fmt.Errorf("agent: bad request: %w", err)
 			break
 		}
-		if req.Kind == "cancel" {
+		switch req.Kind {
+		case "cancel":
 			a.cancel(req.Cancel)
+			continue
+		case "ping":
+			a.send(response{ID: req.ID})
 			continue
 		}
 		rctx, cancel := context.WithCancel(ctx)
@@ -55,20 +101,17 @@ func Agent(ctx context.Context, r io.Reader, w io.Writer, cleanup func(context.C
 			a.send(resp)
 		}()
 	}
-	if readErr == nil {
-		readErr = sc.Err()
-	}
 	cancelAll()
 	inflight.Wait()
 	a.stopAll()
 	var cerr error
-	if cleanup != nil {
+	if cfg.Cleanup != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		cerr = cleanup(cctx)
+		cerr = cfg.Cleanup(cctx)
 		cancel()
 	}
-	if readErr != nil {
-		return readErr
+	if endErr != nil && !errors.Is(endErr, context.Canceled) {
+		return errors.Join(endErr, cerr)
 	}
 	return cerr
 }
@@ -113,6 +156,10 @@ func errText(err error) string {
 func (a *agent) serve(ctx context.Context, req request) response {
 	switch req.Kind {
 	case "call":
+		if req.NetNS == "" {
+			out, err := serve(ctx, req.Op, true, req.Args)
+			return response{Result: out, Err: errText(err)}
+		}
 		n, err := ns.Open(req.NetNS)
 		if err != nil {
 			return response{Err: err.Error()}

@@ -31,6 +31,10 @@ type handler func(ctx context.Context, args json.RawMessage) (json.RawMessage, e
 var (
 	opsMu sync.RWMutex
 	ops   = map[string]handler{}
+	// hostOps may run in the host's own namespace (building a role's
+	// namespace, reading the host's facts); every other op runs only in a
+	// role's, so no request can change the host's links.
+	hostOps = map[string]bool{}
 )
 
 // NewOp registers fn under name, unique across the program ("ipsec.xfrm-
@@ -38,11 +42,44 @@ var (
 // on a name registered twice: two ops under one name would send the other
 // host's copy the wrong code.
 func NewOp[A, R any](name string, fn func(context.Context, A) (R, error)) *Op[A, R] {
+	return newOp(name, false, fn)
+}
+
+// NewHostOp registers an op that runs in the role host's own namespace,
+// not a role's: it builds what a role stands on there (its namespace on
+// the host's interface) or reads the host's facts. It must create only
+// what carries the run's prefix and change nothing of the host's own.
+func NewHostOp[A, R any](name string, fn func(context.Context, A) (R, error)) *HostOp[A, R] {
+	return &HostOp[A, R]{op: newOp(name, true, fn)}
+}
+
+// HostOp is an op carried out in a host's own namespace (NewHostOp).
+type HostOp[A, R any] struct{ op *Op[A, R] }
+
+// On carries the op out on the host at the far end of c.
+func (o *HostOp[A, R]) On(ctx context.Context, c *Conn, a A) (R, error) {
+	var res R
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return res, fmt.Errorf("%s: encode argument: %w", o.op.name, err)
+	}
+	out, err := c.Host("").call(ctx, o.op.name, raw)
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, fmt.Errorf("%s: decode result: %w", o.op.name, err)
+	}
+	return res, nil
+}
+
+func newOp[A, R any](name string, host bool, fn func(context.Context, A) (R, error)) *Op[A, R] {
 	opsMu.Lock()
 	defer opsMu.Unlock()
 	if _, dup := ops[name]; dup {
 		panic("role: op " + name + " registered twice")
 	}
+	hostOps[name] = host
 	ops[name] = func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 		var a A
 		if err := json.Unmarshal(raw, &a); err != nil {
@@ -83,13 +120,25 @@ func (o *Op[A, R]) On(ctx context.Context, r *Role, a A) (R, error) {
 
 // Serve carries out the op registered as name with its JSON argument in
 // the calling thread's namespace: the code a role's host runs for a
-// request. The caller has entered the role's namespace.
+// request. The caller has entered the role's namespace, or for a host op
+// (inHost) stays in the host's own.
 func Serve(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	return serve(ctx, name, false, args)
+}
+
+func serve(ctx context.Context, name string, inHost bool, args json.RawMessage) (json.RawMessage, error) {
 	opsMu.RLock()
 	h, ok := ops[name]
+	host := hostOps[name]
 	opsMu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("no op %q in this twnsbench (a different version on the role's host?)", name)
+	}
+	if host != inHost {
+		if inHost {
+			return nil, fmt.Errorf("op %s runs only in a role's namespace, never in the host's", name)
+		}
+		return nil, fmt.Errorf("op %s runs only in the host's own namespace", name)
 	}
 	return h(ctx, args)
 }

@@ -50,7 +50,8 @@ import (
 // name (Serve), counters come back as numbers.
 type Role struct {
 	name   string
-	ns     *ns.NS
+	netns  string // its network namespace's name, on its host
+	ns     *ns.NS // the namespace itself, on this host only (nil on another)
 	addr   netip.Addr
 	hosts  string       // the file its processes see as /etc/hosts
 	dir    *proc.Cgroup // the role's cgroup: its CPU, children included
@@ -70,7 +71,7 @@ func (r *Role) Addr() netip.Addr { return r.addr }
 func (r *Role) Program(name string, argv ...string) proc.Program {
 	return proc.Program{
 		Name:   r.name + "/" + name,
-		NetNS:  r.ns.Path(),
+		NetNS:  filepath.Join(ns.RunDir, r.netns),
 		Cgroup: r.leaf,
 		Argv:   argv,
 		Mounts: []ns.Mount{{Kind: "bind", Source: r.hosts, Target: "/etc/hosts"}},

@@ -54,7 +54,7 @@ func (t *Tree) Roles(topo *topology.Topology, logDir string) (map[string]*Role, 
 			return roles, err
 		}
 		r := topo.Roles[name]
-		roles[name] = &Role{name: name, ns: r.NS, addr: r.Addr, hosts: topo.HostsFile(name), dir: dir, leaf: base, logDir: logDir, host: nsHost{r.NS}}
+		roles[name] = &Role{name: name, netns: r.NS.Name, ns: r.NS, addr: r.Addr, hosts: topo.HostsFile(name), dir: dir, leaf: base, logDir: logDir, host: nsHost{r.NS}}
 	}
 	return roles, nil
 }

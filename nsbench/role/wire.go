@@ -267,6 +267,64 @@ func (h wireHost) run(ctx context.Context, p proc.Program) (proc.Result, error) 
 // tests prove that the wire carries every op of a role.
 func Via(c *Conn, r *Role) *Role {
 	v := *r
-	v.host = c.Host(r.ns.Name)
+	v.host = c.Host(r.netns)
 	return &v
+}
+
+// PingInterval is how often KeepAlive asks the far side whether it is
+// there; an agent gives up after a few intervals without a request.
+const PingInterval = 3 * time.Second
+
+// KeepAlive pings the far side every PingInterval until the connection
+// ends, and ends it when a ping is not answered within 3 intervals: a cut
+// link then fails the calls in flight instead of holding them forever.
+func (c *Conn) KeepAlive() {
+	go func() {
+		t := time.NewTicker(PingInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.done:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*PingInterval)
+			_, err := c.ping(ctx)
+			cancel()
+			if err != nil {
+				c.end(fmt.Errorf("%s: no answer to a ping for %v: link lost", c.host, 3*PingInterval))
+				return
+			}
+		}
+	}()
+}
+
+// ping asks the far side for an answer; unlike other requests, a ping is
+// not cancelled on the far side (it does no work), only given up on.
+func (c *Conn) ping(ctx context.Context) (response, error) {
+	ch := make(chan response, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return response{}, c.err
+	}
+	c.next++
+	id := c.next
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.send(request{ID: id, Kind: "ping"}); err != nil {
+		return response{}, err
+	}
+	select {
+	case r := <-ch:
+		if r.Err != "" {
+			return r, errors.New(r.Err)
+		}
+		return r, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return response{}, ctx.Err()
+	}
 }

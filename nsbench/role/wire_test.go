@@ -23,7 +23,7 @@ func agentPair(t *testing.T) (c *role.Conn, hangUp func(), agentDone <-chan erro
 	toOrch, fromAgent := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- role.Agent(context.Background(), toAgent, fromAgent, nil)
+		done <- role.Agent(context.Background(), toAgent, fromAgent, role.AgentConfig{})
 		fromAgent.Close()
 	}()
 	c = role.NewConn("test host", toOrch, fromOrch)

@@ -44,37 +44,8 @@ func TestUpOnLinkChild(t *testing.T) {
 // and Down on one machine removes only its role.
 func TestUpOnLink(t *testing.T) {
 	prefix := nstest.Prefix(t)
-	machines := map[string]*ns.NS{}
-	for _, m := range []string{"ma", "mb"} {
-		n, err := ns.Create(prefix + "-" + m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		machines[m] = n
-		t.Cleanup(func() { n.Close(); ns.Delete(n.Name) })
-	}
-	cable := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "nic", Namespace: netlink.NsFd(machines["ma"].FD())},
-		PeerName: "nic", PeerNamespace: netlink.NsFd(machines["mb"].FD())}
-	if err := netlink.LinkAdd(cable); err != nil {
-		t.Fatal(err)
-	}
-	nicAddr := map[string]string{"ma": "10.250.7.1/24", "mb": "10.250.7.2/24"}
-	for m, n := range machines {
-		err := n.Do(func() error {
-			l, err := netlink.LinkByName("nic")
-			if err != nil {
-				return err
-			}
-			a, _ := netlink.ParseAddr(nicAddr[m])
-			if err := netlink.AddrAdd(l, a); err != nil {
-				return err
-			}
-			return netlink.LinkSetUp(l)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	ms := nstest.Machines(t, prefix, netip.MustParsePrefix("10.250.7.0/24"))
+	machines := map[string]*ns.NS{"ma": ms[0].NS, "mb": ms[1].NS}
 	peers := map[string]netip.Addr{topology.Client: netip.MustParseAddr("10.250.7.11"), topology.Server: netip.MustParseAddr("10.250.7.12")}
 	where := map[string]string{topology.Client: "ma", topology.Server: "mb"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -276,6 +276,19 @@ func (t *Topology) HostsFile(role string) string {
 	return filepath.Join(EtcNetns, t.Spec.NetnsName(role), "hosts")
 }
 
+// Release closes the topology's handles and leaves what it built in
+// place: a host's copy that built a role hands it over to the run, and its
+// Clean removes it.
+func (t *Topology) Release() {
+	for _, r := range t.Roles {
+		if r.nl != nil {
+			r.nl.Close()
+			r.nl = nil
+		}
+		r.NS.Close()
+	}
+}
+
 // Down removes everything Up made. Processes running in the namespaces
 // must have been stopped first: deleting a namespace does not kill them.
 // Safe to call twice and on a partly built topology.

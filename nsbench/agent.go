@@ -1,0 +1,50 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// AgentIdle is how long a host's copy waits for a request (the
+// orchestrator pings every role.PingInterval) before it takes the link
+// for cut, stops what it started and removes what it built.
+const AgentIdle = 5 * role.PingInterval
+
+var scopePattern = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + `[0-9a-f]{6}-[a-z]{1,15}$`)
+
+// ServeAgent is the twnsbench copy on a role's host: it serves the
+// orchestrator's requests read from r, answering on w, for the part of a
+// run named scope ("twnsb-3fa9c1-client"), until r ends or nothing comes
+// for idle (0: AgentIdle). Then it stops its daemons and removes
+// everything named with scope on this host, as `clean` would. Its private
+// directory holds its PID meanwhile, so that `clean` leaves it alone.
+func ServeAgent(ctx context.Context, scope string, idle time.Duration, r io.Reader, w io.Writer) error {
+	if !scopePattern.MatchString(scope) {
+		return fmt.Errorf("agent: scope %q is not a run's prefix and a role (%s3fa9c1-client)", scope, topology.Prefix)
+	}
+	if idle <= 0 {
+		idle = AgentIdle
+	}
+	dir := privateDir(scope)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("agent: private directory: %w", err)
+	}
+	cleanup := func(ctx context.Context) error {
+		_, err := cleanRun(ctx, scope)
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return errors.Join(fmt.Errorf("agent: private directory: %w", err), cleanup(ctx))
+	}
+	return role.Agent(ctx, r, w, role.AgentConfig{Idle: idle, Cleanup: cleanup})
+}

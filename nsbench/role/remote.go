@@ -1,0 +1,71 @@
+package role
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// A role on another host: the copy there builds its namespace on the
+// host's interface (topology.UpOnLink) and its cgroups, under the scope
+// the orchestrator names — the run's prefix and the role, so that two
+// "hosts" sharing one filesystem (an emulated test) never touch each
+// other's — and hands back what the orchestrator needs to reach it.
+
+// RoleOnHost is what a host needs to build one role of a run.
+type RoleOnHost struct {
+	Link   topology.LinkSpec
+	LogDir string // on that host
+}
+
+// HostedRole is a role a host built: how to reach it over the wire.
+type HostedRole struct {
+	Name   string
+	NetNS  string
+	Addr   netip.Addr
+	Hosts  string // its hosts file
+	Dir    string // its cgroup
+	Leaf   string // its base leaf
+	LogDir string
+	// Facts of the role's link as built, for the Environment.
+	Offloads, Congestion string
+	SysctlChanges        []string
+}
+
+// Scope is what everything of role in run prefix is named with on its
+// host: what the copy there removes when its session ends.
+func Scope(prefix, role string) string { return prefix + "-" + role }
+
+var buildRoleOp = NewHostOp("host.build-role", func(_ context.Context, a RoleOnHost) (HostedRole, error) {
+	topo, err := topology.UpOnLink(a.Link)
+	if err != nil {
+		return HostedRole{}, err
+	}
+	defer topo.Release()
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		return HostedRole{}, err
+	}
+	roles, err := NewTree(root, Scope(a.Link.Spec.Prefix, a.Link.Role)).Roles(topo, a.LogDir)
+	if err != nil {
+		return HostedRole{}, err
+	}
+	r := roles[a.Link.Role]
+	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Dir: r.dir.Path, Leaf: r.leaf.Path,
+		LogDir: r.logDir, Offloads: topo.Offloads, Congestion: topo.Congestion, SysctlChanges: topo.SysctlChanges}, nil
+})
+
+// BuildRole has the host at the far end of c build a role, and returns the
+// role with its work carried over c. The copy there removes it when the
+// session ends.
+func BuildRole(ctx context.Context, c *Conn, a RoleOnHost) (*Role, HostedRole, error) {
+	h, err := buildRoleOp.On(ctx, c, a)
+	if err != nil {
+		return nil, h, fmt.Errorf("%s: build %s: %w", c.host, a.Link.Role, err)
+	}
+	return &Role{name: h.Name, netns: h.NetNS, addr: h.Addr, hosts: h.Hosts, dir: &proc.Cgroup{Path: h.Dir},
+		leaf: &proc.Cgroup{Path: h.Leaf}, logDir: h.LogDir, host: c.Host(h.NetNS)}, h, nil
+}
