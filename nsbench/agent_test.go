@@ -50,17 +50,19 @@ func machineAgent(t *testing.T, m nstest.Machine, scope string, idle time.Durati
 		t.Fatal(err)
 	}
 	ch := make(chan error, 1)
+	exited := make(chan struct{})
 	go func() {
 		err := cmd.Wait()
 		if stderr.Len() > 0 {
 			t.Logf("agent %s: %s", scope, stderr.String())
 		}
 		ch <- err
+		close(exited)
 	}()
 	t.Cleanup(func() {
 		stdin.Close()
 		select {
-		case <-ch:
+		case <-exited:
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
 		}
@@ -84,6 +86,8 @@ func TestRolesOnTwoMachines(t *testing.T) {
 	defer cancel()
 
 	const idle = 3 * time.Second
+	t0 := time.Now()
+	defer func() { t.Logf("total %v", time.Since(t0)) }()
 	roles := map[string]*role.Role{}
 	stdins := map[string]io.WriteCloser{}
 	dones := map[string]<-chan error{}
@@ -131,6 +135,7 @@ func TestRolesOnTwoMachines(t *testing.T) {
 	}
 	t.Logf("iperf3 client on %s → server on %s: %.2f Gbit/s", ms[0].NS.Name, ms[1].NS.Name, out.End.SumReceived.Bps/1e9)
 	srvPID := srv.PID()
+	t.Logf("measured at %v", time.Since(t0))
 
 	// The server's agent heard nothing for its idle bound (no pings: a cut
 	// link): it has stopped iperf3 and removed its role.
@@ -145,6 +150,7 @@ func TestRolesOnTwoMachines(t *testing.T) {
 	if left := residue.Find(role.Scope(prefix, topology.Server)); len(left) > 0 {
 		t.Errorf("server's machine keeps %v", left)
 	}
+	t.Logf("server agent gone at %v", time.Since(t0))
 	// The client's agent still serves (pinged) until its stdin closes.
 	if _, err := roles[topology.Client].UDPStats(); err != nil {
 		t.Errorf("client's agent, still pinged: %v", err)
