@@ -39,8 +39,8 @@ func (e *HostKeyError) Error() string {
 			e.Offered.Type(), e.fingerprint, k.Filename, k.Line, k.Key.Type(), ssh.FingerprintSHA256(k.Key),
 			knownhosts.Normalize(e.Host), e.KnownHosts)
 	default:
-		return fmt.Sprintf("unknown host key %s %s (not in %s); if it is the host's (compare: ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the host), add it: ssh-keyscan -p %s -t %s %s >> %s, or log in once with ssh -p %s and accept it",
-			e.Offered.Type(), e.fingerprint, e.KnownHosts, port, keyscanType(e.Offered.Type()), host, e.KnownHosts, port)
+		return fmt.Sprintf("unknown host key %s %s (not in %s); if it is the host's (compare: ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the host), add it: ssh-keyscan -p %s -t %s %s >> %s, or log in once with ssh -p %s %s and accept it",
+			e.Offered.Type(), e.fingerprint, e.KnownHosts, port, keyscanType(e.Offered.Type()), host, e.KnownHosts, port, host)
 	}
 }
 
