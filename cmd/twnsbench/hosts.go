@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -64,21 +66,28 @@ func parseHosts(c *cli.Context) (inv hosts.Inventory, cfg remote.Config, ok bool
 }
 
 // onHost is what a command does with one host, reached as root and with a
-// verified copy of this binary there.
-type onHost func(ctx context.Context, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error
+// verified copy of this binary there; it writes its lines to w.
+type onHost func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error
 
-// eachHost reaches every host in turn: connect (host key, login, root),
-// find its interface, copy this binary there, do f, remove the copy. A
-// host that fails is named and the others are still tried; any failure is
-// a refusal (exit 2).
-func eachHost(ctx context.Context, inv hosts.Inventory, cfg remote.Config, f onHost) error {
+// eachHost reaches every host at once: connect (host key, login, root),
+// find its interface, copy this binary there, do f, remove the copy. Each
+// host's lines are printed together, in the inventory's order. A host
+// that fails is named and does not stop the others; any failure is a
+// refusal (exit 2).
+func eachHost(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, f onHost) error {
 	runID, err := topology.NewPrefix()
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, h := range inv.Hosts {
-		errs = append(errs, oneHost(ctx, runID, cfg, h, f))
+	outs := make([]bytes.Buffer, len(inv.Hosts))
+	errs := make([]error, len(inv.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range inv.Hosts {
+		wg.Go(func() { errs[i] = oneHost(ctx, &outs[i], runID, cfg, h, f) })
+	}
+	wg.Wait()
+	for i := range outs {
+		w.Write(outs[i].Bytes())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return refuse(err)
@@ -86,7 +95,7 @@ func eachHost(ctx context.Context, inv hosts.Inventory, cfg remote.Config, f onH
 	return nil
 }
 
-func oneHost(ctx context.Context, runID string, cfg remote.Config, h hosts.Host, f onHost) (err error) {
+func oneHost(ctx context.Context, w io.Writer, runID string, cfg remote.Config, h hosts.Host, f onHost) (err error) {
 	conn, err := remote.Dial(ctx, cfg, h)
 	if err != nil {
 		return fmt.Errorf("%s: %w", h.Role, err)
@@ -105,7 +114,7 @@ func oneHost(ctx context.Context, runID string, cfg remote.Config, h hosts.Host,
 			err = errors.Join(err, fmt.Errorf("%s: %w", h.Role, rerr))
 		}
 	}()
-	if err := f(ctx, h, conn, ifc, cp); err != nil {
+	if err := f(ctx, w, h, conn, ifc, cp); err != nil {
 		return fmt.Errorf("%s: %s: %w", h.Role, h.Dest(), err)
 	}
 	return nil
@@ -125,7 +134,7 @@ func remoteOutput(ctx context.Context, conn *remote.Conn, cp *remote.Copy, args 
 // doctorHosts runs doctor on every host and prints each host's checks,
 // every line starting with the role and the host.
 func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, size string) error {
-	return eachHost(ctx, inv, cfg, func(ctx context.Context, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error {
+	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error {
 		out, runErr := remoteOutput(ctx, conn, cp, "doctor", "--json", "--size", size)
 		var d doctorResult
 		if err := json.Unmarshal(out, &d); err != nil {
@@ -152,17 +161,23 @@ func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remo
 
 // cleanHosts runs clean on every host, printing what each removed.
 func cleanHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, force bool) error {
-	return eachHost(ctx, inv, cfg, func(ctx context.Context, h hosts.Host, conn *remote.Conn, _ remote.Iface, cp *remote.Copy) error {
+	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, _ remote.Iface, cp *remote.Copy) error {
 		args := []string{"clean"}
 		if force {
 			args = append(args, "--force")
 		}
 		out, err := remoteOutput(ctx, conn, cp, args...)
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		// Copies that killed commands left (never one in use).
+		stale, serr := cp.RemoveStale(ctx)
+		for _, d := range stale {
+			lines = append(lines, "removed "+d+" (a copy of twnsbench)")
+		}
+		for _, line := range lines {
 			if line != "" {
 				fmt.Fprintf(w, "%s %s: %s\n", h.Role, h.Dest(), line)
 			}
 		}
-		return err
+		return errors.Join(err, serr)
 	})
 }

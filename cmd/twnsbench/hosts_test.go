@@ -112,9 +112,27 @@ func TestDoctorHosts(t *testing.T) {
 		}
 	}
 
+	// A copy a killed command left an hour ago, and one written just now
+	// (another command's, about to run): clean --host takes the first only.
+	stale, fresh := filepath.Join(remote.CopyRoot, l.Prefix+"-client"), filepath.Join(remote.CopyRoot, l.Prefix+"-server")
+	for _, d := range []string{stale, fresh} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		os.WriteFile(filepath.Join(d, "twnsbench"), []byte("#!/bin/sh\n"), 0o700)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, hourAgo, hourAgo)
+	before = append(before, fresh)
+
 	code, stdout, stderr = inOrch(t, l, append([]string{"clean", "--host", "relay=root@" + m1}, keys...)...)
-	if code != exitOK || !strings.Contains(stdout, "relay root@"+m1+":22: ") {
+	t.Logf("clean --host:\n%s", stdout)
+	if code != exitOK || !strings.Contains(stdout, "relay root@"+m1+":22: removed "+stale+" (a copy of twnsbench)") {
 		t.Errorf("clean --host: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("clean --host removed a fresh copy: %v", err)
 	}
 
 	if left := copies(t); len(left) > len(before) {
