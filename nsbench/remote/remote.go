@@ -202,7 +202,8 @@ func (c *Conn) checkRoot(ctx context.Context) error {
 	if errors.As(err, &ee) && ee.ExitStatus() == 127 {
 		return fmt.Errorf("%s: not root and sudo is not installed; log in as root, or install sudo with a NOPASSWD rule (see README)", c.Host.Dest())
 	}
-	return fmt.Errorf("%s: sudo needs a password; add a NOPASSWD rule (see README) (%v)", c.Host.Dest(), err)
+	return fmt.Errorf("%s: sudo needs a password; add a NOPASSWD rule (see README) (%s)", c.Host.Dest(),
+		strings.TrimPrefix(fmt.Sprint(err), c.Host.Dest()+": "))
 }
 
 // AsRoot returns cmd prefixed to run as root: `sudo -n` unless the login

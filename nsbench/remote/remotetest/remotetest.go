@@ -8,8 +8,10 @@
 //
 // The machines share this host's filesystem, cgroup tree and kernel; each
 // sshd runs in a private mount namespace whose /etc shows the bench
-// account (package account) and whose /run is its own tmpfs (sshd needs
-// /run/sshd, which this host may lack). Everything is named with the
+// account (package account), whose root has /bin/sh as its shell, whose
+// /run is its own tmpfs (sshd needs /run/sshd, which this host may lack),
+// and where sudo has no rule for bench (a fake sudo where none is
+// installed). Everything is named with the
 // test's prefix and removed in t.Cleanup, in reverse order of creation.
 package remotetest
 
@@ -146,6 +148,7 @@ func (l *Lab) startSSHD(t *testing.T, m *Machine, sshd, authKeys string) ssh.Pub
 	mounts, err := account.SSHD(filepath.Join(dir, "account"), BenchUser)
 	must(t, err)
 	must(t, plainRootShell(filepath.Join(dir, "account", "etc", "passwd")))
+	mounts = append(mounts, noSudoRule(t, dir)...)
 	conf := filepath.Join(dir, "sshd_config")
 	must(t, os.WriteFile(conf, []byte(strings.Join([]string{
 		"ListenAddress " + m.HostPort(),
@@ -247,6 +250,22 @@ func (l *Lab) writeKnownHosts(t *testing.T, name string, lines []string) string 
 	p := filepath.Join(l.Dir, name)
 	must(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	return p
+}
+
+// noSudoRule returns the mounts that give the machine a sudo for which the
+// bench login has no rule. With sudo installed here that is the real one
+// (no sudoers line names bench). Without it, a fake stands in, shown over
+// /usr/bin in the machine only: it answers as sudo -n does for a user
+// without a NOPASSWD rule, and runs nothing.
+func noSudoRule(t *testing.T, dir string) []ns.Mount {
+	if _, err := exec.LookPath("sudo"); err == nil {
+		return nil
+	}
+	bin := filepath.Join(dir, "fake-sudo")
+	must(t, os.Mkdir(bin, 0o755))
+	must(t, os.WriteFile(filepath.Join(bin, "sudo"),
+		[]byte("#!/bin/sh\n# remotetest's fake sudo: no rule for anyone\necho 'sudo: a password is required' >&2\nexit 1\n"), 0o755))
+	return []ns.Mount{{Kind: "overlay", Source: bin, Target: "/usr/bin"}}
 }
 
 // plainRootShell gives root /bin/sh in a machine's own passwd file: a
