@@ -13,13 +13,22 @@ func cleanCommand() *cli.Command {
 		Name:  "clean",
 		Usage: "remove what killed runs left behind (namespaces, processes, cgroups, mounts, files named twnsb-*)",
 		Description: "Removes only things named with twnsbench's prefix. Runs whose harness is still alive\n" +
-			"are left alone unless --force is given.",
-		Flags: []cli.Flag{
+			"are left alone unless --force is given. With --host or --hosts, cleans each named host instead,\n" +
+			"through a copy of this binary run there as root (removed afterwards).",
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "also remove runs whose harness process is still alive"},
-		},
+		}, hostFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return refuse(fmt.Errorf("clean: unexpected argument %q (clean takes no arguments)", c.Args().First()))
+			}
+			inv, cfg, remoteHosts, err := parseHosts(c)
+			if err != nil {
+				return refuse(err)
+			}
+			if remoteHosts {
+				// A copy of this binary runs `clean` on each host, as root.
+				return cleanHosts(c.Context, c.App.Writer, inv, cfg, c.Bool("force"))
 			}
 			rep, err := nsbench.Clean(c.Context, c.Bool("force"))
 			for _, r := range rep.Removed {

@@ -18,7 +18,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
-	"github.com/twnsbench/twnsbench/wg"
 )
 
 // The test binary doubles as the twnsbench command: with this variable set
@@ -32,7 +31,10 @@ func TestMain(m *testing.M) {
 	impair.MaybeRunForwarder()
 	// A run started in-process re-executes this binary as its userspace
 	// WireGuard daemon (`wg-userspace IFNAME`): serve it, don't test.
-	if os.Getenv(asCommandEnv) == "1" || len(os.Args) > 1 && os.Args[1] == wg.UserspaceCommand {
+	// A copy of this binary that doctor --host or clean --host runs on an
+	// emulated machine gets its subcommand and no environment: any first
+	// argument that is not a test flag makes it the command.
+	if os.Getenv(asCommandEnv) == "1" || len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
 		ns.MaybeRunHelper()
 		os.Exit(run(os.Args, os.Stdout, os.Stderr))
 	}

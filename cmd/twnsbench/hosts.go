@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
+	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// hostFlags are the options that name other machines (doctor and clean
+// today; run once the role seam carries roles across hosts).
+func hostFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.GenericFlag{Name: "host", Value: &entries{}, Usage: "a role on another machine: ROLE=USER@HOST[:PORT][,iface=NAME] (repeatable; USER is root or has NOPASSWD sudo)"},
+		&cli.StringFlag{Name: "hosts", Usage: "a file of --host entries, one a line (# comments)"},
+		&cli.StringFlag{Name: "identity", Usage: "SSH private key (default: ssh-agent, then ~/.ssh/id_ed25519, id_ecdsa, id_rsa)"},
+		&cli.StringFlag{Name: "known-hosts", Usage: "known_hosts file the hosts' keys are checked against (default ~/.ssh/known_hosts)"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: 10 * time.Second, Usage: "bound on reaching each host (TCP connect, then the SSH handshake)"},
+	}
+}
+
+// entries is a repeatable flag whose values are kept whole: a --host entry
+// has commas of its own (",iface=eth1"), which a StringSliceFlag would split.
+type entries []string
+
+func (e *entries) Set(v string) error { *e = append(*e, v); return nil }
+func (e *entries) String() string     { return strings.Join(*e, " ") }
+
+// parseHosts returns the inventory the flags name; ok is false when none
+// is named (the command acts on this machine).
+func parseHosts(c *cli.Context) (inv hosts.Inventory, cfg remote.Config, ok bool, err error) {
+	var given []string
+	if e, ok := c.Generic("host").(*entries); ok {
+		given = *e
+	}
+	f := hosts.Flags{Host: given, HostsFile: c.String("hosts"),
+		Identity: c.String("identity"), KnownHosts: c.String("known-hosts")}
+	if f.Empty() {
+		for _, name := range []string{"identity", "known-hosts"} {
+			if c.IsSet(name) {
+				return inv, cfg, false, fmt.Errorf("--%s: names no host (add --host or --hosts)", name)
+			}
+		}
+		return inv, cfg, false, nil
+	}
+	if inv, err = hosts.Parse(f); err != nil {
+		return inv, cfg, false, err
+	}
+	if c.Duration("connect-timeout") <= 0 {
+		return inv, cfg, false, fmt.Errorf("--connect-timeout %s: must be positive", c.Duration("connect-timeout"))
+	}
+	cfg = remote.Config{Identity: inv.Identity, KnownHosts: inv.KnownHosts, DialTimeout: c.Duration("connect-timeout")}
+	return inv, cfg, true, nil
+}
+
+// onHost is what a command does with one host, reached as root and with a
+// verified copy of this binary there; it writes its lines to w.
+type onHost func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error
+
+// eachHost reaches every host at once: connect (host key, login, root),
+// find its interface, copy this binary there, do f, remove the copy. Each
+// host's lines are printed together, in the inventory's order. A host
+// that fails is named and does not stop the others; any failure is a
+// refusal (exit 2).
+func eachHost(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, f onHost) error {
+	runID, err := topology.NewPrefix()
+	if err != nil {
+		return err
+	}
+	outs := make([]bytes.Buffer, len(inv.Hosts))
+	errs := make([]error, len(inv.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range inv.Hosts {
+		wg.Go(func() { errs[i] = oneHost(ctx, &outs[i], runID, cfg, h, f) })
+	}
+	wg.Wait()
+	for i := range outs {
+		w.Write(outs[i].Bytes())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return refuse(err)
+	}
+	return nil
+}
+
+func oneHost(ctx context.Context, w io.Writer, runID string, cfg remote.Config, h hosts.Host, f onHost) (err error) {
+	conn, err := remote.Dial(ctx, cfg, h)
+	if err != nil {
+		return fmt.Errorf("%s: %w", h.Role, err)
+	}
+	defer conn.Close()
+	ifc, err := conn.Iface(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", h.Role, err)
+	}
+	cp, err := conn.Install(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("%s: %w", h.Role, err)
+	}
+	defer func() {
+		if rerr := cp.Remove(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: %w", h.Role, rerr))
+		}
+	}()
+	if err := f(ctx, w, h, conn, ifc, cp); err != nil {
+		return fmt.Errorf("%s: %s: %w", h.Role, h.Dest(), err)
+	}
+	return nil
+}
+
+// remoteOutput runs the copy with args as root; a nonzero exit that still
+// wrote its output (doctor refusing) returns both.
+func remoteOutput(ctx context.Context, conn *remote.Conn, cp *remote.Copy, args ...string) ([]byte, error) {
+	out, err := conn.Output(ctx, cp.Command(args...), nil)
+	var ee *ssh.ExitError
+	if errors.As(err, &ee) && len(out) > 0 {
+		return out, fmt.Errorf("%s exited %d", args[0], ee.ExitStatus())
+	}
+	return out, err
+}
+
+// doctorHosts runs doctor on every host and prints each host's checks,
+// every line starting with the role and the host.
+func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, size string) error {
+	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error {
+		out, runErr := remoteOutput(ctx, conn, cp, "doctor", "--json", "--size", size)
+		var d doctorResult
+		if err := json.Unmarshal(out, &d); err != nil {
+			return errors.Join(runErr, fmt.Errorf("read doctor's output: %w", err))
+		}
+		addrs := make([]string, len(ifc.IPv4))
+		for i, a := range ifc.IPv4 {
+			addrs[i] = a.String()
+		}
+		name := h.Role + " " + h.Dest()
+		fmt.Fprintf(w, "%s: kernel %s, interface %s %s\n", name, d.Kernel, ifc.Name, strings.Join(addrs, " "))
+		for _, c := range d.Checks {
+			fmt.Fprintf(w, "%s: %s\n", name, c.line())
+		}
+		for _, t := range d.Transports {
+			fmt.Fprintf(w, "%s: %s\n", name, t.line())
+		}
+		if len(d.Failed) > 0 {
+			return fmt.Errorf("not ready: %s", strings.Join(d.Failed, "; "))
+		}
+		return runErr
+	})
+}
+
+// cleanHosts runs clean on every host, printing what each removed.
+func cleanHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, force bool) error {
+	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, _ remote.Iface, cp *remote.Copy) error {
+		args := []string{"clean"}
+		if force {
+			args = append(args, "--force")
+		}
+		out, err := remoteOutput(ctx, conn, cp, args...)
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		// Copies that killed commands left (never one in use).
+		stale, serr := cp.RemoveStale(ctx)
+		for _, d := range stale {
+			lines = append(lines, "removed "+d+" (a copy of twnsbench)")
+		}
+		for _, line := range lines {
+			if line != "" {
+				fmt.Fprintf(w, "%s %s: %s\n", h.Role, h.Dest(), line)
+			}
+		}
+		return errors.Join(err, serr)
+	})
+}

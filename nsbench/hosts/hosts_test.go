@@ -1,0 +1,101 @@
+package hosts
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseHost(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Host
+	}{
+		{"client=root@10.0.0.2", Host{Role: "client", User: "root", Addr: "10.0.0.2", Port: 22}},
+		{"server=bench@box.example:2222,iface=eth1", Host{Role: "server", User: "bench", Addr: "box.example", Port: 2222, Iface: "eth1"}},
+		{"relay=root@[fd00::3]:2200", Host{Role: "relay", User: "root", Addr: "fd00::3", Port: 2200}},
+		{"relay=root@[fd00::3]", Host{Role: "relay", User: "root", Addr: "fd00::3", Port: 22}},
+	} {
+		got, err := ParseHost(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseHost(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+		if back, err := ParseHost(got.String()); err != nil || back != got {
+			t.Errorf("ParseHost(%q) = %+v, %v; want it back", got.String(), back, err)
+		}
+	}
+}
+
+func TestParseHostRefusals(t *testing.T) {
+	for in, want := range map[string]string{
+		"client":                         "want ROLE=USER@HOST",
+		"router=root@10.0.0.2":           `unknown role "router" (roles: client, relay, server)`,
+		"client=10.0.0.2":                "the user is required",
+		"client=root@":                   "empty host",
+		"client=root@10.0.0.2:0":         `bad port "0"`,
+		"client=root@10.0.0.2:70000":     `bad port "70000"`,
+		"client=root@10.0.0.2:ssh":       `bad port "ssh"`,
+		"client=root@fd00::3":            "in brackets",
+		"client=root@10.0.0.2,iface=":    `iface ""`,
+		"client=root@10.0.0.2,iface=a/b": `iface "a/b"`,
+		"client=root@10.0.0.2,mtu=9000":  `unknown option "mtu=9000"`,
+		"client=ro;ot@10.0.0.2":          "characters no login name has",
+	} {
+		_, err := ParseHost(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseHost(%q) = %v, want an error containing %q", in, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseHost(%q): error is not one line: %q", in, err)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hosts")
+	os.WriteFile(file, []byte("# the lab\n\nclient=root@10.0.0.2\nserver=bench@10.0.0.3,iface=eth1\n"), 0o644)
+	key := filepath.Join(dir, "id")
+	os.WriteFile(key, []byte("k"), 0o600)
+
+	inv, err := Parse(Flags{HostsFile: file, Host: []string{"relay=root@10.0.0.4"}, Identity: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Hosts) != 3 || inv.Hosts[0].Role != "client" || inv.Hosts[2].Role != "relay" || inv.Identity != key {
+		t.Errorf("inventory %+v", inv)
+	}
+	if h, ok := inv.Role("server"); !ok || h.Iface != "eth1" || h.Dest() != "bench@10.0.0.3:22" {
+		t.Errorf("server: %+v %v", h, ok)
+	}
+
+	for name, tc := range map[string]struct {
+		f    Flags
+		want string
+	}{
+		"duplicate in file and flag": {Flags{HostsFile: file, Host: []string{"client=root@10.0.0.9"}}, "--host client=root@10.0.0.9: role client is already on a host (hosts:3)"},
+		"duplicate flags":            {Flags{Host: []string{"server=root@a", "server=root@b"}}, "role server is already on a host"},
+		"missing hosts file":         {Flags{HostsFile: filepath.Join(dir, "nope")}, "--hosts: open"},
+		"missing identity":           {Flags{Host: []string{"client=root@a"}, Identity: filepath.Join(dir, "nope")}, "--identity: open"},
+		"missing known hosts":        {Flags{Host: []string{"client=root@a"}, KnownHosts: filepath.Join(dir, "nope")}, "--known-hosts: open"},
+		"bad line in file":           {Flags{HostsFile: writeFile(t, dir, "bad", "client=root@a\nserver=root@b:99999\n")}, "bad:2: server: bad port"},
+		"empty file":                 {Flags{HostsFile: writeFile(t, dir, "empty", "# nothing\n")}, "names no host"},
+	} {
+		if _, err := Parse(tc.f); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", name, err, tc.want)
+		}
+	}
+	if !(Flags{}).Empty() || (Flags{HostsFile: file}).Empty() {
+		t.Error("Empty")
+	}
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,105 @@
+package remote
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"time"
+)
+
+// CopyRoot is where a copy lives on a host: /var/tmp, because /tmp is
+// often mounted noexec and is a tmpfs that a copy would then take memory from.
+const CopyRoot = "/var/tmp"
+
+// Copy is this binary installed on a host for one run.
+type Copy struct {
+	Dir    string // CopyRoot/<run id>-<role>: unique per run and per role, so two "hosts" on one filesystem do not collide
+	Path   string // Dir/twnsbench
+	SHA256 string
+	conn   *Conn
+}
+
+// Install streams the running binary to a new directory on the host
+// (created with mkdir, so one that already exists is refused rather than
+// reused), mode 0700, and checks its sha256 there before anyone runs it.
+// runID is the run's prefix; the role keeps copies of hosts sharing one
+// filesystem apart. On failure it removes what it wrote.
+func (c *Conn) Install(ctx context.Context, runID string) (*Copy, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%s: copy twnsbench: find own binary: %w", c.Host.Dest(), err)
+	}
+	f, err := os.Open(self)
+	if err != nil {
+		return nil, fmt.Errorf("%s: copy twnsbench: %w", c.Host.Dest(), err)
+	}
+	defer f.Close()
+	dir := path.Join(CopyRoot, runID+"-"+c.Host.Role)
+	cp := &Copy{Dir: dir, Path: path.Join(dir, "twnsbench"), conn: c}
+	h := sha256.New()
+	cmd := fmt.Sprintf("umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s && sha256sum %s",
+		quote(dir), quote(cp.Path), quote(cp.Path), quote(cp.Path))
+	out, err := c.Output(ctx, cmd, io.TeeReader(f, h))
+	if err != nil {
+		if !strings.Contains(err.Error(), "File exists") {
+			cp.Remove()
+		}
+		return nil, fmt.Errorf("copy twnsbench: %w", err)
+	}
+	cp.SHA256 = hex.EncodeToString(h.Sum(nil))
+	if got, _, _ := strings.Cut(strings.TrimSpace(string(out)), " "); got != cp.SHA256 {
+		cp.Remove()
+		return nil, fmt.Errorf("%s: copy twnsbench: %s has sha256 %q there, %s here; refusing to run it", c.Host.Dest(), cp.Path, got, cp.SHA256)
+	}
+	return cp, nil
+}
+
+// Command is the copy run as root with args (each quoted for the shell).
+func (cp *Copy) Command(args ...string) string {
+	words := []string{quote(cp.Path)}
+	for _, a := range args {
+		words = append(words, quote(a))
+	}
+	return cp.conn.AsRoot(strings.Join(words, " "))
+}
+
+// RemoveTimeout bounds Remove.
+const RemoveTimeout = 10 * time.Second
+
+// Remove deletes the copy's directory, under its own deadline so that it
+// also runs after the run's context has ended. Safe to call twice.
+func (cp *Copy) Remove() error {
+	ctx, cancel := context.WithTimeout(context.Background(), RemoveTimeout)
+	defer cancel()
+	if _, err := cp.conn.Output(ctx, "rm -rf "+quote(cp.Dir), nil); err != nil {
+		return fmt.Errorf("remove the copy: %w", err)
+	}
+	return nil
+}
+
+// StaleAge is how old another run's copy must be before RemoveStale takes
+// it: a copy is written seconds before it runs, and one running is never
+// taken whatever its age.
+const StaleAge = 10 * time.Minute
+
+// RemoveStale removes, as root, the copies other commands left under
+// CopyRoot (a killed orchestrator never removes its own): directories
+// named twnsb-<id>-<role> older than StaleAge that no process runs a
+// program from. It returns what it removed.
+func (cp *Copy) RemoveStale(ctx context.Context) ([]string, error) {
+	script := fmt.Sprintf(`for d in $(find %s -mindepth 1 -maxdepth 1 -type d -name 'twnsb-??????-*' -mmin +%d); do
+  [ "$d" = %s ] && continue
+  ls -l /proc/[0-9]*/exe 2>/dev/null | grep -qF -- "$d/" && continue
+  rm -rf -- "$d" && echo "$d"
+done`, CopyRoot, int(StaleAge/time.Minute), quote(cp.Dir))
+	out, err := cp.conn.Output(ctx, cp.conn.AsRoot("sh -c "+quote(script)), nil)
+	if err != nil {
+		return nil, fmt.Errorf("remove stale copies: %w", err)
+	}
+	return strings.Fields(string(out)), nil
+}

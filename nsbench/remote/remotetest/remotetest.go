@@ -1,0 +1,319 @@
+// Package remotetest builds emulated machines for tests of runs across
+// hosts: each "machine" is a network namespace running a real OpenSSH sshd
+// (its own host key, root and a no-sudo "bench" login by key), joined by
+// veth pairs to a bridge in an orchestrator namespace that stands in for
+// the switch and the cables. Tests reach the machines only through SSH,
+// dialled from the orchestrator namespace (Lab.Dial, or a process started
+// there with Lab.Orch).
+//
+// The machines share this host's filesystem, cgroup tree and kernel; each
+// sshd runs in a private mount namespace whose /etc shows the bench
+// account (package account), whose root has /bin/sh as its shell, whose
+// /run is its own tmpfs (sshd needs /run/sshd, which this host may lack),
+// and where sudo has no rule for bench (a fake sudo where none is
+// installed). Everything is named with the
+// test's prefix and removed in t.Cleanup, in reverse order of creation.
+package remotetest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/twnsbench/twnsbench/nsbench/account"
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+)
+
+// BenchUser is the machines' login without sudo rights.
+const BenchUser = "bench"
+
+// Iface is each machine's NIC, the one its address is on.
+const Iface = "eth0"
+
+// subnet is the emulated LAN: the orchestrator .1, machine i .10+i.
+var subnet = netip.MustParsePrefix("10.226.0.0/24")
+
+// StartTimeout bounds one sshd's start (its port accepting).
+const StartTimeout = 10 * time.Second
+
+// Lab is the orchestrator namespace and its machines.
+type Lab struct {
+	Prefix     string
+	Orch       *ns.NS // the orchestrator's namespace, holding the bridge
+	OrchAddr   netip.Addr
+	Machines   []*Machine
+	Dir        string // keys, configs, logs
+	Identity   string // private key accepted for root and bench on every machine
+	KnownHosts string // every machine's true host key
+}
+
+// Machine is one emulated host.
+type Machine struct {
+	Name    string // "m0"
+	NS      *ns.NS
+	Addr    netip.Addr
+	HostKey ssh.PublicKey
+	port    string // its veth end in the orchestrator namespace
+	sshd    *proc.Process
+}
+
+// HostPort is the machine's SSH address.
+func (m *Machine) HostPort() string { return net.JoinHostPort(m.Addr.String(), "22") }
+
+// New builds n machines (n ≤ 3) and waits for each sshd's port; it skips
+// the test when not root (nstest.RequireRoot).
+func New(t *testing.T, n int) *Lab {
+	t.Helper()
+	nstest.RequireRoot(t)
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		t.Fatalf("remotetest: %v (install openssh-server)", err)
+	}
+	l := &Lab{Prefix: nstest.Prefix(t), OrchAddr: subnet.Addr().Next()}
+	// Under the test's claimed /tmp/<prefix> (mode 0755), not t.TempDir
+	// (0700): sshd reads authorized_keys as the bench user.
+	l.Dir = filepath.Join("/tmp", l.Prefix, "lab")
+	must(t, os.Mkdir(l.Dir, 0o755))
+	t.Cleanup(func() { os.RemoveAll(l.Dir) })
+	l.Identity = filepath.Join(l.Dir, "id_ed25519")
+	keygen(t, l.Identity)
+	pub, err := os.ReadFile(l.Identity + ".pub")
+	must(t, err)
+	authKeys := filepath.Join(l.Dir, "authorized_keys")
+	must(t, os.WriteFile(authKeys, pub, 0o644))
+
+	l.Orch, err = ns.Create(l.Prefix + "-orch")
+	must(t, err)
+	t.Cleanup(func() { l.Orch.Close(); ns.Delete(l.Orch.Name) })
+	onl, err := l.Orch.Netlink()
+	must(t, err)
+	defer onl.Close()
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+	must(t, onl.LinkAdd(br))
+	must(t, addrUp(onl, "br0", netip.PrefixFrom(l.OrchAddr, subnet.Bits())))
+	must(t, addrUp(onl, "lo", netip.Prefix{}))
+
+	var known []string
+	for i := range n {
+		m := &Machine{Name: "m" + strconv.Itoa(i), port: "p" + strconv.Itoa(i)}
+		m.Addr = netip.AddrFrom4([4]byte{10, 226, 0, byte(10 + i)})
+		l.Machines = append(l.Machines, m)
+		m.NS, err = ns.Create(l.Prefix + "-" + m.Name)
+		must(t, err)
+		t.Cleanup(func() { m.NS.Close(); ns.Delete(m.NS.Name) })
+		// Both ends are born in namespaces of the test's own.
+		must(t, onl.LinkAdd(&netlink.Veth{
+			LinkAttrs: netlink.LinkAttrs{Name: Iface, Namespace: netlink.NsFd(m.NS.FD())},
+			PeerName:  m.port, PeerNamespace: netlink.NsFd(l.Orch.FD()),
+		}))
+		p, err := onl.LinkByName(m.port)
+		must(t, err)
+		must(t, onl.LinkSetMaster(p, br))
+		must(t, onl.LinkSetUp(p))
+		mnl, err := m.NS.Netlink()
+		must(t, err)
+		must(t, addrUp(mnl, Iface, netip.PrefixFrom(m.Addr, subnet.Bits())))
+		must(t, addrUp(mnl, "lo", netip.Prefix{}))
+		mnl.Close()
+		m.HostKey = l.startSSHD(t, m, sshd, authKeys)
+		known = append(known, knownhosts.Line([]string{knownhosts.Normalize(m.HostPort())}, m.HostKey))
+	}
+	l.KnownHosts = l.writeKnownHosts(t, "known_hosts", known)
+	return l
+}
+
+func (l *Lab) startSSHD(t *testing.T, m *Machine, sshd, authKeys string) ssh.PublicKey {
+	dir := filepath.Join(l.Dir, m.Name)
+	must(t, os.Mkdir(dir, 0o755))
+	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
+	keygen(t, hostKey)
+	b, err := os.ReadFile(hostKey + ".pub")
+	must(t, err)
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(b)
+	must(t, err)
+	mounts, err := account.SSHD(filepath.Join(dir, "account"), BenchUser)
+	must(t, err)
+	must(t, plainRootShell(filepath.Join(dir, "account", "etc", "passwd")))
+	mounts = append(mounts, noSudoRule(t, dir)...)
+	conf := filepath.Join(dir, "sshd_config")
+	must(t, os.WriteFile(conf, []byte(strings.Join([]string{
+		"ListenAddress " + m.HostPort(),
+		"HostKey " + hostKey,
+		"PidFile " + filepath.Join(dir, "sshd.pid"),
+		"AuthorizedKeysFile " + authKeys,
+		"PermitRootLogin prohibit-password",
+		"UsePAM no",
+		"PubkeyAuthentication yes",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"StrictModes no",
+		"UseDNS no",
+		"PrintMotd no",
+		"PrintLastLog no",
+		"",
+	}, "\n")), 0o644))
+	p, err := proc.Start(proc.Program{
+		Name:   m.Name + "/sshd",
+		NetNS:  m.NS.Path(),
+		Argv:   []string{sshd, "-D", "-e", "-f", conf},
+		Mounts: mounts,
+		Log:    filepath.Join(dir, "sshd.log"),
+	})
+	must(t, err)
+	m.sshd = p
+	t.Cleanup(func() {
+		if err := p.Stop(2 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	if err := proc.WaitTCP(ctx, l.Orch, m.HostPort(), p); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
+		t.Fatalf("%s: %v\nsshd log:\n%s", m.Name, err, log)
+	}
+	return pub
+}
+
+// Dial opens a TCP connection from inside the orchestrator namespace
+// (remote.Config.Dial).
+func (l *Lab) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := l.Orch.Do(func() error {
+		var err error
+		c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
+}
+
+// Unreachable is an address on the lab's LAN that no machine holds.
+func (l *Lab) Unreachable() string { return "10.226.0.99" }
+
+// KnownHostsWithout writes a known_hosts file lacking machine i.
+func (l *Lab) KnownHostsWithout(t *testing.T, i int) string {
+	var lines []string
+	for j, m := range l.Machines {
+		if j != i {
+			lines = append(lines, knownhosts.Line([]string{knownhosts.Normalize(m.HostPort())}, m.HostKey))
+		}
+	}
+	return l.writeKnownHosts(t, fmt.Sprintf("known_hosts-without-%d", i), lines)
+}
+
+// KnownHostsChanged writes a known_hosts file that holds another key for
+// machine i, as after a reinstall or under a man in the middle.
+func (l *Lab) KnownHostsChanged(t *testing.T, i int) string {
+	other := filepath.Join(l.Dir, fmt.Sprintf("other-key-%d", i))
+	keygen(t, other)
+	b, err := os.ReadFile(other + ".pub")
+	must(t, err)
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(b)
+	must(t, err)
+	var lines []string
+	for j, m := range l.Machines {
+		k := m.HostKey
+		if j == i {
+			k = pub
+		}
+		lines = append(lines, knownhosts.Line([]string{knownhosts.Normalize(m.HostPort())}, k))
+	}
+	return l.writeKnownHosts(t, fmt.Sprintf("known_hosts-changed-%d", i), lines)
+}
+
+// Cut takes machine i's cable out: its bridge port goes down, and every
+// packet to or from it is dropped from then on.
+func (l *Lab) Cut(t *testing.T, i int) {
+	h, err := l.Orch.Netlink()
+	must(t, err)
+	defer h.Close()
+	p, err := h.LinkByName(l.Machines[i].port)
+	must(t, err)
+	must(t, h.LinkSetDown(p))
+}
+
+func (l *Lab) writeKnownHosts(t *testing.T, name string, lines []string) string {
+	p := filepath.Join(l.Dir, name)
+	must(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	return p
+}
+
+// noSudoRule returns the mounts that give the machine a sudo for which the
+// bench login has no rule. With sudo installed here that is the real one
+// (no sudoers line names bench). Without it, a fake stands in, shown over
+// /usr/bin in the machine only: it answers as sudo -n does for a user
+// without a NOPASSWD rule, and runs nothing.
+func noSudoRule(t *testing.T, dir string) []ns.Mount {
+	if _, err := exec.LookPath("sudo"); err == nil {
+		return nil
+	}
+	bin := filepath.Join(dir, "fake-sudo")
+	must(t, os.Mkdir(bin, 0o755))
+	must(t, os.WriteFile(filepath.Join(bin, "sudo"),
+		[]byte("#!/bin/sh\n# remotetest's fake sudo: no rule for anyone\necho 'sudo: a password is required' >&2\nexit 1\n"), 0o755))
+	return []ns.Mount{{Kind: "overlay", Source: bin, Target: "/usr/bin"}}
+}
+
+// plainRootShell gives root /bin/sh in a machine's own passwd file: a
+// fresh machine's root, whose shell does not source this host's
+// ~/.bashrc (which may take seconds: pyenv) on every SSH session.
+func plainRootShell(passwd string) error {
+	b, err := os.ReadFile(passwd)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if f := strings.Split(l, ":"); len(f) == 7 && f[0] == "root" {
+			f[6] = "/bin/sh"
+			lines[i] = strings.Join(f, ":")
+		}
+	}
+	return os.WriteFile(passwd, []byte(strings.Join(lines, "\n")), 0o644)
+}
+
+func addrUp(h *netlink.Handle, name string, p netip.Prefix) error {
+	l, err := h.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", name, err)
+	}
+	if p.IsValid() {
+		a := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}}
+		if err := h.AddrAdd(l, a); err != nil {
+			return fmt.Errorf("add %s to %s: %w", p, name, err)
+		}
+	}
+	if err := h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("bring up %s: %w", name, err)
+	}
+	return nil
+}
+
+func keygen(t *testing.T, path string) {
+	t.Helper()
+	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "remotetest", "-f", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh-keygen %s: %v: %s", path, err, out)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
