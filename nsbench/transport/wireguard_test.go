@@ -151,7 +151,7 @@ func env(t *testing.T) *transport.Testbed {
 	logDir := t.TempDir()
 	topo, _, roles := nstest.Roles(t, logDir)
 	dir := t.TempDir()
-	e := &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
+	e := &transport.Testbed{Topo: topo, Prefix: topo.Spec.Prefix, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
