@@ -38,14 +38,20 @@ type Bins struct {
 	Caddy, Xray, SSHD string
 }
 
-// Launcher runs programs in the relay role's namespace and cgroup.
+// Launcher runs programs in the relay role (its namespace and cgroup)
+// and writes the files they read there: the relay reaches its role only
+// through it.
 type Launcher interface {
-	// Spec describes argv run as name in the relay role, with the role's
-	// hosts file and a log file named after name.
+	// Program describes argv run as name in the relay role, with the
+	// role's hosts file and a log file named after name.
 	Program(name string, argv ...string) proc.Program
 	// Start starts a daemon and waits until addr accepts TCP inside the
 	// relay namespace; if it does not, it stops the daemon.
 	Start(ctx context.Context, spec proc.Program, addr string) (*proc.Process, error)
+	// Run runs a program of the role (from Program) and waits for it.
+	Run(ctx context.Context, spec proc.Program) (proc.Result, error)
+	// WriteFile writes a file the role's programs read.
+	WriteFile(path string, data []byte, perm os.FileMode) error
 }
 
 // Proc is one of the relay's daemons, for the memory table.
@@ -74,7 +80,7 @@ func Start(ctx context.Context, cfg Config, bins Bins, l Launcher) (r *Relay, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	acct, err := writeFiles(cfg)
+	acct, err := writeFiles(cfg, l)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +136,7 @@ func validate(ctx context.Context, l Launcher, daemon proc.Program, what string,
 	defer cancel()
 	spec := l.Program(filepath.Base(argv[0])+"-validate", argv...)
 	spec.Env, spec.Mounts = daemon.Env, daemon.Mounts
-	res, err := proc.Run(ctx, spec)
+	res, err := l.Run(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("relay: %s: %v: %s", what, err, lastLines(string(res.Stdout)+string(res.Stderr), 3))
 	}
@@ -163,10 +169,11 @@ func caddyEnv(cfg Config) []string {
 	}
 }
 
-// writeFiles writes the rendered configuration, the tenant's CA, sshd's
-// host key and the tenant account, and returns the account's mounts.
-func writeFiles(cfg Config) ([]ns.Mount, error) {
-	if err := writeConfigs(cfg); err != nil {
+// writeFiles writes the rendered configuration and the tenant's CA in the
+// relay role, and sshd's host key and the tenant account into the run's
+// directory, and returns the account's mounts.
+func writeFiles(cfg Config, l Launcher) ([]ns.Mount, error) {
+	if err := writeConfigs(cfg, l); err != nil {
 		return nil, err
 	}
 	// The relay keeps its host key across starts (one per condition of a
@@ -184,8 +191,9 @@ func writeFiles(cfg Config) ([]ns.Mount, error) {
 	return account.SSHD(filepath.Join(cfg.Dir, "sshd", "account"), cfg.SSHUser)
 }
 
-// writeConfigs writes the rendered configuration and the tenant's CA.
-func writeConfigs(cfg Config) error {
+// writeConfigs writes the rendered configuration and the tenant's CA in
+// the relay role, in directories of the run's directory cfg.Dir.
+func writeConfigs(cfg Config, l Launcher) error {
 	for _, d := range []string{"tls", "sshd", "caddy/storage", "caddy/home", "caddy/config", "caddy/data", "caddy/cache"} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
 			return fmt.Errorf("relay: %w", err)
@@ -201,7 +209,7 @@ func writeConfigs(cfg Config) error {
 		{cfg.SSHDConfigPath(), cfg.SSHDConfig(), 0o644},
 		{cfg.AuthorizedKeysPath(), cfg.AuthorizedKeys(), 0o644},
 	} {
-		if err := os.WriteFile(f.path, []byte(f.text), f.mode); err != nil {
+		if err := l.WriteFile(f.path, []byte(f.text), f.mode); err != nil {
 			return fmt.Errorf("relay: %w", err)
 		}
 	}

@@ -48,6 +48,14 @@ func (l testLauncher) Start(ctx context.Context, spec proc.Program, addr string)
 	return p, nil
 }
 
+func (l testLauncher) Run(ctx context.Context, spec proc.Program) (proc.Result, error) {
+	return proc.Run(ctx, spec)
+}
+
+func (l testLauncher) WriteFile(path string, data []byte, perm os.FileMode) error {
+	return os.WriteFile(path, data, perm)
+}
+
 // TestRelayCarriesSSH starts the relay (sshd, Xray, Caddy) in the relay
 // namespace and has an SSH client in the client namespace log in to the
 // relay's sshd through it, the way a tw server's reverse tunnel does:

@@ -148,7 +148,7 @@ func TestRealBinariesAcceptRendered(t *testing.T) {
 	}
 	caPEM, _ := os.ReadFile(pki.CACert)
 	c.Tenant.CACertPEM = string(caPEM) // any CA will do as the trust pool
-	if err := writeConfigs(c); err != nil {
+	if err := writeConfigs(c, testLauncher{}); err != nil {
 		t.Fatal(err)
 	}
 	if caddy != "" {

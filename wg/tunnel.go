@@ -10,14 +10,14 @@ import (
 
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
-	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 )
 
-// End is one side of a tunnel: where its device lives and how it is made.
+// End is one side of a tunnel: the role its device lives in (a userspace
+// device's daemon runs as the role's program) and the device.
 type End struct {
-	NS    *ns.NS
-	Link  Link
-	Start StartFunc // starts wireguard-go inside NS; unused for the kernel
+	Role *role.Role
+	Link Link
 }
 
 // TunnelSpec is a point-to-point tunnel: the server listens on Endpoint's
@@ -60,35 +60,23 @@ func Up(ctx context.Context, spec TunnelSpec) (t *Tunnel, err error) {
 		}
 	}()
 	port := int(spec.Endpoint.Port())
-	if t.Server, err = Create(ctx, spec.Server.NS, spec.Server.Link, spec.Server.Start); err != nil {
+	if t.Server, err = Create(ctx, spec.Server.Role, spec.Server.Link); err != nil {
 		return t, fmt.Errorf("server: %w", err)
 	}
-	if err := t.Server.Configure(wgtypes.Config{
-		PrivateKey:   &serverPriv,
-		ListenPort:   &port,
-		ReplacePeers: true,
-		Peers: []wgtypes.PeerConfig{{
-			PublicKey:         t.ClientKey,
-			ReplaceAllowedIPs: true,
-			AllowedIPs:        []net.IPNet{*hostNet(spec.Client.Link.Addr.Addr())},
-		}},
+	if err := t.Server.Configure(ctx, Config{
+		PrivateKey: serverPriv,
+		ListenPort: port,
+		Peer:       Peer{PublicKey: t.ClientKey, AllowedIP: spec.Client.Link.Addr.Addr()},
 	}); err != nil {
 		return t, fmt.Errorf("server: %w", err)
 	}
-	if t.Client, err = Create(ctx, spec.Client.NS, spec.Client.Link, spec.Client.Start); err != nil {
+	if t.Client, err = Create(ctx, spec.Client.Role, spec.Client.Link); err != nil {
 		return t, fmt.Errorf("client: %w", err)
 	}
-	keepalive := spec.Keepalive
-	if err := t.Client.Configure(wgtypes.Config{
-		PrivateKey:   &clientPriv,
-		ReplacePeers: true,
-		Peers: []wgtypes.PeerConfig{{
-			PublicKey:                   t.ServerKey,
-			Endpoint:                    net.UDPAddrFromAddrPort(spec.Endpoint),
-			PersistentKeepaliveInterval: &keepalive,
-			ReplaceAllowedIPs:           true,
-			AllowedIPs:                  []net.IPNet{*hostNet(spec.Server.Link.Addr.Addr())},
-		}},
+	if err := t.Client.Configure(ctx, Config{
+		PrivateKey: clientPriv,
+		Peer: Peer{PublicKey: t.ServerKey, Endpoint: spec.Endpoint, Keepalive: spec.Keepalive,
+			AllowedIP: spec.Server.Link.Addr.Addr()},
 	}); err != nil {
 		return t, fmt.Errorf("client: %w", err)
 	}
@@ -116,20 +104,16 @@ type Transfer struct {
 // Transfer reads a side's MTU and its peer's counters.
 func (d *Device) Transfer() (Transfer, error) {
 	tr := Transfer{Name: d.Name}
-	mtu, err := d.LinkMTU()
+	st, err := d.state(context.Background())
 	if err != nil {
-		return tr, err
+		return tr, fmt.Errorf("wireguard %s: read state: %w", d.Name, err)
 	}
-	tr.MTU = mtu
-	dev, err := d.Show()
-	if err != nil {
-		return tr, err
+	tr.MTU = st.MTU
+	if len(st.Peers) != 1 {
+		return tr, fmt.Errorf("wireguard %s: %d peers, want 1", d.Name, len(st.Peers))
 	}
-	if len(dev.Peers) != 1 {
-		return tr, fmt.Errorf("wireguard %s: %d peers, want 1", d.Name, len(dev.Peers))
-	}
-	p := dev.Peers[0]
-	tr.Peer, tr.RxBytes, tr.TxBytes, tr.LastHandshake = p.PublicKey, p.ReceiveBytes, p.TransmitBytes, p.LastHandshakeTime
+	p := st.Peers[0]
+	tr.Peer, tr.RxBytes, tr.TxBytes, tr.LastHandshake = p.PublicKey, p.RxBytes, p.TxBytes, p.LastHandshake
 	return tr, nil
 }
 

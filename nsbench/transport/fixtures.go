@@ -15,6 +15,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/account"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -72,19 +73,17 @@ func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
 			f.Stop()
 		}
 	}()
-	if err := keygen(f.KeyPath, "twnsbench client"); err != nil {
+	srv := tb.Roles[topology.Server]
+	pub, err := keygen(tb.Roles[topology.Client], f.KeyPath, "twnsbench client")
+	if err != nil {
 		return f, err
 	}
 	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
-	if err := keygen(hostKey, "twnsbench host"); err != nil {
+	if _, err := keygen(srv, hostKey, "twnsbench host"); err != nil {
 		return f, err
 	}
-	pub, err := os.ReadFile(f.KeyPath + ".pub")
-	if err != nil {
-		return f, fmt.Errorf("server fixtures: %w", err)
-	}
 	authKeys := filepath.Join(dir, "authorized_keys")
-	if err := os.WriteFile(authKeys, pub, 0o644); err != nil {
+	if err := srv.WriteFile(authKeys, pub, 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
 	acct, err := account.SSHD(dir, BenchUser)
@@ -92,14 +91,14 @@ func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
 		return f, err
 	}
 	conf := filepath.Join(dir, "sshd_config")
-	if err := os.WriteFile(conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
+	if err := srv.WriteFile(conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
 	sshd, err := systemProgram("sshd")
 	if err != nil {
 		return f, fmt.Errorf("server fixtures: %w (install openssh-server)", err)
 	}
-	server := tb.Topo.Spec.Addr(topology.Server).String()
+	server := srv.Addr().String()
 	spec := tb.Program(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
 	if err := f.start(ctx, tb, fixtureProc{key: "server / sshd", spec: spec,
@@ -204,10 +203,25 @@ func SSHDConfig(hostKey, authorizedKeys, pidFile string) string {
 	), "\n")
 }
 
-func keygen(path, comment string) error {
-	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput()
+// keygen makes an ed25519 key pair with ssh-keygen and writes it to path
+// and path.pub in role r, whose programs use it (generate), and returns
+// the public key.
+func keygen(r *role.Role, path, comment string) ([]byte, error) {
+	name := filepath.Base(path)
+	err := generate(filepath.Dir(path), func(scratch string) error {
+		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
+			"-f", filepath.Join(scratch, name)).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}, placement{r, []string{name, name + ".pub"}})
 	if err != nil {
-		return fmt.Errorf("ssh-keygen %s: %v: %s", filepath.Base(path), err, strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
 	}
-	return nil
+	pub, err := r.ReadFile(path + ".pub")
+	if err != nil {
+		return nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
+	}
+	return pub, nil
 }

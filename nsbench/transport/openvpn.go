@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -117,7 +118,7 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
-	server, client, err := t.modeArgs(bin, dir)
+	server, client, err := t.modeArgs(bin, dir, tb.Roles[topology.Server], tb.Roles[topology.Client])
 	if err != nil {
 		return nil, err
 	}
@@ -131,19 +132,19 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		"--verb", "4", // the data channel's cipher and HMAC are logged from 4 up
 		"--allow-compression", "no"}
 	logName := strings.ReplaceAll(t.Name(), ":", "-")
-	serverSpec := tb.Program(topology.Server, logName, append(append(common, server...),
+	cli, srv := tb.Roles[topology.Client], tb.Roles[topology.Server]
+	serverSpec := srv.Program(logName, append(append(common, server...),
 		"--lport", strconv.Itoa(ovpnPort), "--ifconfig", ovpnServer.String(), ovpnClient.String())...)
-	if u.server, err = proc.Start(serverSpec); err != nil {
+	if u.server, err = srv.Start(serverSpec); err != nil {
 		return nil, err
 	}
-	clientSpec := tb.Program(topology.Client, logName, append(append(common, client...),
-		"--remote", tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ovpnPort), "--nobind",
+	clientSpec := cli.Program(logName, append(append(common, client...),
+		"--remote", srv.Addr().String(), strconv.Itoa(ovpnPort), "--nobind",
 		"--ifconfig", ovpnClient.String(), ovpnServer.String())...)
-	if u.client, err = proc.Start(clientSpec); err != nil {
+	if u.client, err = cli.Start(clientSpec); err != nil {
 		return nil, err
 	}
-	cli := tb.Topo.Roles[topology.Client].NS
-	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(ovpnServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
+	if err := cli.WaitTCP(ctx, net.JoinHostPort(ovpnServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("openvpn: sshd through the tunnel (logs: %s, %s): %w", clientSpec.Log, serverSpec.Log, err)
 	}
 	log, err := os.ReadFile(clientSpec.Log)
@@ -165,7 +166,7 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		Target:  DirectTarget(ovpnServer.String()),
 		Facts:   facts,
 		Label:   "SSH over OpenVPN (" + mode + ", " + suite + ")",
-		Carried: LinkBytes(tb.Roles[topology.Client], ovpnIface),
+		Carried: LinkBytes(cli, ovpnIface),
 		Procs: []RSSProc{
 			{Key: "client / openvpn", PID: u.client.PID()},
 			{Key: "server / openvpn", PID: u.server.PID()},
@@ -174,20 +175,26 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	}, nil
 }
 
-// modeArgs makes the mode's keys in dir (once per run) and returns the
-// server's and the client's mode options.
-func (t *OpenVPN) modeArgs(bin, dir string) (server, client []string, err error) {
+// modeArgs makes the mode's keys in dir (once per run) for the server and
+// client roles and returns the server's and the client's mode options.
+func (t *OpenVPN) modeArgs(bin, dir string, srv, cli *role.Role) (server, client []string, err error) {
 	if !t.tls {
 		key := filepath.Join(dir, "static.key")
-		if _, err := os.Stat(key); errors.Is(err, os.ErrNotExist) {
-			if out, err := exec.Command(bin, "--genkey", "secret", key).CombinedOutput(); err != nil {
-				return nil, nil, fmt.Errorf("openvpn --genkey: %v: %s", err, strings.TrimSpace(string(out)))
+		if _, err := cli.ReadFile(key); err != nil {
+			err := generate(dir, func(scratch string) error {
+				if out, err := exec.Command(bin, "--genkey", "secret", filepath.Join(scratch, "static.key")).CombinedOutput(); err != nil {
+					return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+				}
+				return nil
+			}, placement{srv, []string{"static.key"}}, placement{cli, []string{"static.key"}})
+			if err != nil {
+				return nil, nil, fmt.Errorf("openvpn --genkey: %w", err)
 			}
 		}
 		mode := []string{"--secret", key, "--cipher", "AES-256-CBC", "--auth", "SHA1"}
 		return mode, mode, nil
 	}
-	pki, err := writeOpenVPNPKI(dir)
+	pki, err := writeOpenVPNPKI(dir, srv, cli)
 	if err != nil {
 		return nil, nil, fmt.Errorf("openvpn: certificates: %w", err)
 	}

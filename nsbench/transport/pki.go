@@ -2,11 +2,10 @@ package transport
 
 import (
 	"crypto/x509"
-	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/twnsbench/twnsbench/nsbench/pki"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 )
 
 // openVPNPKI is the paths of a per-run CA and the server's and client's
@@ -18,32 +17,37 @@ type openVPNPKI struct {
 }
 
 // writeOpenVPNPKI makes a CA and two EC P-256 leaf certificates in dir,
-// once per run: a run's later conditions reuse them. --remote-cert-tls
-// wants keyUsage digitalSignature and keyAgreement on the leaves (else
-// "VERIFY KU ERROR") and the matching extended key usage.
-func writeOpenVPNPKI(dir string) (openVPNPKI, error) {
+// once per run: a run's later conditions reuse them. The server role gets
+// the CA and its own certificate and key, the client role the same of its
+// own. --remote-cert-tls wants keyUsage digitalSignature and keyAgreement
+// on the leaves (else "VERIFY KU ERROR") and the matching extended key
+// usage.
+func writeOpenVPNPKI(dir string, srv, cli *role.Role) (openVPNPKI, error) {
 	p := openVPNPKI{
 		CA:         filepath.Join(dir, "ca.pem"),
 		ServerCert: filepath.Join(dir, "server.pem"), ServerKey: filepath.Join(dir, "server.key"),
 		ClientCert: filepath.Join(dir, "client.pem"), ClientKey: filepath.Join(dir, "client.key"),
 	}
-	if _, err := os.Stat(p.ClientKey); err == nil {
+	if _, err := cli.ReadFile(p.ClientKey); err == nil {
 		return p, nil // written last: the set is complete
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return p, err
-	}
-	ca, err := pki.NewCA("twnsbench run CA")
-	if err != nil {
-		return p, err
-	}
-	if err := ca.WriteCert(p.CA); err != nil {
-		return p, err
 	}
 	usage := x509.KeyUsageDigitalSignature | x509.KeyUsageKeyAgreement
-	if err := ca.Issue(pki.Leaf{CommonName: "twnsbench server", KeyUsage: usage,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, p.ServerCert, p.ServerKey); err != nil {
-		return p, err
-	}
-	return p, ca.Issue(pki.Leaf{CommonName: "twnsbench client", KeyUsage: usage,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, p.ClientCert, p.ClientKey)
+	return p, generate(dir, func(scratch string) error {
+		at := func(path string) string { return filepath.Join(scratch, filepath.Base(path)) }
+		ca, err := pki.NewCA("twnsbench run CA")
+		if err != nil {
+			return err
+		}
+		if err := ca.WriteCert(at(p.CA)); err != nil {
+			return err
+		}
+		if err := ca.Issue(pki.Leaf{CommonName: "twnsbench server", KeyUsage: usage,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, at(p.ServerCert), at(p.ServerKey)); err != nil {
+			return err
+		}
+		return ca.Issue(pki.Leaf{CommonName: "twnsbench client", KeyUsage: usage,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, at(p.ClientCert), at(p.ClientKey))
+	},
+		placement{srv, []string{"ca.pem", "server.pem", "server.key"}},
+		placement{cli, []string{"ca.pem", "client.pem", "client.key"}})
 }

@@ -30,7 +30,7 @@ func (SSH) About() string {
 
 func (SSH) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	return &Path{
-		Target: DirectTarget(tb.Topo.Spec.Addr(topology.Server).String()),
+		Target: DirectTarget(tb.Roles[topology.Server].Addr().String()),
 		Close:  func() error { return nil },
 	}, nil
 }

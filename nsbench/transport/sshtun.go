@@ -19,6 +19,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/account"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -155,18 +156,7 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 	// the unprivileged sshd session can attach to it, and already up: sshd
 	// brings a down one up itself, which needs CAP_NET_ADMIN ("open
 	// failed" without it).
-	srv := u.tb.Topo.Roles[topology.Server].NS
-	err = srv.Do(func() error {
-		if l, err := netlink.LinkByName(sshTunIface); err == nil {
-			netlink.LinkDel(l) // left by this run's previous condition
-		}
-		tun := &netlink.Tuntap{LinkAttrs: netlink.LinkAttrs{Name: sshTunIface}, Mode: netlink.TUNTAP_MODE_TUN,
-			Flags: netlink.TUNTAP_NO_PI | netlink.TUNTAP_ONE_QUEUE, Owner: uint32(uid), Group: uint32(uid)}
-		if err := netlink.LinkAdd(tun); err != nil {
-			return err
-		}
-		return netlink.LinkSetUp(tun)
-	})
+	_, err = sshTunCreateOp.On(ctx, u.tb.Roles[topology.Server], tunOwner{Name: sshTunIface, UID: uint32(uid)})
 	if err != nil {
 		return fmt.Errorf("ssh-tun: server %s: %w", sshTunIface, err)
 	}
@@ -183,9 +173,12 @@ func privateSSHD(ctx context.Context, tb *Testbed, dir, name string, port int, e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	srv := tb.Roles[topology.Server]
+	// The host key is kept across conditions: made when the server role
+	// has none.
 	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
-	if _, err := os.Stat(hostKey); errors.Is(err, os.ErrNotExist) {
-		if err := keygen(hostKey, "twnsbench "+name+" host"); err != nil {
+	if _, err := srv.ReadFile(hostKey + ".pub"); err != nil {
+		if _, err := keygen(srv, hostKey, "twnsbench "+name+" host"); err != nil {
 			return nil, err
 		}
 	}
@@ -203,7 +196,7 @@ func privateSSHD(ctx context.Context, tb *Testbed, dir, name string, port int, e
 	}
 	lines = append(append(lines, extra...), account.SSHDLogins(BenchUser)...)
 	conf := filepath.Join(dir, "sshd_config")
-	if err := os.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
+	if err := srv.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	sshd, err := systemProgram("sshd")
@@ -212,7 +205,7 @@ func privateSSHD(ctx context.Context, tb *Testbed, dir, name string, port int, e
 	}
 	spec := tb.Program(topology.Server, name, sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
-	addr := net.JoinHostPort(tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(port))
+	addr := net.JoinHostPort(srv.Addr().String(), strconv.Itoa(port))
 	return tb.Start(ctx, topology.Server, spec, addr)
 }
 
@@ -225,18 +218,21 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
 		"-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15"}
 	argv = append(argv, opts...)
-	argv = append(argv, BenchUser+"@"+u.tb.Topo.Spec.Addr(topology.Server).String())
-	spec := u.tb.Program(topology.Client, u.logName, argv...)
-	p, err := proc.Start(spec)
+	cli, srv := u.tb.Roles[topology.Client], u.tb.Roles[topology.Server]
+	argv = append(argv, BenchUser+"@"+srv.Addr().String())
+	spec := cli.Program(u.logName, argv...)
+	p, err := cli.Start(spec)
 	if err != nil {
 		return err
 	}
 	u.client = p
-	cli := u.tb.Topo.Roles[topology.Client].NS
-	srv := u.tb.Topo.Roles[topology.Server].NS
+	// The client's end is addressed as soon as ssh has made its device.
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		err := cli.Do(func() error { _, err := netlink.LinkByName(sshTunIface); return err })
-		if err == nil {
+		found, err := sshTunAddressOp.On(ctx, cli, tunEnds{Name: sshTunIface, Local: sshTunClient, Peer: sshTunServer})
+		if err != nil {
+			return fmt.Errorf("ssh-tun: configure %s %s: %w", sshTunClient, sshTunIface, err)
+		}
+		if found {
 			break
 		}
 		select {
@@ -247,26 +243,14 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 		case <-time.After(delay): // polling for the device, a condition
 		}
 	}
-	for _, end := range []struct {
-		do          func(func() error) error
-		local, peer netip.Addr
-	}{{cli.Do, sshTunClient, sshTunServer}, {srv.Do, sshTunServer, sshTunClient}} {
-		err := end.do(func() error {
-			l, err := netlink.LinkByName(sshTunIface)
-			if err != nil {
-				return err
-			}
-			a := &netlink.Addr{IPNet: prefix32(end.local), Peer: prefix32(end.peer)}
-			if err := netlink.AddrReplace(l, a); err != nil {
-				return err
-			}
-			return netlink.LinkSetUp(l)
-		})
-		if err != nil {
-			return fmt.Errorf("ssh-tun: configure %s %s: %w", end.local, sshTunIface, err)
-		}
+	found, err := sshTunAddressOp.On(ctx, srv, tunEnds{Name: sshTunIface, Local: sshTunServer, Peer: sshTunClient})
+	if err == nil && !found {
+		err = errors.New("no such device")
 	}
-	return proc.WaitTCP(ctx, cli, net.JoinHostPort(sshTunServer.String(), strconv.Itoa(SSHPort)), p)
+	if err != nil {
+		return fmt.Errorf("ssh-tun: configure %s %s: %w", sshTunServer, sshTunIface, err)
+	}
+	return cli.WaitTCP(ctx, net.JoinHostPort(sshTunServer.String(), strconv.Itoa(SSHPort)), p)
 }
 
 // negotiated reads the data cipher and MAC from ssh -v's log: what the
@@ -287,15 +271,66 @@ func (u *sshTunUp) negotiated() (cipher, mac string, err error) {
 func (u *sshTunUp) close() error {
 	u.closeOnce.Do(func() {
 		err := stopAll(u.client, u.server)
-		if r, ok := u.tb.Topo.Roles[topology.Server]; ok {
-			r.NS.Do(func() error {
-				if l, err := netlink.LinkByName(sshTunIface); err == nil {
-					return netlink.LinkDel(l)
-				}
-				return nil
-			})
+		if r, ok := u.tb.Roles[topology.Server]; ok {
+			sshTunDeleteOp.On(context.Background(), r, sshTunIface)
 		}
 		u.closeErr = err
 	})
 	return u.closeErr
 }
+
+// The ops of the tunnel's tun devices, in the server role (made, deleted)
+// and in both (addressed).
+
+// tunOwner is a persistent tun device to make, owned by UID as user and
+// group.
+type tunOwner struct {
+	Name string
+	UID  uint32
+}
+
+// tunEnds addresses one end of a point-to-point tunnel.
+type tunEnds struct {
+	Name        string
+	Local, Peer netip.Addr
+}
+
+var (
+	// sshTunCreateOp makes a persistent tun owned by UID, up (see
+	// startServer). One left by this run's previous condition is deleted
+	// first.
+	sshTunCreateOp = role.NewOp("ssh-tun.create-tun", func(_ context.Context, t tunOwner) (role.Nothing, error) {
+		if l, err := netlink.LinkByName(t.Name); err == nil {
+			netlink.LinkDel(l)
+		}
+		tun := &netlink.Tuntap{LinkAttrs: netlink.LinkAttrs{Name: t.Name}, Mode: netlink.TUNTAP_MODE_TUN,
+			Flags: netlink.TUNTAP_NO_PI | netlink.TUNTAP_ONE_QUEUE, Owner: t.UID, Group: t.UID}
+		if err := netlink.LinkAdd(tun); err != nil {
+			return role.Nothing{}, err
+		}
+		return role.Nothing{}, netlink.LinkSetUp(tun)
+	})
+	// sshTunAddressOp gives the device its point-to-point address and
+	// brings it up; false when there is no such device (yet).
+	sshTunAddressOp = role.NewOp("ssh-tun.address-tun", func(_ context.Context, e tunEnds) (bool, error) {
+		l, err := netlink.LinkByName(e.Name)
+		if err != nil {
+			var notFound netlink.LinkNotFoundError
+			if errors.As(err, &notFound) {
+				return false, nil
+			}
+			return false, err
+		}
+		a := &netlink.Addr{IPNet: prefix32(e.Local), Peer: prefix32(e.Peer)}
+		if err := netlink.AddrReplace(l, a); err != nil {
+			return true, err
+		}
+		return true, netlink.LinkSetUp(l)
+	})
+	sshTunDeleteOp = role.NewOp("ssh-tun.delete-tun", func(_ context.Context, name string) (role.Nothing, error) {
+		if l, err := netlink.LinkByName(name); err == nil {
+			return role.Nothing{}, netlink.LinkDel(l)
+		}
+		return role.Nothing{}, nil
+	})
+)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -144,21 +146,21 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 		"-o", "ServerAliveInterval=15"}, " ")
 	// sshuttle's other defaults stay, as the seed ran it: latency control
 	// on (it caps throughput under WAN RTT), IPv6 rules added too.
-	spec := tb.Program(topology.Client, "sshuttle", bin, "--method", "nft",
-		"-r", BenchUser+"@"+net.JoinHostPort(tb.Topo.Spec.Addr(topology.Server).String(), strconv.Itoa(sshuttleSSHPort)),
+	cli := tb.Roles[topology.Client]
+	spec := cli.Program("sshuttle", bin, "--method", "nft",
+		"-r", BenchUser+"@"+net.JoinHostPort(tb.Roles[topology.Server].Addr().String(), strconv.Itoa(sshuttleSSHPort)),
 		"-e", sshCmd, sshuttleTarget.String()+"/32")
 	// No READY=1 to a systemd unit the harness may run under.
 	spec.Env = append(spec.Env, "NOTIFY_SOCKET=")
 	spec.Mounts = append(spec.Mounts, hideResolvers()...)
-	if u.client, err = proc.Start(spec); err != nil {
+	if u.client, err = cli.Start(spec); err != nil {
 		return nil, err
 	}
 	// Ready once the fixture sshd answers through the redirect: sshuttle
 	// logs "Connected to server." before its firewall helper adds the
 	// rule, and without the rule this connect is refused (see
 	// sshuttleTarget), so success means the rule is in place.
-	cli := tb.Topo.Roles[topology.Client].NS
-	if err := proc.WaitTCP(ctx, cli, net.JoinHostPort(sshuttleTarget.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
+	if err := cli.WaitTCP(ctx, net.JoinHostPort(sshuttleTarget.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("sshuttle: sshd through sshuttle (log: %s): %w", spec.Log, err)
 	}
 	label := t.Label()
@@ -195,19 +197,11 @@ type sshuttleUp struct {
 // addressing puts sshuttleTarget on the server's loopback, routes it via
 // the client's and loads sshuttleGuard (see sshuttleTarget).
 func (u *sshuttleUp) addressing(ctx context.Context) error {
-	if err := addLoopback(u.tb.Topo.Roles[topology.Server].NS, sshuttleTarget); err != nil {
+	if err := u.tb.Roles[topology.Server].AddLoopback(ctx, sshuttleTarget); err != nil {
 		return fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err)
 	}
 	u.addr = true
-	cli := u.tb.Topo.Roles[topology.Client].NS
-	err := cli.Do(func() error {
-		route, err := u.loRoute()
-		if err != nil {
-			return err
-		}
-		return netlink.RouteReplace(route)
-	})
-	if err != nil {
+	if _, err := sshuttleRouteOp.On(ctx, u.tb.Roles[topology.Client], u.loRoute()); err != nil {
 		return fmt.Errorf("sshuttle: client route to %s: %w", sshuttleTarget, err)
 	}
 	u.route = true
@@ -215,33 +209,29 @@ func (u *sshuttleUp) addressing(ctx context.Context) error {
 		return fmt.Errorf("sshuttle: %w", err)
 	}
 	guard := filepath.Join(u.dir, "guard.nft")
-	if err := os.WriteFile(guard, []byte(fmt.Sprintf(sshuttleGuard, sshuttleTarget)), 0o644); err != nil {
+	if err := u.tb.Roles[topology.Client].WriteFile(guard, []byte(fmt.Sprintf(sshuttleGuard, sshuttleTarget)), 0o644); err != nil {
 		return fmt.Errorf("sshuttle: %w", err)
 	}
 	u.guard = true
-	_, err = u.nft(ctx, "-f", guard)
+	_, err := u.nft(ctx, "-f", guard)
 	return err
 }
 
 // nft runs nft in the client namespace and returns its output.
 func (u *sshuttleUp) nft(ctx context.Context, args ...string) (string, error) {
-	res, err := proc.Run(ctx, u.tb.Program(topology.Client, "sshuttle-nft", append([]string{"nft"}, args...)...))
+	cli := u.tb.Roles[topology.Client]
+	res, err := cli.RunProgram(ctx, cli.Program("sshuttle-nft", append([]string{"nft"}, args...)...))
 	if err != nil {
 		return "", fmt.Errorf("sshuttle: nft %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(res.Stderr)))
 	}
 	return string(res.Stdout), nil
 }
 
-// loRoute is the client's route to sshuttleTarget; call it inside the
-// client namespace. Its source is the client's own address, the one a
-// connection to the server would have.
-func (u *sshuttleUp) loRoute() (*netlink.Route, error) {
-	lo, err := netlink.LinkByName("lo")
-	if err != nil {
-		return nil, err
-	}
-	return &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: prefix32(sshuttleTarget),
-		Src: u.tb.Topo.Spec.Addr(topology.Client).AsSlice()}, nil
+// loRoute is the client's route to sshuttleTarget, via its lo. Its
+// source is the client's own address, the one a connection to the server
+// would have.
+func (u *sshuttleUp) loRoute() loRoute {
+	return loRoute{Dst: sshuttleTarget, Src: u.tb.Roles[topology.Client].Addr()}
 }
 
 // carried is the proof that the instruments' traffic crossed sshuttle:
@@ -254,29 +244,8 @@ func (u *sshuttleUp) loRoute() (*netlink.Route, error) {
 // application's socket, written to ssh), which would hide a partial
 // bypass.
 func (u *sshuttleUp) carried() (int64, error) {
-	server := u.tb.Topo.Spec.Addr(topology.Server)
-	var total int64
-	err := u.tb.Topo.Roles[topology.Client].NS.Do(func() error {
-		socks, err := netlink.SocketDiagTCPInfo(unix.AF_INET)
-		for try := 0; errors.Is(err, netlink.ErrDumpInterrupted) && try < 5; try++ {
-			socks, err = netlink.SocketDiagTCPInfo(unix.AF_INET) // sockets came or went during the dump
-		}
-		if err != nil {
-			return err
-		}
-		found := false
-		for _, s := range socks {
-			id := s.InetDiagMsg.ID
-			if s.TCPInfo != nil && id.DestinationPort == sshuttleSSHPort && id.Destination.Equal(server.AsSlice()) {
-				total += int64(s.TCPInfo.Bytes_received + s.TCPInfo.Bytes_acked)
-				found = true
-			}
-		}
-		if !found {
-			return fmt.Errorf("no SSH connection to %s:%d", server, sshuttleSSHPort)
-		}
-		return nil
-	})
+	server := u.tb.Roles[topology.Server].Addr()
+	total, err := sshuttleBytesOp.On(context.Background(), u.tb.Roles[topology.Client], netip.AddrPortFrom(server, sshuttleSSHPort))
 	if err != nil {
 		return 0, fmt.Errorf("sshuttle bytes: %w", err)
 	}
@@ -431,24 +400,19 @@ func (u *sshuttleUp) close() error {
 		// the old helper must be gone before close returns.
 		children := u.descendants()
 		errs := []error{stopAll(u.client, u.server), waitGone(children)}
-		cli, srv := u.tb.Topo.Roles[topology.Client], u.tb.Topo.Roles[topology.Server]
+		cli, srv := u.tb.Roles[topology.Client], u.tb.Roles[topology.Server]
 		if (u.client != nil || u.guard) && cli != nil {
 			errs = append(errs, u.dropTables())
 		}
 		if u.route && cli != nil {
-			errs = append(errs, cli.NS.Do(func() error {
-				route, err := u.loRoute()
-				if err != nil {
-					return err
-				}
-				if err := netlink.RouteDel(route); err != nil {
-					return fmt.Errorf("sshuttle: client route to %s: %w", sshuttleTarget, err)
-				}
-				return nil
-			}))
+			rt := u.loRoute()
+			rt.Remove = true
+			if _, err := sshuttleRouteOp.On(context.Background(), cli, rt); err != nil {
+				errs = append(errs, fmt.Errorf("sshuttle: client route to %s: %w", sshuttleTarget, err))
+			}
 		}
 		if u.addr && srv != nil {
-			if err := removeLoopback(srv.NS, sshuttleTarget); err != nil {
+			if err := srv.RemoveLoopback(context.Background(), sshuttleTarget); err != nil {
 				errs = append(errs, fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err))
 			}
 		}
@@ -482,3 +446,47 @@ func (u *sshuttleUp) dropTables() error {
 	}
 	return errors.Join(errs...)
 }
+
+// loRoute is a /32 route to Dst via lo with source Src, or its removal.
+type loRoute struct {
+	Dst, Src netip.Addr
+	Remove   bool
+}
+
+var (
+	sshuttleRouteOp = role.NewOp("sshuttle.lo-route", func(_ context.Context, r loRoute) (role.Nothing, error) {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return role.Nothing{}, err
+		}
+		route := &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: prefix32(r.Dst), Src: r.Src.AsSlice()}
+		if r.Remove {
+			return role.Nothing{}, netlink.RouteDel(route)
+		}
+		return role.Nothing{}, netlink.RouteReplace(route)
+	})
+	// sshuttleBytesOp sums tcpi_bytes_received + tcpi_bytes_acked of the
+	// role's TCP connections to server (see carried).
+	sshuttleBytesOp = role.NewOp("sshuttle.connection-bytes", func(_ context.Context, server netip.AddrPort) (int64, error) {
+		socks, err := netlink.SocketDiagTCPInfo(unix.AF_INET)
+		for try := 0; errors.Is(err, netlink.ErrDumpInterrupted) && try < 5; try++ {
+			socks, err = netlink.SocketDiagTCPInfo(unix.AF_INET) // sockets came or went during the dump
+		}
+		if err != nil {
+			return 0, err
+		}
+		var total int64
+		found := false
+		for _, s := range socks {
+			id := s.InetDiagMsg.ID
+			if s.TCPInfo != nil && id.DestinationPort == server.Port() && id.Destination.Equal(server.Addr().AsSlice()) {
+				total += int64(s.TCPInfo.Bytes_received + s.TCPInfo.Bytes_acked)
+				found = true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("no SSH connection to %s", server)
+		}
+		return total, nil
+	})
+)

@@ -27,7 +27,7 @@ func TestSshuttleUpClose(t *testing.T) {
 	if _, err := exec.LookPath("sshuttle"); err != nil {
 		t.Skip("SKIPPED: sshuttle not installed (scripts/install-deps.sh)")
 	}
-	e := env(t)
+	e, topo := envTopo(t)
 	// The bench account reads the fixtures' authorized_keys under e.Dir,
 	// which t.TempDir makes 0700, in a 0700 parent (the run's own
 	// directory is 0755).
@@ -73,7 +73,7 @@ func TestSshuttleUpClose(t *testing.T) {
 			t.Errorf("procs %v: no %q", p.Procs, k)
 		}
 	}
-	cli := e.Topo.Roles[topology.Client].NS
+	cli := topo.Roles[topology.Client].NS
 	before, err := p.Carried()
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestSshuttleUpClose(t *testing.T) {
 		}
 		return nil
 	})
-	e.Topo.Roles[topology.Server].NS.Do(func() error {
+	topo.Roles[topology.Server].NS.Do(func() error {
 		addrs, _ := netlink.AddrList(nil, netlink.FAMILY_V4)
 		for _, a := range addrs {
 			if a.IP.String() == p.Target.Host {

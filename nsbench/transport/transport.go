@@ -10,7 +10,9 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -237,6 +239,45 @@ func systemProgram(name string) (string, error) {
 	return "", fmt.Errorf("%s not found", name)
 }
 
+// placement names files made by generate and the role that reads them.
+type placement struct {
+	r     *role.Role
+	names []string // file names in the scratch directory and in dir
+}
+
+// generate runs make, which writes files with a local tool or library (a
+// key pair, certificates), in a scratch directory inside dir, the run's
+// private directory, and writes each file a placement names to dir in its
+// role, whose programs read it, with the mode it was made with. The
+// scratch directory is removed.
+func generate(dir string, make func(scratch string) error, places ...placement) error {
+	scratch, err := os.MkdirTemp(dir, ".make-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	if err := make(scratch); err != nil {
+		return err
+	}
+	for _, pl := range places {
+		for _, name := range pl.names {
+			src := filepath.Join(scratch, name)
+			st, err := os.Stat(src)
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(src)
+			if err != nil {
+				return err
+			}
+			if err := pl.r.WriteFile(filepath.Join(dir, name), b, st.Mode().Perm()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // stopAll stops the processes a path started, in the order given (nil
 // ones were never started), and joins their errors.
 func stopAll(ps ...*proc.Process) error {
@@ -263,14 +304,15 @@ func lastSubmatch(re *regexp.Regexp, b []byte) []string {
 	return out
 }
 
-// Start starts a daemon from spec and waits until addr accepts TCP inside
-// the spec's role namespace.
+// Start starts a daemon from spec, a program of role, and waits until addr
+// accepts TCP as the role sees it.
 func (e *Testbed) Start(ctx context.Context, role string, spec proc.Program, addr string) (*proc.Process, error) {
-	p, err := proc.Start(spec)
+	r := e.Roles[role]
+	p, err := r.Start(spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Roles[role].WaitTCP(ctx, addr, p); err != nil {
+	if err := r.WaitTCP(ctx, addr, p); err != nil {
 		p.Stop(stopGrace)
 		return nil, fmt.Errorf("%s: not ready (log: %s): %w", spec.Name, spec.Log, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -278,7 +279,7 @@ func (u *twUp) procs() []RSSProc {
 // relay's loopback.
 func (u *twUp) startServer(ctx context.Context) error {
 	spec := u.twSpec(topology.Server, "tw-server", "server", "start")
-	p, err := proc.Start(spec)
+	p, err := u.tb.Roles[topology.Server].Start(spec)
 	if err != nil {
 		return err
 	}
@@ -286,7 +287,7 @@ func (u *twUp) startServer(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
 	defer cancel()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(twRemotePort))
-	if err := proc.WaitTCP(ctx, u.tb.Topo.Roles[topology.Relay].NS, addr, p); err != nil {
+	if err := u.tb.Roles[topology.Relay].WaitTCP(ctx, addr, p); err != nil {
 		return fmt.Errorf("tw server start: reverse tunnel not up on the relay (log: %s): %w", spec.Log, err)
 	}
 	return nil
@@ -303,14 +304,15 @@ func (u *twUp) startClient(ctx context.Context) error {
 		return err
 	}
 	u.client = p
-	ssh := u.tb.Program(topology.Client, "tw-ready-ssh", "ssh",
+	cli := u.tb.Roles[topology.Client]
+	ssh := cli.Program("tw-ready-ssh", "ssh",
 		"-i", u.tb.Fixtures.KeyPath, "-p", strconv.Itoa(TWSSHPort),
 		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
 		"-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
 		BenchUser+"@127.0.0.1", "true")
 	var last error
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		res, err := proc.Run(ctx, ssh)
+		res, err := cli.RunProgram(ctx, ssh)
 		if err == nil {
 			return nil
 		}
@@ -325,7 +327,8 @@ func (u *twUp) startClient(ctx context.Context) error {
 	}
 }
 
-// roleLauncher starts the relay's programs through the Testbed in one role.
+// roleLauncher starts the relay's programs and writes its files through
+// the Testbed in one role.
 type roleLauncher struct {
 	tb   *Testbed
 	role string
@@ -337,4 +340,12 @@ func (l roleLauncher) Program(name string, argv ...string) proc.Program {
 
 func (l roleLauncher) Start(ctx context.Context, spec proc.Program, addr string) (*proc.Process, error) {
 	return l.tb.Start(ctx, l.role, spec, addr)
+}
+
+func (l roleLauncher) Run(ctx context.Context, spec proc.Program) (proc.Result, error) {
+	return l.tb.Roles[l.role].RunProgram(ctx, spec)
+}
+
+func (l roleLauncher) WriteFile(path string, data []byte, perm os.FileMode) error {
+	return l.tb.Roles[l.role].WriteFile(path, data, perm)
 }

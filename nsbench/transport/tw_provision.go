@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/relay"
 )
@@ -113,13 +114,13 @@ func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	if err := u.tw(ctx, srv, "join-relay", "server", "join-relay", twRelayHost); err != nil {
 		return t, err
 	}
-	req, err := readJoinRequest(filepath.Join(u.dir, srv, "work"))
+	req, err := readJoinRequest(u.tb.Roles[srv], filepath.Join(u.dir, srv, "work"))
 	if err != nil {
 		return t, err
 	}
 	respPath := filepath.Join(u.dir, srv, "work", "join-response.json")
 	b, _ := json.MarshalIndent(joinResponse(req), "", "  ")
-	if err := os.WriteFile(respPath, b, 0o644); err != nil {
+	if err := u.tb.Roles[srv].WriteFile(respPath, b, 0o644); err != nil {
 		return t, fmt.Errorf("tw: write join response: %w", err)
 	}
 	if err := u.tw(ctx, srv, "join-apply", "server", "join-relay", "--apply", respPath); err != nil {
@@ -150,7 +151,7 @@ func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	if err := u.tw(ctx, topology.Client, "import", "config", "import", bundle, "--activate"); err != nil {
 		return t, err
 	}
-	cfg, err := os.ReadFile(filepath.Join(u.dir, topology.Client, "config", "config.yaml"))
+	cfg, err := u.tb.Roles[topology.Client].ReadFile(filepath.Join(u.dir, topology.Client, "config", "config.yaml"))
 	if err != nil {
 		return t, fmt.Errorf("tw: client config after import: %w", err)
 	}
@@ -170,14 +171,15 @@ func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	}, nil
 }
 
-// readJoinRequest reads the tw_join_<id>.json that join-relay wrote.
-func readJoinRequest(dir string) (twJoinRequest, error) {
+// readJoinRequest reads the tw_join_<id>.json that join-relay wrote in
+// role r.
+func readJoinRequest(r *role.Role, dir string) (twJoinRequest, error) {
 	var req twJoinRequest
-	files, _ := filepath.Glob(filepath.Join(dir, "tw_join_*.json"))
+	files, _ := twGlobOp.On(context.Background(), r, filepath.Join(dir, "tw_join_*.json"))
 	if len(files) != 1 {
 		return req, fmt.Errorf("tw server join-relay: want one tw_join_*.json in %s, found %d", dir, len(files))
 	}
-	b, err := os.ReadFile(files[0])
+	b, err := r.ReadFile(files[0])
 	if err != nil {
 		return req, fmt.Errorf("tw: join request: %w", err)
 	}
@@ -190,6 +192,11 @@ func readJoinRequest(dir string) (twJoinRequest, error) {
 	}
 	return req, nil
 }
+
+// twGlobOp lists the role's files that match a pattern (filepath.Glob).
+var twGlobOp = role.NewOp("tw.glob", func(_ context.Context, pattern string) ([]string, error) {
+	return filepath.Glob(pattern)
+})
 
 // twSpec is a tw command in role with the role's private directories.
 func (u *twUp) twSpec(role, name string, args ...string) proc.Program {
@@ -204,7 +211,7 @@ func (u *twUp) tw(ctx context.Context, role, step string, args ...string) error 
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	spec := u.twSpec(role, "tw-"+step, args...)
-	res, err := proc.Run(ctx, spec)
+	res, err := u.tb.Roles[role].RunProgram(ctx, spec)
 	if err != nil {
 		out := strings.TrimSpace(string(res.Stderr) + "\n" + string(res.Stdout))
 		return fmt.Errorf("tw %s (%s): %v: %s (log: %s)", strings.Join(args, " "), role, err, twError(out), spec.Log)

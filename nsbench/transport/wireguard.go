@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/wg"
 )
@@ -178,8 +177,8 @@ func (w *WireGuard) Check() error {
 	return nil
 }
 
-// Up builds the tunnel (wg.Up: devices in the server's and the client's
-// namespaces, configuration, handshake), then waits until the server's
+// Up builds the tunnel (wg.Up: devices in the server and client roles,
+// configuration, handshake), then waits until the server's
 // sshd accepts through it. Userspace daemons run in their role's cgroup,
 // so their CPU counts for that role.
 func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
@@ -205,7 +204,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	}
 	handshake := time.Since(t0)
 	host := WireGuardServerAddr.Addr().String()
-	if err := proc.WaitTCP(ctx, tb.Topo.Roles[topology.Client].NS, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
+	if err := tb.Roles[topology.Client].WaitTCP(ctx, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
 		return nil, errors.Join(fmt.Errorf("sshd through the tunnel: %w", err), tun.Close())
 	}
 	desc := wg.Describe(c, wg.KernelVersion(), wg.GoVersion())
@@ -253,32 +252,23 @@ func (w *WireGuard) tunnel(ctx context.Context, tb *Testbed, c wg.Choice) (*wg.T
 	return wg.Up(ctx, wg.TunnelSpec{
 		Server:    server,
 		Client:    client,
-		Endpoint:  netip.AddrPortFrom(tb.Topo.Spec.Addr(topology.Server), WireGuardPort),
+		Endpoint:  netip.AddrPortFrom(tb.Roles[topology.Server].Addr(), WireGuardPort),
 		Keepalive: WireGuardKeepalive,
 	})
 }
 
-// end describes one side: its namespace, its device, and how wireguard-go
-// is started there (in the role's namespace and cgroup, logging to the
-// run's log directory).
+// end describes one side: its role (the transport's leaf of it, where
+// wireguard-go runs and logs to the run's log directory) and its device.
 func (w *WireGuard) end(tb *Testbed, c wg.Choice, role string, addr netip.Prefix) (wg.End, error) {
-	r, ok := tb.Topo.Roles[role]
+	r, ok := tb.Roles[role]
 	if !ok {
 		return wg.End{}, fmt.Errorf("wireguard: the topology has no %s role", role)
 	}
-	name, err := wg.IfName(tb.Topo.Spec.Prefix, role)
+	name, err := wg.IfName(tb.Prefix, role)
 	if err != nil {
 		return wg.End{}, err
 	}
-	return wg.End{
-		NS:   r.NS,
-		Link: wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr},
-		Start: func(argv, daemonEnv []string) (*proc.Process, error) {
-			spec := tb.Program(role, "wireguard-go", argv...)
-			spec.Env = append(spec.Env, daemonEnv...)
-			return proc.Start(spec)
-		},
-	}, nil
+	return wg.End{Role: r, Link: wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr}}, nil
 }
 
 // wireguardDiagnostics reads each side's MTU and its peer's transfer

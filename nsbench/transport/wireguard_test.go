@@ -16,7 +16,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/wg"
@@ -148,10 +147,18 @@ func TestWireGuardResolveWithFakeKernels(t *testing.T) {
 // cgroups and the server fixtures, each removed when the test ends.
 func env(t *testing.T) *transport.Testbed {
 	t.Helper()
+	e, _ := envTopo(t)
+	return e
+}
+
+// envTopo is env with the topology itself, for a test that looks into a
+// role's namespace on its own, apart from the code under test.
+func envTopo(t *testing.T) (*transport.Testbed, *topology.Topology) {
+	t.Helper()
 	logDir := t.TempDir()
 	topo, _, roles := nstest.Roles(t, logDir)
 	dir := t.TempDir()
-	e := &transport.Testbed{Topo: topo, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
+	e := &transport.Testbed{Topo: topo, Prefix: topo.Spec.Prefix, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -161,7 +168,7 @@ func env(t *testing.T) *transport.Testbed {
 	}
 	t.Cleanup(func() { fx.Stop() })
 	e.Fixtures = fx
-	return e
+	return e, topo
 }
 
 // wantImpl is what the kernel offers: the kernel's WireGuard when the
@@ -190,7 +197,7 @@ func TestWireGuardUpClose(t *testing.T) {
 }
 
 func testUpClose(t *testing.T, mode wg.Mode) {
-	e := env(t)
+	e, topo := envTopo(t)
 	w := &transport.WireGuard{Mode: mode}
 	if err := w.Check(); err != nil {
 		t.Fatalf("check: %v", err)
@@ -209,7 +216,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 			p.Close()
 		}
 	})
-	prefix := e.Topo.Spec.Prefix
+	prefix := e.Prefix
 	names := []string{prefix + "-c", prefix + "-s"}
 
 	if p.Target.Host != "10.99.0.1" || p.Target.Port(transport.ServiceSSH) != 22 || !p.Target.Carries.Has(transport.CarriesPackets) {
@@ -253,7 +260,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 	// The tunnel carries traffic: a TCP exchange with sshd through it,
 	// and both sides' counters move.
 	before := diagnostics(t, p)
-	if err := proc.WaitTCP(context.Background(), e.Topo.Roles[topology.Client].NS, "10.99.0.1:22", nil); err != nil {
+	if err := e.Roles[topology.Client].WaitTCP(context.Background(), "10.99.0.1:22", nil); err != nil {
 		t.Fatal(err)
 	}
 	after := diagnostics(t, p)
@@ -285,7 +292,7 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		}
 	}
 	for i, role := range []string{topology.Client, topology.Server} {
-		h, err := e.Topo.Roles[role].NS.Netlink()
+		h, err := topo.Roles[role].NS.Netlink()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +373,7 @@ func TestWireGuardAutoFallsBackWhenKernelDeviceFails(t *testing.T) {
 	if wantImpl() == wg.ImplKernel {
 		t.Skip("this kernel has WireGuard: creating its device does not fail")
 	}
-	e := env(t)
+	e, topo := envTopo(t)
 	restore := transport.SetKernelFeature(func(string) (bool, string) { return true, "unknown (will be tried)" })
 	defer restore()
 	w := &transport.WireGuard{}
@@ -389,7 +396,7 @@ func TestWireGuardAutoFallsBackWhenKernelDeviceFails(t *testing.T) {
 		t.Errorf("procs %+v", p.Procs)
 	}
 	// The failed kernel attempt left no link behind.
-	h, _ := e.Topo.Roles[topology.Server].NS.Netlink()
+	h, _ := topo.Roles[topology.Server].NS.Netlink()
 	defer h.Close()
 	links, _ := h.LinkList()
 	for _, l := range links {
