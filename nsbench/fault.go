@@ -146,7 +146,7 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 	c.tally.failures++
 	c.rec.failure(results.Failure{
 		Transport: rw.t.Name(), Condition: cond.Name, Instrument: f.in.Name(), Run: f.run,
-		Error:  msg + " (log: " + filepath.Join(c.tb.logDir, "client-"+f.in.Tool()+".log") + ")",
+		Error:  msg + " (log: " + filepath.Join(c.tb.logDir(), "client-"+f.in.Tool()+".log") + ")",
 		Checks: checks, Repairs: repairs, LostSec: &lost,
 	})
 	c.progress.finish(c.logf, rw.t.Name(), cond.Name, f.in.Name(), f.run, "FAILED: "+msg)

@@ -19,6 +19,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -81,7 +82,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	}
 	harness := tb.job(tb.direct())
 	direct := *harness
-	ns := tb.topo().Spec.NetnsName(topology.Client)
+	ns := tb.topo.Spec.NetnsName(topology.Client)
 	direct.Run = func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
 		return shellRun(ctx, "ip netns exec "+ns+" "+shellQuote(append([]string{name}, argv...)))
 	}
@@ -137,34 +138,38 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 // bps 0, deletes it, which puts back each link's default qdisc. tbf is
 // there where netem is not (this kernel has sch_tbf built in).
 func setCap(tb *testbed, bps uint64) error {
-	rate := bps / 8
-	burst := uint32(max(rate/200, 256<<10))
-	for _, role := range []string{topology.Client, topology.Server} {
-		h, err := tb.topo().Roles[role].NS.Netlink()
-		if err != nil {
-			return fmt.Errorf("cap %s: %w", role, err)
-		}
-		defer h.Close()
-		link, err := h.LinkByName(topology.RoleLink)
-		if err != nil {
-			return fmt.Errorf("cap %s %s: %w", role, topology.RoleLink, err)
-		}
-		q := &netlink.Tbf{
-			QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
-			Rate:       rate, Buffer: netlink.Xmittime(rate, burst), Limit: burst + uint32(rate/50),
-		}
-		if bps == 0 {
-			if err := h.QdiscDel(q); err != nil && !errors.Is(err, unix.ENOENT) {
-				return fmt.Errorf("uncap %s %s: %w", role, topology.RoleLink, err)
-			}
-			continue
-		}
-		if err := h.QdiscReplace(q); err != nil {
-			return fmt.Errorf("cap %s %s at %s (tbf): %w", role, topology.RoleLink, impair.FormatRate(bps), err)
+	for _, r := range []string{topology.Client, topology.Server} {
+		if _, err := tbfOp.On(context.Background(), tb.role(r), bps); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// tbfOp sets (or with 0 deletes) the tbf cap on the role's link, in the
+// role's namespace.
+var tbfOp = role.NewOp("selfcheck.tbf", func(_ context.Context, bps uint64) (role.Nothing, error) {
+	rate := bps / 8
+	burst := uint32(max(rate/200, 256<<10))
+	link, err := netlink.LinkByName(topology.RoleLink)
+	if err != nil {
+		return role.Nothing{}, fmt.Errorf("cap %s: %w", topology.RoleLink, err)
+	}
+	q := &netlink.Tbf{
+		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+		Rate:       rate, Buffer: netlink.Xmittime(rate, burst), Limit: burst + uint32(rate/50),
+	}
+	if bps == 0 {
+		if err := netlink.QdiscDel(q); err != nil && !errors.Is(err, unix.ENOENT) {
+			return role.Nothing{}, fmt.Errorf("uncap %s: %w", topology.RoleLink, err)
+		}
+		return role.Nothing{}, nil
+	}
+	if err := netlink.QdiscReplace(q); err != nil {
+		return role.Nothing{}, fmt.Errorf("cap %s at %s (tbf): %w", topology.RoleLink, impair.FormatRate(bps), err)
+	}
+	return role.Nothing{}, nil
+})
 
 // measureSides measures one side of a pair: the direct side under
 // CapDirect when set, the path's own cap (Cap, or none) put back after.

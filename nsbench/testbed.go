@@ -43,9 +43,9 @@ type testbedConfig struct {
 type testbed struct {
 	cfg     testbedConfig
 	prefix  string
-	logDir  string
 	logf    Logf
 	stack   undoStack
+	topo    *topology.Topology // nil until up built it
 	view    *transport.Testbed // nil until up built the topology
 	tree    *role.Tree         // the run's cgroups
 	payload *payload           // nil when no instrument copies a file
@@ -68,8 +68,8 @@ func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
 	if err != nil {
 		return nil, err
 	}
-	tb := &testbed{cfg: cfg, prefix: prefix, logf: logf, logDir: filepath.Join(cfg.OutDir, "logs", prefix)}
-	if err := os.MkdirAll(tb.logDir, 0o755); err != nil {
+	tb := &testbed{cfg: cfg, prefix: prefix, logf: logf}
+	if err := os.MkdirAll(tb.logDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
 	return tb, nil
@@ -80,7 +80,8 @@ func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
 // plain path (each form takes well under a second here).
 const detectFormTimeout = 60 * time.Second
 
-func (tb *testbed) topo() *topology.Topology { return tb.view.Topo }
+// logDir is where the run's programs log.
+func (tb *testbed) logDir() string { return filepath.Join(tb.cfg.OutDir, "logs", tb.prefix) }
 
 // role is the role named name, its processes in the base leaf (the
 // fixtures' and the instruments').
@@ -120,6 +121,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		return fmt.Errorf("topology: %w", err)
 	}
 	rec.setup.topology(topo, tb.prefix, time.Since(t0))
+	tb.topo = topo
 	tb.onTeardown("topology", func(context.Context) error { return topo.Down() })
 	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
 
@@ -128,7 +130,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		return err
 	}
 	tb.tree = role.NewTree(root, tb.prefix)
-	roles, err := tb.tree.Roles(topo, tb.logDir)
+	roles, err := tb.tree.Roles(topo, tb.logDir())
 	tb.onTeardown("cgroups", tb.tree.Remove)
 	if err != nil {
 		return err
@@ -150,7 +152,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		rec.setup.noPayload()
 	}
 
-	tb.view = &transport.Testbed{Topo: topo, Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir, Logf: tb.logf}
+	tb.view = &transport.Testbed{Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir(), Logf: tb.logf}
 	fx, err := transport.StartFixtures(ctx, tb.view)
 	if err != nil {
 		return err
@@ -187,7 +189,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 // direct is the server as the client reaches it without any transport.
 func (tb *testbed) direct() transport.Target {
-	return transport.DirectTarget(tb.topo().Spec.Addr(topology.Server).String())
+	return transport.DirectTarget(tb.topo.Spec.Addr(topology.Server).String())
 }
 
 // job is an instrument's job aimed at t from the client role.
@@ -263,7 +265,7 @@ func (tb *testbed) serverIdle(ctx context.Context, port int) (time.Duration, err
 // keptHelp tells how to enter each role of a kept testbed.
 func (tb *testbed) keptHelp() []string {
 	var lines []string
-	spec := tb.topo().Spec
+	spec := tb.topo.Spec
 	for _, role := range spec.Roles {
 		lines = append(lines, fmt.Sprintf("sudo ip netns exec %s bash   # %s, %s", spec.NetnsName(role), role, spec.Addr(role)))
 	}

@@ -151,7 +151,7 @@ func newUserspace(tb *testbed) (*impair.Userspace, error) {
 		return nil, err
 	}
 	tb.sampler.Roles[impairCgroup] = cg.UsageUsec
-	topo := tb.topo()
+	topo := tb.topo
 	var ports []impair.Port
 	for _, role := range topo.Spec.Roles {
 		ports = append(ports, impair.Port{Name: role, Role: role, Impaired: role == topology.Client || role == topology.Server})
@@ -164,7 +164,7 @@ func newUserspace(tb *testbed) (*impair.Userspace, error) {
 			Name:   "switch/" + impair.ForwarderArg,
 			NetNS:  topo.Switch.Path(),
 			Cgroup: cg,
-			Log:    filepath.Join(tb.logDir, "switch-"+impair.ForwarderArg+".log"),
+			Log:    filepath.Join(tb.logDir(), "switch-"+impair.ForwarderArg+".log"),
 		},
 		RTPriority: impair.DefaultRTPriority,
 	}), nil

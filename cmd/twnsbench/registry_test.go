@@ -76,8 +76,14 @@ func (tcpForward) About() string {
 func (tcpForward) Check() error { return nil }
 
 func (t tcpForward) Up(ctx context.Context, tb *transport.Testbed) (*transport.Path, error) {
-	client := tb.Topo.Roles[topology.Client].NS
-	server := tb.Topo.Spec.Addr(topology.Server)
+	// A forwarder in the harness process holds its sockets in the client's
+	// namespace itself: test code, it opens the namespace by name (a
+	// transport proper would start a program through the role).
+	client, err := ns.Open(topology.DefaultSpec(tb.Prefix).NetnsName(topology.Client))
+	if err != nil {
+		return nil, err
+	}
+	server := tb.Roles[topology.Server].Addr()
 	f := &forwarder{ns: client}
 	// Every fixture service on a local port of its own; netperf's data
 	// port is pinned on both ends, so it maps to itself.
@@ -188,6 +194,7 @@ func (f *forwarder) close() error {
 		for _, c := range f.conns {
 			c.Close()
 		}
+		f.ns.Close()
 	})
 	return nil
 }

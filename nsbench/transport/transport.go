@@ -16,12 +16,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/vishvananda/netlink"
-
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
-	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
 // Transport builds one way of carrying the instruments' traffic from the
@@ -172,23 +168,6 @@ func prefix32(a netip.Addr) *net.IPNet {
 	return &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(32, 32)}
 }
 
-// addLoopback puts a on n's lo as a /32: an address that exists only
-// behind a tunnel (its inner end, or what sshuttle captures).
-func addLoopback(n *ns.NS, a netip.Addr) error { return onLoopback(n, a, netlink.AddrReplace) }
-
-// removeLoopback takes a off n's lo again.
-func removeLoopback(n *ns.NS, a netip.Addr) error { return onLoopback(n, a, netlink.AddrDel) }
-
-func onLoopback(n *ns.NS, a netip.Addr, op func(netlink.Link, *netlink.Addr) error) error {
-	return n.Do(func() error {
-		lo, err := netlink.LinkByName("lo")
-		if err != nil {
-			return err
-		}
-		return op(lo, &netlink.Addr{IPNet: prefix32(a)})
-	})
-}
-
 // LinkBytes reads link name's received plus sent bytes in role r: a
 // tunnel device's count of what it carried (both directions, as one
 // sample's traffic crosses both ways).
@@ -212,7 +191,6 @@ type Diagnostic struct {
 // build its path. Its roles' processes go into the transport's own
 // cgroup leaves.
 type Testbed struct {
-	Topo     *topology.Topology
 	Prefix   string                // the run's unique prefix, for the names of what a transport creates
 	Roles    map[string]*role.Role // where each role's processes run
 	Dir      string                // the run's private directory

@@ -158,7 +158,7 @@ func envTopo(t *testing.T) (*transport.Testbed, *topology.Topology) {
 	logDir := t.TempDir()
 	topo, _, roles := nstest.Roles(t, logDir)
 	dir := t.TempDir()
-	e := &transport.Testbed{Topo: topo, Prefix: topo.Spec.Prefix, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
+	e := &transport.Testbed{Prefix: topo.Spec.Prefix, Roles: roles, Dir: dir, LogDir: logDir, Logf: t.Logf}
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
