@@ -10,6 +10,7 @@ import (
 
 func TestMain(m *testing.M) {
 	impair.MaybeRunForwarder() // a WAN run starts this binary as its forwarder
+	impair.MaybeRunProbe()     // and as its probes
 	wg.MaybeRunUserspace()     // a wireguard-go row starts this binary as `wg-userspace IFNAME`
 	nstest.Main(m)
 }

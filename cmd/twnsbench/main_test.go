@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 	// A WAN run started in-process re-executes this binary as its
 	// userspace impairment's forwarder: serve it, don't test.
 	impair.MaybeRunForwarder()
+	impair.MaybeRunProbe() // and as the WAN probes
 	// A run started in-process re-executes this binary as its userspace
 	// WireGuard daemon (`wg-userspace IFNAME`): serve it, don't test.
 	if os.Getenv(asCommandEnv) == "1" || len(os.Args) > 1 && os.Args[1] == wg.UserspaceCommand {

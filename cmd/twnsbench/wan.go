@@ -89,3 +89,19 @@ func forwarderCommand() *cli.Command {
 		},
 	}
 }
+
+// probeCommand is the hidden `twnsbench impair-probe [--listen host:port]`:
+// an end of the WAN probes (the listener in the server role, the loss
+// probe's sender in the client role). `run` starts it through the namespace
+// launcher in its role; SIGTERM stops it.
+func probeCommand() *cli.Command {
+	return &cli.Command{
+		Name:            impair.ProbeArg,
+		Hidden:          true,
+		Usage:           "run an end of the WAN probes in the foreground, in the current network namespace",
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return impair.ProbeMain(c.Context, c.Args().Slice(), c.App.Writer)
+		},
+	}
+}

@@ -13,12 +13,10 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
 // The end-to-end loss count: a paced stream of numbered UDP datagrams from
-// the client to the ProbeListener in the server's namespace, which counts
+// the client to the listener in the server's namespace (probe.go), which counts
 // each one that arrives and echoes it; the client counts the echoes that
 // come back. Both impaired directions are crossed, and the loss figure is
 // what the datagrams themselves met, not what the impairment says it did.
@@ -167,6 +165,64 @@ func Wilson(k, n uint64, z float64) (lo, hi float64) {
 	return max(0, mid-half), min(1, mid+half)
 }
 
+// probeListener is the listener's sockets, in its probe process: a TCP
+// listener that accepts and closes, and a UDP socket on the same address
+// that counts and echoes the loss probe's datagrams. The handshake is the
+// kernel's alone, so probing touches no fixture (sshd's per-source
+// penalties, in OpenSSH 9.8 and later, would block a client that connects
+// 20 times without logging in).
+type probeListener struct {
+	ln     net.Listener
+	udp    *net.UDPConn
+	marker *net.UDPConn // from the same namespace to udp: the loss probe's markers
+
+	mu     sync.Mutex
+	stream *lossStream // the loss probe running, if any
+}
+
+// listenProbe listens on addr (host:port) and serves both sockets until
+// closed.
+func listenProbe(addr string) (*probeListener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("probe listener: %w", err)
+	}
+	var udp, marker *net.UDPConn
+	pc, err := net.ListenPacket("udp", addr)
+	if err == nil {
+		udp = pc.(*net.UDPConn)
+		if err = probeSocket(udp); err == nil {
+			marker, err = net.DialUDP("udp", nil, udp.LocalAddr().(*net.UDPAddr))
+		}
+	}
+	if err != nil {
+		ln.Close()
+		if pc != nil {
+			pc.Close()
+		}
+		return nil, fmt.Errorf("probe listener: %w", err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // closed
+			}
+			c.Close()
+		}
+	}()
+	p := &probeListener{ln: ln, udp: udp, marker: marker}
+	go p.serveUDP()
+	return p, nil
+}
+
+// close stops listening.
+func (p *probeListener) close() {
+	p.ln.Close()
+	p.udp.Close()
+	p.marker.Close()
+}
+
 // lossStream is the listener's count of one probe's datagrams, open
 // between the probe's two markers.
 type lossStream struct {
@@ -186,7 +242,7 @@ type lossStream struct {
 // number or a marker; one of another probe (a late one of the last) is
 // dropped. One goroutine reads, counts and echoes in arrival order, so
 // when it reads the closing marker every echo of what came before is sent.
-func (p *ProbeListener) serveUDP() {
+func (p *probeListener) serveUDP() {
 	buf, oob := make([]byte, 64), make([]byte, 64)
 	for {
 		n, oobn, _, from, err := p.udp.ReadMsgUDP(buf, oob)
@@ -227,66 +283,92 @@ func (p *ProbeListener) serveUDP() {
 	}
 }
 
-// ProbeLoss sends lp's datagrams from inside client to the listener,
-// paced, and counts both ways: how many the listener read and echoed, and
-// how many echoes the client read. rtt is the longest round trip the
-// condition makes: each receiver's count closes half of it plus
-// lossProbeSettle after the last datagram towards it was sent, so the
-// probe takes its duration plus about rtt + 0.2 s, and at most rtt +
-// 2.2 s more on a host that schedules its receivers late. One probe at a
-// time per listener.
-func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossProbe, rtt time.Duration) (EndToEnd, error) {
-	if lp.Count <= 0 || lp.Rate <= 0 {
-		return EndToEnd{}, fmt.Errorf("loss probe: %d datagrams at %d/s", lp.Count, lp.Rate)
+// open starts the count of probe q.ID (replacing any earlier one, whose
+// coordinator has given up on it): from its opening marker on, the
+// socket's overflow count is this probe's. Read says the listener read the
+// marker within lossProbeBarrier.
+func (p *probeListener) open(ctx context.Context, q probeRequest) (probeReply, error) {
+	if q.Count <= 0 {
+		return probeReply{}, fmt.Errorf("open: %d datagrams", q.Count)
 	}
-	s := &lossStream{id: rand.Uint64(), seen: make([]bool, lp.Count), opened: make(chan struct{})}
+	s := &lossStream{id: q.ID, seen: make([]bool, q.Count), opened: make(chan struct{})}
 	p.mu.Lock()
-	if p.stream != nil {
-		p.mu.Unlock()
-		return EndToEnd{}, errors.New("loss probe: another probe is running on this listener")
-	}
 	p.stream = s
 	p.mu.Unlock()
-	defer func() {
+	if err := sendMarker(p.marker, s.id, markOpen); err != nil {
+		return probeReply{}, fmt.Errorf("open the listener's count: %w", err)
+	}
+	if err := waitMarker(ctx, s.opened); err != nil {
 		p.mu.Lock()
 		p.stream = nil
 		p.mu.Unlock()
-	}()
-	addr := p.udp.LocalAddr().(*net.UDPAddr)
+		return probeReply{}, nil
+	}
+	return probeReply{Read: true}, nil
+}
 
-	// The listener's count opens at its marker: from then on its socket's
-	// overflow count is this probe's.
-	if err := sendMarker(p.marker, s.id, markOpen); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe: open the listener's count: %w", err)
+// closeCount closes probe q.ID's count with the closing marker, queued
+// behind every datagram that has reached the socket, and returns it. A
+// count the listener did not read up to within lossProbeBarrier stops
+// where it is (Read false).
+func (p *probeListener) closeCount(ctx context.Context, q probeRequest) (probeReply, error) {
+	p.mu.Lock()
+	s := p.stream
+	p.mu.Unlock()
+	if s == nil || s.id != q.ID || s.closed == nil {
+		return probeReply{}, fmt.Errorf("close: probe %d is not open", q.ID)
 	}
-	if err := waitMarker(ctx, s.opened); err != nil {
-		return EndToEnd{Unsettled: "the listener did not read its opening marker within " + lossProbeBarrier.String()}, nil
+	if err := sendMarker(p.marker, s.id, markClose); err != nil {
+		return probeReply{}, fmt.Errorf("close the listener's count: %w", err)
 	}
+	r := probeReply{Read: waitMarker(ctx, s.closed) == nil}
+	p.mu.Lock()
+	s.open = false // a count not closed by its marker stops here
+	r.Arrived, r.Echoed = s.arrived, s.echoed
+	r.SocketDrops = s.drops1 - s.drops0
+	p.stream = nil
+	p.mu.Unlock()
+	return r, nil
+}
 
-	// The client's socket, and the one that sends it its marker over the
-	// client's loopback.
-	var conn, marker *net.UDPConn
-	if err := client.Do(func() (err error) {
-		if conn, err = net.ListenUDP("udp", &net.UDPAddr{}); err != nil {
-			return err
-		}
-		local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: conn.LocalAddr().(*net.UDPAddr).Port}
-		if marker, err = net.DialUDP("udp", nil, local); err != nil {
-			conn.Close()
-		}
-		return err
-	}); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe from %s to %s: %w", client.Name, addr, err)
+// lossSender is the client's side of one loss probe, in its probe process:
+// the socket the stream leaves from and its echoes return to, and the one
+// that sends it its closing marker over the client's loopback.
+type lossSender struct {
+	id           uint64
+	conn, marker *net.UDPConn
+	back         *echoCount
+}
+
+// sendStream opens the client's sockets and sends q's datagrams to q.To,
+// paced at q.Rate, counting the echoes as they return; the count stays
+// open for settle.
+func sendStream(ctx context.Context, q probeRequest) (*lossSender, probeReply, error) {
+	if q.Count <= 0 || q.Rate <= 0 {
+		return nil, probeReply{}, fmt.Errorf("send: %d datagrams at %d/s", q.Count, q.Rate)
 	}
-	defer conn.Close()
-	defer marker.Close()
+	addr, err := net.ResolveUDPAddr("udp", q.To)
+	if err != nil {
+		return nil, probeReply{}, err
+	}
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{})
+	if err != nil {
+		return nil, probeReply{}, err
+	}
+	local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: conn.LocalAddr().(*net.UDPAddr).Port}
+	marker, err := net.DialUDP("udp", nil, local)
+	if err != nil {
+		conn.Close()
+		return nil, probeReply{}, err
+	}
+	s := &lossSender{id: q.ID, conn: conn, marker: marker, back: &echoCount{seen: make([]bool, q.Count), closed: make(chan struct{})}}
 	if err := probeSocket(conn); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe from %s: %w", client.Name, err)
+		s.close()
+		return nil, probeReply{}, err
 	}
-	back := &echoCount{seen: make([]bool, lp.Count), closed: make(chan struct{})}
-	go back.read(conn, s.id)
+	go s.back.read(conn, s.id)
 
-	var e EndToEnd
+	var r probeReply
 	// Pacing: by each tick, as many datagrams as the rate allows since the
 	// start, so a late tick catches up instead of slowing the probe.
 	msg := make([]byte, 16)
@@ -295,25 +377,81 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	next := 0
-	for next < lp.Count {
-		due := min(lp.Count, 1+int(time.Since(start).Seconds()*float64(lp.Rate)))
+	for next < q.Count {
+		due := min(q.Count, 1+int(time.Since(start).Seconds()*float64(q.Rate)))
 		for ; next < due; next++ {
 			binary.BigEndian.PutUint64(msg[8:], uint64(next))
 			if _, err := conn.WriteToUDP(msg, addr); err != nil {
-				e.SendErrors++
+				r.SendErrors++
 				continue
 			}
-			e.Sent++
+			r.Sent++
 		}
-		if next == lp.Count {
+		if next == q.Count {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return EndToEnd{}, ctx.Err()
+			s.close()
+			return nil, probeReply{}, ctx.Err()
 		case <-tick.C: // pacing the stream, not waiting for a condition
 		}
 	}
+	return s, r, nil
+}
+
+// settle closes the client's count with its marker over the loopback and
+// returns it (Read false when the client did not read up to the marker
+// within lossProbeBarrier).
+func (s *lossSender) settle(ctx context.Context) (probeReply, error) {
+	defer s.close()
+	if err := sendMarker(s.marker, s.id, markClose); err != nil {
+		return probeReply{}, fmt.Errorf("close the client's count: %w", err)
+	}
+	r := probeReply{Read: waitMarker(ctx, s.back.closed) == nil}
+	s.conn.Close()
+	r.Returned, r.SocketDrops = s.back.result()
+	return r, nil
+}
+
+func (s *lossSender) close() {
+	s.conn.Close()
+	s.marker.Close()
+}
+
+// ProbeLoss sends lp's datagrams from the client to the listener, paced,
+// and counts both ways: how many the listener read and echoed, and how
+// many echoes the client read. rtt is the longest round trip the condition
+// makes: each receiver's count closes half of it plus lossProbeSettle
+// after the last datagram towards it was sent, so the probe takes its
+// duration plus about rtt + 0.2 s, and at most rtt + 2.2 s more on a host
+// that schedules its receivers late. One probe at a time.
+func (p *Probe) ProbeLoss(ctx context.Context, lp LossProbe, rtt time.Duration) (EndToEnd, error) {
+	if lp.Count <= 0 || lp.Rate <= 0 {
+		return EndToEnd{}, fmt.Errorf("loss probe: %d datagrams at %d/s", lp.Count, lp.Rate)
+	}
+	if !p.mu.TryLock() {
+		return EndToEnd{}, errors.New("loss probe: another probe is running on this listener")
+	}
+	defer p.mu.Unlock()
+	id := rand.Uint64()
+
+	// The listener's count opens at its marker: from then on its socket's
+	// overflow count is this probe's.
+	r, err := probeControlOp.On(ctx, p.server, probeRequest{Do: probeOpen, ID: id, Count: lp.Count})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: %w", err)
+	}
+	if !r.Read {
+		return EndToEnd{Unsettled: "the listener did not read its opening marker within " + lossProbeBarrier.String()}, nil
+	}
+
+	// The stream, from the client's probe process.
+	r, err = probeControlOp.On(ctx, p.client, probeRequest{Do: probeSend, ID: id, Count: lp.Count, Rate: lp.Rate, To: p.addr})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe from %s to %s: %w", p.client.Name(), p.addr, err)
+	}
+	e := EndToEnd{Sent: r.Sent, SendErrors: r.SendErrors}
 
 	var unsettled []string
 	// The listener's count: every datagram still on the path has reached
@@ -323,36 +461,29 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 	if err := sleepCtx(ctx, rtt/2+lossProbeSettle); err != nil {
 		return EndToEnd{}, err
 	}
-	p.mu.Lock()
-	closed := s.closed
-	p.mu.Unlock()
-	if err := sendMarker(p.marker, s.id, markClose); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe: close the listener's count: %w", err)
+	r, err = probeControlOp.On(ctx, p.server, probeRequest{Do: probeClose, ID: id})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: %w", err)
 	}
-	if waitMarker(ctx, closed) != nil {
+	if !r.Read {
 		unsettled = append(unsettled, "the listener did not read up to its closing marker within "+lossProbeBarrier.String())
 	}
-	p.mu.Lock()
-	s.open = false // a count not closed by its marker stops here
-	e.Arrived, e.Echoed = s.arrived, s.echoed
-	e.SocketDrops = s.drops1 - s.drops0
-	p.mu.Unlock()
+	e.Arrived, e.Echoed, e.SocketDrops = r.Arrived, r.Echoed, r.SocketDrops
 
 	// The client's count: the same for the echoes, the last of which the
 	// listener sent before it read its closing marker.
 	if err := sleepCtx(ctx, rtt/2+lossProbeSettle); err != nil {
 		return EndToEnd{}, err
 	}
-	if err := sendMarker(marker, s.id, markClose); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe: close the client's count: %w", err)
+	r, err = probeControlOp.On(ctx, p.client, probeRequest{Do: probeSettle, ID: id})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: %w", err)
 	}
-	if waitMarker(ctx, back.closed) != nil {
+	if !r.Read {
 		unsettled = append(unsettled, "the client did not read up to its closing marker within "+lossProbeBarrier.String())
 	}
-	conn.Close()
-	returned, drops := back.result()
-	e.Returned = returned
-	e.SocketDrops += drops
+	e.Returned = r.Returned
+	e.SocketDrops += r.SocketDrops
 	e.Unsettled = strings.Join(unsettled, "; ")
 	return e, nil
 }
