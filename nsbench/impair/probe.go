@@ -9,10 +9,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -286,19 +284,7 @@ func (p *Probe) Close() error {
 // as one (os.Args[1] == ProbeArg); otherwise it returns at once. Test
 // binaries call it first thing in TestMain; the twnsbench binary has a
 // hidden subcommand instead.
-func MaybeRunProbe() {
-	if len(os.Args) < 2 || os.Args[1] != ProbeArg {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	err := ProbeMain(ctx, os.Args[2:], os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "twnsbench %s: %v\n", ProbeArg, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
+func MaybeRunProbe() { maybeRun(ProbeArg, ProbeMain) }
 
 // ProbeMain is a probe end's command line: [--listen host:port] makes it
 // the listener. It takes requests on probeControl until ctx ends.
