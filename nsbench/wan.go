@@ -135,8 +135,8 @@ func (w *wanRun) prove(ctx context.Context, tb *testbed) error {
 
 func netemTargets(tb *testbed) []impair.Target {
 	var ts []impair.Target
-	for _, role := range []string{topology.Client, topology.Server} {
-		ts = append(ts, impair.Target{Role: tb.role(role), Link: topology.RoleLink})
+	for _, name := range []string{topology.Client, topology.Server} {
+		ts = append(ts, impair.Target{Role: tb.role(name), Link: topology.RoleLink})
 	}
 	return ts
 }

@@ -48,12 +48,15 @@ type netemRequest struct {
 }
 
 // netemState is a netem op's answer. What the caller tells apart crosses
-// as a flag: NoLink (the link or its namespace is gone), Unsupported (the
-// kernel has no sch_netem), Found (a netem sits at the link's root).
+// in it, not as an error (an op's error is text, and its result is lost
+// with it): Found (a netem sits at the link's root), Unsupported (the
+// kernel refused netem for want of sch_netem, Refusal its answer).
 type netemState struct {
-	NoLink, Unsupported, Found bool
-	Applied                    Applied  // read back after a Set
-	Counters                   Counters // a Counters read
+	Found       bool
+	Unsupported bool
+	Refusal     string
+	Applied     Applied  // read back after a Set
+	Counters    Counters // a Counters read
 }
 
 var (
@@ -62,7 +65,7 @@ var (
 	netemSetOp = role.NewOp("impair.netem-set", func(_ context.Context, r netemRequest) (netemState, error) {
 		link, err := netlink.LinkByName(r.Link)
 		if err != nil {
-			return netemState{NoLink: true}, fmt.Errorf("%s: %w", r.Link, err)
+			return netemState{}, fmt.Errorf("%s: %w", r.Link, err)
 		}
 		q := netlink.NewNetem(netlink.QdiscAttrs{
 			LinkIndex: link.Attrs().Index,
@@ -70,7 +73,10 @@ var (
 			Parent:    netlink.HANDLE_ROOT,
 		}, r.Attrs)
 		if err := netlink.QdiscReplace(q); err != nil {
-			return netemState{Unsupported: errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EOPNOTSUPP)}, err
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EOPNOTSUPP) {
+				return netemState{Unsupported: true, Refusal: err.Error()}, nil
+			}
+			return netemState{}, err
 		}
 		got, err := rootNetem(link)
 		if err != nil {
@@ -86,7 +92,7 @@ var (
 	netemCountersOp = role.NewOp("impair.netem-counters", func(_ context.Context, r netemRequest) (netemState, error) {
 		link, err := netlink.LinkByName(r.Link)
 		if err != nil {
-			return netemState{NoLink: true}, fmt.Errorf("%s: %w", r.Link, err)
+			return netemState{}, fmt.Errorf("%s: %w", r.Link, err)
 		}
 		q, err := rootNetem(link)
 		if err != nil || q == nil {
@@ -99,7 +105,7 @@ var (
 	netemClearOp = role.NewOp("impair.netem-clear", func(_ context.Context, r netemRequest) (netemState, error) {
 		link, err := netlink.LinkByName(r.Link)
 		if err != nil {
-			return netemState{NoLink: true}, nil // the link is gone: nothing to clear
+			return netemState{}, nil // the link is gone: nothing to clear
 		}
 		q, err := rootNetem(link)
 		if err != nil || q == nil {
@@ -131,10 +137,10 @@ func (n *Netem) Set(ctx context.Context, c Condition) ([]Applied, error) {
 
 func (n *Netem) set(ctx context.Context, t Target, c Condition) (Applied, error) {
 	st, err := netemSetOp.On(ctx, t.Role, netemRequest{Link: t.Link, Attrs: netemAttrs(c)})
+	if err == nil && st.Unsupported {
+		err = fmt.Errorf("%w (%s): the kernel has no sch_netem", ErrUnsupported, st.Refusal)
+	}
 	if err != nil {
-		if st.Unsupported {
-			err = fmt.Errorf("%w (%v): the kernel has no sch_netem", ErrUnsupported, err)
-		}
 		return Applied{}, fmt.Errorf("netem on %s %s: %w", t.Role.Name(), t.Link, err)
 	}
 	a := st.Applied

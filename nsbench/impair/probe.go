@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
@@ -278,106 +276,4 @@ func (p *Probe) Close() error {
 	}
 	p.procs = nil
 	return errors.Join(errs...)
-}
-
-// MaybeRunProbe runs a probe end and exits when this process was started
-// as one (os.Args[1] == ProbeArg); otherwise it returns at once. Test
-// binaries call it first thing in TestMain; the twnsbench binary has a
-// hidden subcommand instead.
-func MaybeRunProbe() { maybeRun(ProbeArg, ProbeMain) }
-
-// ProbeMain is a probe end's command line: [--listen host:port] makes it
-// the listener. It takes requests on probeControl until ctx ends.
-func ProbeMain(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet(ProbeArg, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", "", "listen on host:port: TCP accepts and closes, UDP counts and echoes the loss probe")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	e := &probeEnd{}
-	if *listen != "" {
-		l, err := listenProbe(*listen)
-		if err != nil {
-			return err
-		}
-		defer l.close()
-		e.listener = l
-	}
-	ctl, err := net.Listen("tcp", probeControl)
-	if err != nil {
-		return fmt.Errorf("control: %w", err)
-	}
-	fmt.Fprintf(out, "probe: listening on %q, requests on %s\n", *listen, probeControl)
-	go func() {
-		<-ctx.Done()
-		ctl.Close()
-	}()
-	for {
-		c, err := ctl.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("control: %w", err)
-		}
-		go e.serve(ctx, c)
-	}
-}
-
-// probeEnd is a probe process: the listener (in the server role) or the
-// loss probe's sender (in the client role) between its steps.
-type probeEnd struct {
-	listener *probeListener // nil in the client role
-	mu       sync.Mutex     // one step at a time
-	sender   *lossSender    // the client's open count, between probeSend and probeSettle
-}
-
-// serve answers one request on c; a connection without one (a readiness
-// check) is closed.
-func (e *probeEnd) serve(ctx context.Context, c net.Conn) {
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var q probeRequest
-	if err := json.NewDecoder(c).Decode(&q); err != nil {
-		return
-	}
-	c.SetReadDeadline(time.Time{})
-	ctx, cancel := context.WithTimeout(ctx, q.bound())
-	defer cancel()
-	e.mu.Lock()
-	r, err := e.step(ctx, q)
-	e.mu.Unlock()
-	if err != nil {
-		r.Err = err.Error()
-	}
-	json.NewEncoder(c).Encode(r)
-}
-
-func (e *probeEnd) step(ctx context.Context, q probeRequest) (probeReply, error) {
-	switch q.Do {
-	case probeOpen, probeClose:
-		if e.listener == nil {
-			return probeReply{}, fmt.Errorf("%s: not the listener", q.Do)
-		}
-		if q.Do == probeOpen {
-			return e.listener.open(ctx, q)
-		}
-		return e.listener.closeCount(ctx, q)
-	case probeSend:
-		if e.sender != nil {
-			e.sender.close()
-		}
-		s, r, err := sendStream(ctx, q)
-		e.sender = s
-		return r, err
-	case probeSettle:
-		if e.sender == nil || e.sender.id != q.ID {
-			return probeReply{}, fmt.Errorf("settle: no stream %d sent", q.ID)
-		}
-		s := e.sender
-		e.sender = nil
-		return s.settle(ctx)
-	}
-	return probeReply{}, fmt.Errorf("unknown step %q", q.Do)
 }

@@ -324,6 +324,29 @@ func TestUserspaceStates(t *testing.T) {
 	}
 }
 
+// TestNetemRefusedWithoutSchNetem: where the kernel has no sch_netem, Set
+// says so with ErrUnsupported (what crosses back from the role's op is a
+// flag, not the error's type), and Clear finds nothing to remove.
+func TestNetemRefusedWithoutSchNetem(t *testing.T) {
+	nstest.RequireRoot(t)
+	if ok, _ := preflight.KernelFeature("netem"); ok {
+		t.Skip("this kernel has netem: TestNetem covers it")
+	}
+	_, _, roles := nstest.Roles(t, t.TempDir())
+	n := NewNetem([]Target{{Role: roles[topology.Client], Link: topology.RoleLink}})
+	ctx := context.Background()
+	_, err := n.Set(ctx, Condition{RTT: 30 * time.Millisecond, LossPct: 0.1})
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "netem on client eth0") {
+		t.Errorf("set without sch_netem: %v, want ErrUnsupported naming client eth0", err)
+	}
+	if err := n.Clear(ctx); err != nil {
+		t.Errorf("clear: %v", err)
+	}
+	if _, err := n.Counters(ctx); err == nil || !strings.Contains(err.Error(), "no netem qdisc") {
+		t.Errorf("counters without netem: %v", err)
+	}
+}
+
 // TestNetem runs only where the kernel has sch_netem (the stock-kernel VM).
 func TestNetem(t *testing.T) {
 	nstest.RequireRoot(t)
