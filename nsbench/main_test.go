@@ -14,6 +14,7 @@ import (
 
 func TestMain(m *testing.M) {
 	impair.MaybeRunForwarder() // a WAN run starts this binary as its forwarder
+	impair.MaybeRunProbe()     // and as its probes
 	wg.MaybeRunUserspace()     // a wireguard-go row starts this binary as `wg-userspace IFNAME`
 	maybeRunAgent()            // a multi-host test starts this binary as a machine's agent
 	nstest.Main(m)

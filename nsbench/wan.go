@@ -5,16 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -38,8 +37,8 @@ type wanRun struct {
 	order  []string // the profiles' names, in order
 	seed   uint64
 	imp    impair.Impairment
-	probe  *impair.ProbeListener // in the server namespace
-	client *ns.NS                // where the probes are sent from
+	probe  *impair.Probe // the RTT target and the loss probe's two ends
+	client *role.Role    // where the probes are sent from
 	logf   Logf
 }
 
@@ -65,19 +64,19 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	if plan.Seed != nil {
 		seed = *plan.Seed
 	}
-	server := tb.role(topology.Server)
-	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: tb.role(topology.Client).NS(), logf: tb.logf}
+	client := tb.role(topology.Client)
+	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf}
 	rec.setup.seed(seed)
 	for _, p := range plan.WANs {
 		w.conds[p.Name] = p.Condition(seed)
 		w.order = append(w.order, p.Name)
 	}
-	probe, err := impair.ListenProbe(server.NS(), net.JoinHostPort(server.Addr().String(), strconv.Itoa(impair.ProbePort)))
+	probe, err := impair.StartProbe(ctx, client, tb.role(topology.Server), "")
 	if err != nil {
 		return nil, err
 	}
 	w.probe = probe
-	tb.onTeardown("RTT probe listener", func(context.Context) error { return probe.Close() })
+	tb.onTeardown("WAN probes", func(context.Context) error { return probe.Close() })
 
 	var netemErr error
 	method := plan.Impairment
@@ -136,8 +135,8 @@ func (w *wanRun) prove(ctx context.Context, tb *testbed) error {
 
 func netemTargets(tb *testbed) []impair.Target {
 	var ts []impair.Target
-	for _, role := range []string{topology.Client, topology.Server} {
-		ts = append(ts, impair.Target{Role: role, NS: tb.role(role).NS(), Link: topology.RoleLink})
+	for _, name := range []string{topology.Client, topology.Server} {
+		ts = append(ts, impair.Target{Role: tb.role(name), Link: topology.RoleLink})
 	}
 	return ts
 }

@@ -77,7 +77,7 @@ func (c *wanCell) probe(ctx context.Context) {
 	count, gap := cc.Probes()
 	c.probed.rtt, c.probed.rttErr = impair.ProbeRTTEvery(ctx, w.client, w.probe.Addr(), count, gap)
 	pre, preErr := w.imp.Counters(ctx)
-	c.probed.loss, c.probed.lossErr = w.probe.ProbeLoss(ctx, w.client, cc.LossProbe(), cc.RTT+2*cc.Jitter)
+	c.probed.loss, c.probed.lossErr = w.probe.ProbeLoss(ctx, cc.LossProbe(), cc.RTT+2*cc.Jitter)
 	c.before, c.beforeErr = w.imp.Counters(ctx)
 	if preErr == nil && c.beforeErr == nil {
 		c.probed.during = impair.SubAll(c.before, pre)

@@ -117,6 +117,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			rerunCommand(),
 			wgUserspaceCommand(),
 			forwarderCommand(),
+			probeCommand(),
 			agentCommand(),
 		},
 		OnUsageError: usageError,

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 	// A WAN run started in-process re-executes this binary as its
 	// userspace impairment's forwarder: serve it, don't test.
 	impair.MaybeRunForwarder()
+	impair.MaybeRunProbe() // and as the WAN probes
 	// A run started in-process re-executes this binary as its userspace
 	// WireGuard daemon (`wg-userspace IFNAME`): serve it, don't test.
 	// A copy of this binary that doctor --host or clean --host runs on an

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -79,13 +81,29 @@ func verificationOutcome(c *cli.Context, plan *nsbench.Plan, res *nsbench.Result
 // namespace launcher in the switch namespace, in its own cgroup, as the
 // harness's child; SIGTERM stops it.
 func forwarderCommand() *cli.Command {
+	return hiddenCommand(impair.ForwarderArg, impair.ForwarderMain,
+		"run the userspace impairment's forwarder in the foreground, in the current network namespace")
+}
+
+// probeCommand is the hidden `twnsbench impair-probe [--listen host:port]`:
+// an end of the WAN probes (the listener in the server role, the loss
+// probe's sender in the client role). `run` starts it through the namespace
+// launcher in its role; SIGTERM stops it.
+func probeCommand() *cli.Command {
+	return hiddenCommand(impair.ProbeArg, impair.ProbeMain,
+		"run an end of the WAN probes in the foreground, in the current network namespace")
+}
+
+// hiddenCommand is a hidden subcommand that hands its arguments to main
+// unparsed: a part of a run that twnsbench starts as its own child.
+func hiddenCommand(name string, main func(context.Context, []string, io.Writer) error, usage string) *cli.Command {
 	return &cli.Command{
-		Name:            impair.ForwarderArg,
+		Name:            name,
 		Hidden:          true,
-		Usage:           "run the userspace impairment's forwarder in the foreground, in the current network namespace",
+		Usage:           usage,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			return impair.ForwarderMain(c.Context, c.Args().Slice(), c.App.Writer)
+			return main(c.Context, c.Args().Slice(), c.App.Writer)
 		},
 	}
 }

@@ -13,12 +13,10 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
 // The end-to-end loss count: a paced stream of numbered UDP datagrams from
-// the client to the ProbeListener in the server's namespace, which counts
+// the client to the listener in the server's namespace (probe.go), which counts
 // each one that arrives and echoes it; the client counts the echoes that
 // come back. Both impaired directions are crossed, and the loss figure is
 // what the datagrams themselves met, not what the impairment says it did.
@@ -167,153 +165,39 @@ func Wilson(k, n uint64, z float64) (lo, hi float64) {
 	return max(0, mid-half), min(1, mid+half)
 }
 
-// lossStream is the listener's count of one probe's datagrams, open
-// between the probe's two markers.
-type lossStream struct {
-	id      uint64
-	seen    []bool
-	arrived uint64
-	echoed  uint64
-	open    bool
-	// opened and closed are closed when the listener reads the markers;
-	// drops0 and drops1 are the socket's overflow count they carried.
-	opened, closed chan struct{}
-	drops0, drops1 uint64
-}
-
-// serveUDP counts and echoes the loss probe's datagrams until the socket
-// closes. A datagram is 16 bytes: the probe's id, then its sequence
-// number or a marker; one of another probe (a late one of the last) is
-// dropped. One goroutine reads, counts and echoes in arrival order, so
-// when it reads the closing marker every echo of what came before is sent.
-func (p *ProbeListener) serveUDP() {
-	buf, oob := make([]byte, 64), make([]byte, 64)
-	for {
-		n, oobn, _, from, err := p.udp.ReadMsgUDP(buf, oob)
-		if err != nil {
-			return // closed
-		}
-		if n != 16 {
-			continue
-		}
-		id, seq := binary.BigEndian.Uint64(buf), binary.BigEndian.Uint64(buf[8:])
-		p.mu.Lock()
-		s := p.stream
-		if s == nil || s.id != id {
-			p.mu.Unlock()
-			continue
-		}
-		switch {
-		case seq == markOpen && s.closed == nil:
-			s.drops0, s.open = overflowCount(oob[:oobn]), true
-			close(s.opened)
-			s.closed = make(chan struct{})
-		case seq == markClose && s.open:
-			s.drops1, s.open = overflowCount(oob[:oobn]), false
-			close(s.closed)
-		case !s.open || seq >= uint64(len(s.seen)) || s.seen[seq]:
-		default:
-			s.seen[seq] = true
-			s.arrived++
-			p.mu.Unlock()
-			if _, err := p.udp.WriteTo(buf[:n], from); err == nil {
-				p.mu.Lock()
-				s.echoed++
-				p.mu.Unlock()
-			}
-			continue
-		}
-		p.mu.Unlock()
-	}
-}
-
-// ProbeLoss sends lp's datagrams from inside client to the listener,
-// paced, and counts both ways: how many the listener read and echoed, and
-// how many echoes the client read. rtt is the longest round trip the
-// condition makes: each receiver's count closes half of it plus
-// lossProbeSettle after the last datagram towards it was sent, so the
-// probe takes its duration plus about rtt + 0.2 s, and at most rtt +
-// 2.2 s more on a host that schedules its receivers late. One probe at a
-// time per listener.
-func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossProbe, rtt time.Duration) (EndToEnd, error) {
+// ProbeLoss sends lp's datagrams from the client to the listener, paced,
+// and counts both ways: how many the listener read and echoed, and how
+// many echoes the client read. rtt is the longest round trip the condition
+// makes: each receiver's count closes half of it plus lossProbeSettle
+// after the last datagram towards it was sent, so the probe takes its
+// duration plus about rtt + 0.2 s, and at most rtt + 2.2 s more on a host
+// that schedules its receivers late. One probe at a time.
+func (p *Probe) ProbeLoss(ctx context.Context, lp LossProbe, rtt time.Duration) (EndToEnd, error) {
 	if lp.Count <= 0 || lp.Rate <= 0 {
 		return EndToEnd{}, fmt.Errorf("loss probe: %d datagrams at %d/s", lp.Count, lp.Rate)
 	}
-	s := &lossStream{id: rand.Uint64(), seen: make([]bool, lp.Count), opened: make(chan struct{})}
-	p.mu.Lock()
-	if p.stream != nil {
-		p.mu.Unlock()
+	if !p.mu.TryLock() {
 		return EndToEnd{}, errors.New("loss probe: another probe is running on this listener")
 	}
-	p.stream = s
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.stream = nil
-		p.mu.Unlock()
-	}()
-	addr := p.udp.LocalAddr().(*net.UDPAddr)
+	defer p.mu.Unlock()
+	id := rand.Uint64()
 
 	// The listener's count opens at its marker: from then on its socket's
 	// overflow count is this probe's.
-	if err := sendMarker(p.marker, s.id, markOpen); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe: open the listener's count: %w", err)
+	r, err := probeControlOp.On(ctx, p.server, probeRequest{Do: probeOpen, ID: id, Count: lp.Count})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: %w", err)
 	}
-	if err := waitMarker(ctx, s.opened); err != nil {
+	if !r.Read {
 		return EndToEnd{Unsettled: "the listener did not read its opening marker within " + lossProbeBarrier.String()}, nil
 	}
 
-	// The client's socket, and the one that sends it its marker over the
-	// client's loopback.
-	var conn, marker *net.UDPConn
-	if err := client.Do(func() (err error) {
-		if conn, err = net.ListenUDP("udp", &net.UDPAddr{}); err != nil {
-			return err
-		}
-		local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: conn.LocalAddr().(*net.UDPAddr).Port}
-		if marker, err = net.DialUDP("udp", nil, local); err != nil {
-			conn.Close()
-		}
-		return err
-	}); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe from %s to %s: %w", client.Name, addr, err)
+	// The stream, from the client's probe process.
+	r, err = probeControlOp.On(ctx, p.client, probeRequest{Do: probeSend, ID: id, Count: lp.Count, Rate: lp.Rate, To: p.addr})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe from %s to %s: %w", p.client.Name(), p.addr, err)
 	}
-	defer conn.Close()
-	defer marker.Close()
-	if err := probeSocket(conn); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe from %s: %w", client.Name, err)
-	}
-	back := &echoCount{seen: make([]bool, lp.Count), closed: make(chan struct{})}
-	go back.read(conn, s.id)
-
-	var e EndToEnd
-	// Pacing: by each tick, as many datagrams as the rate allows since the
-	// start, so a late tick catches up instead of slowing the probe.
-	msg := make([]byte, 16)
-	binary.BigEndian.PutUint64(msg, s.id)
-	start := time.Now()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	next := 0
-	for next < lp.Count {
-		due := min(lp.Count, 1+int(time.Since(start).Seconds()*float64(lp.Rate)))
-		for ; next < due; next++ {
-			binary.BigEndian.PutUint64(msg[8:], uint64(next))
-			if _, err := conn.WriteToUDP(msg, addr); err != nil {
-				e.SendErrors++
-				continue
-			}
-			e.Sent++
-		}
-		if next == lp.Count {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return EndToEnd{}, ctx.Err()
-		case <-tick.C: // pacing the stream, not waiting for a condition
-		}
-	}
+	e := EndToEnd{Sent: r.Sent, SendErrors: r.SendErrors}
 
 	var unsettled []string
 	// The listener's count: every datagram still on the path has reached
@@ -323,36 +207,29 @@ func (p *ProbeListener) ProbeLoss(ctx context.Context, client *ns.NS, lp LossPro
 	if err := sleepCtx(ctx, rtt/2+lossProbeSettle); err != nil {
 		return EndToEnd{}, err
 	}
-	p.mu.Lock()
-	closed := s.closed
-	p.mu.Unlock()
-	if err := sendMarker(p.marker, s.id, markClose); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe: close the listener's count: %w", err)
+	r, err = probeControlOp.On(ctx, p.server, probeRequest{Do: probeClose, ID: id})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: %w", err)
 	}
-	if waitMarker(ctx, closed) != nil {
+	if !r.Read {
 		unsettled = append(unsettled, "the listener did not read up to its closing marker within "+lossProbeBarrier.String())
 	}
-	p.mu.Lock()
-	s.open = false // a count not closed by its marker stops here
-	e.Arrived, e.Echoed = s.arrived, s.echoed
-	e.SocketDrops = s.drops1 - s.drops0
-	p.mu.Unlock()
+	e.Arrived, e.Echoed, e.SocketDrops = r.Arrived, r.Echoed, r.SocketDrops
 
 	// The client's count: the same for the echoes, the last of which the
 	// listener sent before it read its closing marker.
 	if err := sleepCtx(ctx, rtt/2+lossProbeSettle); err != nil {
 		return EndToEnd{}, err
 	}
-	if err := sendMarker(marker, s.id, markClose); err != nil {
-		return EndToEnd{}, fmt.Errorf("loss probe: close the client's count: %w", err)
+	r, err = probeControlOp.On(ctx, p.client, probeRequest{Do: probeSettle, ID: id})
+	if err != nil {
+		return EndToEnd{}, fmt.Errorf("loss probe: %w", err)
 	}
-	if waitMarker(ctx, back.closed) != nil {
+	if !r.Read {
 		unsettled = append(unsettled, "the client did not read up to its closing marker within "+lossProbeBarrier.String())
 	}
-	conn.Close()
-	returned, drops := back.result()
-	e.Returned = returned
-	e.SocketDrops += drops
+	e.Returned = r.Returned
+	e.SocketDrops += r.SocketDrops
 	e.Unsettled = strings.Join(unsettled, "; ")
 	return e, nil
 }

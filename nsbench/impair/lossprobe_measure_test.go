@@ -57,15 +57,15 @@ func softnetDrops() string {
 //	sudo TWNSB_MEASURE=1 go test -run TestMeasureLossProbeWhere -v ./nsbench/impair/
 func TestMeasureLossProbeWhere(t *testing.T) {
 	requireMeasure(t)
-	topo, ln := upProbe(t)
+	b := upProbe(t)
+	topo, ln := b.topo, b.probe
 	ctx := context.Background()
-	client := topo.Roles[topology.Client].NS
 	u := newTestUserspace(t, topo)
 	c := Condition{RTT: 20 * time.Millisecond, LossPct: 0.5, Seed: 7}
 	if _, err := u.Set(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	nss := map[string]*ns.NS{"client": client, "server": topo.Roles[topology.Server].NS, "switch": topo.Switch}
+	nss := map[string]*ns.NS{"client": topo.Roles[topology.Client].NS, "server": topo.Roles[topology.Server].NS, "switch": topo.Switch}
 	for _, rate := range []int{20000, 10000, 4000} {
 		for rep := 0; rep < 1; rep++ {
 			lp := LossProbe{Count: rate * 3, Rate: rate}
@@ -79,7 +79,7 @@ func TestMeasureLossProbeWhere(t *testing.T) {
 			}
 			sn0 := softnetDrops()
 			start := time.Now()
-			e, err := ln.ProbeLoss(ctx, client, lp, c.RTT)
+			e, err := ln.ProbeLoss(ctx, lp, c.RTT)
 			took := time.Since(start)
 			if err != nil {
 				t.Fatal(err)

@@ -8,5 +8,6 @@ import (
 
 func TestMain(m *testing.M) {
 	MaybeRunForwarder() // the userspace tests start this binary as the forwarder
+	MaybeRunProbe()     // and as the probes
 	nstest.Main(m)
 }

@@ -77,7 +77,7 @@ func itoa(n int) string { return formatFloat(float64(n)) }
 // bridge it replaces.
 func TestMeasureCeiling(t *testing.T) {
 	requireMeasure(t)
-	topo, _ := upTopology(t)
+	topo := upProbe(t).topo
 	const d = 10 * time.Second
 	bridge := iperf3(t, topo, d, 1)
 	u := newTestUserspace(t, topo)
@@ -94,13 +94,14 @@ func TestMeasureCeiling(t *testing.T) {
 // TestMeasureDelay: 200 handshake RTTs through a 30 ms condition.
 func TestMeasureDelay(t *testing.T) {
 	requireMeasure(t)
-	topo, addr := upTopology(t)
+	b := upProbe(t)
+	topo, addr := b.topo, b.probe.Addr()
 	u := newTestUserspace(t, topo)
 	c := Condition{RTT: 30 * time.Millisecond}
 	if _, err := u.Set(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ProbeRTT(context.Background(), topo.Roles[topology.Client].NS, addr, 200)
+	r, err := ProbeRTT(context.Background(), b.client, addr, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestMeasureDelay(t *testing.T) {
 // sent. (TestUserspaceLossCounted asserts the same on every test run.)
 func TestMeasureLoss(t *testing.T) {
 	requireMeasure(t)
-	topo, _ := upTopology(t)
+	topo := upProbe(t).topo
 	u := newTestUserspace(t, topo)
 	c := Condition{RTT: 2 * time.Millisecond, LossPct: 1, Seed: 1}
 	if _, err := u.Set(context.Background(), c); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 )
 
 // NetemSeedNote says why netem's loss is not paired across transports.
@@ -19,14 +19,13 @@ const NetemSeedNote = "netem's PRNG seed is not set: vishvananda/netlink cannot 
 
 // Target is one impaired egress interface.
 type Target struct {
-	Role string // whose egress
-	NS   *ns.NS
-	Link string // the interface inside NS, e.g. "eth0"
+	Role *role.Role // whose egress
+	Link string     // the interface in the role, e.g. "eth0"
 }
 
 // Netem is the kernel mechanism: a netem qdisc at the root of each
-// target's interface, managed through netlink handles bound to the
-// targets' namespaces.
+// target's interface, managed through netlink inside the targets' roles
+// (the ops below).
 type Netem struct {
 	targets []Target
 }
@@ -41,6 +40,84 @@ func (*Netem) Method() string { return MethodNetem }
 // netemHandle is the qdisc handle twnsbench gives its netem ("1:").
 var netemHandle = netlink.MakeHandle(1, 0)
 
+// netemRequest is what the netem ops carry into a role: the link, and for
+// a Set the qdisc's attributes.
+type netemRequest struct {
+	Link  string
+	Attrs netlink.NetemQdiscAttrs
+}
+
+// netemState is a netem op's answer. What the caller tells apart crosses
+// in it, not as an error (an op's error is text, and its result is lost
+// with it): Found (a netem sits at the link's root), Unsupported (the
+// kernel refused netem for want of sch_netem, Refusal its answer).
+type netemState struct {
+	Found       bool
+	Unsupported bool
+	Refusal     string
+	Applied     Applied  // read back after a Set
+	Counters    Counters // a Counters read
+}
+
+var (
+	// netemSetOp replaces the link's root qdisc with netem and reads it
+	// back.
+	netemSetOp = role.NewOp("impair.netem-set", func(_ context.Context, r netemRequest) (netemState, error) {
+		link, err := netlink.LinkByName(r.Link)
+		if err != nil {
+			return netemState{}, fmt.Errorf("%s: %w", r.Link, err)
+		}
+		q := netlink.NewNetem(netlink.QdiscAttrs{
+			LinkIndex: link.Attrs().Index,
+			Handle:    netemHandle,
+			Parent:    netlink.HANDLE_ROOT,
+		}, r.Attrs)
+		if err := netlink.QdiscReplace(q); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EOPNOTSUPP) {
+				return netemState{Unsupported: true, Refusal: err.Error()}, nil
+			}
+			return netemState{}, err
+		}
+		got, err := rootNetem(link)
+		if err != nil {
+			return netemState{}, fmt.Errorf("read back: %w", err)
+		}
+		if got == nil {
+			return netemState{}, errors.New("read back: no netem at the root after replace")
+		}
+		return netemState{Found: true, Applied: fromNetem(got, netlink.TickInUsec())}, nil
+	})
+	// netemCountersOp reads the statistics of the netem at the link's
+	// root (Found false when there is none).
+	netemCountersOp = role.NewOp("impair.netem-counters", func(_ context.Context, r netemRequest) (netemState, error) {
+		link, err := netlink.LinkByName(r.Link)
+		if err != nil {
+			return netemState{}, fmt.Errorf("%s: %w", r.Link, err)
+		}
+		q, err := rootNetem(link)
+		if err != nil || q == nil {
+			return netemState{}, err
+		}
+		return netemState{Found: true, Counters: netemCounters(q.Attrs().Statistics)}, nil
+	})
+	// netemClearOp deletes the netem at the link's root; a link without
+	// one, or gone, is left alone.
+	netemClearOp = role.NewOp("impair.netem-clear", func(_ context.Context, r netemRequest) (netemState, error) {
+		link, err := netlink.LinkByName(r.Link)
+		if err != nil {
+			return netemState{}, nil // the link is gone: nothing to clear
+		}
+		q, err := rootNetem(link)
+		if err != nil || q == nil {
+			return netemState{}, err
+		}
+		if err := netlink.QdiscDel(q); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
+			return netemState{Found: true}, err
+		}
+		return netemState{Found: true}, nil
+	})
+)
+
 // Set replaces the root qdisc of every target with netem holding c and
 // reads it back. QdiscReplace makes a repeated Set harmless.
 func (n *Netem) Set(ctx context.Context, c Condition) ([]Applied, error) {
@@ -49,7 +126,7 @@ func (n *Netem) Set(ctx context.Context, c Condition) ([]Applied, error) {
 	}
 	var applied []Applied
 	for _, t := range n.targets {
-		a, err := n.set(t, c)
+		a, err := n.set(ctx, t, c)
 		if err != nil {
 			return applied, err
 		}
@@ -58,32 +135,16 @@ func (n *Netem) Set(ctx context.Context, c Condition) ([]Applied, error) {
 	return applied, nil
 }
 
-func (n *Netem) set(t Target, c Condition) (Applied, error) {
-	h, link, err := t.open()
+func (n *Netem) set(ctx context.Context, t Target, c Condition) (Applied, error) {
+	st, err := netemSetOp.On(ctx, t.Role, netemRequest{Link: t.Link, Attrs: netemAttrs(c)})
+	if err == nil && st.Unsupported {
+		err = fmt.Errorf("%w (%s): the kernel has no sch_netem", ErrUnsupported, st.Refusal)
+	}
 	if err != nil {
-		return Applied{}, err
+		return Applied{}, fmt.Errorf("netem on %s %s: %w", t.Role.Name(), t.Link, err)
 	}
-	defer h.Close()
-	q := netlink.NewNetem(netlink.QdiscAttrs{
-		LinkIndex: link.Attrs().Index,
-		Handle:    netemHandle,
-		Parent:    netlink.HANDLE_ROOT,
-	}, netemAttrs(c))
-	if err := h.QdiscReplace(q); err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EOPNOTSUPP) {
-			err = fmt.Errorf("%w (%v): the kernel has no sch_netem", ErrUnsupported, err)
-		}
-		return Applied{}, fmt.Errorf("netem on %s %s: %w", t.Role, t.Link, err)
-	}
-	got, err := rootNetem(h, link)
-	if err != nil {
-		return Applied{}, fmt.Errorf("netem on %s %s: read back: %w", t.Role, t.Link, err)
-	}
-	if got == nil {
-		return Applied{}, fmt.Errorf("netem on %s %s: read back: no netem at the root after replace", t.Role, t.Link)
-	}
-	a := fromNetem(got, netlink.TickInUsec())
-	a.Role, a.Where = t.Role, t.Role+" "+t.Link
+	a := st.Applied
+	a.Role, a.Where = t.Role.Name(), t.Role.Name()+" "+t.Link
 	return a, a.matches(c)
 }
 
@@ -91,31 +152,18 @@ func (n *Netem) set(t Target, c Condition) (Applied, error) {
 func (n *Netem) Counters(ctx context.Context) ([]Counters, error) {
 	var out []Counters
 	for _, t := range n.targets {
-		c, err := t.counters()
-		if err != nil {
-			return out, err
+		st, err := netemCountersOp.On(ctx, t.Role, netemRequest{Link: t.Link})
+		if err == nil && !st.Found {
+			err = errors.New("no netem qdisc")
 		}
+		if err != nil {
+			return out, fmt.Errorf("netem statistics of %s %s: %w", t.Role.Name(), t.Link, err)
+		}
+		c := st.Counters
+		c.Role, c.Where = t.Role.Name(), t.Role.Name()+" "+t.Link
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-func (t Target) counters() (Counters, error) {
-	h, link, err := t.open()
-	if err != nil {
-		return Counters{}, err
-	}
-	defer h.Close()
-	q, err := rootNetem(h, link)
-	if err != nil {
-		return Counters{}, fmt.Errorf("netem statistics of %s %s: %w", t.Role, t.Link, err)
-	}
-	if q == nil {
-		return Counters{}, fmt.Errorf("netem statistics of %s %s: no netem qdisc", t.Role, t.Link)
-	}
-	c := netemCounters(q.Attrs().Statistics)
-	c.Role, c.Where = t.Role, t.Role+" "+t.Link
-	return c, nil
 }
 
 // Clear deletes every target's netem; the interface falls back to its
@@ -123,48 +171,16 @@ func (t Target) counters() (Counters, error) {
 func (n *Netem) Clear(ctx context.Context) error {
 	var errs []error
 	for _, t := range n.targets {
-		errs = append(errs, t.clear())
+		if _, err := netemClearOp.On(ctx, t.Role, netemRequest{Link: t.Link}); err != nil {
+			errs = append(errs, fmt.Errorf("remove netem from %s %s: %w", t.Role.Name(), t.Link, err))
+		}
 	}
 	return errors.Join(errs...)
 }
 
-func (t Target) clear() error {
-	h, link, err := t.open()
-	if err != nil {
-		if errors.Is(err, errNoLink) {
-			return nil // the namespace or link is gone: nothing to clear
-		}
-		return err
-	}
-	defer h.Close()
-	q, err := rootNetem(h, link)
-	if err != nil || q == nil {
-		return err
-	}
-	if err := h.QdiscDel(q); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("remove netem from %s %s: %w", t.Role, t.Link, err)
-	}
-	return nil
-}
-
-var errNoLink = errors.New("no such link")
-
-func (t Target) open() (*netlink.Handle, netlink.Link, error) {
-	h, err := t.NS.Netlink()
-	if err != nil {
-		return nil, nil, err
-	}
-	link, err := h.LinkByName(t.Link)
-	if err != nil {
-		h.Close()
-		return nil, nil, fmt.Errorf("%s %s: %w: %v", t.Role, t.Link, errNoLink, err)
-	}
-	return h, link, nil
-}
-
 // rootNetem returns the netem at link's root, or nil when there is none.
-func rootNetem(h *netlink.Handle, link netlink.Link) (*netlink.Netem, error) {
-	qs, err := h.QdiscList(link)
+func rootNetem(link netlink.Link) (*netlink.Netem, error) {
+	qs, err := netlink.QdiscList(link)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,36 +18,36 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
-// upTopology builds the reference topology for one test and a TCP
-// listener in the server namespace (the probes' target).
-func upTopology(t *testing.T) (*topology.Topology, string) {
-	t.Helper()
-	topo, ln := upProbe(t)
-	return topo, ln.Addr()
+// probeBed is the reference topology for one test, its roles, and the
+// probes' processes (the listener in the server, the sender in the
+// client).
+type probeBed struct {
+	topo   *topology.Topology
+	roles  map[string]*role.Role
+	client *role.Role
+	probe  *Probe
 }
 
-// upProbe is upTopology with the probe listener itself.
-func upProbe(t *testing.T) (*topology.Topology, *ProbeListener) {
+// upProbe builds a probeBed.
+func upProbe(t *testing.T) *probeBed {
 	t.Helper()
-	nstest.RequireRoot(t)
-	topo, err := topology.Up(topology.DefaultSpec(nstest.Prefix(t)))
-	if err != nil {
-		t.Fatalf("topology: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := topo.Down(); err != nil {
-			t.Errorf("topology down: %v", err)
-		}
-	})
-	ln, err := ListenProbe(topo.Roles[topology.Server].NS, net.JoinHostPort(topo.Spec.Addr(topology.Server).String(), strconv.Itoa(ProbePort)))
+	topo, _, roles := nstest.Roles(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := StartProbe(ctx, roles[topology.Client], roles[topology.Server], "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	return topo, ln
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("probe: %v", err)
+		}
+	})
+	return &probeBed{topo: topo, roles: roles, client: roles[topology.Client], probe: p}
 }
 
 // rtPrio is the forwarder's priority in the tests: a run's, unless
@@ -109,9 +108,10 @@ func bridgePorts(t *testing.T, topo *topology.Topology) []string {
 }
 
 func TestUserspaceSetProbeClear(t *testing.T) {
-	topo, addr := upTopology(t)
+	b := upProbe(t)
+	topo, addr := b.topo, b.probe.Addr()
 	ctx := context.Background()
-	client := topo.Roles[topology.Client].NS
+	client := b.client
 
 	base, err := ProbeRTT(ctx, client, addr, 10)
 	if err != nil {
@@ -202,14 +202,14 @@ func TestLossProbeUnderLoad(t *testing.T) {
 }
 
 func testLossProbe(t *testing.T, hogs int) {
-	topo, ln := upProbe(t)
+	b := upProbe(t)
+	topo, ln := b.topo, b.probe
 	ctx := context.Background()
-	client := topo.Roles[topology.Client].NS
 	lp := LossProbe{Count: LossProbeRate * int(LossProbeDuration/time.Second), Rate: LossProbeRate}
 	startHogs(t, hogs)
 
 	start := time.Now()
-	plain, err := ln.ProbeLoss(ctx, client, lp, 0)
+	plain, err := ln.ProbeLoss(ctx, lp, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func testLossProbe(t *testing.T, hogs int) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	e, err := ln.ProbeLoss(ctx, client, lp, c.RTT)
+	e, err := ln.ProbeLoss(ctx, lp, c.RTT)
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -295,9 +295,10 @@ func startHogs(t *testing.T, n int) {
 // TestUserspaceStates walks conditions in random order, as the run does
 // (LAN → WAN → LAN …), and checks each is in force.
 func TestUserspaceStates(t *testing.T) {
-	topo, addr := upTopology(t)
+	b := upProbe(t)
+	topo, addr := b.topo, b.probe.Addr()
 	ctx := context.Background()
-	client := topo.Roles[topology.Client].NS
+	client := b.client
 	u := newTestUserspace(t, topo)
 	states := []*Condition{nil, {RTT: 10 * time.Millisecond}, {RTT: 40 * time.Millisecond, LossPct: 1}, {RTT: 0}}
 	order := append(rand.Perm(len(states)), rand.Perm(len(states))...)
@@ -323,21 +324,45 @@ func TestUserspaceStates(t *testing.T) {
 	}
 }
 
+// TestNetemRefusedWithoutSchNetem: where the kernel has no sch_netem, Set
+// says so with ErrUnsupported (what crosses back from the role's op is a
+// flag, not the error's type), and Clear finds nothing to remove.
+func TestNetemRefusedWithoutSchNetem(t *testing.T) {
+	nstest.RequireRoot(t)
+	if ok, _ := preflight.KernelFeature("netem"); ok {
+		t.Skip("this kernel has netem: TestNetem covers it")
+	}
+	_, _, roles := nstest.Roles(t, t.TempDir())
+	n := NewNetem([]Target{{Role: roles[topology.Client], Link: topology.RoleLink}})
+	ctx := context.Background()
+	_, err := n.Set(ctx, Condition{RTT: 30 * time.Millisecond, LossPct: 0.1})
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "netem on client eth0") {
+		t.Errorf("set without sch_netem: %v, want ErrUnsupported naming client eth0", err)
+	}
+	if err := n.Clear(ctx); err != nil {
+		t.Errorf("clear: %v", err)
+	}
+	if _, err := n.Counters(ctx); err == nil || !strings.Contains(err.Error(), "no netem qdisc") {
+		t.Errorf("counters without netem: %v", err)
+	}
+}
+
 // TestNetem runs only where the kernel has sch_netem (the stock-kernel VM).
 func TestNetem(t *testing.T) {
 	nstest.RequireRoot(t)
 	if ok, how := preflight.KernelFeature("netem"); !ok {
 		t.Skipf("this kernel has no netem (%s); the stock-kernel VM runs this test", how)
 	}
-	topo, addr := upTopology(t)
+	b := upProbe(t)
+	addr := b.probe.Addr()
 	ctx := context.Background()
-	base, err := ProbeRTT(ctx, topo.Roles[topology.Client].NS, addr, 10)
+	base, err := ProbeRTT(ctx, b.client, addr, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var targets []Target
 	for _, role := range []string{topology.Client, topology.Server} {
-		targets = append(targets, Target{Role: role, NS: topo.Roles[role].NS, Link: topology.RoleLink})
+		targets = append(targets, Target{Role: b.roles[role], Link: topology.RoleLink})
 	}
 	n := NewNetem(targets)
 	t.Cleanup(func() { n.Clear(context.Background()) })
@@ -359,7 +384,7 @@ func TestNetem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rtt, err := ProbeRTT(ctx, topo.Roles[topology.Client].NS, addr, ProbeCount)
+	rtt, err := ProbeRTT(ctx, b.client, addr, ProbeCount)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,12 +414,9 @@ func TestNetem(t *testing.T) {
 		t.Fatalf("second clear: %v", err)
 	}
 	for _, tg := range targets {
-		h, _ := tg.NS.Netlink()
-		l, _ := h.LinkByName(tg.Link)
-		if q, _ := rootNetem(h, l); q != nil {
-			t.Errorf("%s: netem left after clear", tg.Role)
+		if st, err := netemCountersOp.On(ctx, tg.Role, netemRequest{Link: tg.Link}); err != nil || st.Found {
+			t.Errorf("%s: netem left after clear (%v)", tg.Role.Name(), err)
 		}
-		h.Close()
 	}
 }
 
@@ -410,7 +432,7 @@ func TestNetem(t *testing.T) {
 // busy host the client's socket buffer overflows (2–27 % here) and iperf3
 // reports losses the path never made.
 func TestUserspaceLossCounted(t *testing.T) {
-	topo, _ := upTopology(t)
+	topo := upProbe(t).topo
 	u := newTestUserspace(t, topo)
 	ctx := context.Background()
 	c := Condition{RTT: 2 * time.Millisecond, LossPct: 2, Seed: 7}

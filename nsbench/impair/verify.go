@@ -1,20 +1,11 @@
 package impair
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
 // The closed loop: before a cell, ProbeRTT measures the round trip the
@@ -32,78 +23,9 @@ const (
 	JitterProbeCount = 80
 )
 
-// ProbePort is where a ProbeListener listens: no transport or fixture uses
-// it (the "discard" port).
+// ProbePort is where the probe listener listens (probe.go): no transport
+// or fixture uses it (the "discard" port).
 const ProbePort = 9
-
-// ProbeListener is the target of ProbeRTT and ProbeLoss: a TCP listener
-// in the far namespace that accepts and closes, and a UDP socket on the
-// same address that counts and echoes the loss probe's datagrams. The
-// handshake is the kernel's alone, so probing touches no fixture (sshd's
-// per-source penalties, in OpenSSH 9.8 and later, would block a client
-// that connects 20 times without logging in).
-type ProbeListener struct {
-	ln     net.Listener
-	udp    *net.UDPConn
-	marker *net.UDPConn // from the same namespace to udp: the loss probe's markers
-
-	mu     sync.Mutex
-	stream *lossStream // the loss probe running, if any
-}
-
-// ListenProbe listens on addr (host:port) inside n.
-func ListenProbe(n *ns.NS, addr string) (*ProbeListener, error) {
-	var ln net.Listener
-	var udp, marker *net.UDPConn
-	if err := n.Do(func() error {
-		var err error
-		if ln, err = net.Listen("tcp", addr); err != nil {
-			return err
-		}
-		var pc net.PacketConn
-		if pc, err = net.ListenPacket("udp", addr); err == nil {
-			udp = pc.(*net.UDPConn)
-			if err = probeSocket(udp); err == nil {
-				marker, err = net.DialUDP("udp", nil, udp.LocalAddr().(*net.UDPAddr))
-			}
-		}
-		if err != nil {
-			ln.Close()
-			if pc != nil {
-				pc.Close()
-			}
-		}
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("probe listener in %s: %w", n.Name, err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return // closed
-			}
-			c.Close()
-		}
-	}()
-	p := &ProbeListener{ln: ln, udp: udp, marker: marker}
-	go p.serveUDP()
-	return p, nil
-}
-
-// Addr is where to probe.
-func (p *ProbeListener) Addr() string { return p.ln.Addr().String() }
-
-// Close stops listening. Safe to call twice.
-func (p *ProbeListener) Close() error {
-	var errs []error
-	for _, c := range []io.Closer{p.ln, p.udp, p.marker} {
-		if err := c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // RTT is a measured round trip: the median, min and max over the probes
 // that completed.
@@ -112,83 +34,6 @@ type RTT struct {
 	IQR              time.Duration // the probes' interquartile range: the jitter's spread
 	N                int           // completed probes
 	Failed           int
-}
-
-// ProbeRTT measures the round trip from inside n to addr (host:port of a
-// listening TCP socket) with count TCP connects, one after another. Each
-// connect's RTT is the kernel's own measurement of the handshake (the
-// SYN-ACK's arrival minus the SYN's departure, TCP_INFO's tcpi_rtt of the
-// fresh connection, in µs), so the prober's scheduling on a busy host does
-// not count; where the kernel has none (a retransmitted SYN), the connect's
-// wall time stands in. The median keeps a lost SYN's timeout out.
-func ProbeRTT(ctx context.Context, n *ns.NS, addr string, count int) (RTT, error) {
-	return ProbeRTTEvery(ctx, n, addr, count, 0)
-}
-
-// ProbeRTTEvery is ProbeRTT with the probes started gap apart. Under jitter
-// the gap keeps each probe's packets clear of the previous probe's: the
-// impairment never reorders, so a packet queued right behind one that drew
-// a long delay would inherit it, and back-to-back probes would measure the
-// queue instead of the condition.
-func ProbeRTTEvery(ctx context.Context, n *ns.NS, addr string, count int, gap time.Duration) (RTT, error) {
-	var rtts []time.Duration
-	var failed int
-	var last error
-	for i := range count {
-		if err := ctx.Err(); err != nil {
-			return RTT{}, err
-		}
-		if i > 0 && gap > 0 {
-			select {
-			case <-ctx.Done():
-				return RTT{}, ctx.Err()
-			case <-time.After(gap): // pacing the probes, not waiting for a condition
-			}
-		}
-		var d time.Duration
-		err := n.Do(func() error {
-			start := time.Now()
-			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-			d = time.Since(start)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			if k := handshakeRTT(c); k > 0 {
-				d = k
-			}
-			return nil
-		})
-		if err != nil {
-			failed++
-			last = err
-			continue
-		}
-		rtts = append(rtts, d)
-	}
-	if len(rtts) == 0 {
-		return RTT{Failed: failed}, fmt.Errorf("probe RTT to %s from %s: every connect failed: %w", addr, n.Name, last)
-	}
-	return summarizeRTT(rtts, failed), nil
-}
-
-// handshakeRTT is the kernel's RTT sample of a fresh connection, or 0.
-func handshakeRTT(c net.Conn) time.Duration {
-	tc, ok := c.(*net.TCPConn)
-	if !ok {
-		return 0
-	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	var rtt time.Duration
-	raw.Control(func(fd uintptr) {
-		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
-			rtt = time.Duration(info.Rtt) * time.Microsecond
-		}
-	})
-	return rtt
 }
 
 func summarizeRTT(rtts []time.Duration, failed int) RTT {

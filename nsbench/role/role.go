@@ -173,8 +173,3 @@ func (r *Role) Leaf(name string) (*Role, error) {
 	l.leaf = &proc.Cgroup{Path: path}
 	return &l, nil
 }
-
-// NS is the role's namespace, for the WAN impairment not yet behind this
-// seam (netem targets and the probes in nsbench/impair): see the README's
-// "How it is built". Nothing new may use it.
-func (r *Role) NS() *ns.NS { return r.ns }
