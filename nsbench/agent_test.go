@@ -99,8 +99,8 @@ func TestRolesOnTwoMachines(t *testing.T) {
 		}
 		stdins[name], dones[name] = stdin, done
 		r, h, err := role.BuildRole(ctx, c, role.RoleOnHost{
-			Link:   topology.LinkSpec{Spec: spec, Role: name, Parent: nstest.MachineNIC, Addr: netip.PrefixFrom(peers[name], 24), Peers: peers},
-			LogDir: "/tmp/" + scope,
+			Link: topology.LinkSpec{Spec: spec, Role: name, Parent: nstest.MachineNIC, Addr: netip.PrefixFrom(peers[name], 24), Peers: peers},
+			Dirs: role.Dirs{Log: "/tmp/" + scope, Private: "/tmp/" + scope},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -130,7 +130,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		return err
 	}
 	tb.tree = role.NewTree(root, tb.prefix)
-	roles, err := tb.tree.Roles(topo, tb.logDir())
+	roles, err := tb.tree.Roles(topo, role.Dirs{Log: tb.logDir(), Private: dir})
 	tb.onTeardown("cgroups", tb.tree.Remove)
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ var (
 	writeFileOp = NewOp("role.write-file", func(_ context.Context, f fileContent) (Nothing, error) {
 		return Nothing{}, os.WriteFile(f.Path, f.Data, os.FileMode(f.Perm))
 	})
+	mkdirOp = NewOp("role.mkdir", func(_ context.Context, f fileContent) (Nothing, error) {
+		return Nothing{}, os.MkdirAll(f.Path, os.FileMode(f.Perm))
+	})
 	dialOp = NewOp("role.dial-tcp", func(_ context.Context, addr string) (Nothing, error) {
 		return Nothing{}, proc.DialTCP(addr)
 	})

@@ -17,8 +17,8 @@ import (
 
 // RoleOnHost is what a host needs to build one role of a run.
 type RoleOnHost struct {
-	Link   topology.LinkSpec
-	LogDir string // on that host
+	Link topology.LinkSpec
+	Dirs Dirs // on that host
 }
 
 // HostedRole is a role a host built: how to reach it over the wire.
@@ -27,9 +27,11 @@ type HostedRole struct {
 	NetNS  string
 	Addr   netip.Addr
 	Hosts  string // its hosts file
-	Dir    string // its cgroup
+	Cgroup string // its cgroup
 	Leaf   string // its base leaf
 	LogDir string
+	Dir    string // its private directory
+	Self   string // twnsbench on that host
 	// Facts of the role's link as built, for the Environment.
 	Offloads, Congestion string
 	SysctlChanges        []string
@@ -49,13 +51,13 @@ var buildRoleOp = NewHostOp("host.build-role", func(_ context.Context, a RoleOnH
 	if err != nil {
 		return HostedRole{}, err
 	}
-	roles, err := NewTree(root, Scope(a.Link.Spec.Prefix, a.Link.Role)).Roles(topo, a.LogDir)
+	roles, err := NewTree(root, Scope(a.Link.Spec.Prefix, a.Link.Role)).Roles(topo, a.Dirs)
 	if err != nil {
 		return HostedRole{}, err
 	}
 	r := roles[a.Link.Role]
-	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Dir: r.dir.Path, Leaf: r.leaf.Path,
-		LogDir: r.logDir, Offloads: topo.Offloads, Congestion: topo.Congestion, SysctlChanges: topo.SysctlChanges}, nil
+	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Cgroup: r.dir.Path, Leaf: r.leaf.Path,
+		LogDir: r.logDir, Dir: r.private, Self: r.self, Offloads: topo.Offloads, Congestion: topo.Congestion, SysctlChanges: topo.SysctlChanges}, nil
 })
 
 // BuildRole has the host at the far end of c build a role, and returns the
@@ -66,6 +68,6 @@ func BuildRole(ctx context.Context, c *Conn, a RoleOnHost) (*Role, HostedRole, e
 	if err != nil {
 		return nil, h, fmt.Errorf("%s: build %s: %w", c.host, a.Link.Role, err)
 	}
-	return &Role{name: h.Name, netns: h.NetNS, addr: h.Addr, hosts: h.Hosts, dir: &proc.Cgroup{Path: h.Dir},
-		leaf: &proc.Cgroup{Path: h.Leaf}, logDir: h.LogDir, host: c.Host(h.NetNS)}, h, nil
+	return &Role{name: h.Name, netns: h.NetNS, addr: h.Addr, hosts: h.Hosts, dir: &proc.Cgroup{Path: h.Cgroup},
+		leaf: &proc.Cgroup{Path: h.Leaf}, logDir: h.LogDir, private: h.Dir, self: h.Self, host: c.Host(h.NetNS)}, h, nil
 }

@@ -51,13 +51,15 @@ import (
 type Role struct {
 	name   string
 	netns  string // its network namespace's name, on its host
-	ns     *ns.NS // the namespace itself, on this host only (nil on another)
 	addr   netip.Addr
 	hosts  string       // the file its processes see as /etc/hosts
 	dir    *proc.Cgroup // the role's cgroup: its CPU, children included
 	leaf   *proc.Cgroup // where this Role's processes go
 	logDir string
-	host   host // where its work is carried out
+	// private is the role's own directory on its host (keys,
+	// configurations, the payload); self is twnsbench there.
+	private, self string
+	host          host // where its work is carried out
 }
 
 // Name is the role's name ("client").
@@ -65,6 +67,20 @@ func (r *Role) Name() string { return r.name }
 
 // Addr is the role's address on the testbed's network.
 func (r *Role) Addr() netip.Addr { return r.addr }
+
+// Dir is the role's private directory on its host: where the files its
+// programs read go (WriteFile, MkdirAll).
+func (r *Role) Dir() string { return r.private }
+
+// Self is the twnsbench binary on the role's host, for the programs that
+// are twnsbench itself (the built-in wireguard-go, the WAN probe).
+func (r *Role) Self() string { return r.self }
+
+// MkdirAll makes a directory and its parents on the role's host.
+func (r *Role) MkdirAll(path string, perm os.FileMode) error {
+	_, err := mkdirOp.On(context.Background(), r, fileContent{Path: path, Perm: uint32(perm)})
+	return err
+}
 
 // Program is a program for name with argv (argv[0] included) in the role,
 // its log file named after the program.

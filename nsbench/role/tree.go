@@ -31,11 +31,21 @@ func NewTree(root, prefix string) *Tree { return &Tree{root: root, prefix: prefi
 // Dir is the run's cgroup.
 func (t *Tree) Dir() string { return filepath.Join(t.root, t.prefix) }
 
+// Dirs are where a host keeps a run's files.
+type Dirs struct {
+	Log     string // the programs' logs
+	Private string // the run's private directory: each role gets its own inside
+}
+
 // Roles creates the run's cgroup and one per role of topo with its base
-// leaf, and returns the roles, their processes in the base leaf, logging
-// into logDir.
-func (t *Tree) Roles(topo *topology.Topology, logDir string) (map[string]*Role, error) {
+// leaf, and each role's private directory, and returns the roles, their
+// processes in the base leaf.
+func (t *Tree) Roles(topo *topology.Topology, dirs Dirs) (map[string]*Role, error) {
 	roles := map[string]*Role{}
+	self, err := os.Executable()
+	if err != nil {
+		return roles, fmt.Errorf("roles: find own binary: %w", err)
+	}
 	run, err := proc.NewCgroup(t.Dir())
 	if err != nil {
 		return roles, err
@@ -53,8 +63,13 @@ func (t *Tree) Roles(topo *topology.Topology, logDir string) (map[string]*Role, 
 		if err != nil {
 			return roles, err
 		}
+		private := filepath.Join(dirs.Private, name)
+		if err := os.MkdirAll(private, 0o755); err != nil {
+			return roles, fmt.Errorf("%s: private directory: %w", name, err)
+		}
 		r := topo.Roles[name]
-		roles[name] = &Role{name: name, netns: r.NS.Name, ns: r.NS, addr: r.Addr, hosts: topo.HostsFile(name), dir: dir, leaf: base, logDir: logDir, host: nsHost{r.NS}}
+		roles[name] = &Role{name: name, netns: r.NS.Name, addr: r.Addr, hosts: topo.HostsFile(name), dir: dir, leaf: base,
+			logDir: dirs.Log, private: private, self: self, host: nsHost{r.NS}}
 	}
 	return roles, nil
 }

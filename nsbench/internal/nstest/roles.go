@@ -32,7 +32,7 @@ func Roles(t *testing.T, logDir string) (*topology.Topology, *role.Tree, map[str
 		t.Fatal(err)
 	}
 	tree := role.NewTree(root, prefix)
-	roles, err := tree.Roles(topo, logDir)
+	roles, err := tree.Roles(topo, role.Dirs{Log: logDir, Private: logDir})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
