@@ -80,6 +80,28 @@ func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
 // plain path (each form takes well under a second here).
 const detectFormTimeout = 60 * time.Second
 
+// viaAgents, set only by tests, gives each role a connection to an agent
+// that carries out its work: the run then reaches its roles as it reaches
+// roles on other hosts, every op, program and file over the wire.
+var viaAgents func(ctx context.Context, prefix, roleName string) (*role.Conn, error)
+
+// reachThroughAgents replaces each role by the same role reached through
+// its agent, and makes its private directory there.
+func (tb *testbed) reachThroughAgents(ctx context.Context, roles map[string]*role.Role) error {
+	for name, r := range roles {
+		c, err := viaAgents(ctx, tb.prefix, name)
+		if err != nil {
+			return fmt.Errorf("%s: agent: %w", name, err)
+		}
+		v := role.Via(c, r)
+		if err := v.MkdirAll(v.Dir(), 0o755); err != nil {
+			return err
+		}
+		roles[name] = v
+	}
+	return nil
+}
+
 // logDir is where the run's programs log.
 func (tb *testbed) logDir() string { return filepath.Join(tb.cfg.OutDir, "logs", tb.prefix) }
 
@@ -152,6 +174,11 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		rec.setup.noPayload()
 	}
 
+	if viaAgents != nil {
+		if err := tb.reachThroughAgents(ctx, roles); err != nil {
+			return err
+		}
+	}
 	tb.view = &transport.Testbed{Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir(), Logf: tb.logf}
 	fx, err := transport.StartFixtures(ctx, tb.view)
 	if err != nil {
