@@ -20,14 +20,20 @@ func TestMain(m *testing.M) {
 	nstest.Main(m)
 }
 
-// agentArg makes the test binary a machine's `twnsbench agent SCOPE IDLE`.
+// agentArg makes the test binary a machine's agent: `test-agent SCOPE
+// IDLE`, or as the orchestrator starts its copy over SSH, `agent SCOPE`.
 const agentArg = "test-agent"
 
 func maybeRunAgent() {
-	if len(os.Args) != 4 || os.Args[1] != agentArg {
+	var idle time.Duration
+	var err error
+	switch {
+	case len(os.Args) == 4 && os.Args[1] == agentArg:
+		idle, err = time.ParseDuration(os.Args[3])
+	case len(os.Args) == 3 && os.Args[1] == "agent":
+	default:
 		return
 	}
-	idle, err := time.ParseDuration(os.Args[3])
 	if err == nil {
 		err = ServeAgent(context.Background(), os.Args[2], idle, os.Stdin, os.Stdout)
 	}

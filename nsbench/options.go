@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,8 +18,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -34,6 +38,8 @@ type Options struct {
 	Congestion string // a kernel algorithm name, or "host"
 	// Order is OrderInterleaved or OrderReference.
 	Order string
+	// Hosts puts roles on other machines (run --host); empty: this one.
+	Hosts Hosts
 }
 
 // Measure is how much each cell measures.
@@ -301,6 +307,7 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, o.Hosts.validate(o)...)
 	switch o.Impairment {
 	case ImpairmentAuto, ImpairmentNetem, ImpairmentUserspace:
 	default:
@@ -418,3 +425,46 @@ func fmtMs(d time.Duration) string {
 }
 
 func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Hosts puts roles on other machines: the inventory and how to reach it.
+// An empty inventory keeps every role on this host.
+type Hosts struct {
+	Inventory hosts.Inventory
+	SSH       remote.Config
+}
+
+// On reports whether any role is on another host.
+func (h Hosts) On() bool { return len(h.Inventory.Hosts) > 0 }
+
+// validate refuses what a run across hosts cannot do yet, before anything
+// exists anywhere.
+func (h Hosts) validate(o Options) []error {
+	if !h.On() {
+		return nil
+	}
+	var errs []error
+	for _, r := range []string{topology.Client, topology.Server} {
+		if _, ok := h.Inventory.Role(r); !ok {
+			errs = append(errs, fmt.Errorf("--host: name the %s's host too (a role left on this machine beside roles on others is not built yet)", r))
+		}
+	}
+	seen := map[netip.Addr]string{}
+	for _, host := range h.Inventory.Hosts {
+		if !host.RoleAddr.IsValid() {
+			errs = append(errs, fmt.Errorf("--host %s: add ,addr=A.B.C.D/NN, a free address on its network for the %s's namespace (twnsbench never picks one on your network)", host.Role, host.Role))
+			continue
+		}
+		if prev, dup := seen[host.RoleAddr.Addr()]; dup {
+			errs = append(errs, fmt.Errorf("--host %s: addr %s is %s's too", host.Role, host.RoleAddr.Addr(), prev))
+		}
+		seen[host.RoleAddr.Addr()] = host.Role
+	}
+	if slices.ContainsFunc(o.WAN, func(w string) bool { return w != "off" }) {
+		errs = append(errs, errors.New("--wan: across hosts the network is real: run with --wan off (emulating a WAN on the roles' own links is not built yet)"))
+	}
+	if o.Keep {
+		errs = append(errs, errors.New("--keep: not with --host (the hosts' copies remove their roles when the run ends)"))
+	}
+	return errs
+}
+

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -71,6 +72,18 @@ func (rc setupRecorder) topology(t *topology.Topology, prefix string, up time.Du
 	if len(t.SysctlChanges) > 0 {
 		e.CongestionNote = "set as each namespace's default (net.ipv4.tcp_congestion_control), so every TCP socket of every tool uses it"
 	}
+}
+
+// hosts records a run whose roles are on hosts of their own: the network,
+// and the offloads and congestion control of the roles' links (first
+// role's; each host reports its own in its facts).
+func (rc setupRecorder) hosts(network string, first role.HostedRole, up time.Duration) {
+	rc.doc.Timings.TopologyUpSec = up.Seconds()
+	e := &rc.doc.Env
+	e.Topology = network
+	e.Offloads = first.Offloads
+	e.Congestion = first.Congestion
+	e.SysctlChanges = first.SysctlChanges
 }
 
 func (rc setupRecorder) scp(form, options string) {

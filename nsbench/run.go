@@ -41,7 +41,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, Duration: plan.Duration}
+	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, Duration: plan.Duration, Hosts: plan.Hosts}
 	if instrument.NeedsPayload(deps.Instruments) {
 		cfg.Copies, cfg.Payload, cfg.Warm = true, plan.SizeBytes, plan.WarmBytes()
 	}
@@ -185,6 +185,10 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 		if err != nil {
 			return nil, err
 		}
+		if missing := missingRoles(t, view); missing != "" {
+			r.cells.skip(t, "", "needs the "+missing+" role, which this run has not: name its host (--host "+missing+"=USER@HOST,addr=…)")
+			continue
+		}
 		rw := newRow(t, view)
 		if p, ok := t.(transport.Preparer); ok {
 			t0 := time.Now()
@@ -279,4 +283,19 @@ func (r *runner) writeReports(saved bool) error {
 	}
 	_, err := WriteReports(r.plan.OutDir, d)
 	return err
+}
+
+// missingRoles names a role t's path needs that the testbed lacks (a run
+// across hosts builds only the roles named), or "".
+func missingRoles(t transport.Transport, view *transport.Testbed) string {
+	n, ok := t.(transport.RoleNeeder)
+	if !ok {
+		return ""
+	}
+	for _, r := range n.NeedsRoles() {
+		if view.Roles[r] == nil {
+			return r
+		}
+	}
+	return ""
 }

@@ -23,7 +23,7 @@ var layers = [][]string{
 	{"wancell.go"},
 	{"wan.go", "memory.go"},
 	{"schedule.go", "progress.go"},
-	{"testbed.go"},
+	{"testbed.go", "hostsbed.go"},
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
 	{"options.go"},

@@ -30,6 +30,7 @@ type testbedConfig struct {
 	Payload    int64         // bytes of the scp payload
 	Warm       int64         // bytes of the warm-up copy
 	Duration   time.Duration // of each instrument's measurement
+	Hosts      Hosts         // roles on other hosts; empty: all on this one
 }
 
 // testbed is what a run and the self-check stand on: the private
@@ -121,6 +122,29 @@ func (tb *testbed) down() error {
 	return tb.stack.unwind(ctx)
 }
 
+// upHere builds the roles on this host: the topology and the roles'
+// cgroups.
+func (tb *testbed) upHere(rec *recorder, spec topology.Spec, dir string) (map[string]*role.Role, error) {
+	t0 := time.Now()
+	topo, err := topology.Up(spec)
+	if err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	rec.setup.topology(topo, tb.prefix, time.Since(t0))
+	tb.topo = topo
+	tb.onTeardown("topology", func(context.Context) error { return topo.Down() })
+	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
+
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		return nil, err
+	}
+	tb.tree = role.NewTree(root, tb.prefix)
+	roles, err := tb.tree.Roles(topo, role.Dirs{Log: tb.logDir(), Private: dir})
+	tb.onTeardown("cgroups", tb.tree.Remove)
+	return roles, err
+}
+
 // up builds the testbed, recording what it built in rec.
 func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	dir := privateDir(tb.prefix)
@@ -137,25 +161,21 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	if spec.Congestion == "host" {
 		spec.Congestion = ""
 	}
-	t0 := time.Now()
-	topo, err := topology.Up(spec)
-	if err != nil {
-		return fmt.Errorf("topology: %w", err)
-	}
-	rec.setup.topology(topo, tb.prefix, time.Since(t0))
-	tb.topo = topo
-	tb.onTeardown("topology", func(context.Context) error { return topo.Down() })
-	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
-
-	root, err := proc.Cgroup2Root()
-	if err != nil {
-		return err
-	}
-	tb.tree = role.NewTree(root, tb.prefix)
-	roles, err := tb.tree.Roles(topo, role.Dirs{Log: tb.logDir(), Private: dir})
-	tb.onTeardown("cgroups", tb.tree.Remove)
-	if err != nil {
-		return err
+	var roles map[string]*role.Role
+	var hostCPU func() (metrics.CPUTimes, error)
+	if tb.cfg.Hosts.On() {
+		t0 := time.Now()
+		rs, built, err := tb.upOnHosts(ctx, spec)
+		if err != nil {
+			return fmt.Errorf("hosts: %w", err)
+		}
+		rec.setup.hosts(describeHosts(built), built[0].built, time.Since(t0))
+		roles, hostCPU = rs, hostsCPU(built)
+	} else {
+		var err error
+		if roles, err = tb.upHere(rec, spec, dir); err != nil {
+			return err
+		}
 	}
 
 	if tb.cfg.Copies {
@@ -190,7 +210,10 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	tb.sampler = &metrics.Sampler{
 		Roles:         map[string]func() (uint64, error){},
 		ClientRxBytes: roles[topology.Client].RxBytes,
-		Run:           tb.tree.Usage,
+		HostCPU:       hostCPU,
+	}
+	if tb.tree != nil {
+		tb.sampler.Run = tb.tree.Usage
 	}
 	for name, r := range roles {
 		tb.sampler.Roles[name] = r.CPUUsec
@@ -216,7 +239,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 // direct is the server as the client reaches it without any transport.
 func (tb *testbed) direct() transport.Target {
-	return transport.DirectTarget(tb.topo.Spec.Addr(topology.Server).String())
+	return transport.DirectTarget(tb.role(topology.Server).Addr().String())
 }
 
 // job is an instrument's job aimed at t from the client role.

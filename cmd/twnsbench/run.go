@@ -75,7 +75,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			impairmentFlag(), seedFlag(), strictFlag(),
-		}, transportFlags()...),
+		}, append(hostFlags(), transportFlags()...)...),
 		Action: runAction,
 	}
 }
@@ -109,7 +109,9 @@ func runAction(c *cli.Context) error {
 	// Transports named one by one must all run; the default set and a
 	// named set (seed-002, whose kernel IPsec rows need ESP) skip what
 	// this host lacks and say why.
-	if named := individuallyNamed(opts.Transports); len(named) > 0 {
+	// Across hosts, what a transport needs is on the hosts, not here:
+	// `twnsbench doctor --host …` checks them (README).
+	if named := individuallyNamed(opts.Transports); len(named) > 0 && !plan.Hosts.On() {
 		nts, err := buildTransports(c, named)
 		if err != nil {
 			return refuse(err)
@@ -123,7 +125,7 @@ func runAction(c *cli.Context) error {
 		return refuse(fmt.Errorf("--instruments: %w", err))
 	}
 	var tmpfs int64
-	if instrument.NeedsPayload(ins) {
+	if instrument.NeedsPayload(ins) && !plan.Hosts.On() {
 		tmpfs = plan.SizeBytes + plan.WarmBytes()
 	}
 	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: tmpfs, SizeBytes: plan.SizeBytes, Tools: tools})
@@ -238,6 +240,16 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	o := nsbench.Defaults()
 	if c.Bool("quick") {
 		o = nsbench.Quick()
+	}
+	inv, cfg, on, err := parseHosts(c)
+	if err != nil {
+		return o, err
+	}
+	if on {
+		o.Hosts = nsbench.Hosts{Inventory: inv, SSH: cfg}
+		if !c.IsSet("wan") && len(c.StringSlice("wan")) == 0 {
+			o.WAN = []string{"off"} // across hosts the network is real
+		}
 	}
 	if c.IsSet("transports") {
 		if o.Transports = splitList(c.String("transports")); len(o.Transports) == 0 {

@@ -5,9 +5,12 @@
 //
 // A host is written the same way on the command line and in a --hosts file:
 //
-//	ROLE=USER@HOST[:PORT][,iface=NAME]
+//	ROLE=USER@HOST[:PORT][,iface=NAME][,addr=A.B.C.D/NN]
 //
 // e.g. `client=root@10.0.0.2`, `server=bench@[fd00::3]:2222,iface=eth1`.
+// addr is the role's own address on the benchmark network (its
+// namespace's, beside the host's): `run` needs it, `doctor` and `clean`
+// do not.
 // A --hosts file holds one such entry a line; blank lines and lines starting
 // with '#' are ignored. One syntax for both (rather than JSON or YAML) means
 // a line can move between the file and the command line unchanged, the file
@@ -19,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,6 +45,10 @@ type Host struct {
 	Addr  string // host name or IP address, without brackets
 	Port  int
 	Iface string // the benchmark interface; "" picks the one holding the address the host is reached by
+	// RoleAddr is the address the role's namespace takes on the benchmark
+	// network, with the network's length (a free one: twnsbench never
+	// picks an address on someone's network by itself).
+	RoleAddr netip.Prefix
 }
 
 // Dest is "USER@HOST:PORT" (brackets around an IPv6 address), the host's
@@ -55,6 +63,9 @@ func (h Host) String() string {
 	s := h.Role + "=" + h.Dest()
 	if h.Iface != "" {
 		s += ",iface=" + h.Iface
+	}
+	if h.RoleAddr.IsValid() {
+		s += ",addr=" + h.RoleAddr.String()
 	}
 	return s
 }
@@ -167,8 +178,14 @@ func ParseHost(entry string) (Host, error) {
 				return Host{}, fmt.Errorf("%s: iface %q is not an interface name (1-15 characters, no '/', ':' or spaces)", role, v)
 			}
 			h.Iface = v
+		case "addr":
+			p, err := netip.ParsePrefix(v)
+			if err != nil || !p.Addr().Is4() || p.Bits() < 8 || p.Bits() > 30 || p.Addr() == p.Masked().Addr() {
+				return Host{}, fmt.Errorf("%s: addr %q: want the role's IPv4 address with its network's length, e.g. addr=10.0.0.11/24", role, v)
+			}
+			h.RoleAddr = p
 		default:
-			return Host{}, fmt.Errorf("%s: unknown option %q (options: iface=NAME)", role, f)
+			return Host{}, fmt.Errorf("%s: unknown option %q (options: iface=NAME, addr=A.B.C.D/NN)", role, f)
 		}
 	}
 	return h, nil

@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ func TestParseHost(t *testing.T) {
 	}{
 		{"client=root@10.0.0.2", Host{Role: "client", User: "root", Addr: "10.0.0.2", Port: 22}},
 		{"server=bench@box.example:2222,iface=eth1", Host{Role: "server", User: "bench", Addr: "box.example", Port: 2222, Iface: "eth1"}},
+		{"client=root@10.0.0.2,addr=10.0.0.11/24", Host{Role: "client", User: "root", Addr: "10.0.0.2", Port: 22, RoleAddr: netip.MustParsePrefix("10.0.0.11/24")}},
 		{"relay=root@[fd00::3]:2200", Host{Role: "relay", User: "root", Addr: "fd00::3", Port: 2200}},
 		{"relay=root@[fd00::3]", Host{Role: "relay", User: "root", Addr: "fd00::3", Port: 22}},
 	} {
@@ -29,18 +31,21 @@ func TestParseHost(t *testing.T) {
 
 func TestParseHostRefusals(t *testing.T) {
 	for in, want := range map[string]string{
-		"client":                         "want ROLE=USER@HOST",
-		"router=root@10.0.0.2":           `unknown role "router" (roles: client, relay, server)`,
-		"client=10.0.0.2":                "the user is required",
-		"client=root@":                   "empty host",
-		"client=root@10.0.0.2:0":         `bad port "0"`,
-		"client=root@10.0.0.2:70000":     `bad port "70000"`,
-		"client=root@10.0.0.2:ssh":       `bad port "ssh"`,
-		"client=root@fd00::3":            "in brackets",
-		"client=root@10.0.0.2,iface=":    `iface ""`,
-		"client=root@10.0.0.2,iface=a/b": `iface "a/b"`,
-		"client=root@10.0.0.2,mtu=9000":  `unknown option "mtu=9000"`,
-		"client=ro;ot@10.0.0.2":          "characters no login name has",
+		"client":                                "want ROLE=USER@HOST",
+		"router=root@10.0.0.2":                  `unknown role "router" (roles: client, relay, server)`,
+		"client=10.0.0.2":                       "the user is required",
+		"client=root@":                          "empty host",
+		"client=root@10.0.0.2:0":                `bad port "0"`,
+		"client=root@10.0.0.2:70000":            `bad port "70000"`,
+		"client=root@10.0.0.2:ssh":              `bad port "ssh"`,
+		"client=root@fd00::3":                   "in brackets",
+		"client=root@10.0.0.2,iface=":           `iface ""`,
+		"client=root@10.0.0.2,iface=a/b":        `iface "a/b"`,
+		"client=root@10.0.0.2,mtu=9000":         `unknown option "mtu=9000"`,
+		"client=ro;ot@10.0.0.2":                 "characters no login name has",
+		"client=root@10.0.0.2,addr=10.0.0.11":   `addr "10.0.0.11": want the role's IPv4 address with its network's length`,
+		"client=root@10.0.0.2,addr=10.0.0.0/24": `addr "10.0.0.0/24"`,
+		"client=root@10.0.0.2,addr=fd00::1/64":  `addr "fd00::1/64"`,
 	} {
 		_, err := ParseHost(in)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -37,6 +37,12 @@ func (t CPUTimes) BusyTicks() uint64 {
 	return t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
 }
 
+// Plus is t and u together: the CPU of two hosts, counted as one.
+func (t CPUTimes) Plus(u CPUTimes) CPUTimes {
+	return CPUTimes{User: t.User + u.User, Nice: t.Nice + u.Nice, System: t.System + u.System, Idle: t.Idle + u.Idle,
+		IOWait: t.IOWait + u.IOWait, IRQ: t.IRQ + u.IRQ, SoftIRQ: t.SoftIRQ + u.SoftIRQ, Steal: t.Steal + u.Steal}
+}
+
 // TicksToSec converts USER_HZ ticks to seconds.
 func TicksToSec(t uint64) float64 {
 	return float64(t) / UserHZ

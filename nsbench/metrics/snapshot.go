@@ -150,6 +150,9 @@ type Sampler struct {
 	ClientRxBytes func() (uint64, error) // rx_bytes of the client's interface
 	// Run reads the run's whole cgroup's usage_usec; nil: no Noise.
 	Run func() (uint64, error)
+	// HostCPU reads the CPU times the host figures count; nil is this
+	// host's /proc/stat. Roles on other hosts: their hosts' together.
+	HostCPU func() (CPUTimes, error)
 }
 
 // Snapshot reads every counter once. On error it returns every reader's
@@ -200,7 +203,11 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 		}
 	}
 	s.At = time.Now()
-	host, err := ReadHostCPU()
+	readHost := sm.HostCPU
+	if readHost == nil {
+		readHost = ReadHostCPU
+	}
+	host, err := readHost()
 	if err != nil {
 		errs = append(errs, err)
 	}

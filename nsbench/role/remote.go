@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -42,6 +44,9 @@ type HostedRole struct {
 func Scope(prefix, role string) string { return prefix + "-" + role }
 
 var buildRoleOp = NewHostOp("host.build-role", func(_ context.Context, a RoleOnHost) (HostedRole, error) {
+	if err := os.MkdirAll(a.Dirs.Log, 0o755); err != nil {
+		return HostedRole{}, fmt.Errorf("log directory: %w", err)
+	}
 	topo, err := topology.UpOnLink(a.Link)
 	if err != nil {
 		return HostedRole{}, err
@@ -59,6 +64,15 @@ var buildRoleOp = NewHostOp("host.build-role", func(_ context.Context, a RoleOnH
 	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Cgroup: r.dir.Path, Leaf: r.leaf.Path,
 		LogDir: r.logDir, Dir: r.private, Self: r.self, Offloads: topo.Offloads, Congestion: topo.Congestion, SysctlChanges: topo.SysctlChanges}, nil
 })
+
+var hostCPUOp = NewHostOp("host.cpu-times", func(context.Context, Nothing) (metrics.CPUTimes, error) {
+	return metrics.ReadHostCPU()
+})
+
+// HostCPU reads the CPU times of the host at the far end of c.
+func HostCPU(ctx context.Context, c *Conn) (metrics.CPUTimes, error) {
+	return hostCPUOp.On(ctx, c, Nothing{})
+}
 
 // BuildRole has the host at the far end of c build a role, and returns the
 // role with its work carried over c. The copy there removes it when the

@@ -40,6 +40,9 @@ type LinkSpec struct {
 	// Peers are every role's address on the network, this one's included,
 	// for the namespace's hosts file.
 	Peers map[string]netip.Addr
+	// HostsFile is where that hosts file goes; "" is /etc/netns/<netns>/hosts
+	// (a host whose /etc is read-only takes one in the run's directory).
+	HostsFile string
 }
 
 // Validate checks the spec against this host without changing anything.
@@ -135,6 +138,7 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 	if err := t.applyCongestion(); err != nil {
 		return t, err
 	}
+	t.hostsFile = s.HostsFile
 	if err := writeHostsFile(t.HostsFile(s.Role), s.Peers, spec.HostNames); err != nil {
 		return t, fmt.Errorf("%s: %w", s.Role, err)
 	}

@@ -124,6 +124,7 @@ type Topology struct {
 	Congestion    string   // what the namespaces actually use
 	SysctlChanges []string // global sysctls changed and restored during Up
 	Offloads      string   // what was applied, in the reference's words
+	hostsFile     string   // a one-role topology's hosts file, when not under EtcNetns
 }
 
 // Up builds the topology. On failure it removes whatever it had built.
@@ -273,6 +274,9 @@ func (t *Topology) writeHosts() error {
 // HostsFile is the hosts file of a role's namespace, for the launcher to
 // bind over /etc/hosts.
 func (t *Topology) HostsFile(role string) string {
+	if t.hostsFile != "" {
+		return t.hostsFile
+	}
 	return filepath.Join(EtcNetns, t.Spec.NetnsName(role), "hosts")
 }
 

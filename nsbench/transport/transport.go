@@ -38,6 +38,13 @@ type Transport interface {
 	Up(ctx context.Context, tb *Testbed) (*Path, error)
 }
 
+// RoleNeeder is a transport whose path needs roles beyond the client and
+// the server (tw: the relay). A run across hosts has only the roles named;
+// a transport needing another is skipped, saying which.
+type RoleNeeder interface {
+	NeedsRoles() []string
+}
+
 // Preparer is a transport with set-up done once per run (an enrolment,
 // keys) that the path of every condition reuses. Prepare runs once, before
 // the first condition and outside the time-to-ready window, so that the

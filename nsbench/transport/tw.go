@@ -85,6 +85,9 @@ var twSpec = Spec{
 
 func (TW) Name() string  { return twSpec.Name }
 func (TW) Label() string { return "SSH over Tunnel Whisperer" }
+
+// NeedsRoles: the relay carries the path (Caddy, Xray and its sshd).
+func (TW) NeedsRoles() []string { return []string{topology.Relay} }
 func (TW) About() string {
 	return "is the real product path through the relay namespace. For scp that is SSH inside tw's own end-to-end SSH inside TLS; the iperf3 rows have no inner OpenSSH and are tw's own ceiling."
 }

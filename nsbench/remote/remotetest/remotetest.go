@@ -317,3 +317,32 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Exec runs cmd as root on machine m over SSH, as a user would to look at
+// it, and returns its output (the test fails on an error).
+func (l *Lab) Exec(t *testing.T, m *Machine, cmd string) string {
+	t.Helper()
+	key, err := os.ReadFile(l.Identity)
+	must(t, err)
+	signer, err := ssh.ParsePrivateKey(key)
+	must(t, err)
+	hk, err := knownhosts.New(l.KnownHosts)
+	must(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	tcp, err := l.Dial(ctx, "tcp", m.HostPort())
+	must(t, err)
+	sc, chans, reqs, err := ssh.NewClientConn(tcp, m.HostPort(), &ssh.ClientConfig{User: "root",
+		Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)}, HostKeyCallback: hk, Timeout: StartTimeout})
+	must(t, err)
+	c := ssh.NewClient(sc, chans, reqs)
+	defer c.Close()
+	s, err := c.NewSession()
+	must(t, err)
+	defer s.Close()
+	out, err := s.CombinedOutput(cmd)
+	if err != nil {
+		t.Fatalf("%s: %s: %v\n%s", m.Name, cmd, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}

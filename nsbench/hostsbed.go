@@ -1,0 +1,136 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// hostedRole is a role on another host and what serves it.
+type hostedRole struct {
+	host  hosts.Host
+	built role.HostedRole
+	r     *role.Role
+	conn  *role.Conn // to its agent
+}
+
+// upOnHosts reaches every host of the inventory at once (host key, login,
+// root), copies this binary there, starts its agent for each role and has
+// it build the role's namespace on the host's interface. Everything it
+// made goes onto the teardown: each agent's session is closed (the agent
+// then removes its role), each copy removed, each connection closed.
+func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[string]*role.Role, []hostedRole, error) {
+	inv := tb.cfg.Hosts.Inventory
+	peers := map[string]netip.Addr{}
+	for _, h := range inv.Hosts {
+		peers[h.Role] = h.RoleAddr.Addr()
+	}
+	for name, r := range spec.HostNames {
+		if _, ok := peers[r]; !ok {
+			delete(spec.HostNames, name) // its role is in no host of this run
+		}
+	}
+	built := make([]hostedRole, len(inv.Hosts))
+	errs := make([]error, len(inv.Hosts))
+	var mu sync.Mutex // the teardown stack
+	push := func(name string, fn func(context.Context) error) {
+		mu.Lock()
+		defer mu.Unlock()
+		tb.onTeardown(name, fn)
+	}
+	var wg sync.WaitGroup
+	for i, h := range inv.Hosts {
+		wg.Go(func() {
+			var err error
+			built[i], err = tb.upOnHost(ctx, h, spec, peers, push)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s %s: %w", h.Role, h.Dest(), err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	roles := map[string]*role.Role{}
+	for _, b := range built {
+		roles[b.host.Role] = b.r
+	}
+	return roles, built, nil
+}
+
+func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, spec topology.Spec, peers map[string]netip.Addr,
+	push func(string, func(context.Context) error)) (hostedRole, error) {
+	t0 := time.Now()
+	conn, err := remote.Dial(ctx, tb.cfg.Hosts.SSH, h)
+	if err != nil {
+		return hostedRole{}, err
+	}
+	push(h.Role+" ssh connection", func(context.Context) error { return conn.Close() })
+	ifc, err := conn.Iface(ctx)
+	if err != nil {
+		return hostedRole{}, err
+	}
+	if !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
+		return hostedRole{}, fmt.Errorf("addr %s is not on %s's network (%v)", h.RoleAddr, ifc.Name, ifc.IPv4)
+	}
+	cp, err := conn.Install(ctx, tb.prefix)
+	if err != nil {
+		return hostedRole{}, err
+	}
+	push(h.Role+" copy of twnsbench", func(context.Context) error { return cp.Remove() })
+	scope := role.Scope(tb.prefix, h.Role)
+	agent, err := conn.StartAgent(cp, scope)
+	if err != nil {
+		return hostedRole{}, err
+	}
+	push(h.Role+" agent", func(context.Context) error { return agent.Close() })
+	private := privateDir(scope)
+	r, hr, err := role.BuildRole(ctx, agent.Conn, role.RoleOnHost{
+		Link: topology.LinkSpec{Spec: spec, Role: h.Role, Parent: ifc.Name, Addr: h.RoleAddr, Peers: peers,
+			HostsFile: filepath.Join(private, "hosts")},
+		Dirs: role.Dirs{Log: filepath.Join(private, "logs"), Private: private},
+	})
+	if err != nil {
+		return hostedRole{}, err
+	}
+	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
+	return hostedRole{host: h, built: hr, r: r, conn: agent.Conn}, nil
+}
+
+// describeHosts is the run's network across hosts, for the Environment.
+func describeHosts(built []hostedRole) string {
+	var parts []string
+	for _, b := range built {
+		parts = append(parts, fmt.Sprintf("%s %s on %s", b.host.Role, b.host.RoleAddr.Addr(), b.host.Dest()))
+	}
+	return "one network namespace per role on its own host, joined to the host's interface by a macvlan child; " + strings.Join(parts, ", ")
+}
+
+// hostsCPU reads the CPU times of every host of the run, together: the
+// host figures of a run across hosts.
+func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
+	return func() (metrics.CPUTimes, error) {
+		var sum metrics.CPUTimes
+		for _, b := range built {
+			t, err := role.HostCPU(context.Background(), b.conn)
+			if err != nil {
+				return sum, fmt.Errorf("%s host cpu: %w", b.host.Role, err)
+			}
+			sum = sum.Plus(t)
+		}
+		return sum, nil
+	}
+}

@@ -1,0 +1,96 @@
+package remote
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/role"
+)
+
+// AgentSession is `twnsbench agent SCOPE` running as root on a host, in
+// the foreground of its own SSH session: the session's stdin and stdout
+// are the role.Conn's stream, its stderr the copy's own messages.
+type AgentSession struct {
+	Conn   *role.Conn
+	stdin  io.WriteCloser
+	done   chan error
+	stderr *lastLines
+}
+
+// StartAgent starts the copy as the agent of scope on c's host. When the
+// session ends for any reason (Close, this process killed, the link cut)
+// the agent stops what it started and removes what it built.
+func (c *Conn) StartAgent(cp *Copy, scope string) (*AgentSession, error) {
+	s, err := c.client.NewSession()
+	if err != nil {
+		return nil, c.linkErr(fmt.Errorf("%s: open session: %w", c.Host.Dest(), err))
+	}
+	stdin, err := s.StdinPipe()
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: agent: %w", c.Host.Dest(), err)
+	}
+	stdout, err := s.StdoutPipe()
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: agent: %w", c.Host.Dest(), err)
+	}
+	a := &AgentSession{stdin: stdin, done: make(chan error, 1), stderr: &lastLines{}}
+	s.Stderr = a.stderr
+	if err := s.Start(cp.Command("agent", scope)); err != nil {
+		s.Close()
+		return nil, c.linkErr(fmt.Errorf("%s: start the agent: %w", c.Host.Dest(), err))
+	}
+	go func() {
+		err := s.Wait()
+		s.Close()
+		a.done <- err
+		close(a.done)
+	}()
+	a.Conn = role.NewConn(c.Host.Role+" "+c.Host.Dest(), stdout, stdin)
+	a.Conn.KeepAlive()
+	return a, nil
+}
+
+// AgentExit bounds how long Close waits for the agent to clean up and
+// exit after its stdin closed.
+const AgentExit = 30 * time.Second
+
+// Close ends the session's stream and waits, within AgentExit, for the
+// agent to have stopped its daemons, removed what it built and exited.
+func (a *AgentSession) Close() error {
+	a.stdin.Close()
+	select {
+	case err, ok := <-a.done:
+		if ok && err != nil {
+			return fmt.Errorf("agent: %w (%s)", err, a.stderr.last())
+		}
+		return nil
+	case <-time.After(AgentExit):
+		return fmt.Errorf("agent: still running %v after its stream closed (%s)", AgentExit, a.stderr.last())
+	}
+}
+
+// lastLines keeps the end of a stream, for an error message.
+type lastLines struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lastLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	if len(l.b) > 4096 {
+		l.b = l.b[len(l.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (l *lastLines) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return lastLine(string(l.b))
+}
