@@ -467,4 +467,3 @@ func (h Hosts) validate(o Options) []error {
 	}
 	return errs
 }
-
