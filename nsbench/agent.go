@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -41,10 +42,29 @@ func ServeAgent(ctx context.Context, scope string, idle time.Duration, r io.Read
 	}
 	cleanup := func(ctx context.Context) error {
 		_, err := cleanRun(ctx, scope)
-		return err
+		return errors.Join(err, removeOwnCopy(scope))
 	}
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return errors.Join(fmt.Errorf("agent: private directory: %w", err), cleanup(ctx))
 	}
 	return role.Agent(ctx, r, w, role.AgentConfig{Idle: idle, Cleanup: cleanup})
+}
+
+// removeOwnCopy removes the copy of twnsbench the orchestrator installed
+// for scope (remote.CopyRoot/<scope>), when this process runs from it: a
+// killed orchestrator never removes it itself. Running binaries may be
+// unlinked; the process keeps its image.
+func removeOwnCopy(scope string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Join(remote.CopyRoot, scope)
+	if filepath.Dir(self) != dir {
+		return nil // not an installed copy (a test, a local agent)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("agent: remove its copy: %w", err)
+	}
+	return nil
 }

@@ -346,3 +346,13 @@ func (l *Lab) Exec(t *testing.T, m *Machine, cmd string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Mend puts machine i's cable back.
+func (l *Lab) Mend(t *testing.T, i int) {
+	h, err := l.Orch.Netlink()
+	must(t, err)
+	defer h.Close()
+	p, err := h.LinkByName(l.Machines[i].port)
+	must(t, err)
+	must(t, h.LinkSetUp(p))
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// runOnLab starts `twnsbench run --host …` from the lab's orchestrator
+// namespace, the client on machine 0 and the server on machine 1.
+func runOnLab(t *testing.T, lab *remotetest.Lab, out string, extra ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{self, "run", "--transports", "ssh", "--instruments", "iperf3-1", "--quick", "--runs", "20",
+		"--congestion", "host", "--out", out, "--identity", lab.Identity, "--known-hosts", lab.KnownHosts,
+		"--host", fmt.Sprintf("client=root@%s,addr=10.226.0.60/24", lab.Machines[0].Addr),
+		"--host", fmt.Sprintf("server=root@%s,addr=10.226.0.61/24", lab.Machines[1].Addr)}
+	argv, planEnv, err := ns.HelperCommand(ns.Plan{NetNS: lab.Orch.Path(), HostMounts: true, Argv: append(args, extra...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), asCommandEnv+"=1", planEnv)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, &stderr
+}
+
+// machineKeeps lists what of run prefix machine m still holds: a role's
+// namespace (in the machine's own /run), copy of twnsbench, private
+// directory, cgroups or processes — all named <prefix>-<role>. (The lab's
+// machines share /tmp with the orchestrator, whose own <prefix> directory
+// is not the machines'.)
+func machineKeeps(t *testing.T, lab *remotetest.Lab, m *remotetest.Machine, prefix string) string {
+	return lab.Exec(t, m, fmt.Sprintf("{ ls /run/netns /var/tmp /tmp /sys/fs/cgroup; ps -eo args; } 2>/dev/null | grep -F %s- | grep -v grep || true", prefix))
+}
+
+// cleanOrchestrator removes what the killed orchestrator left on its own
+// host (its private directory), as a user would: twnsbench clean.
+func cleanOrchestrator(t *testing.T, prefix string) {
+	if code, stdout, stderr := runInProcess("clean"); code != exitOK {
+		t.Errorf("clean: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if left := leftoversOf(prefix); len(left) > 0 {
+		t.Errorf("left after clean: %v", left)
+	}
+}
+
+// waitClean waits, within bound, until neither machine keeps anything of
+// the run; it returns how long that took.
+func waitClean(t *testing.T, lab *remotetest.Lab, prefix string, bound time.Duration) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		var kept []string
+		for _, m := range lab.Machines {
+			if k := machineKeeps(t, lab, m, prefix); k != "" {
+				kept = append(kept, m.Name+": "+strings.ReplaceAll(k, "\n", ", "))
+			}
+		}
+		if len(kept) == 0 {
+			return time.Since(t0)
+		}
+		if time.Since(t0) > bound {
+			t.Fatalf("after %v the machines keep %v", bound, kept)
+		}
+		time.Sleep(delay) // polling the machines for a condition
+	}
+}
+
+// The orchestrator killed mid-run (SIGKILL: no teardown at all): each
+// host's copy notices its session end and removes its role, its daemons
+// and itself within 30 s, without anyone running clean.
+func TestKilledOrchestratorLeavesNothingOnHosts(t *testing.T) {
+	requireRoot(t)
+	lab := remotetest.New(t, 2)
+	out := t.TempDir()
+	cmd, stderr := runOnLab(t, lab, out)
+	waitSamples(t, filepath.Join(out, results.FileName), 2, cmd)
+	prefix := runPrefix(t, out)
+	if k := machineKeeps(t, lab, lab.Machines[1], prefix); k == "" {
+		t.Fatal("the server's machine holds nothing of the run mid-run: the test proves nothing")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	took := waitClean(t, lab, prefix, 30*time.Second)
+	t.Logf("machines clean %.1f s after the orchestrator's SIGKILL", took.Seconds())
+	cleanOrchestrator(t, prefix)
+	if t.Failed() {
+		t.Log(stderr.String())
+	}
+}
+
+// The link to the server's machine cut mid-run: the run fails within its
+// bounds saying the host was lost, and that machine's copy, hearing
+// nothing, removes everything within 30 s.
+func TestCutLinkLeavesNothingOnHost(t *testing.T) {
+	requireRoot(t)
+	lab := remotetest.New(t, 2)
+	out := t.TempDir()
+	cmd, stderr := runOnLab(t, lab, out)
+	waitSamples(t, filepath.Join(out, results.FileName), 2, cmd)
+	prefix := runPrefix(t, out)
+	lab.Cut(t, 1)
+	cut := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the run still going 3 minutes after its server's link was cut\n%s", stderr.String())
+	}
+	t.Logf("run ended %.1f s after the cut: %s", time.Since(cut).Seconds(), lastLine(stderr.String()))
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Errorf("run with a cut link exited 0\n%s", stderr.String())
+	}
+	// The cut machine's copy heard nothing: it cleaned up by itself.
+	// Its processes and cgroups are seen from here (one kernel).
+	deadline := cut.Add(nsbench.AgentIdle + 30*time.Second)
+	for time.Now().Before(deadline) && len(leftoversOf(prefix+"-server")) > 0 {
+		time.Sleep(200 * time.Millisecond) // polling for a condition
+	}
+	if left := leftoversOf(prefix + "-server"); len(left) > 0 {
+		t.Errorf("the cut machine keeps %v", left)
+	}
+	lab.Mend(t, 1)
+	took := waitClean(t, lab, prefix, 30*time.Second)
+	t.Logf("machines clean %.1f s after the cable was back", took.Seconds())
+	cleanOrchestrator(t, prefix)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
