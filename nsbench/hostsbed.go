@@ -18,6 +18,56 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
+// reachedHost is a host connected to and checked, nothing built yet.
+type reachedHost struct {
+	conn *remote.Conn
+	ifc  remote.Iface
+}
+
+// Reach connects to every host at once and checks each — host key,
+// login, root, its interface, the role's address on that interface's
+// network — before anything exists anywhere; the run then uses these
+// connections. An error names every host that failed.
+func (h *Hosts) Reach(ctx context.Context) error {
+	h.reached = make([]reachedHost, len(h.Inventory.Hosts))
+	errs := make([]error, len(h.Inventory.Hosts))
+	var wg sync.WaitGroup
+	for i, host := range h.Inventory.Hosts {
+		wg.Go(func() { h.reached[i], errs[i] = reach(ctx, h.SSH, host) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		h.Close()
+		return err
+	}
+	return nil
+}
+
+func reach(ctx context.Context, cfg remote.Config, h hosts.Host) (reachedHost, error) {
+	conn, err := remote.Dial(ctx, cfg, h)
+	if err != nil {
+		return reachedHost{}, fmt.Errorf("%s: %w", h.Role, err)
+	}
+	ifc, err := conn.Iface(ctx)
+	if err == nil && !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
+		err = fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, ifc.Name, ifc.IPv4)
+	}
+	if err != nil {
+		conn.Close()
+		return reachedHost{}, fmt.Errorf("%s: %w", h.Role, err)
+	}
+	return reachedHost{conn: conn, ifc: ifc}, nil
+}
+
+// Close closes the connections Reach opened.
+func (h *Hosts) Close() {
+	for _, r := range h.reached {
+		if r.conn != nil {
+			r.conn.Close()
+		}
+	}
+}
+
 // hostedRole is a role on another host and what serves it.
 type hostedRole struct {
 	host  hosts.Host
@@ -51,10 +101,17 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 		tb.onTeardown(name, fn)
 	}
 	var wg sync.WaitGroup
+	if len(tb.cfg.Hosts.reached) != len(inv.Hosts) {
+		if err := tb.cfg.Hosts.Reach(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	for i, h := range inv.Hosts {
+		reached := tb.cfg.Hosts.reached[i]
+		push(h.Role+" ssh connection", func(context.Context) error { reached.conn.Close(); return nil })
 		wg.Go(func() {
 			var err error
-			built[i], err = tb.upOnHost(ctx, h, spec, peers, push)
+			built[i], err = tb.upOnHost(ctx, h, reached, spec, peers, push)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s %s: %w", h.Role, h.Dest(), err)
 			}
@@ -71,21 +128,10 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 	return roles, built, nil
 }
 
-func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, spec topology.Spec, peers map[string]netip.Addr,
+func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHost, spec topology.Spec, peers map[string]netip.Addr,
 	push func(string, func(context.Context) error)) (hostedRole, error) {
 	t0 := time.Now()
-	conn, err := remote.Dial(ctx, tb.cfg.Hosts.SSH, h)
-	if err != nil {
-		return hostedRole{}, err
-	}
-	push(h.Role+" ssh connection", func(context.Context) error { return conn.Close() })
-	ifc, err := conn.Iface(ctx)
-	if err != nil {
-		return hostedRole{}, err
-	}
-	if !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
-		return hostedRole{}, fmt.Errorf("addr %s is not on %s's network (%v)", h.RoleAddr, ifc.Name, ifc.IPv4)
-	}
+	conn, ifc := reached.conn, reached.ifc
 	cp, err := conn.Install(ctx, tb.prefix)
 	if err != nil {
 		return hostedRole{}, err

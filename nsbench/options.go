@@ -431,6 +431,9 @@ func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Mill
 type Hosts struct {
 	Inventory hosts.Inventory
 	SSH       remote.Config
+	// reached holds each host's connection and interface once Reach has
+	// checked them, in the inventory's order.
+	reached []reachedHost
 }
 
 // On reports whether any role is on another host.

@@ -155,3 +155,46 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// run --host with bad input is refused (exit 2, one line naming the host)
+// before anything exists anywhere: no output directory here, no copy and
+// nothing else on the machines.
+func TestRunHostsRefusals(t *testing.T) {
+	requireRoot(t)
+	lab := remotetest.New(t, 2)
+	m0, m1 := lab.Machines[0].Addr.String(), lab.Machines[1].Addr.String()
+	client, server := "client=root@"+m0+",addr=10.226.0.70/24", "server=root@"+m1+",addr=10.226.0.71/24"
+	keys := []string{"--identity", lab.Identity, "--known-hosts", lab.KnownHosts, "--connect-timeout", "3s"}
+	before := copies(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--host", "client=root@" + m0, "--host", server}, "--host client: add ,addr=A.B.C.D/NN"},
+		{[]string{"--host", client}, "--host: name the server's host too"},
+		{[]string{"--host", client, "--host", server, "--wan", "30:0.1"}, "--wan: across hosts the network is real"},
+		{[]string{"--host", client, "--host", "server=root@" + m1 + ",addr=10.226.0.70/24"}, "addr 10.226.0.70 is client's too"},
+		{[]string{"--host", client, "--host", "server=" + remotetest.BenchUser + "@" + m1 + ",addr=10.226.0.71/24"}, "server: bench@" + m1 + ":22: sudo needs a password"},
+		{[]string{"--host", client, "--host", "server=root@" + m1 + ",iface=eth7,addr=10.226.0.71/24"}, `server: root@` + m1 + `:22: no interface "eth7"`},
+		{[]string{"--host", client, "--host", "server=root@" + m1 + ",addr=192.168.77.5/24"}, "server: root@" + m1 + ":22: addr 192.168.77.5/24 is not on the network of eth0"},
+		{[]string{"--host", client, "--host", server, "--known-hosts", lab.KnownHostsWithout(t, 1)}, "server: root@" + m1 + ":22: "},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := append(append([]string{"run", "--quick", "--transports", "ssh", "--congestion", "host", "--out", out}, keys...), tc.args...)
+		code, _, stderr := inOrch(t, lab, args...)
+		if code != exitRefused || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: created the output directory", tc.args)
+		}
+	}
+	if left := copies(t); len(left) > len(before) {
+		t.Errorf("copies left: %v", left)
+	}
+	for _, m := range lab.Machines {
+		if k := lab.Exec(t, m, "ls /run/netns 2>/dev/null | grep -F "+lab.Prefix+" || true"); k != "" {
+			t.Errorf("%s keeps %q", m.Name, k)
+		}
+	}
+}

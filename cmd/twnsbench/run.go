@@ -133,6 +133,14 @@ func runAction(c *cli.Context) error {
 		fmt.Fprint(c.App.ErrWriter, pre.String())
 		return refuse(err)
 	}
+	// Every host reached and checked (key, login, root, interface,
+	// address) before anything exists anywhere.
+	if plan.Hosts.On() {
+		if err := plan.Hosts.Reach(c.Context); err != nil {
+			return refuse(err)
+		}
+		defer plan.Hosts.Close()
+	}
 	// Last, because it creates the directory: the output must be writable.
 	if err := makeOutDir(plan.OutDir); err != nil {
 		return refuse(err)
