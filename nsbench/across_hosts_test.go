@@ -3,6 +3,7 @@ package nsbench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // labHosts is an inventory putting the client on machine 0 and the server
 // on machine 1 of lab, each role at an address of its own on the lab's
 // network.
-func labHosts(t *testing.T, lab *remotetest.Lab) Hosts {
+func labHosts(t testing.TB, lab *remotetest.Lab) Hosts {
 	var hs []hosts.Host
 	for i, r := range []string{"client", "server"} {
 		h, err := hosts.ParseHost(fmt.Sprintf("%s=root@%s,addr=10.226.0.%d/24", r, lab.Machines[i].Addr, 50+i))
@@ -89,4 +90,59 @@ func TestRunAcrossHosts(t *testing.T) {
 	if left := nstest.Residue(res.Prefix); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+}
+
+// BenchmarkHostsOverhead runs the same run on one host and across two
+// emulated machines and reports the second's wall time over the first's
+// (overhead-%: the copy of the binary, the SSH set-up and every op over
+// the wire) and the iperf3-1 medians' ratio across/local.
+//
+//	go test -run XXX -bench HostsOverhead -benchtime 1x ./nsbench/
+func BenchmarkHostsOverhead(b *testing.B) {
+	nstest.RequireRoot(b)
+	o := Quick()
+	o.Transports = []string{"ssh"}
+	o.Runs, o.Duration, o.Warmup, o.WAN = 5, 5*time.Second, time.Second, []string{"off"}
+	o.Congestion = "host"
+	run := func(o Options) (time.Duration, float64) {
+		o.OutDir = b.TempDir()
+		plan, err := NewPlan(o, transport.Names())
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts, _ := transport.Build(o.Transports, nil)
+		ins, _, _ := instrument.Select([]string{"iperf3-1"})
+		t0 := time.Now()
+		res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: func(string, ...any) {}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wall := time.Since(t0)
+		var vals []float64
+		for _, s := range res.Doc.Samples {
+			if s.Instrument == "iperf3-1" {
+				vals = append(vals, s.Value)
+			}
+		}
+		return wall, median(vals)
+	}
+	for range b.N {
+		localWall, localBps := run(o)
+		lab := remotetest.New(b, 2)
+		o.Hosts = labHosts(b, lab)
+		hostsWall, hostsBps := run(o)
+		o.Hosts = Hosts{}
+		b.ReportMetric(100*(hostsWall.Seconds()/localWall.Seconds()-1), "overhead-%")
+		b.ReportMetric(hostsBps/localBps, "iperf3-ratio")
+		b.Logf("one host %.1f s, %.3f Gbit/s; across hosts %.1f s, %.3f Gbit/s", localWall.Seconds(), localBps/1e9, hostsWall.Seconds(), hostsBps/1e9)
+	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

@@ -76,7 +76,7 @@ func (m *Machine) HostPort() string { return net.JoinHostPort(m.Addr.String(), "
 
 // New builds n machines (n ≤ 3) and waits for each sshd's port; it skips
 // the test when not root (nstest.RequireRoot).
-func New(t *testing.T, n int) *Lab {
+func New(t testing.TB, n int) *Lab {
 	t.Helper()
 	nstest.RequireRoot(t)
 	sshd, err := exec.LookPath("sshd")
@@ -136,7 +136,7 @@ func New(t *testing.T, n int) *Lab {
 	return l
 }
 
-func (l *Lab) startSSHD(t *testing.T, m *Machine, sshd, authKeys string) ssh.PublicKey {
+func (l *Lab) startSSHD(t testing.TB, m *Machine, sshd, authKeys string) ssh.PublicKey {
 	dir := filepath.Join(l.Dir, m.Name)
 	must(t, os.Mkdir(dir, 0o755))
 	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
@@ -205,7 +205,7 @@ func (l *Lab) Dial(ctx context.Context, network, addr string) (net.Conn, error) 
 func (l *Lab) Unreachable() string { return "10.226.0.99" }
 
 // KnownHostsWithout writes a known_hosts file lacking machine i.
-func (l *Lab) KnownHostsWithout(t *testing.T, i int) string {
+func (l *Lab) KnownHostsWithout(t testing.TB, i int) string {
 	var lines []string
 	for j, m := range l.Machines {
 		if j != i {
@@ -217,7 +217,7 @@ func (l *Lab) KnownHostsWithout(t *testing.T, i int) string {
 
 // KnownHostsChanged writes a known_hosts file that holds another key for
 // machine i, as after a reinstall or under a man in the middle.
-func (l *Lab) KnownHostsChanged(t *testing.T, i int) string {
+func (l *Lab) KnownHostsChanged(t testing.TB, i int) string {
 	other := filepath.Join(l.Dir, fmt.Sprintf("other-key-%d", i))
 	keygen(t, other)
 	b, err := os.ReadFile(other + ".pub")
@@ -237,7 +237,7 @@ func (l *Lab) KnownHostsChanged(t *testing.T, i int) string {
 
 // Cut takes machine i's cable out: its bridge port goes down, and every
 // packet to or from it is dropped from then on.
-func (l *Lab) Cut(t *testing.T, i int) {
+func (l *Lab) Cut(t testing.TB, i int) {
 	h, err := l.Orch.Netlink()
 	must(t, err)
 	defer h.Close()
@@ -246,7 +246,7 @@ func (l *Lab) Cut(t *testing.T, i int) {
 	must(t, h.LinkSetDown(p))
 }
 
-func (l *Lab) writeKnownHosts(t *testing.T, name string, lines []string) string {
+func (l *Lab) writeKnownHosts(t testing.TB, name string, lines []string) string {
 	p := filepath.Join(l.Dir, name)
 	must(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	return p
@@ -257,7 +257,7 @@ func (l *Lab) writeKnownHosts(t *testing.T, name string, lines []string) string 
 // (no sudoers line names bench). Without it, a fake stands in, shown over
 // /usr/bin in the machine only: it answers as sudo -n does for a user
 // without a NOPASSWD rule, and runs nothing.
-func noSudoRule(t *testing.T, dir string) []ns.Mount {
+func noSudoRule(t testing.TB, dir string) []ns.Mount {
 	if _, err := exec.LookPath("sudo"); err == nil {
 		return nil
 	}
@@ -303,7 +303,7 @@ func addrUp(h *netlink.Handle, name string, p netip.Prefix) error {
 	return nil
 }
 
-func keygen(t *testing.T, path string) {
+func keygen(t testing.TB, path string) {
 	t.Helper()
 	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "remotetest", "-f", path).CombinedOutput()
 	if err != nil {
@@ -311,7 +311,7 @@ func keygen(t *testing.T, path string) {
 	}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +320,7 @@ func must(t *testing.T, err error) {
 
 // Exec runs cmd as root on machine m over SSH, as a user would to look at
 // it, and returns its output (the test fails on an error).
-func (l *Lab) Exec(t *testing.T, m *Machine, cmd string) string {
+func (l *Lab) Exec(t testing.TB, m *Machine, cmd string) string {
 	t.Helper()
 	key, err := os.ReadFile(l.Identity)
 	must(t, err)
@@ -348,7 +348,7 @@ func (l *Lab) Exec(t *testing.T, m *Machine, cmd string) string {
 }
 
 // Mend puts machine i's cable back.
-func (l *Lab) Mend(t *testing.T, i int) {
+func (l *Lab) Mend(t testing.TB, i int) {
 	h, err := l.Orch.Netlink()
 	must(t, err)
 	defer h.Close()
