@@ -18,12 +18,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
-// reachedHost is a host connected to and checked, nothing built yet.
-type reachedHost struct {
-	conn *remote.Conn
-	ifc  remote.Iface
-}
-
 // Reach connects to every host at once and checks each — host key,
 // login, root, its interface, the role's address on that interface's
 // network — before anything exists anywhere; the run then uses these

@@ -436,6 +436,12 @@ type Hosts struct {
 	reached []reachedHost
 }
 
+// reachedHost is a host connected to and checked, nothing built yet.
+type reachedHost struct {
+	conn *remote.Conn
+	ifc  remote.Iface
+}
+
 // On reports whether any role is on another host.
 func (h Hosts) On() bool { return len(h.Inventory.Hosts) > 0 }
 
