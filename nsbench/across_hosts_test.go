@@ -33,9 +33,13 @@ func labHosts(t testing.TB, lab *remotetest.Lab) Hosts {
 	}
 }
 
-// A run with the client and the server on two machines reached over SSH:
-// the same rows and samples as on one host, and nothing left on either
-// machine afterwards.
+// A run with the client and the server on two machines reached over SSH,
+// Pure SSH, WireGuard and a seed-002 tunnel (OpenVPN) with every
+// instrument: the same rows and samples as on one host, each role's CPU
+// and its processes' peak memory read on its machine, and nothing left on
+// either machine afterwards. Each machine has a /tmp of its own, so every
+// file a role reads (keys, configurations, the payload) reached it through
+// the role.
 func TestRunAcrossHosts(t *testing.T) {
 	nstest.RequireRoot(t)
 	if testing.Short() {
@@ -43,11 +47,12 @@ func TestRunAcrossHosts(t *testing.T) {
 	}
 	lab := remotetest.New(t, 2)
 	o := Quick()
-	o.Transports = []string{"ssh", "wireguard-go"}
+	o.Transports = []string{"ssh", "wireguard-go", "openvpn-static"}
 	o.Runs, o.Duration, o.Warmup, o.WAN = 1, time.Second, 0, []string{"off"}
 	o.Congestion = "host" // a machine's namespace cannot extend the host's allowed list
 	o.OutDir = t.TempDir()
 	o.Hosts = labHosts(t, lab)
+	instruments := []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp", "ping", "udp-pps", "rrul"}
 	plan, err := NewPlan(o, transport.Names())
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +61,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ins, _, err := instrument.Select([]string{"iperf3-1", "tcp_rr"})
+	ins, _, err := instrument.Select(instruments)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,17 +78,34 @@ func TestRunAcrossHosts(t *testing.T) {
 		}
 	}
 	for _, tr := range o.Transports {
-		for _, in := range []string{"iperf3-1", "tcp_rr"} {
+		for _, in := range instruments {
 			if got[tr+"/"+in] != 1 {
 				t.Errorf("%s/%s: %d samples, want 1 (all: %v)", tr, in, got[tr+"/"+in], got)
 			}
 		}
 	}
+	for _, s := range res.Doc.Samples {
+		if s.Instrument == "iperf3-1" && (s.RoleCPUSec["client"] <= 0 || s.RoleCPUSec["server"] <= 0) {
+			t.Errorf("%s iperf3-1: role CPU %v, want both roles' above 0", s.Transport, s.RoleCPUSec)
+		}
+	}
+	peaks := map[string]map[string]int64{}
+	for _, r := range res.Doc.RSS {
+		peaks[r.Transport] = r.PeakKB
+	}
+	for tr, key := range map[string]string{"ssh": "server / sshd", "wireguard-go": "server / wireguard-go", "openvpn-static": "client / openvpn"} {
+		if peaks[tr][key] <= 0 {
+			t.Errorf("%s: peak RSS of %q is %d, want it read on its machine (all: %v)", tr, key, peaks[tr][key], peaks[tr])
+		}
+	}
 	for _, f := range res.Doc.Failures {
 		t.Errorf("failure: %+v", f)
 	}
+	for _, s := range res.Doc.Skipped {
+		t.Errorf("skipped: %+v", s)
+	}
 	for _, m := range lab.Machines {
-		if out := lab.Exec(t, m, "ls /run/netns /var/tmp | grep "+res.Prefix+" || true"); out != "" {
+		if out := lab.Exec(t, m, "ls /run/netns /var/tmp /tmp | grep "+res.Prefix+"; grep "+res.Prefix+" /proc/mounts; true"); out != "" {
 			t.Errorf("%s keeps %q", m.Name, out)
 		}
 	}

@@ -61,7 +61,11 @@ func (m *memoryMeter) record(rw *row) {
 func (m *memoryMeter) peakKB(transport, label string, procs []transport.RSSProc) results.RSS {
 	rss := results.RSS{Transport: transport, Label: label, PeakKB: map[string]int64{}}
 	for _, p := range procs {
-		kb, err := metrics.ReadVmHWM(p.PID)
+		read := metrics.ReadVmHWM // a process of this host
+		if p.Role != nil {
+			read = p.Role.PeakRSSKB
+		}
+		kb, err := read(p.PID)
 		if err != nil {
 			m.logf("%s: peak RSS of %s: %v", transport, p.Key, err)
 			continue

@@ -180,14 +180,16 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 	if tb.cfg.Copies {
 		tb.logf("writing %s of random payload to tmpfs", FormatSize(tb.cfg.Payload+tb.cfg.Warm))
-		p, err := mountPayload(dir, tb.cfg.Payload, tb.cfg.Warm)
-		if p != nil {
-			tb.onTeardown("payload tmpfs", func(context.Context) error { return p.unmount() })
-		}
+		srv := roles[topology.Server]
+		p, err := mountPayloadOp.On(ctx, srv, payloadSize{Dir: srv.Dir(), Large: tb.cfg.Payload, Warm: tb.cfg.Warm})
 		if err != nil {
-			return err
+			return fmt.Errorf("payload: %w", err)
 		}
-		tb.payload = p
+		tb.onTeardown("payload tmpfs", func(ctx context.Context) error {
+			_, err := unmountPayloadOp.On(ctx, srv, p)
+			return err
+		})
+		tb.payload = &p
 	} else {
 		// No instrument copies a file: none is written, and no condition
 		// claims a payload size.

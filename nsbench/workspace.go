@@ -1,6 +1,7 @@
 package nsbench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,31 +29,54 @@ func privateDir(prefix string) string { return filepath.Join(PrivateBase, prefix
 // cgroupDir is the run's cgroup, parent of one cgroup per role.
 func cgroupDir(root, prefix string) string { return role.NewTree(root, prefix).Dir() }
 
-// payload is the scp payload on its own tmpfs.
+// payload is the scp payload on its own tmpfs, on the server's host.
 type payload struct {
-	dir         string
+	Dir         string
 	Large, Warm string
 	Probe       string
 	LargeBytes  int64
 	WarmBytes   int64
 }
 
+// payloadSize asks for a payload of Large and Warm bytes in Dir.
+type payloadSize struct {
+	Dir         string
+	Large, Warm int64
+}
+
+// The payload is made where scp reads it: on the server role's host.
+var (
+	mountPayloadOp = role.NewOp("nsbench.mount-payload", func(_ context.Context, a payloadSize) (payload, error) {
+		p, err := mountPayload(a.Dir, a.Large, a.Warm)
+		if err != nil {
+			if p != nil {
+				err = errors.Join(err, p.unmount())
+			}
+			return payload{}, err
+		}
+		return *p, nil
+	})
+	unmountPayloadOp = role.NewOp("nsbench.unmount-payload", func(_ context.Context, p payload) (role.Nothing, error) {
+		return role.Nothing{}, p.unmount()
+	})
+)
+
 // mountPayload mounts a tmpfs sized for the payloads under dir and fills it
 // with random bytes (incompressible, so no transport can cheat with
 // compression). Served from RAM, the disk never limits scp.
 func mountPayload(dir string, large, warm int64) (*payload, error) {
-	p := &payload{dir: filepath.Join(dir, "payload"), LargeBytes: large, WarmBytes: warm}
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+	p := &payload{Dir: filepath.Join(dir, "payload"), LargeBytes: large, WarmBytes: warm}
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
 	size := large + warm + 1<<20
-	if err := unix.Mount("tmpfs", p.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV,
+	if err := unix.Mount("tmpfs", p.Dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV,
 		"mode=0755,size="+strconv.FormatInt(size, 10)); err != nil {
 		return nil, fmt.Errorf("payload: mount tmpfs of %d bytes: %w", size, err)
 	}
-	p.Large = filepath.Join(p.dir, "payload.bin")
-	p.Warm = filepath.Join(p.dir, "warm.bin")
-	p.Probe = filepath.Join(p.dir, "probe.bin")
+	p.Large = filepath.Join(p.Dir, "payload.bin")
+	p.Warm = filepath.Join(p.Dir, "warm.bin")
+	p.Probe = filepath.Join(p.Dir, "probe.bin")
 	var seed [32]byte
 	if _, err := crand.Read(seed[:]); err != nil {
 		return p, fmt.Errorf("payload: seed: %w", err)
@@ -89,7 +113,7 @@ func writeRandom(path string, n int64, src io.Reader) error {
 
 // unmount removes the payload tmpfs. Safe to call twice.
 func (p *payload) unmount() error {
-	if err := unix.Unmount(p.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+	if err := unix.Unmount(p.Dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("unmount payload: %w", err)
 	}
 	return nil
@@ -102,7 +126,7 @@ func removePrivateDir(dir string) error {
 	if !strings.HasPrefix(filepath.Base(dir), topology.Prefix) {
 		return fmt.Errorf("refusing to remove %s: not a twnsbench directory", dir)
 	}
-	(&payload{dir: filepath.Join(dir, "payload")}).unmount()
+	(&payload{Dir: filepath.Join(dir, "payload")}).unmount()
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
 		if errors.Is(err, unix.ENOENT) {

@@ -31,6 +31,19 @@ type Daemon struct {
 	// Fallback, set with the built-in copy, says why upstream's program
 	// did not run.
 	Fallback string
+	// self is the twnsbench it was chosen beside.
+	self string
+}
+
+// At is the daemon for a role whose twnsbench is self: where that is not
+// the binary it was chosen beside (a role on another host, where only
+// twnsbench itself is copied), the copy built into self there.
+func (d Daemon) At(self string) Daemon {
+	if self == "" || d.self == "" || self == d.self { // d.self "": a test's daemon, kept
+		return d
+	}
+	return Daemon{Argv: []string{self, UserspaceCommand}, self: self,
+		Fallback: "on another host only twnsbench is copied, not upstream's program"}
 }
 
 // Describe names the daemon for the results' facts.
@@ -56,7 +69,7 @@ var UserspaceDaemon = sync.OnceValue(func() Daemon {
 // saying why.
 func ChooseDaemon(self, path, version string) Daemon {
 	builtIn := func(why string) Daemon {
-		return Daemon{Argv: []string{self, UserspaceCommand}, Fallback: why}
+		return Daemon{Argv: []string{self, UserspaceCommand}, Fallback: why, self: self}
 	}
 	bi, err := buildinfo.ReadFile(path)
 	switch {
@@ -71,5 +84,5 @@ func ChooseDaemon(self, path, version string) Daemon {
 	}
 	// In the foreground, as `wireguard-go -f` would be, without the
 	// banner it prints to recommend kernel WireGuard.
-	return Daemon{Argv: []string{path}, Env: []string{"WG_PROCESS_FOREGROUND=1", "LOG_LEVEL=error"}, Upstream: true}
+	return Daemon{Argv: []string{path}, Env: []string{"WG_PROCESS_FOREGROUND=1", "LOG_LEVEL=error"}, Upstream: true, self: self}
 }

@@ -78,7 +78,7 @@ func Create(ctx context.Context, r *role.Role, l Link) (d *Device, err error) {
 			return d, fmt.Errorf("wireguard %s: create kernel link: %w: %s", l.Name, ErrNoKernel, made.Reason)
 		}
 	case ImplUserspace:
-		daemon := UserspaceDaemon()
+		daemon := UserspaceDaemon().At(r.Self())
 		if len(daemon.Argv) == 0 {
 			return d, fmt.Errorf("wireguard %s: no wireguard-go daemon: %s", l.Name, daemon.Fallback)
 		}

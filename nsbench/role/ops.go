@@ -67,6 +67,9 @@ var (
 		_, err := proc.NewCgroup(path)
 		return Nothing{}, err
 	})
+	vmHWMOp = NewOp("role.vmhwm", func(_ context.Context, pid int) (int64, error) {
+		return metrics.ReadVmHWM(pid)
+	})
 	cgroupPIDsOp = NewOp("role.cgroup-pids", func(_ context.Context, path string) ([]int, error) {
 		return (&proc.Cgroup{Path: path}).PIDs()
 	})

@@ -152,6 +152,12 @@ func (r *Role) OwnMemoryPeakKB() (int64, bool) {
 	return p.KB, err == nil && p.OK
 }
 
+// PeakRSSKB is the peak resident memory (VmHWM) of pid, a process on the
+// role's host.
+func (r *Role) PeakRSSKB(pid int) (int64, error) {
+	return vmHWMOp.On(context.Background(), r, pid)
+}
+
 // PIDs are the processes in this Role's leaf.
 func (r *Role) PIDs() ([]int, error) {
 	return cgroupPIDsOp.On(context.Background(), r, r.leaf.Path)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/account"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -53,42 +53,54 @@ type Fixtures struct {
 
 type fixtureProc struct {
 	key      string // "server / sshd"
+	role     *role.Role
 	p        *proc.Process
 	spec     proc.Program
 	addr     string    // where it listens, waited for on (re)start
 	services []Service // what it serves
 }
 
-// StartFixtures writes sshd's configuration and keys into env.Dir/ssh and
-// starts sshd, iperf3 and netserver in the server role, each waited for
-// on its port. On failure it stops what it started.
+// sshdAccount makes the bench account of a fixture sshd in Dir on the
+// server's host and returns the mounts that show it to sshd only.
+var sshdAccount = role.NewOp("transport.sshd-account", func(_ context.Context, a sshdAccountArgs) ([]ns.Mount, error) {
+	return account.SSHD(a.Dir, a.User)
+})
+
+type sshdAccountArgs struct{ Dir, User string }
+
+// accountUID reads the uid sshdAccount gave the account in Dir.
+var accountUID = role.NewOp("transport.account-uid", func(_ context.Context, a sshdAccountArgs) (int, error) {
+	return account.UID(a.Dir, a.User)
+})
+
+// StartFixtures writes sshd's configuration and keys into the server's
+// directory, ssh/, and the client's key into the client's, and starts
+// sshd, iperf3 and netserver in the server role, each waited for on its
+// port. On failure it stops what it started.
 func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
-	dir := filepath.Join(tb.Dir, "ssh")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("server fixtures: %w", err)
-	}
-	f = &Fixtures{KeyPath: filepath.Join(dir, "id_ed25519")}
+	srv, cli := tb.Roles[topology.Server], tb.Roles[topology.Client]
+	f = &Fixtures{}
 	defer func() {
 		if err != nil {
 			f.Stop()
 		}
 	}()
-	srv := tb.Roles[topology.Server]
-	pub, err := keygen(tb.Roles[topology.Client], f.KeyPath, "twnsbench client")
+	var pub []byte
+	if f.KeyPath, pub, err = keygen(cli, "ssh", "id_ed25519", "twnsbench client"); err != nil {
+		return f, err
+	}
+	hostKey, _, err := keygen(srv, "ssh", "ssh_host_ed25519_key", "twnsbench host")
 	if err != nil {
 		return f, err
 	}
-	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
-	if _, err := keygen(srv, hostKey, "twnsbench host"); err != nil {
-		return f, err
-	}
+	dir := filepath.Dir(hostKey)
 	authKeys := filepath.Join(dir, "authorized_keys")
 	if err := srv.WriteFile(authKeys, pub, 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
-	acct, err := account.SSHD(dir, BenchUser)
+	acct, err := sshdAccount.On(ctx, srv, sshdAccountArgs{Dir: dir, User: BenchUser})
 	if err != nil {
-		return f, err
+		return f, fmt.Errorf("server fixtures: %w", err)
 	}
 	conf := filepath.Join(dir, "sshd_config")
 	if err := srv.WriteFile(conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
@@ -127,7 +139,7 @@ func (f *Fixtures) start(ctx context.Context, tb *Testbed, fp fixtureProc) error
 	if err != nil {
 		return fmt.Errorf("server fixtures: %w", err)
 	}
-	fp.p = p
+	fp.p, fp.role = p, tb.Roles[topology.Server]
 	f.procs = append(f.procs, fp)
 	return nil
 }
@@ -168,7 +180,7 @@ func (f *Fixtures) Restart(ctx context.Context, tb *Testbed, svc Service) error 
 func (f *Fixtures) Procs() []RSSProc {
 	var ps []RSSProc
 	for _, fp := range f.procs {
-		ps = append(ps, RSSProc{Key: fp.key, PID: fp.p.PID()})
+		ps = append(ps, RSSProc{Key: fp.key, PID: fp.p.PID(), Role: fp.role})
 	}
 	return ps
 }
@@ -203,12 +215,12 @@ func SSHDConfig(hostKey, authorizedKeys, pidFile string) string {
 	), "\n")
 }
 
-// keygen makes an ed25519 key pair with ssh-keygen and writes it to path
-// and path.pub in role r, whose programs use it (generate), and returns
-// the public key.
-func keygen(r *role.Role, path, comment string) ([]byte, error) {
-	name := filepath.Base(path)
-	err := generate(filepath.Dir(path), func(scratch string) error {
+// keygen makes an ed25519 key pair with ssh-keygen and writes it as name
+// and name.pub to sub of role r's directory, whose programs use it
+// (generate), and returns the private key's path there and the public
+// key.
+func keygen(r *role.Role, sub, name, comment string) (path string, pub []byte, err error) {
+	err = generate(sub, func(scratch string) error {
 		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
 			"-f", filepath.Join(scratch, name)).CombinedOutput()
 		if err != nil {
@@ -217,11 +229,11 @@ func keygen(r *role.Role, path, comment string) ([]byte, error) {
 		return nil
 	}, placement{r, []string{name, name + ".pub"}})
 	if err != nil {
-		return nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
+		return "", nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
 	}
-	pub, err := r.ReadFile(path + ".pub")
-	if err != nil {
-		return nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
+	path = filepath.Join(r.Dir(), sub, name)
+	if pub, err = r.ReadFile(path + ".pub"); err != nil {
+		return "", nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
 	}
-	return pub, nil
+	return path, pub, nil
 }

@@ -269,8 +269,8 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		},
 		Label: fmt.Sprintf("SSH over Libreswan (kernel ESP, tunnel, %s, 2 SAs per side)", held),
 		Procs: []RSSProc{
-			{Key: "client / pluto", PID: u.client.PID()},
-			{Key: "server / pluto", PID: u.server.PID()},
+			tb.Proc(topology.Client, "pluto", u.client),
+			tb.Proc(topology.Server, "pluto", u.server),
 		},
 		Carried:  carried,
 		InKernel: "kernel ESP (xfrm), keyed by pluto",

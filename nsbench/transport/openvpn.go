@@ -110,15 +110,11 @@ var (
 func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ovpnReady)
 	defer cancel()
-	dir := filepath.Join(tb.Dir, t.spec().Name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("openvpn: %w", err)
-	}
 	bin, err := systemProgram("openvpn")
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
-	server, client, err := t.modeArgs(bin, dir, tb.Roles[topology.Server], tb.Roles[topology.Client])
+	server, client, err := t.modeArgs(bin, t.spec().Name, tb.Roles[topology.Server], tb.Roles[topology.Client])
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +143,7 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	if err := cli.WaitTCP(ctx, net.JoinHostPort(ovpnServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("openvpn: sshd through the tunnel (logs: %s, %s): %w", clientSpec.Log, serverSpec.Log, err)
 	}
-	log, err := os.ReadFile(clientSpec.Log)
+	log, err := cli.ReadFile(clientSpec.Log)
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
@@ -168,20 +164,21 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		Label:   "SSH over OpenVPN (" + mode + ", " + suite + ")",
 		Carried: LinkBytes(cli, ovpnIface),
 		Procs: []RSSProc{
-			{Key: "client / openvpn", PID: u.client.PID()},
-			{Key: "server / openvpn", PID: u.server.PID()},
+			tb.Proc(topology.Client, "openvpn", u.client),
+			tb.Proc(topology.Server, "openvpn", u.server),
 		},
 		Close: u.close,
 	}, nil
 }
 
-// modeArgs makes the mode's keys in dir (once per run) for the server and
-// client roles and returns the server's and the client's mode options.
-func (t *OpenVPN) modeArgs(bin, dir string, srv, cli *role.Role) (server, client []string, err error) {
+// modeArgs makes the mode's keys in sub of each role's directory (once per
+// run) for the server and client roles and returns the server's and the
+// client's mode options.
+func (t *OpenVPN) modeArgs(bin, sub string, srv, cli *role.Role) (server, client []string, err error) {
 	if !t.tls {
-		key := filepath.Join(dir, "static.key")
-		if _, err := cli.ReadFile(key); err != nil {
-			err := generate(dir, func(scratch string) error {
+		key := func(r *role.Role) string { return filepath.Join(r.Dir(), sub, "static.key") }
+		if _, err := cli.ReadFile(key(cli)); err != nil {
+			err := generate(sub, func(scratch string) error {
 				if out, err := exec.Command(bin, "--genkey", "secret", filepath.Join(scratch, "static.key")).CombinedOutput(); err != nil {
 					return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 				}
@@ -191,19 +188,19 @@ func (t *OpenVPN) modeArgs(bin, dir string, srv, cli *role.Role) (server, client
 				return nil, nil, fmt.Errorf("openvpn --genkey: %w", err)
 			}
 		}
-		mode := []string{"--secret", key, "--cipher", "AES-256-CBC", "--auth", "SHA1"}
-		return mode, mode, nil
+		mode := []string{"--cipher", "AES-256-CBC", "--auth", "SHA1"}
+		return append([]string{"--secret", key(srv)}, mode...), append([]string{"--secret", key(cli)}, mode...), nil
 	}
-	pki, err := writeOpenVPNPKI(dir, srv, cli)
+	pki, err := writeOpenVPNPKI(sub, srv, cli)
 	if err != nil {
 		return nil, nil, fmt.Errorf("openvpn: certificates: %w", err)
 	}
 	cipher := strings.ToUpper(t.cipher)
 	// Both sides offer only the variant's cipher: the negotiation can
 	// settle on nothing else, and negotiated() checks that it did.
-	mode := []string{"--ca", pki.CA, "--dh", "none", "--data-ciphers", cipher, "--data-ciphers-fallback", cipher}
-	server = append(slices.Clone(mode), "--tls-server", "--cert", pki.ServerCert, "--key", pki.ServerKey, "--remote-cert-tls", "client")
-	client = append(slices.Clone(mode), "--tls-client", "--cert", pki.ClientCert, "--key", pki.ClientKey, "--remote-cert-tls", "server")
+	mode := []string{"--dh", "none", "--data-ciphers", cipher, "--data-ciphers-fallback", cipher}
+	server = append(slices.Clone(mode), "--ca", pki.Server.CA, "--tls-server", "--cert", pki.Server.Cert, "--key", pki.Server.Key, "--remote-cert-tls", "client")
+	client = append(slices.Clone(mode), "--ca", pki.Client.CA, "--tls-client", "--cert", pki.Client.Cert, "--key", pki.Client.Key, "--remote-cert-tls", "server")
 	return server, client, nil
 }
 

@@ -90,7 +90,7 @@ var kexLine = regexp.MustCompile(`kex: server->client cipher: (\S+) MAC: (\S+)`)
 func (t *SSHTun) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, sshTunReady)
 	defer cancel()
-	u := &sshTunUp{tb: tb, dir: filepath.Join(tb.Dir, "ssh-tun"), logName: "ssh-tun-" + t.variant}
+	u := &sshTunUp{tb: tb, dir: "ssh-tun", logName: "ssh-tun-" + t.variant}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -118,8 +118,8 @@ func (t *SSHTun) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		Facts:  results.Facts{{Key: "ssh-tun cipher", Value: suite}},
 		Label:  "SSH over an SSH -w tunnel (" + suite + ")",
 		Procs: []RSSProc{
-			{Key: "client / ssh -w", PID: u.client.PID()},
-			{Key: "server / sshd (tunnel)", PID: u.server.PID()},
+			tb.Proc(topology.Client, "ssh -w", u.client),
+			tb.Proc(topology.Server, "sshd (tunnel)", u.server),
 		},
 		Carried: LinkBytes(u.tb.Roles[topology.Client], sshTunIface),
 		Close:   u.close,
@@ -147,44 +147,47 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ssh-tun: %w", err)
 	}
-	uid, err := account.UID(u.dir, BenchUser)
+	srv := u.tb.Roles[topology.Server]
+	uid, err := accountUID.On(ctx, srv, sshdAccountArgs{Dir: filepath.Join(srv.Dir(), u.dir), User: BenchUser})
 	if err != nil {
-		return err
+		return fmt.Errorf("ssh-tun: %w", err)
 	}
 	// A persistent tun0 owned by the account (user and group: netlink
 	// would otherwise set group root, which the account is not in), so
 	// the unprivileged sshd session can attach to it, and already up: sshd
 	// brings a down one up itself, which needs CAP_NET_ADMIN ("open
 	// failed" without it).
-	_, err = sshTunCreateOp.On(ctx, u.tb.Roles[topology.Server], tunOwner{Name: sshTunIface, UID: uint32(uid)})
+	_, err = sshTunCreateOp.On(ctx, srv, tunOwner{Name: sshTunIface, UID: uint32(uid)})
 	if err != nil {
 		return fmt.Errorf("ssh-tun: server %s: %w", sshTunIface, err)
 	}
 	return nil
 }
 
-// privateSSHD starts a transport's own sshd in the server role, so that
+// privateSSHD starts a transport's own sshd in the server role, its files
+// in sub of the server's directory, so that
 // it and every session it forks are in the transport's cgroup, not the
 // fixtures': the bench account in its private mount namespace, the
 // fixtures' authorized keys, a host key kept in dir across conditions,
 // port on every address, and extra configuration lines. name names its
 // log (LogDir/server-<name>.log). It returns once port accepts.
-func privateSSHD(ctx context.Context, tb *Testbed, dir, name string, port int, extra ...string) (*proc.Process, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func privateSSHD(ctx context.Context, tb *Testbed, sub, name string, port int, extra ...string) (*proc.Process, error) {
+	srv := tb.Roles[topology.Server]
+	dir := filepath.Join(srv.Dir(), sub)
+	if err := srv.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	srv := tb.Roles[topology.Server]
 	// The host key is kept across conditions: made when the server role
 	// has none.
 	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
 	if _, err := srv.ReadFile(hostKey + ".pub"); err != nil {
-		if _, err := keygen(srv, hostKey, "twnsbench "+name+" host"); err != nil {
+		if _, _, err := keygen(srv, sub, filepath.Base(hostKey), "twnsbench "+name+" host"); err != nil {
 			return nil, err
 		}
 	}
-	acct, err := account.SSHD(dir, BenchUser)
+	acct, err := sshdAccount.On(ctx, srv, sshdAccountArgs{Dir: dir, User: BenchUser})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	lines := []string{
 		"# twnsbench " + name,
@@ -192,7 +195,7 @@ func privateSSHD(ctx context.Context, tb *Testbed, dir, name string, port int, e
 		"ListenAddress 0.0.0.0",
 		"HostKey " + hostKey,
 		"PidFile " + filepath.Join(dir, "sshd.pid"),
-		"AuthorizedKeysFile " + filepath.Join(tb.Dir, "ssh", "authorized_keys"),
+		"AuthorizedKeysFile " + filepath.Join(srv.Dir(), "ssh", "authorized_keys"),
 	}
 	lines = append(append(lines, extra...), account.SSHDLogins(BenchUser)...)
 	conf := filepath.Join(dir, "sshd_config")
@@ -256,7 +259,8 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 // negotiated reads the data cipher and MAC from ssh -v's log: what the
 // connection uses, not what was asked for.
 func (u *sshTunUp) negotiated() (cipher, mac string, err error) {
-	b, err := os.ReadFile(filepath.Join(u.tb.LogDir, topology.Client+"-"+u.logName+".log"))
+	cli := u.tb.Roles[topology.Client]
+	b, err := cli.ReadFile(cli.Program(u.logName).Log)
 	if err != nil {
 		return "", "", fmt.Errorf("ssh-tun: negotiated cipher: %w", err)
 	}

@@ -124,7 +124,7 @@ func (t *Sshuttle) Prepare(ctx context.Context, tb *Testbed) error {
 func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, sshuttleReady)
 	defer cancel()
-	u := &sshuttleUp{tb: tb, dir: filepath.Join(tb.Dir, "sshuttle")}
+	u := &sshuttleUp{tb: tb, dir: "sshuttle"}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -165,7 +165,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 	}
 	label := t.Label()
 	facts := results.Facts{{Key: sshuttleSpec.Name, Label: "sshuttle", Value: t.version}}
-	if log, err := os.ReadFile(spec.Log); err == nil {
+	if log, err := cli.ReadFile(spec.Log); err == nil {
 		if m := lastSubmatch(kexLine, log); m != nil {
 			suite := m[1]
 			if m[2] != "<implicit>" {
@@ -187,7 +187,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 
 type sshuttleUp struct {
 	tb                 *Testbed
-	dir                string
+	dir                string // its directory's name in each role's directory
 	client, server     *proc.Process
 	addr, route, guard bool // what addressing added, for close
 	once               sync.Once
@@ -205,11 +205,13 @@ func (u *sshuttleUp) addressing(ctx context.Context) error {
 		return fmt.Errorf("sshuttle: client route to %s: %w", sshuttleTarget, err)
 	}
 	u.route = true
-	if err := os.MkdirAll(u.dir, 0o755); err != nil {
+	cli := u.tb.Roles[topology.Client]
+	dir := filepath.Join(cli.Dir(), u.dir)
+	if err := cli.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("sshuttle: %w", err)
 	}
-	guard := filepath.Join(u.dir, "guard.nft")
-	if err := u.tb.Roles[topology.Client].WriteFile(guard, []byte(fmt.Sprintf(sshuttleGuard, sshuttleTarget)), 0o644); err != nil {
+	guard := filepath.Join(dir, "guard.nft")
+	if err := cli.WriteFile(guard, []byte(fmt.Sprintf(sshuttleGuard, sshuttleTarget)), 0o644); err != nil {
 		return fmt.Errorf("sshuttle: %w", err)
 	}
 	u.guard = true
@@ -257,70 +259,100 @@ func (u *sshuttleUp) carried() (int64, error) {
 // session and python have PIDs of their own. A process not found is left
 // out.
 func (u *sshuttleUp) procs() []RSSProc {
-	ps := []RSSProc{{Key: "client / sshuttle", PID: u.client.PID()}}
-	for _, t := range u.descendants() {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(t.pid), "cmdline"))
-		if err != nil {
-			continue
-		}
-		argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		key := ""
-		switch {
-		case t.role == topology.Client && slices.Contains(argv, "--firewall"):
-			key = "client / sshuttle --firewall"
-		case t.role == topology.Client && filepath.Base(argv[0]) == "ssh":
-			key = "client / ssh"
-		case t.role == topology.Server && strings.HasPrefix(argv[0], "sshd: "+BenchUser+"@"):
-			key = "server / sshd" // the session's unprivileged half, which carries the data
-		case t.role == topology.Server && strings.HasPrefix(filepath.Base(argv[0]), "python"):
-			key = "server / python3"
-		}
-		if key != "" {
-			ps = append(ps, RSSProc{Key: key, PID: t.pid})
+	cli := u.tb.Roles[topology.Client]
+	ps := []RSSProc{{Key: "client / sshuttle", PID: u.client.PID(), Role: cli}}
+	for role, ts := range u.descendants() {
+		for _, t := range ts {
+			argv := t.Argv
+			if len(argv) == 0 {
+				continue
+			}
+			key := ""
+			switch {
+			case role == topology.Client && slices.Contains(argv, "--firewall"):
+				key = "client / sshuttle --firewall"
+			case role == topology.Client && filepath.Base(argv[0]) == "ssh":
+				key = "client / ssh"
+			case role == topology.Server && strings.HasPrefix(argv[0], "sshd: "+BenchUser+"@"):
+				key = "server / sshd" // the session's unprivileged half, which carries the data
+			case role == topology.Server && strings.HasPrefix(filepath.Base(argv[0]), "python"):
+				key = "server / python3"
+			}
+			if key != "" {
+				ps = append(ps, RSSProc{Key: key, PID: t.PID, Role: u.tb.Roles[role]})
+			}
 		}
 	}
 	return ps
 }
 
 // task is a process that descends from one Up started, by PID and start
-// time, so that a PID reused after its exit is never taken for it.
+// time, so that a PID reused after its exit is never taken for it; Argv
+// is its command line when it was listed.
 type task struct {
-	role  string
-	pid   int
-	start string
+	PID   int
+	Start string
+	Argv  []string
 }
 
-// descendants lists the processes in the transport's cgroups forked by the
-// sshuttle client or the private sshd (not the processes themselves).
-// Once those exit, their children are reparented, so close takes this list
-// before stopping them.
-func (u *sshuttleUp) descendants() []task {
-	roots := map[int]bool{}
-	for _, p := range []*proc.Process{u.client, u.server} {
-		if p != nil {
-			roots[p.PID()] = true
-		}
-	}
-	var ts []task
-	for _, role := range []string{topology.Client, topology.Server} {
+// treeOf asks for the processes among PIDs (a role's) that descend from
+// Roots, on the role's host.
+type treeOf struct{ Roots, PIDs []int }
+
+var (
+	sshuttleDescendantsOp = role.NewOp("sshuttle.descendants", func(_ context.Context, a treeOf) ([]task, error) {
+		return descendantsOf(a.Roots, a.PIDs), nil
+	})
+	sshuttleWaitGoneOp = role.NewOp("sshuttle.wait-gone", func(_ context.Context, ts []task) (role.Nothing, error) {
+		return role.Nothing{}, waitGone(ts)
+	})
+)
+
+// descendants lists, per role, the processes in the transport's cgroups
+// forked by the sshuttle client (in the client's) or the private sshd (in
+// the server's), not the processes themselves; each role's on its own
+// host. Once those exit, their children are reparented, so close takes
+// this list before stopping them.
+func (u *sshuttleUp) descendants() map[string][]task {
+	out := map[string][]task{}
+	for role, root := range map[string]*proc.Process{topology.Client: u.client, topology.Server: u.server} {
 		r := u.tb.Roles[role]
-		if r == nil {
+		if r == nil || root == nil {
 			continue
 		}
 		pids, _ := r.PIDs()
-		for _, pid := range pids {
-			_, start, err := procStat(pid)
-			if err != nil || roots[pid] {
-				continue
+		ts, err := sshuttleDescendantsOp.On(context.Background(), r, treeOf{Roots: []int{root.PID()}, PIDs: pids})
+		if err == nil && len(ts) > 0 {
+			out[role] = ts
+		}
+	}
+	return out
+}
+
+// descendantsOf is descendants' work on one host.
+func descendantsOf(rootPIDs, pids []int) []task {
+	roots := map[int]bool{}
+	for _, p := range rootPIDs {
+		roots[p] = true
+	}
+	var ts []task
+	for _, pid := range pids {
+		_, start, err := procStat(pid)
+		if err != nil || roots[pid] {
+			continue
+		}
+		for a := pid; a > 1; {
+			if a, _, err = procStat(a); err != nil {
+				break
 			}
-			for a := pid; a > 1; {
-				if a, _, err = procStat(a); err != nil {
-					break
+			if roots[a] {
+				b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+				argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+				if len(b) == 0 {
+					argv = nil
 				}
-				if roots[a] {
-					ts = append(ts, task{role: role, pid: pid, start: start})
-					break
-				}
+				ts = append(ts, task{PID: pid, Start: start, Argv: argv})
+				break
 			}
 		}
 	}
@@ -343,11 +375,11 @@ func procStat(pid int) (ppid int, start string, err error) {
 	return ppid, f[19], err
 }
 
-// waitGone waits for ts to exit, then kills by PID those still running
-// after stopGrace (sshuttle's helper deletes its nft tables on the way
-// out; dropTables catches a killed one's).
+// waitGone waits for ts, processes of this host, to exit, then kills by
+// PID those still running after stopGrace (sshuttle's helper deletes its
+// nft tables on the way out; dropTables catches a killed one's).
 func waitGone(ts []task) error {
-	alive := func(t task) bool { _, start, err := procStat(t.pid); return err == nil && start == t.start }
+	alive := func(t task) bool { _, start, err := procStat(t.PID); return err == nil && start == t.Start }
 	deadline, killed := time.Now().Add(stopGrace), false
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
 		ts = slices.DeleteFunc(ts, func(t task) bool { return !alive(t) })
@@ -359,7 +391,7 @@ func waitGone(ts []task) error {
 				return fmt.Errorf("sshuttle: pids %v survived SIGKILL", ts)
 			}
 			for _, t := range ts {
-				syscall.Kill(t.pid, syscall.SIGKILL) // a descendant of ours, checked by start time just now
+				syscall.Kill(t.PID, syscall.SIGKILL) // a descendant of ours, checked by start time just now
 			}
 			deadline, killed = time.Now().Add(stopGrace), true
 		}
@@ -399,7 +431,11 @@ func (u *sshuttleUp) close() error {
 		// The next condition's sshuttle takes the same nft table names:
 		// the old helper must be gone before close returns.
 		children := u.descendants()
-		errs := []error{stopAll(u.client, u.server), waitGone(children)}
+		errs := []error{stopAll(u.client, u.server)}
+		for role, ts := range children {
+			_, err := sshuttleWaitGoneOp.On(context.Background(), u.tb.Roles[role], ts)
+			errs = append(errs, err)
+		}
 		cli, srv := u.tb.Roles[topology.Client], u.tb.Roles[topology.Server]
 		if (u.client != nil || u.guard) && cli != nil {
 			errs = append(errs, u.dropTables())

@@ -256,8 +256,8 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		},
 		Label: "SSH over strongSwan (" + t.esp() + ", " + esp + ")",
 		Procs: []RSSProc{
-			{Key: "client / charon", PID: u.client.PID()},
-			{Key: "server / charon", PID: u.server.PID()},
+			tb.Proc(topology.Client, "charon", u.client),
+			tb.Proc(topology.Server, "charon", u.server),
 		},
 		Carried:  carried,
 		InKernel: inKernel,

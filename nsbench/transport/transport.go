@@ -129,8 +129,9 @@ func (t Target) Port(s Service) int { return t.Ports[s] }
 
 // RSSProc is a process whose peak RSS the report lists.
 type RSSProc struct {
-	Key string // "role / process"
-	PID int
+	Key  string // "role / process"
+	PID  int    // on Role's host
+	Role *role.Role
 }
 
 // Path is a built transport.
@@ -212,6 +213,12 @@ func (e *Testbed) Program(role, name string, argv ...string) proc.Program {
 	return e.Roles[role].Program(name, argv...)
 }
 
+// Proc names p, a process of role, for the memory table ("client /
+// what"); its peak is read on the role's host.
+func (e *Testbed) Proc(role, what string, p *proc.Process) RSSProc {
+	return RSSProc{Key: role + " / " + what, PID: p.PID(), Role: e.Roles[role]}
+}
+
 // systemProgram finds a system program on PATH, else in /usr/sbin, which a
 // root shell's or sudo's PATH may lack (sshd, openvpn).
 func systemProgram(name string) (string, error) {
@@ -227,16 +234,16 @@ func systemProgram(name string) (string, error) {
 // placement names files made by generate and the role that reads them.
 type placement struct {
 	r     *role.Role
-	names []string // file names in the scratch directory and in dir
+	names []string // file names in the scratch directory and in the role's
 }
 
 // generate runs make, which writes files with a local tool or library (a
-// key pair, certificates), in a scratch directory inside dir, the run's
-// private directory, and writes each file a placement names to dir in its
-// role, whose programs read it, with the mode it was made with. The
+// key pair, certificates), in a scratch directory on this host, and writes
+// each file a placement names to sub of its role's directory, on the
+// role's host, whose programs read it, with the mode it was made with. The
 // scratch directory is removed.
-func generate(dir string, make func(scratch string) error, places ...placement) error {
-	scratch, err := os.MkdirTemp(dir, ".make-")
+func generate(sub string, make func(scratch string) error, places ...placement) error {
+	scratch, err := os.MkdirTemp("", "twnsbench-make-")
 	if err != nil {
 		return err
 	}
@@ -245,6 +252,10 @@ func generate(dir string, make func(scratch string) error, places ...placement) 
 		return err
 	}
 	for _, pl := range places {
+		dir := filepath.Join(pl.r.Dir(), sub)
+		if err := pl.r.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
 		for _, name := range pl.names {
 			src := filepath.Join(scratch, name)
 			st, err := os.Stat(src)

@@ -268,11 +268,11 @@ func (u *twUp) close() error {
 
 func (u *twUp) procs() []RSSProc {
 	ps := []RSSProc{
-		{Key: "client / tw client connect", PID: u.client.PID()},
-		{Key: "server / tw server start", PID: u.server.PID()},
+		u.tb.Proc(topology.Client, "tw client connect", u.client),
+		u.tb.Proc(topology.Server, "tw server start", u.server),
 	}
 	for _, p := range u.relay.Procs() {
-		ps = append(ps, RSSProc{Key: p.Key, PID: p.PID})
+		ps = append(ps, RSSProc{Key: p.Key, PID: p.PID, Role: u.tb.Roles[topology.Relay]})
 	}
 	return ps
 }

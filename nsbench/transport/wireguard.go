@@ -225,15 +225,15 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	if c.Impl == wg.ImplKernel {
 		p.InKernel = "kernel WireGuard"
 	} else {
-		daemon := wg.UserspaceDaemon()
+		daemon := wg.UserspaceDaemon().At(tb.Roles[topology.Client].Self())
 		p.Facts = append(p.Facts, results.Fact{Key: "wireguard-go daemon", Value: daemon.Describe()})
 		if !daemon.Upstream {
 			p.Fallbacks = append(p.Fallbacks, "wireguard-go's daemon is the copy built into twnsbench ("+daemon.Fallback+
 				"): its peak RSS also holds twnsbench's own binary, about 6.5 MiB more than upstream's program when idle")
 		}
 		p.Procs = []RSSProc{
-			{Key: topology.Client + " / wireguard-go", PID: tun.Client.Proc.PID()},
-			{Key: topology.Server + " / wireguard-go", PID: tun.Server.Proc.PID()},
+			tb.Proc(topology.Client, "wireguard-go", tun.Client.Proc),
+			tb.Proc(topology.Server, "wireguard-go", tun.Server.Proc),
 		}
 	}
 	return p, nil

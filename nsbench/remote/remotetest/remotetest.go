@@ -9,7 +9,9 @@
 // The machines share this host's filesystem, cgroup tree and kernel; each
 // sshd runs in a private mount namespace whose /etc shows the bench
 // account (package account), whose root has /bin/sh as its shell, whose
-// /run is its own tmpfs (sshd needs /run/sshd, which this host may lack),
+// /run and /tmp are its own tmpfs (sshd needs /run/sshd, which this host
+// may lack; a private /tmp proves that a role's files reach its machine
+// through the role, not through a filesystem shared with the orchestrator),
 // and where sudo has no rule for bench (a fake sudo where none is
 // installed). Everything is named with the
 // test's prefix and removed in t.Cleanup, in reverse order of creation.
@@ -84,9 +86,11 @@ func New(t testing.TB, n int) *Lab {
 		t.Fatalf("remotetest: %v (install openssh-server)", err)
 	}
 	l := &Lab{Prefix: nstest.Prefix(t), OrchAddr: subnet.Addr().Next()}
-	// Under the test's claimed /tmp/<prefix> (mode 0755), not t.TempDir
-	// (0700): sshd reads authorized_keys as the bench user.
-	l.Dir = filepath.Join("/tmp", l.Prefix, "lab")
+	// Not under /tmp, which each machine has of its own (an empty tmpfs:
+	// a file the orchestrator writes there is not on any machine), and
+	// mode 0755, not t.TempDir's 0700: sshd reads authorized_keys as the
+	// bench user.
+	l.Dir = filepath.Join("/var/tmp", l.Prefix+"-lab")
 	must(t, os.Mkdir(l.Dir, 0o755))
 	t.Cleanup(func() { os.RemoveAll(l.Dir) })
 	l.Identity = filepath.Join(l.Dir, "id_ed25519")
@@ -149,6 +153,7 @@ func (l *Lab) startSSHD(t testing.TB, m *Machine, sshd, authKeys string) ssh.Pub
 	must(t, err)
 	must(t, plainRootShell(filepath.Join(dir, "account", "etc", "passwd")))
 	mounts = append(mounts, noSudoRule(t, dir)...)
+	mounts = append(mounts, ns.Mount{Kind: "tmpfs", Target: "/tmp"})
 	conf := filepath.Join(dir, "sshd_config")
 	must(t, os.WriteFile(conf, []byte(strings.Join([]string{
 		"ListenAddress " + m.HostPort(),
