@@ -109,9 +109,10 @@ func runAction(c *cli.Context) error {
 	// Transports named one by one must all run; the default set and a
 	// named set (seed-002, whose kernel IPsec rows need ESP) skip what
 	// this host lacks and say why.
-	// Across hosts, what a transport needs is on the hosts, not here:
-	// `twnsbench doctor --host …` checks them (README).
-	if named := individuallyNamed(opts.Transports); len(named) > 0 && !plan.Hosts.On() {
+	// Across hosts, what a transport needs is on the hosts, not here: each
+	// host's own doctor says (after the hosts are reached, below).
+	named := individuallyNamed(opts.Transports)
+	if len(named) > 0 && !plan.Hosts.On() {
 		nts, err := buildTransports(c, named)
 		if err != nil {
 			return refuse(err)
@@ -140,6 +141,9 @@ func runAction(c *cli.Context) error {
 			return refuse(err)
 		}
 		defer plan.Hosts.Close()
+		if err := checkNamedOnHosts(c.Context, plan.Hosts, named); err != nil {
+			return err
+		}
 	}
 	// Last, because it creates the directory: the output must be writable.
 	if err := makeOutDir(plan.OutDir); err != nil {

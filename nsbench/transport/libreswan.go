@@ -185,7 +185,7 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		{topology.Client, topology.Server, lsClient, lsServer, &u.client},
 	}
 	for _, s := range sides {
-		c := lsConfig{dir: filepath.Join(tb.Dir, u.logName, s.role), local: outer(s.role), remote: outer(s.peer),
+		c := lsConfig{dir: filepath.Join(tb.Roles[s.role].Dir(), u.logName, s.role), local: outer(s.role), remote: outer(s.peer),
 			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk}
 		if err := writeConf(ctx, tb.Roles[s.role], c.files()); err != nil {
 			return nil, fmt.Errorf("libreswan: %w", err)

@@ -194,7 +194,7 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		{topology.Server, topology.Client, ssServer, ssClient, &u.server},
 		{topology.Client, topology.Server, ssClient, ssServer, &u.client},
 	} {
-		dir := filepath.Join(tb.Dir, u.logName, s.role)
+		dir := filepath.Join(tb.Roles[s.role].Dir(), u.logName, s.role)
 		r := tb.Roles[s.role]
 		conf := ssConfig{dir: dir, local: r.Addr(), remote: tb.Roles[s.peer].Addr(),
 			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk, kernel: t.kernel}
