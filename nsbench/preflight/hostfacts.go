@@ -100,6 +100,11 @@ func ReadHost(iface string, tools []string) (results.Host, error) {
 	return h, errors.Join(errs...)
 }
 
+// nominalSpeed are drivers whose link speed is a constant of the driver
+// (a veth's 10 Gbit/s, a tun's 10 Mbit/s), not a link's: left out. A
+// macvlan's is its parent's, and kept.
+var nominalSpeed = map[string]bool{"veth": true, "tun": true}
+
 // readIface reads iface's MTU, driver, speed and offloads into h. Every
 // reading goes through a socket of the calling thread's namespace, never
 // /sys/class/net, which shows the namespace sysfs was mounted in.
@@ -121,7 +126,7 @@ func readIface(h *results.Host, iface string) error {
 	// ETHTOOL_GSET, which sysfs's speed file reads too; unknown is -1
 	// (all ones), and an interface without ethtool link settings has none.
 	var cmd ethtool.EthtoolCmd
-	if s, err := e.CmdGet(&cmd, iface); err == nil && s > 0 && s < math.MaxUint32 {
+	if s, err := e.CmdGet(&cmd, iface); err == nil && s > 0 && s < math.MaxUint32 && !nominalSpeed[h.Driver] {
 		h.SpeedMbps = int(s)
 	}
 	if h.Offloads, err = topology.OffloadsState(iface); err != nil {
