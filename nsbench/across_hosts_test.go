@@ -104,6 +104,17 @@ func TestRunAcrossHosts(t *testing.T) {
 	for _, s := range res.Doc.Skipped {
 		t.Errorf("skipped: %+v", s)
 	}
+	// Each machine states its own facts, under the login and role it held.
+	if hs := res.Doc.Env.Hosts; len(hs) != len(o.Hosts.Inventory.Hosts) {
+		t.Errorf("env.hosts: %+v, want one per role", hs)
+	}
+	for i, h := range res.Doc.Env.Hosts {
+		want := o.Hosts.Inventory.Hosts[i]
+		if !slices.Equal(h.Roles, []string{want.Role}) || h.Login != want.Dest() || h.Kernel == "" || h.Cores <= 0 || h.MTU <= 0 ||
+			h.Iface != remotetest.Iface || h.Driver != "veth" || h.SpeedMbps != 0 { // a veth has no speed of its own
+			t.Errorf("host %d: %+v", i, h)
+		}
+	}
 	for _, m := range lab.Machines {
 		if out := lab.Exec(t, m, "ls /run/netns /var/tmp /tmp | grep "+res.Prefix+"; grep "+res.Prefix+" /proc/mounts; true"); out != "" {
 			t.Errorf("%s keeps %q", m.Name, out)

@@ -1,16 +1,14 @@
 package nsbench
 
 import (
-	"bufio"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -91,17 +89,11 @@ func recordCPUs(e *results.Env) {
 	}
 }
 
+// cpuModel and kernelRelease read what a host of a run across hosts
+// states of itself (preflight.ReadHost), with the same code.
 func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
+	if m, err := preflight.CPUModel(); err == nil {
+		return m
 	}
 	return "unknown"
 }
@@ -123,11 +115,10 @@ func osRelease() string {
 }
 
 func kernelRelease() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "unknown"
+	if r := preflight.KernelRelease(); r != "" {
+		return r
 	}
-	return unix.ByteSliceToString(u.Release[:])
+	return "unknown"
 }
 
 func harnessVersion() string {

@@ -13,7 +13,9 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -68,6 +70,7 @@ type hostedRole struct {
 	built role.HostedRole
 	r     *role.Role
 	conn  *role.Conn // to its agent
+	facts results.Host
 }
 
 // upOnHosts reaches every host of the inventory at once (host key, login,
@@ -147,16 +150,26 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 		return hostedRole{}, err
 	}
 	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
-	return hostedRole{host: h, built: hr, r: r, conn: agent.Conn}, nil
+	// Facts only describe the run: one that cannot be read is left out.
+	facts, err := preflight.HostFacts(ctx, agent.Conn, ifc.Name, preflight.RoleTools(h.Role))
+	if err != nil {
+		tb.logf("%s on %s: recorded without what could not be read: %v", h.Role, h.Dest(), err)
+	}
+	facts.Roles, facts.Login, facts.Iface = []string{h.Role}, h.Dest(), ifc.Name
+	return hostedRole{host: h, built: hr, r: r, conn: agent.Conn, facts: facts}, nil
 }
 
-// describeHosts is the run's network across hosts, for the Environment.
-func describeHosts(built []hostedRole) string {
+// describeHosts is the run across hosts for the Environment: its network
+// and each host's facts.
+func describeHosts(built []hostedRole) hostsSetup {
 	var parts []string
+	var facts []results.Host
 	for _, b := range built {
 		parts = append(parts, fmt.Sprintf("%s %s on %s", b.host.Role, b.host.RoleAddr.Addr(), b.host.Dest()))
+		facts = append(facts, b.facts)
 	}
-	return "one network namespace per role on its own host, joined to the host's interface by a macvlan child; " + strings.Join(parts, ", ")
+	return hostsSetup{network: "one network namespace per role on its own host, joined to the host's interface by a macvlan child; " + strings.Join(parts, ", "),
+		hosts: facts}
 }
 
 // hostsCPU reads the CPU times of every host of the run, together: the

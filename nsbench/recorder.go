@@ -74,13 +74,22 @@ func (rc setupRecorder) topology(t *topology.Topology, prefix string, up time.Du
 	}
 }
 
+// hostsSetup is a run across hosts as the Environment states it.
+type hostsSetup struct {
+	network string         // in words
+	hosts   []results.Host // each host's facts, in the inventory's order
+}
+
 // hosts records a run whose roles are on hosts of their own: the network,
-// and the offloads and congestion control of the roles' links (first
-// role's; each host reports its own in its facts).
-func (rc setupRecorder) hosts(network string, first role.HostedRole, up time.Duration) {
+// each host's facts, and the offloads and congestion control of the roles'
+// links (first role's; each host's NIC is in its facts).
+func (rc setupRecorder) hosts(s hostsSetup, first role.HostedRole, up time.Duration) {
 	rc.doc.Timings.TopologyUpSec = up.Seconds()
 	e := &rc.doc.Env
-	e.Topology = network
+	e.Topology = s.network
+	for _, h := range s.hosts {
+		e.AddHost(h)
+	}
 	e.Offloads = first.Offloads
 	e.Congestion = first.Congestion
 	e.SysctlChanges = first.SysctlChanges

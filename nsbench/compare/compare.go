@@ -122,7 +122,7 @@ func BenjaminiHochberg(ps []float64) []float64 {
 // EnvDiffs lists the environment differences that make a comparison
 // meaningless: a different kernel, CPU, congestion control, impairment,
 // WAN condition, offloads, implementation (a fact a transport marks so:
-// kernel or userspace WireGuard), instrument duration,
+// kernel or userspace WireGuard), a role's host (hostDiffs), instrument duration,
 // warm-up, run order or payload (the LAN's, or any condition's scp copy)
 // measures something else.
 func EnvDiffs(old, cur *results.Document) []string {
@@ -141,6 +141,7 @@ func EnvDiffs(old, cur *results.Document) []string {
 	check("wan", a.WAN, b.WAN)
 	check("offloads", a.Offloads, b.Offloads)
 	diffs = append(diffs, factDiffs(a.Facts, b.Facts, true)...)
+	diffs = append(diffs, hostDiffs(a.Hosts, b.Hosts)...)
 	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))
 	sa, sb := settingsOf(old), settingsOf(cur)
 	check("duration", sa.duration, sb.duration)
@@ -178,12 +179,14 @@ func settingsOf(d *results.Document) settings {
 }
 
 // ToolDiffs lists the programs whose versions differ between the two
-// runs (the version facts: tw, OpenSSH, iperf3, …; and the harness) and
+// runs (the version facts: tw, OpenSSH, iperf3, …; those on each role's
+// host; and the harness) and
 // the impairment's mechanism. They do not stop a comparison — comparing
 // tw releases is what compare is for — but a reader must see them first.
 func ToolDiffs(old, cur *results.Document) []string {
 	a, b := old.Env, cur.Env
 	diffs := factDiffs(a.Facts, b.Facts, false)
+	diffs = append(diffs, hostToolDiffs(a.Hosts, b.Hosts)...)
 	for _, f := range []struct{ name, x, y string }{
 		{"impairment method", a.ImpairmentMethod, b.ImpairmentMethod}, {"harness", a.Harness, b.Harness},
 	} {

@@ -44,6 +44,7 @@ var tools = map[string]tool{
 	"ethtool":    {args: []string{"--version"}, prefix: "ethtool version", pkg: "ethtool"},
 	"ping":       {args: []string{"-V"}, prefix: "ping from iputils", pkg: "iputils-ping"},
 	"wg":         {args: []string{"--version"}, prefix: "wireguard-tools", pkg: "wireguard-tools"},
+	"openvpn":    {args: []string{"--version"}, prefix: "OpenVPN ", pkg: "openvpn"},
 }
 
 // sbinDirs are searched after PATH: sudo's secure_path, or a user's PATH,

@@ -81,6 +81,7 @@ func (v *view) writeEnvironment(w *writer) {
 		lines = append(lines, tableRow(r.item, r.value))
 	}
 	w.block(lines...)
+	v.writeHosts(w)
 }
 
 func (v *view) writeResults(w *writer, c results.Condition) {

@@ -141,6 +141,10 @@ type Env struct {
 	// affinity's count.
 	CPUsOnline *CPUSet `json:"cpus_online,omitempty"`
 	Affinity   *CPUSet `json:"cpu_affinity,omitempty"`
+
+	// Hosts are the machines a run across hosts put its roles on (see
+	// Host); absent when every role was on this one.
+	Hosts []Host `json:"hosts,omitempty"`
 }
 
 // CPUSet is a set of logical CPUs in the kernel's list form ("0-3,6") and

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,4 +106,37 @@ func enabledOffloads(link string) ([]string, error) {
 	}
 	sort.Strings(on)
 	return on, nil
+}
+
+// offloadSwitches are ethtool's switches, each the kernel features behind it.
+var offloadSwitches = []struct{ name, prefix string }{
+	{"tso", "tx-tcp"}, // every tx-tcp*-segmentation
+	{"gso", "tx-generic-segmentation"},
+	{"gro", "rx-gro"},
+}
+
+// OffloadsState says which of tso, gso and gro are on for link, in the
+// calling thread's namespace ("tso/gso/gro on", "tso/gso/gro off" or "tso,
+// gro on; gso off"): the same switches the roles' links turn off, read on an
+// interface the harness does not change (a host's NIC).
+func OffloadsState(link string) (string, error) {
+	on, err := enabledOffloads(link)
+	if err != nil {
+		return "", err
+	}
+	var yes, no []string
+	for _, s := range offloadSwitches {
+		if slices.ContainsFunc(on, func(f string) bool { return strings.HasPrefix(f, s.prefix) }) {
+			yes = append(yes, s.name)
+		} else {
+			no = append(no, s.name)
+		}
+	}
+	switch {
+	case len(no) == 0:
+		return "tso/gso/gro on", nil
+	case len(yes) == 0:
+		return "tso/gso/gro off", nil
+	}
+	return strings.Join(yes, ", ") + " on; " + strings.Join(no, ", ") + " off", nil
 }

@@ -1,0 +1,42 @@
+package results
+
+import "slices"
+
+// Host is a machine that held roles of a run across hosts (--host), as
+// read on it when its roles were built. A fact that could not be read is
+// absent, never 0 or "": a veth or macvlan has no link speed of its own,
+// an older document has no hosts at all.
+type Host struct {
+	Roles []string `json:"roles"` // the roles it held: client, relay, server
+	Login string   `json:"login"` // USER@HOST:PORT, as the inventory names it
+
+	Kernel   string `json:"kernel,omitempty"`    // uname release
+	CPUModel string `json:"cpu_model,omitempty"` // /proc/cpuinfo "model name"
+	Cores    int    `json:"cores,omitempty"`     // CPUs online
+
+	// The benchmark interface the roles stood on, and what it is.
+	Iface     string `json:"iface,omitempty"`
+	Driver    string `json:"driver,omitempty"`     // ethtool's driver name
+	SpeedMbps int    `json:"speed_mbps,omitempty"` // the link's, as ethtool reports it
+	MTU       int    `json:"mtu,omitempty"`
+	Offloads  string `json:"offloads,omitempty"` // "tso/gso/gro on", … (the host's own, not changed)
+
+	// Tools are the version lines of the programs the roles run there,
+	// by program name; those not installed are absent.
+	Tools map[string]string `json:"tools,omitempty"`
+}
+
+// AddHost records h; a host already recorded under the same login and
+// interface (two roles on one machine) takes h's roles instead.
+func (e *Env) AddHost(h Host) {
+	i := slices.IndexFunc(e.Hosts, func(o Host) bool { return o.Login == h.Login && o.Iface == h.Iface })
+	if i < 0 {
+		e.Hosts = append(e.Hosts, h)
+		return
+	}
+	for _, r := range h.Roles {
+		if !slices.Contains(e.Hosts[i].Roles, r) {
+			e.Hosts[i].Roles = append(e.Hosts[i].Roles, r)
+		}
+	}
+}
