@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,10 +19,13 @@ import (
 // labHosts is an inventory putting the client on machine 0 and the server
 // on machine 1 of lab, each role at an address of its own on the lab's
 // network.
-func labHosts(t testing.TB, lab *remotetest.Lab) Hosts {
+func labHosts(t testing.TB, lab *remotetest.Lab) Hosts { return labHostsAt(t, lab, 50) }
+
+// labHostsAt is labHosts with the roles at 10.226.0.first and the next.
+func labHostsAt(t testing.TB, lab *remotetest.Lab, first int) Hosts {
 	var hs []hosts.Host
 	for i, r := range []string{"client", "server"} {
-		h, err := hosts.ParseHost(fmt.Sprintf("%s=root@%s,addr=10.226.0.%d/24", r, lab.Machines[i].Addr, 50+i))
+		h, err := hosts.ParseHost(fmt.Sprintf("%s=root@%s,addr=10.226.0.%d/24", r, lab.Machines[i].Addr, first+i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +126,59 @@ func TestRunAcrossHosts(t *testing.T) {
 	}
 	if left := nstest.Residue(res.Prefix); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// Two runs at once on the same two machines, whose copies share one
+// filesystem: neither collides with the other, both measure, and nothing
+// of either is left.
+func TestTwoRunsOnSameHosts(t *testing.T) {
+	nstest.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("integration test (skipped by -short)")
+	}
+	lab := remotetest.New(t, 2)
+	var wg sync.WaitGroup
+	res := make([]*Result, 2)
+	errs := make([]error, 2)
+	for i := range res {
+		o := Quick()
+		o.Transports = []string{"ssh"}
+		o.Runs, o.Duration, o.Warmup, o.WAN = 1, time.Second, 0, []string{"off"}
+		o.Congestion = "host"
+		o.OutDir = t.TempDir()
+		o.Hosts = labHostsAt(t, lab, 60+2*i)
+		plan, err := NewPlan(o, transport.Names())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, _ := transport.Build(o.Transports, nil)
+		ins, _, _ := instrument.Select([]string{"iperf3-1", "tcp_rr"})
+		wg.Go(func() {
+			res[i], errs[i] = Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf})
+		})
+	}
+	wg.Wait()
+	for i := range res {
+		if errs[i] != nil {
+			t.Fatalf("run %d: %v", i, errs[i])
+		}
+		if n := len(res[i].Doc.Samples); n < 2 || len(res[i].Doc.Failures) > 0 {
+			t.Errorf("run %d: %d samples, failures %+v", i, n, res[i].Doc.Failures)
+		}
+	}
+	if res[0].Prefix == res[1].Prefix {
+		t.Fatalf("both runs are %s", res[0].Prefix)
+	}
+	for _, r := range res {
+		for _, m := range lab.Machines {
+			if out := lab.Exec(t, m, "ls /run/netns /var/tmp /tmp | grep "+r.Prefix+"; grep "+r.Prefix+" /proc/mounts; true"); out != "" {
+				t.Errorf("%s keeps %q", m.Name, out)
+			}
+		}
+		if left := nstest.Residue(r.Prefix); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
 	}
 }
 
