@@ -3,6 +3,8 @@ package nsbench
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -107,6 +109,12 @@ func TestRunAcrossHosts(t *testing.T) {
 	}
 	for _, s := range res.Doc.Skipped {
 		t.Errorf("skipped: %+v", s)
+	}
+	// The roles' logs came back from their machines before the roles went.
+	for _, name := range []string{"server-sshd.log", "client-openvpn-static.log", "server-wireguard-go.log"} {
+		if _, err := os.Stat(filepath.Join(o.OutDir, "logs", res.Prefix, name)); err != nil {
+			t.Errorf("log not fetched from its machine: %v", err)
+		}
 	}
 	// Each machine states its own facts, under the login and role it held.
 	if hs := res.Doc.Env.Hosts; len(hs) != len(o.Hosts.Inventory.Hosts) {

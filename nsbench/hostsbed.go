@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -149,6 +150,10 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	if err != nil {
 		return hostedRole{}, err
 	}
+	// Before the agent ends (the stack unwinds backwards), once every
+	// daemon of the role has stopped: its logs, which the agent then
+	// removes with the role, come to this run's log directory.
+	push(h.Role+" logs", func(ctx context.Context) error { return tb.fetchLogs(ctx, r, hr.LogDir) })
 	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
 	// Facts only describe the run: one that cannot be read is left out.
 	facts, err := preflight.HostFacts(ctx, agent.Conn, ifc.Name, preflight.RoleTools(h.Role))
@@ -187,3 +192,58 @@ func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
 		return sum, nil
 	}
 }
+
+// maxFetchedLog bounds one log copied back from a host: a runaway daemon's
+// log is left out, named, rather than carried over the session.
+const maxFetchedLog = 16 << 20
+
+// logFilesOp lists the logs in a role's log directory on its host.
+var logFilesOp = role.NewOp("nsbench.log-files", func(_ context.Context, dir string) ([]logFile, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var fs []logFile
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			fs = append(fs, logFile{Name: e.Name(), Size: info.Size()})
+		}
+	}
+	return fs, nil
+})
+
+type logFile struct {
+	Name string
+	Size int64
+}
+
+// fetchLogs copies role r's logs from dir on its host into the run's log
+// directory, each within maxFetchedLog.
+func (tb *testbed) fetchLogs(ctx context.Context, r *role.Role, dir string) error {
+	ctx, cancel := context.WithTimeout(ctx, fetchLogsTimeout)
+	defer cancel()
+	files, err := logFilesOp.On(ctx, r, dir)
+	if err != nil {
+		return fmt.Errorf("%s logs: %w", r.Name(), err)
+	}
+	var errs []error
+	for _, f := range files {
+		if f.Size > maxFetchedLog {
+			tb.logf("%s: %s is %s: left on the host, not fetched", r.Name(), f.Name, FormatSize(f.Size))
+			continue
+		}
+		b, err := r.ReadFile(filepath.Join(dir, f.Name))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tb.logDir(), f.Name), b, 0o644)
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s logs: %w", r.Name(), err)
+	}
+	return nil
+}
+
+// fetchLogsTimeout bounds fetching one role's logs: a host whose session
+// is gone fails at once; a slow link gets this long.
+const fetchLogsTimeout = 30 * time.Second
