@@ -153,7 +153,7 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	// Before the agent ends (the stack unwinds backwards), once every
 	// daemon of the role has stopped: its logs, which the agent then
 	// removes with the role, come to this run's log directory.
-	push(h.Role+" logs", func(ctx context.Context) error { return tb.fetchLogs(ctx, r, hr.LogDir) })
+	push(h.Role+" logs", func(ctx context.Context) error { return fetchLogs(ctx, r, hr.LogDir, tb.logDir(), tb.logf) })
 	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
 	// Facts only describe the run: one that cannot be read is left out.
 	facts, err := preflight.HostFacts(ctx, agent.Conn, ifc.Name, preflight.RoleTools(h.Role))
@@ -217,9 +217,9 @@ type logFile struct {
 	Size int64
 }
 
-// fetchLogs copies role r's logs from dir on its host into the run's log
-// directory, each within maxFetchedLog.
-func (tb *testbed) fetchLogs(ctx context.Context, r *role.Role, dir string) error {
+// fetchLogs copies role r's logs from dir on its host into local, the
+// run's log directory, each within maxFetchedLog.
+func fetchLogs(ctx context.Context, r *role.Role, dir, local string, logf Logf) error {
 	ctx, cancel := context.WithTimeout(ctx, fetchLogsTimeout)
 	defer cancel()
 	files, err := logFilesOp.On(ctx, r, dir)
@@ -229,12 +229,12 @@ func (tb *testbed) fetchLogs(ctx context.Context, r *role.Role, dir string) erro
 	var errs []error
 	for _, f := range files {
 		if f.Size > maxFetchedLog {
-			tb.logf("%s: %s is %s: left on the host, not fetched", r.Name(), f.Name, FormatSize(f.Size))
+			logf("%s: %s is %s: left on the host, not fetched", r.Name(), f.Name, FormatSize(f.Size))
 			continue
 		}
 		b, err := r.ReadFile(filepath.Join(dir, f.Name))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(tb.logDir(), f.Name), b, 0o644)
+			err = os.WriteFile(filepath.Join(local, f.Name), b, 0o644)
 		}
 		errs = append(errs, err)
 	}

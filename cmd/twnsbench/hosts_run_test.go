@@ -136,6 +136,9 @@ func TestCutLinkLeavesNothingOnHost(t *testing.T) {
 	if cmd.ProcessState.ExitCode() == 0 {
 		t.Errorf("run with a cut link exited 0\n%s", stderr.String())
 	}
+	if last := lastLine(stderr.String()); !strings.HasPrefix(last, "twnsbench: lost server root@") || !strings.Contains(last, "removes its role by itself") {
+		t.Errorf("last line %q: want one line saying which host was lost", last)
+	}
 	// The cut machine's copy heard nothing: it cleaned up by itself.
 	// Its processes and cgroups are seen from here (one kernel).
 	deadline := cut.Add(nsbench.AgentIdle + 30*time.Second)

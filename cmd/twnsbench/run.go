@@ -16,6 +16,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -165,6 +166,13 @@ func runAction(c *cli.Context) error {
 	}
 	if errors.Is(err, nsbench.ErrInterrupted) {
 		return errInterrupted
+	}
+	var lost *role.LostError
+	if errors.As(err, &lost) {
+		// Every step after the loss fails the same way: the details go
+		// above, the one line says what happened.
+		fmt.Fprintf(c.App.ErrWriter, "twnsbench: details: %v\n", err)
+		return fmt.Errorf("lost %s mid-run (%s): its copy there removes its role by itself; what was measured before is kept in %s", lost.Host, lost.Why, plan.OutDir)
 	}
 	if err != nil {
 		return err

@@ -39,6 +39,9 @@ type response struct {
 	PID    int             `json:"pid,omitempty"`
 	Handle uint64          `json:"handle,omitempty"` // an exit event's daemon
 	Exited bool            `json:"exited,omitempty"`
+	// ended is the connection's own error when the answer is end's, not
+	// the far side's: it reaches the caller with its type.
+	ended error
 }
 
 // Conn is the orchestrator's end of the wire to one host's twnsbench copy.
@@ -98,7 +101,7 @@ func (c *Conn) read(r io.Reader) {
 	if err == nil {
 		err = io.EOF
 	}
-	c.end(fmt.Errorf("%s: connection lost: %w", c.host, err))
+	c.end(&LostError{Host: c.host, Why: "connection lost (" + err.Error() + ")"})
 }
 
 func (c *Conn) deliver(resp response) {
@@ -133,7 +136,7 @@ func (c *Conn) end(err error) {
 	c.err = err
 	for id, ch := range c.pending {
 		delete(c.pending, id)
-		ch <- response{ID: id, Err: err.Error()}
+		ch <- response{ID: id, Err: err.Error(), ended: err}
 	}
 	for h, d := range c.daemons {
 		c.ended(h, d, err)
@@ -173,13 +176,17 @@ func (c *Conn) roundTrip(ctx context.Context, req request) (response, error) {
 	if err := c.send(req); err != nil {
 		return response{}, err
 	}
+	var resp response
 	select {
-	case resp := <-ch:
-		return resp, nil
+	case resp = <-ch:
 	case <-ctx.Done():
 		_ = c.send(request{Kind: "cancel", Cancel: req.ID})
-		return <-ch, nil
+		resp = <-ch
 	}
+	if resp.ended != nil {
+		return resp, resp.ended
+	}
+	return resp, nil
 }
 
 func (c *Conn) send(req request) error {
@@ -271,6 +278,16 @@ func Via(c *Conn, r *Role) *Role {
 	return &v
 }
 
+// LostError is a connection to a host's copy ended because the host went
+// silent (a cut link, a host down): every call in flight and after fails
+// with it, so that the run can say once which host it lost.
+type LostError struct {
+	Host string // the role and the login ("server root@10.0.0.3:22")
+	Why  string
+}
+
+func (e *LostError) Error() string { return e.Host + ": " + e.Why + ": link lost" }
+
 // PingInterval is how often KeepAlive asks the far side whether it is
 // there; an agent gives up after a few intervals without a request.
 const PingInterval = 3 * time.Second
@@ -292,7 +309,7 @@ func (c *Conn) KeepAlive() {
 			_, err := c.ping(ctx)
 			cancel()
 			if err != nil {
-				c.end(fmt.Errorf("%s: no answer to a ping for %v: link lost", c.host, 3*PingInterval))
+				c.end(&LostError{Host: c.host, Why: fmt.Sprintf("no answer to a ping for %v", 3*PingInterval)})
 				return
 			}
 		}
