@@ -30,9 +30,32 @@ func (h *Hosts) Reach(ctx context.Context) error {
 	errs := make([]error, len(h.Inventory.Hosts))
 	var wg sync.WaitGroup
 	for i, host := range h.Inventory.Hosts {
-		wg.Go(func() { h.reached[i], errs[i] = reach(ctx, h.SSH, host) })
+		if !host.Local {
+			wg.Go(func() { h.reached[i], errs[i] = reach(ctx, h.SSH, host) })
+		}
 	}
 	wg.Wait()
+	// A role on this machine stands on the interface this machine reaches
+	// the other hosts from (or the one named).
+	var from netip.Addr
+	for _, r := range h.reached {
+		if r.conn != nil {
+			from = r.conn.LocalAddr()
+			break
+		}
+	}
+	for i, host := range h.Inventory.Hosts {
+		if host.Local {
+			ifc, err := remote.LocalIface(ctx, host.Iface, from)
+			if err == nil {
+				err = onNetwork(host, ifc)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", host.Role, err)
+			}
+			h.reached[i] = reachedHost{ifc: ifc}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		h.Close()
 		return err
@@ -46,14 +69,23 @@ func reach(ctx context.Context, cfg remote.Config, h hosts.Host) (reachedHost, e
 		return reachedHost{}, fmt.Errorf("%s: %w", h.Role, err)
 	}
 	ifc, err := conn.Iface(ctx)
-	if err == nil && !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
-		err = fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, ifc.Name, ifc.IPv4)
+	if err == nil {
+		err = onNetwork(h, ifc)
 	}
 	if err != nil {
 		conn.Close()
 		return reachedHost{}, fmt.Errorf("%s: %w", h.Role, err)
 	}
 	return reachedHost{conn: conn, ifc: ifc}, nil
+}
+
+// onNetwork checks that the role's address is on the network of the
+// interface it will stand on.
+func onNetwork(h hosts.Host, ifc remote.Iface) error {
+	if !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
+		return fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, ifc.Name, ifc.IPv4)
+	}
+	return nil
 }
 
 // Close closes the connections Reach opened.
@@ -106,7 +138,9 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 	}
 	for i, h := range inv.Hosts {
 		reached := tb.cfg.Hosts.reached[i]
-		push(h.Role+" ssh connection", func(context.Context) error { reached.conn.Close(); return nil })
+		if reached.conn != nil {
+			push(h.Role+" ssh connection", func(context.Context) error { reached.conn.Close(); return nil })
+		}
 		wg.Go(func() {
 			var err error
 			built[i], err = tb.upOnHost(ctx, h, reached, spec, peers, push)
@@ -129,14 +163,9 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHost, spec topology.Spec, peers map[string]netip.Addr,
 	push func(string, func(context.Context) error)) (hostedRole, error) {
 	t0 := time.Now()
-	conn, ifc := reached.conn, reached.ifc
-	cp, err := conn.Install(ctx, tb.prefix)
-	if err != nil {
-		return hostedRole{}, err
-	}
-	push(h.Role+" copy of twnsbench", func(context.Context) error { return cp.Remove() })
+	ifc := reached.ifc
 	scope := role.Scope(tb.prefix, h.Role)
-	agent, err := conn.StartAgent(cp, scope)
+	agent, err := startAgent(ctx, h, reached.conn, tb.prefix, scope, push)
 	if err != nil {
 		return hostedRole{}, err
 	}
@@ -164,6 +193,21 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	return hostedRole{host: h, built: hr, r: r, conn: agent.Conn, facts: facts}, nil
 }
 
+// startAgent starts the agent of scope for host h: this binary itself for
+// a role on this machine, else a verified copy on the host over conn.
+func startAgent(ctx context.Context, h hosts.Host, conn *remote.Conn, prefix, scope string,
+	push func(string, func(context.Context) error)) (*remote.AgentSession, error) {
+	if h.Local {
+		return remote.StartLocalAgent(h.Role+" "+h.Dest(), scope)
+	}
+	cp, err := conn.Install(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	push(h.Role+" copy of twnsbench", func(context.Context) error { return cp.Remove() })
+	return conn.StartAgent(cp, scope)
+}
+
 // describeHosts is the run across hosts for the Environment: its network
 // and each host's facts.
 func describeHosts(built []hostedRole) hostsSetup {
@@ -182,7 +226,12 @@ func describeHosts(built []hostedRole) hostsSetup {
 func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
 	return func() (metrics.CPUTimes, error) {
 		var sum metrics.CPUTimes
+		seen := map[string]bool{} // a machine holding two roles counts once
 		for _, b := range built {
+			if seen[b.host.Dest()] {
+				continue
+			}
+			seen[b.host.Dest()] = true
 			t, err := role.HostCPU(context.Background(), b.conn)
 			if err != nil {
 				return sum, fmt.Errorf("%s host cpu: %w", b.host.Role, err)

@@ -445,6 +445,11 @@ type reachedHost struct {
 // On reports whether any role is on another host.
 func (h Hosts) On() bool { return len(h.Inventory.Hosts) > 0 }
 
+// AnyLocal reports whether a role is on this machine beside the others.
+func (h Hosts) AnyLocal() bool {
+	return slices.ContainsFunc(h.Inventory.Hosts, func(x hosts.Host) bool { return x.Local })
+}
+
 // validate refuses what a run across hosts cannot do yet, before anything
 // exists anywhere.
 func (h Hosts) validate(o Options) []error {
@@ -454,7 +459,7 @@ func (h Hosts) validate(o Options) []error {
 	var errs []error
 	for _, r := range []string{topology.Client, topology.Server} {
 		if _, ok := h.Inventory.Role(r); !ok {
-			errs = append(errs, fmt.Errorf("--host: name the %s's host too (a role left on this machine beside roles on others is not built yet)", r))
+			errs = append(errs, fmt.Errorf("--host: name the %s's host too, or keep it on this machine with --host %s=local,addr=A.B.C.D/NN", r, r))
 		}
 	}
 	if _, ok := h.Inventory.Role(topology.Relay); ok {

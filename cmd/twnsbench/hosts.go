@@ -84,6 +84,10 @@ func eachHost(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.
 	errs := make([]error, len(inv.Hosts))
 	var wg sync.WaitGroup
 	for i, h := range inv.Hosts {
+		if h.Local {
+			fmt.Fprintf(&outs[i], "%s %s: this machine, not reached over SSH: the command without --host is for it\n", h.Role, h.Dest())
+			continue
+		}
 		wg.Go(func() { errs[i] = oneHost(ctx, &outs[i], runID, cfg, h, f) })
 	}
 	wg.Wait()

@@ -50,9 +50,9 @@ func runOnLab(t *testing.T, lab *remotetest.Lab, out string, extra ...string) (*
 
 // machineKeeps lists what of run prefix machine m still holds: a role's
 // namespace (in the machine's own /run), copy of twnsbench, private
-// directory, cgroups or processes — all named <prefix>-<role>. (The lab's
-// machines share /tmp with the orchestrator, whose own <prefix> directory
-// is not the machines'.)
+// directory, cgroups or processes — all named <prefix>-<role>. (Each
+// machine has a /tmp of its own; cgroups and processes are the one
+// kernel's, so a local role's would show here too.)
 func machineKeeps(t *testing.T, lab *remotetest.Lab, m *remotetest.Machine, prefix string) string {
 	return lab.Exec(t, m, fmt.Sprintf("{ ls /run/netns /var/tmp /tmp /sys/fs/cgroup; ps -eo args; } 2>/dev/null | grep -F %s- | grep -v grep || true", prefix))
 }
@@ -202,5 +202,55 @@ func TestRunHostsRefusals(t *testing.T) {
 		if k := lab.Exec(t, m, "ls /run/netns 2>/dev/null | grep -F "+lab.Prefix+" || true"); k != "" {
 			t.Errorf("%s keeps %q", m.Name, k)
 		}
+	}
+}
+
+// A role on this machine beside a role on another: the client stays here
+// (ROLE=local, a namespace on the interface this machine reaches the
+// server's host from, its agent this binary over a pipe) and the server
+// is on a machine reached over SSH. Both measure through Pure SSH and a
+// seed-002 tunnel, each host is recorded, and nothing is left anywhere.
+func TestRunLocalBesideHost(t *testing.T) {
+	requireRoot(t)
+	lab := remotetest.New(t, 1)
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := inOrch(t, lab, "run", "--quick", "--runs", "1", "--transports", "ssh,openvpn-static",
+		"--instruments", "iperf3-1,tcp_rr,scp", "--congestion", "host", "--out", out,
+		"--identity", lab.Identity, "--known-hosts", lab.KnownHosts,
+		"--host", "client=local,addr=10.226.0.80/24",
+		"--host", "server=root@"+lab.Machines[0].Addr.String()+",addr=10.226.0.81/24")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, s := range doc.Samples {
+		got[s.Transport+"/"+s.Instrument]++
+	}
+	for _, tr := range []string{"ssh", "openvpn-static"} {
+		for _, in := range []string{"iperf3-1", "tcp_rr", "scp"} {
+			if got[tr+"/"+in] != 1 {
+				t.Errorf("%s/%s: %d samples, want 1 (all: %v)", tr, in, got[tr+"/"+in], got)
+			}
+		}
+	}
+	logins := map[string]string{}
+	for _, h := range doc.Env.Hosts {
+		for _, r := range h.Roles {
+			logins[r] = h.Login
+		}
+	}
+	if logins["client"] != "local" || !strings.HasPrefix(logins["server"], "root@") {
+		t.Errorf("hosts recorded: %v, want the client local and the server on its machine", logins)
+	}
+	prefix := runPrefix(t, out)
+	if k := machineKeeps(t, lab, lab.Machines[0], prefix); k != "" {
+		t.Errorf("machine keeps %q", k)
+	}
+	if left := leftoversOf(prefix); len(left) > 0 {
+		t.Errorf("left on this machine: %v", left)
 	}
 }

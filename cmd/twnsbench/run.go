@@ -113,7 +113,7 @@ func runAction(c *cli.Context) error {
 	// Across hosts, what a transport needs is on the hosts, not here: each
 	// host's own doctor says (after the hosts are reached, below).
 	named := individuallyNamed(opts.Transports)
-	if len(named) > 0 && !plan.Hosts.On() {
+	if len(named) > 0 && (!plan.Hosts.On() || plan.Hosts.AnyLocal()) {
 		nts, err := buildTransports(c, named)
 		if err != nil {
 			return refuse(err)

@@ -49,11 +49,23 @@ type Host struct {
 	// network, with the network's length (a free one: twnsbench never
 	// picks an address on someone's network by itself).
 	RoleAddr netip.Prefix
+	// Local is a role on this machine beside roles on others
+	// (ROLE=local): a namespace joined to this machine's interface, not
+	// reached over SSH.
+	Local bool
 }
 
+// LocalName is the login of a role on this machine (ROLE=local).
+const LocalName = "local"
+
 // Dest is "USER@HOST:PORT" (brackets around an IPv6 address), the host's
-// name in every message about it.
-func (h Host) Dest() string { return h.User + "@" + h.HostPort() }
+// name in every message about it; "local" for this machine.
+func (h Host) Dest() string {
+	if h.Local {
+		return LocalName
+	}
+	return h.User + "@" + h.HostPort()
+}
 
 // HostPort is the address to dial.
 func (h Host) HostPort() string { return net.JoinHostPort(h.Addr, strconv.Itoa(h.Port)) }
@@ -146,7 +158,8 @@ func Parse(f Flags) (Inventory, error) {
 	return inv, nil
 }
 
-// ParseHost parses one ROLE=USER@HOST[:PORT][,iface=NAME] entry.
+// ParseHost parses one ROLE=USER@HOST[:PORT][,iface=NAME][,addr=A.B.C.D/NN]
+// entry, or ROLE=local[,…] for a role on this machine.
 func ParseHost(entry string) (Host, error) {
 	role, rest, ok := strings.Cut(strings.TrimSpace(entry), "=")
 	if !ok || role == "" {
@@ -156,7 +169,13 @@ func ParseHost(entry string) (Host, error) {
 		return Host{}, fmt.Errorf("unknown role %q (roles: %s)", role, strings.Join(Roles, ", "))
 	}
 	fields := strings.Split(rest, ",")
-	h := Host{Role: role, Port: DefaultPort}
+	h := Host{Role: role, Port: DefaultPort, Local: fields[0] == LocalName}
+	if err := h.parseOptions(fields[1:]); err != nil {
+		return Host{}, err
+	}
+	if h.Local {
+		return h, nil
+	}
 	user, hostport, ok := strings.Cut(fields[0], "@")
 	if !ok || user == "" {
 		return Host{}, fmt.Errorf("%s: want USER@HOST[:PORT], got %q (the user is required: root, or an account with NOPASSWD sudo)", role, fields[0])
@@ -170,25 +189,30 @@ func ParseHost(entry string) (Host, error) {
 		return Host{}, fmt.Errorf("%s: %w", role, err)
 	}
 	h.Addr, h.Port = addr, port
-	for _, f := range fields[1:] {
+	return h, nil
+}
+
+// parseOptions reads an entry's NAME=VALUE options.
+func (h *Host) parseOptions(fields []string) error {
+	for _, f := range fields {
 		k, v, _ := strings.Cut(f, "=")
 		switch k {
 		case "iface":
 			if !validIfname(v) {
-				return Host{}, fmt.Errorf("%s: iface %q is not an interface name (1-15 characters, no '/', ':' or spaces)", role, v)
+				return fmt.Errorf("%s: iface %q is not an interface name (1-15 characters, no '/', ':' or spaces)", h.Role, v)
 			}
 			h.Iface = v
 		case "addr":
 			p, err := netip.ParsePrefix(v)
 			if err != nil || !p.Addr().Is4() || p.Bits() < 8 || p.Bits() > 30 || p.Addr() == p.Masked().Addr() {
-				return Host{}, fmt.Errorf("%s: addr %q: want the role's IPv4 address with its network's length, e.g. addr=10.0.0.11/24", role, v)
+				return fmt.Errorf("%s: addr %q: want the role's IPv4 address with its network's length, e.g. addr=10.0.0.11/24", h.Role, v)
 			}
 			h.RoleAddr = p
 		default:
-			return Host{}, fmt.Errorf("%s: unknown option %q (options: iface=NAME, addr=A.B.C.D/NN)", role, f)
+			return fmt.Errorf("%s: unknown option %q (options: iface=NAME, addr=A.B.C.D/NN)", h.Role, f)
 		}
 	}
-	return h, nil
+	return nil
 }
 
 // splitHostPort accepts HOST, HOST:PORT, [V6] and [V6]:PORT.

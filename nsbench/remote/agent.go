@@ -3,7 +3,10 @@ package remote
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/role"
@@ -50,6 +53,42 @@ func (c *Conn) StartAgent(cp *Copy, scope string) (*AgentSession, error) {
 		close(a.done)
 	}()
 	a.Conn = role.NewConn(c.Host.Role+" "+c.Host.Dest(), stdout, stdin)
+	a.Conn.KeepAlive()
+	return a, nil
+}
+
+// StartLocalAgent starts this binary as the agent of scope on this
+// machine, for a role here beside roles on other hosts: the same agent as
+// on another host, its stream a pipe instead of an SSH session. When this
+// process ends for any reason, the pipe closes and the agent removes what
+// it built.
+func StartLocalAgent(name, scope string) (*AgentSession, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%s: agent: %w", name, err)
+	}
+	cmd := exec.Command(self, "agent", scope)
+	// Its own process group: a Ctrl-C at the terminal reaches the
+	// orchestrator, which then tears the role down through it in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: agent: %w", name, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: agent: %w", name, err)
+	}
+	a := &AgentSession{stdin: stdin, done: make(chan error, 1), stderr: &lastLines{}}
+	cmd.Stderr = a.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start the agent: %w", name, err)
+	}
+	go func() {
+		a.done <- cmd.Wait()
+		close(a.done)
+	}()
+	a.Conn = role.NewConn(name, stdout, stdin)
 	a.Conn.KeepAlive()
 	return a, nil
 }

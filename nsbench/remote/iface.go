@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"slices"
 	"strings"
 )
@@ -48,16 +49,38 @@ func (c *Conn) Iface(ctx context.Context) (Iface, error) {
 // pickIface chooses from `ip -j addr show` given SSH_CONNECTION ("client
 // port server port") and the name wanted ("" for the one holding server).
 func pickIface(sshConn string, ipJSON []byte, want string) (Iface, error) {
+	var reachedBy netip.Addr
+	if f := strings.Fields(sshConn); len(f) == 4 {
+		if a, err := netip.ParseAddr(f[2]); err == nil {
+			reachedBy = a.Unmap()
+		}
+	}
+	return pickIfaceBy(reachedBy, ipJSON, want)
+}
+
+// LocalIface finds this machine's benchmark interface for a role on it
+// beside roles on other hosts: the one named, or the one holding reachedBy,
+// the address this machine reaches the other hosts from.
+func LocalIface(ctx context.Context, want string, reachedBy netip.Addr) (Iface, error) {
+	out, err := exec.CommandContext(ctx, "ip", "-j", "addr", "show").Output()
+	if err != nil {
+		return Iface{}, fmt.Errorf("this machine: ip -j addr show: %w", err)
+	}
+	ifc, err := pickIfaceBy(reachedBy, out, want)
+	if err != nil {
+		return Iface{}, fmt.Errorf("this machine: %w", err)
+	}
+	return ifc, nil
+}
+
+// pickIfaceBy chooses from `ip -j addr show` the interface named want, or
+// with want "" the one holding reachedBy.
+func pickIfaceBy(reachedBy netip.Addr, ipJSON []byte, want string) (Iface, error) {
 	var links []ipAddr
 	if err := json.Unmarshal(ipJSON, &links); err != nil {
 		return Iface{}, fmt.Errorf("read ip -j addr show: %w", err)
 	}
-	var ifc Iface
-	if f := strings.Fields(sshConn); len(f) == 4 {
-		if a, err := netip.ParseAddr(f[2]); err == nil {
-			ifc.ReachedBy = a.Unmap()
-		}
-	}
+	ifc := Iface{ReachedBy: reachedBy}
 	var names []string
 	found := false
 	for _, l := range links {

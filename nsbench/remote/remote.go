@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -168,6 +169,17 @@ func (c *Conn) die(err error) {
 	}
 	c.mu.Unlock()
 	c.client.Close()
+}
+
+// LocalAddr is this machine's address on the connection: where the host
+// is reached from.
+func (c *Conn) LocalAddr() netip.Addr {
+	if a, ok := c.client.LocalAddr().(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return netip.Addr{}
 }
 
 // Dead is why the keepalives closed the link, or nil.
