@@ -18,6 +18,8 @@ func TestParseHost(t *testing.T) {
 		{"client=root@10.0.0.2,addr=10.0.0.11/24", Host{Role: "client", User: "root", Addr: "10.0.0.2", Port: 22, RoleAddr: netip.MustParsePrefix("10.0.0.11/24")}},
 		{"relay=root@[fd00::3]:2200", Host{Role: "relay", User: "root", Addr: "fd00::3", Port: 2200}},
 		{"relay=root@[fd00::3]", Host{Role: "relay", User: "root", Addr: "fd00::3", Port: 22}},
+		{"client=local,addr=10.0.0.11/24", Host{Role: "client", Port: 22, Local: true, RoleAddr: netip.MustParsePrefix("10.0.0.11/24")}},
+		{"client=local,iface=eth1", Host{Role: "client", Port: 22, Local: true, Iface: "eth1"}},
 	} {
 		got, err := ParseHost(tc.in)
 		if err != nil || got != tc.want {
