@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +77,31 @@ func TestLeftoversIncludeRunsOfThisProcess(t *testing.T) {
 		if slices.Contains(Leftovers(), run) {
 			t.Errorf("owner pid %d: still listed once removed", c.owner)
 		}
+	}
+}
+
+// A run killed with its payload mounted in the server role's directory:
+// removing its private directory unmounts the payload first (a killed
+// host's agent and clean both go this way).
+func TestRemovePrivateDirUnmountsRolePayload(t *testing.T) {
+	nstest.RequireRoot(t)
+	dir := privateDir(nstest.Prefix(t) + "-server")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mountPayload(filepath.Join(dir, "server"), 1<<20, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := removePrivateDir(dir); err != nil {
+		p.unmount()
+		t.Fatalf("remove: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", dir, err)
+	}
+	b, _ := os.ReadFile("/proc/self/mounts")
+	if slices.Contains(strings.Fields(string(b)), p.Dir) {
+		t.Errorf("%s still mounted", p.Dir)
 	}
 }

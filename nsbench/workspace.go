@@ -126,7 +126,12 @@ func removePrivateDir(dir string) error {
 	if !strings.HasPrefix(filepath.Base(dir), topology.Prefix) {
 		return fmt.Errorf("refusing to remove %s: not a twnsbench directory", dir)
 	}
-	(&payload{Dir: filepath.Join(dir, "payload")}).unmount()
+	// The payload is in the server role's directory (dir/server/payload);
+	// dir/payload is where runs before that kept it.
+	mounted, _ := filepath.Glob(filepath.Join(dir, "*", "payload"))
+	for _, m := range append(mounted, filepath.Join(dir, "payload")) {
+		(&payload{Dir: m}).unmount()
+	}
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
 		if errors.Is(err, unix.ENOENT) {
