@@ -462,9 +462,6 @@ func (h Hosts) validate(o Options) []error {
 			errs = append(errs, fmt.Errorf("--host: name the %s's host too, or keep it on this machine with --host %s=local,addr=A.B.C.D/NN", r, r))
 		}
 	}
-	if _, ok := h.Inventory.Role(topology.Relay); ok {
-		errs = append(errs, errors.New("--host relay=…: tw's relay on another host is not built yet (tw's files are still written on this machine): name only the client's and the server's hosts"))
-	}
 	seen := map[netip.Addr]string{}
 	for _, host := range h.Inventory.Hosts {
 		if !host.RoleAddr.IsValid() {

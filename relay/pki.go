@@ -1,10 +1,15 @@
 package relay
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/twnsbench/twnsbench/nsbench/pki"
 )
@@ -42,4 +47,19 @@ func NewPKI(dir, host string) (*PKI, error) {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
 	return p, nil
+}
+
+// NewHostKey makes an ed25519 host key for the relay's sshd, in OpenSSH's
+// private key format (what ssh-keygen writes), in memory: the caller
+// keeps it for the run and Start writes it on the relay's host.
+func NewHostKey() ([]byte, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("relay host key: %w", err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "twnsbench relay")
+	if err != nil {
+		return nil, fmt.Errorf("relay host key: %w", err)
+	}
+	return pem.EncodeToMemory(block), nil
 }

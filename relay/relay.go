@@ -4,11 +4,14 @@
 // (pki.go); Caddy, Xray and sshd configurations rendered from the tenant
 // server's identity as pure functions (render.go); and the three daemons,
 // validated by the real binaries first and then started as children in the
-// relay role's cgroup (this file).
+// relay role's cgroup (this file). Every file goes to the relay role's
+// host through the Launcher, and every program runs there: the relay
+// may be another machine than the one assembling it.
 //
 // Start order and its reverse, Stop:
 //
-//	write files → validate (sshd -t, xray run -test, caddy validate)
+//	write files and the login account (on the relay's host)
+//	→ validate (sshd -t, xray run -test, caddy validate)
 //	→ sshd (127.0.0.1:22) → Xray (127.0.0.1:10085, VLESS inbound)
 //	→ Caddy (:443)
 //
@@ -22,13 +25,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/account"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
@@ -39,8 +40,8 @@ type Bins struct {
 }
 
 // Launcher runs programs in the relay role (its namespace and cgroup)
-// and writes the files they read there: the relay reaches its role only
-// through it.
+// and writes the files they read there, on the role's host: the relay
+// reaches its role only through it.
 type Launcher interface {
 	// Program describes argv run as name in the relay role, with the
 	// role's hosts file and a log file named after name.
@@ -52,6 +53,12 @@ type Launcher interface {
 	Run(ctx context.Context, spec proc.Program) (proc.Result, error)
 	// WriteFile writes a file the role's programs read.
 	WriteFile(path string, data []byte, perm os.FileMode) error
+	// MkdirAll makes a directory and its parents.
+	MkdirAll(path string, perm os.FileMode) error
+	// Account makes the login user, which exists only inside sshd's
+	// mount namespace, in dir (account.SSHD) and returns the mounts that
+	// show it to sshd.
+	Account(ctx context.Context, dir, user string) ([]ns.Mount, error)
 }
 
 // Proc is one of the relay's daemons, for the memory table.
@@ -72,15 +79,18 @@ const (
 	validateTimeout = 60 * time.Second
 )
 
-// Start writes the relay's files into cfg.Dir, validates them with the
-// real programs, and starts sshd, Xray and Caddy, each waited for on its
-// port. On failure it stops what it had started; the files stay in the
-// run's directory for the post-mortem.
+// Start writes the relay's files into cfg.Dir on the relay role's host,
+// validates them with the real programs there, and starts sshd, Xray and
+// Caddy, each waited for on its port. On failure it stops what it had
+// started; the files stay in the role's directory for the post-mortem.
 func Start(ctx context.Context, cfg Config, bins Bins, l Launcher) (r *Relay, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	acct, err := writeFiles(cfg, l)
+	if !strings.HasPrefix(string(cfg.HostKey), "-----BEGIN OPENSSH PRIVATE KEY-----") {
+		return nil, errors.New("relay config: no sshd host key (NewHostKey)")
+	}
+	acct, err := writeFiles(ctx, cfg, l)
 	if err != nil {
 		return nil, err
 	}
@@ -169,33 +179,31 @@ func caddyEnv(cfg Config) []string {
 	}
 }
 
-// writeFiles writes the rendered configuration and the tenant's CA in the
-// relay role, and sshd's host key and the tenant account into the run's
-// directory, and returns the account's mounts.
-func writeFiles(cfg Config, l Launcher) ([]ns.Mount, error) {
+// writeFiles writes the rendered configuration, the tenant's CA and
+// sshd's host key in the relay role, makes the tenant's login account
+// there, and returns the account's mounts.
+func writeFiles(ctx context.Context, cfg Config, l Launcher) ([]ns.Mount, error) {
 	if err := writeConfigs(cfg, l); err != nil {
 		return nil, err
 	}
-	// The relay keeps its host key across starts (one per condition of a
-	// run): it is the same relay, and a tw server that pinned its key on
-	// the first start must find it again.
-	if _, err := os.Stat(cfg.HostKeyPath()); errors.Is(err, os.ErrNotExist) {
-		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "twnsbench relay",
-			"-f", cfg.HostKeyPath()).CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("relay: ssh-keygen host key: %v: %s", err, strings.TrimSpace(string(out)))
-		}
-	} else if err != nil {
+	// The same key on every start of a run (cfg.HostKey): it is the same
+	// relay, and a tw server that pinned its key on the first start must
+	// find it again.
+	if err := l.WriteFile(cfg.HostKeyPath(), cfg.HostKey, 0o600); err != nil {
 		return nil, fmt.Errorf("relay: host key: %w", err)
 	}
-	return account.SSHD(filepath.Join(cfg.Dir, "sshd", "account"), cfg.SSHUser)
+	acct, err := l.Account(ctx, filepath.Join(cfg.Dir, "sshd", "account"), cfg.SSHUser)
+	if err != nil {
+		return nil, fmt.Errorf("relay: account %s: %w", cfg.SSHUser, err)
+	}
+	return acct, nil
 }
 
 // writeConfigs writes the rendered configuration and the tenant's CA in
-// the relay role, in directories of the run's directory cfg.Dir.
+// the relay role, in directories of its directory cfg.Dir.
 func writeConfigs(cfg Config, l Launcher) error {
 	for _, d := range []string{"tls", "sshd", "caddy/storage", "caddy/home", "caddy/config", "caddy/data", "caddy/cache"} {
-		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+		if err := l.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
 			return fmt.Errorf("relay: %w", err)
 		}
 	}

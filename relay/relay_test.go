@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/account"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/pki"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -54,6 +55,12 @@ func (l testLauncher) Run(ctx context.Context, spec proc.Program) (proc.Result, 
 
 func (l testLauncher) WriteFile(path string, data []byte, perm os.FileMode) error {
 	return os.WriteFile(path, data, perm)
+}
+
+func (l testLauncher) MkdirAll(path string, perm os.FileMode) error { return os.MkdirAll(path, perm) }
+
+func (l testLauncher) Account(_ context.Context, dir, user string) ([]ns.Mount, error) {
+	return account.SSHD(dir, user)
 }
 
 // TestRelayCarriesSSH starts the relay (sshd, Xray, Caddy) in the relay
@@ -148,9 +155,13 @@ func TestRelayCarriesSSH(t *testing.T) {
 	pub, _ := os.ReadFile(key + ".pub")
 	caPEM, _ := os.ReadFile(filepath.Join(tdir, "ca.crt"))
 	const uuid = "71e108c9-efe5-40c2-be48-c488f44ff794"
+	hostKey, err := NewHostKey()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{Domain: domain, Dir: filepath.Join(dir, "relay"), SSHUser: "twrelay",
 		Tenant:   Tenant{ServerID: id, UUIDs: []string{uuid}, RemotePort: 20000, SSHPubkey: string(pub), CACertPEM: string(caPEM)},
-		LeafCert: rp.LeafCert, LeafKey: rp.LeafKey}
+		LeafCert: rp.LeafCert, LeafKey: rp.LeafKey, HostKey: hostKey}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

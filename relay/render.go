@@ -39,6 +39,9 @@ type Config struct {
 	Tenant  Tenant
 	// LeafCert and LeafKey are the relay's certificate and key (see PKI).
 	LeafCert, LeafKey string
+	// HostKey is sshd's host key (NewHostKey), written to HostKeyPath on
+	// every start: one per run, as a tw server pins it.
+	HostKey []byte
 }
 
 var (

@@ -24,7 +24,7 @@ func doctorCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "payload size to check tmpfs room for"},
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as one JSON document (what doctor --host reads from each host)"},
-		}, hostFlags()...),
+		}, append(hostFlags(), transportFlags()...)...),
 		Action: func(c *cli.Context) error {
 			size, err := nsbench.ParseSize(c.String("size"))
 			if err != nil {
@@ -35,13 +35,13 @@ func doctorCommand() *cli.Command {
 				return refuse(err)
 			}
 			if remoteHosts {
-				return doctorHosts(c.Context, c.App.Writer, inv, cfg, c.String("size"))
+				return doctorHosts(c.Context, c.App.Writer, inv, cfg, c.String("size"), transportArgs(c))
 			}
 			o := nsbench.Defaults()
 			o.SizeBytes = size
 			rep := preflight.Run(preflight.Options{NeedTmpfsBytes: o.SizeBytes + o.WarmBytes(), SizeBytes: o.SizeBytes, Tools: tools})
 			if c.Bool("json") {
-				if err := json.NewEncoder(c.App.Writer).Encode(newDoctorResult(rep)); err != nil {
+				if err := json.NewEncoder(c.App.Writer).Encode(newDoctorResult(rep, transportValues(c))); err != nil {
 					return err
 				}
 				if err := rep.Err(); err != nil {
@@ -50,7 +50,7 @@ func doctorCommand() *cli.Command {
 				return nil
 			}
 			fmt.Fprint(c.App.Writer, rep.String())
-			writeTransports(c.App.Writer)
+			writeTransports(c.App.Writer, transportValues(c))
 			if err := rep.Err(); err != nil {
 				return refuse(err)
 			}
@@ -84,7 +84,7 @@ func (l doctorLine) line() string {
 	return s
 }
 
-func newDoctorResult(rep preflight.Report) doctorResult {
+func newDoctorResult(rep preflight.Report, topts map[string]string) doctorResult {
 	d := doctorResult{Versions: rep.Versions}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -102,25 +102,25 @@ func newDoctorResult(rep preflight.Report) doctorResult {
 		}
 		d.Checks = append(d.Checks, l)
 	}
-	d.Transports = transportStatus()
+	d.Transports = transportStatus(topts)
 	return d
 }
 
-// writeTransports lists every registered transport with its default
-// options: whether it can run here, and if not why and how to fix it. A
-// transport that cannot run fails nothing: a run skips it, or refuses it
-// when it is named.
-func writeTransports(w io.Writer) {
-	for _, t := range transportStatus() {
+// writeTransports lists every registered transport with the options
+// given (topts; the defaults otherwise): whether it can run here, and if
+// not why and how to fix it. A transport that cannot run fails nothing: a
+// run skips it, or refuses it when it is named.
+func writeTransports(w io.Writer, topts map[string]string) {
+	for _, t := range transportStatus(topts) {
 		fmt.Fprintln(w, t.line())
 	}
 }
 
-func transportStatus() []doctorLine {
+func transportStatus(topts map[string]string) []doctorLine {
 	var ls []doctorLine
 	for _, s := range transport.Registered() {
 		status, detail := "ok", s.Summary
-		ts, err := transport.Build([]string{s.Name}, nil)
+		ts, err := transport.Build([]string{s.Name}, topts)
 		if err == nil {
 			err = ts[0].Check()
 		}

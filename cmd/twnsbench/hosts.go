@@ -136,11 +136,12 @@ func remoteOutput(ctx context.Context, conn *remote.Conn, cp *remote.Copy, args 
 	return out, err
 }
 
-// doctorHosts runs doctor on every host and prints each host's checks,
-// every line starting with the role and the host.
-func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, size string) error {
+// doctorHosts runs doctor on every host, with the transports' options
+// given (topts), and prints each host's checks, every line starting with
+// the role and the host.
+func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, size string, topts []string) error {
 	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error {
-		out, runErr := remoteOutput(ctx, conn, cp, "doctor", "--json", "--size", size)
+		out, runErr := remoteOutput(ctx, conn, cp, append([]string{"doctor", "--json", "--size", size}, topts...)...)
 		var d doctorResult
 		if err := json.Unmarshal(out, &d); err != nil {
 			return errors.Join(runErr, fmt.Errorf("read doctor's output: %w", err))
@@ -164,15 +165,16 @@ func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remo
 	})
 }
 
-// checkNamedOnHosts runs doctor on every host of a run and refuses the
-// run when a transport named one by one cannot run on one of them, naming
-// the host and the reason.
-func checkNamedOnHosts(ctx context.Context, hs nsbench.Hosts, named []string) error {
+// checkNamedOnHosts runs doctor on every host of a run, with the run's
+// transport options (topts: --tw PATH, …), and refuses the run when a
+// transport named one by one cannot run on one of them, naming the host
+// and the reason.
+func checkNamedOnHosts(ctx context.Context, hs nsbench.Hosts, named, topts []string) error {
 	if len(named) == 0 {
 		return nil
 	}
 	return eachHost(ctx, io.Discard, hs.Inventory, hs.SSH, func(ctx context.Context, _ io.Writer, h hosts.Host, conn *remote.Conn, _ remote.Iface, cp *remote.Copy) error {
-		out, runErr := remoteOutput(ctx, conn, cp, "doctor", "--json")
+		out, runErr := remoteOutput(ctx, conn, cp, append([]string{"doctor", "--json"}, topts...)...)
 		var d doctorResult
 		if err := json.Unmarshal(out, &d); err != nil {
 			return errors.Join(runErr, fmt.Errorf("read doctor's output: %w", err))

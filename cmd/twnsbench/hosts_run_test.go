@@ -175,8 +175,10 @@ func TestRunHostsRefusals(t *testing.T) {
 	}{
 		{[]string{"--host", "client=root@" + m0, "--host", server}, "--host client: add ,addr=A.B.C.D/NN"},
 		{[]string{"--host", client}, "--host: name the server's host too"},
+		{[]string{"--host", client, "--host", server, "--host", "relay=root@" + m1}, "--host relay: add ,addr=A.B.C.D/NN"},
 		{[]string{"--host", client, "--host", server, "--wan", "30:0.1"}, "--wan: across hosts the network is real"},
-		{[]string{"--host", client, "--host", server, "--host", "relay=root@" + m1 + ",addr=10.226.0.72/24"}, "--host relay=…: tw's relay on another host is not built yet"},
+		// Each host's doctor checks tw at the path the run was given.
+		{[]string{"--host", client, "--host", server, "--transports", "tw", "--tw", "/nonexistent/tw"}, "client: root@" + m0 + ":22: --transports: tw cannot run there: tw not found (--tw /nonexistent/tw)"},
 		// Kernel ESP is what no machine here has: each host's own doctor says so.
 		{[]string{"--host", client, "--host", server, "--transports", "ipsec"}, "client: root@" + m0 + ":22: --transports: ipsec cannot run there: "},
 		{[]string{"--host", client, "--host", "server=root@" + m1 + ",addr=10.226.0.70/24"}, "addr 10.226.0.70 is client's too"},

@@ -61,7 +61,7 @@ func TestIPsecWithoutESP(t *testing.T) {
 		t.Error("libreswan: created the output directory")
 	}
 	var b strings.Builder
-	writeTransports(&b)
+	writeTransports(&b, nil)
 	for _, name := range []string{"ipsec", "ipsec-tunnel", "strongswan-kernel", "libreswan"} {
 		found := false
 		for _, line := range strings.Split(b.String(), "\n") {

@@ -38,13 +38,33 @@ func transportFlags() []cli.Flag {
 // buildTransports makes the selected transports (the default set when
 // none is named) with their options' values from the flags.
 func buildTransports(c *cli.Context, names []string) ([]transport.Transport, error) {
+	return transport.Build(names, transportValues(c))
+}
+
+// transportValues are the transports' option values from the flags.
+func transportValues(c *cli.Context) map[string]string {
 	values := map[string]string{}
 	for _, s := range transport.Registered() {
 		for _, o := range s.Options {
 			values[o.Name] = c.String(o.Name)
 		}
 	}
-	return transport.Build(names, values)
+	return values
+}
+
+// transportArgs are the transports' options given on the command line, as
+// flags for another host's doctor: it checks the programs at the paths
+// the run will start there (the same paths as here).
+func transportArgs(c *cli.Context) []string {
+	var args []string
+	for _, s := range transport.Registered() {
+		for _, o := range s.Options {
+			if c.IsSet(o.Name) {
+				args = append(args, "--"+o.Name, c.String(o.Name))
+			}
+		}
+	}
+	return args
 }
 
 // tools are the programs a run starts.
@@ -142,7 +162,7 @@ func runAction(c *cli.Context) error {
 			return refuse(err)
 		}
 		defer plan.Hosts.Close()
-		if err := checkNamedOnHosts(c.Context, plan.Hosts, named); err != nil {
+		if err := checkNamedOnHosts(c.Context, plan.Hosts, named, transportArgs(c)); err != nil {
 			return err
 		}
 	}

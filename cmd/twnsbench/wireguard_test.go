@@ -67,7 +67,7 @@ func TestWireGuardKernelNamedWithoutKernel(t *testing.T) {
 		t.Error("created the output directory")
 	}
 	var b strings.Builder
-	writeTransports(&b)
+	writeTransports(&b, nil)
 	for _, want := range []string{"cannot    transport wireguard-kernel  this kernel has no WireGuard (", "ok        transport wireguard-go "} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("doctor's transport list lacks %q:\n%s", want, b.String())

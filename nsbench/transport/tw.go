@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/relay"
@@ -24,7 +25,9 @@ import (
 // relay (Caddy, Xray, sshd) assembled in the relay role, tw server start in
 // the server role, provisioned with tw's own offline commands
 // (tw_provision.go). The instruments aim at the client's loopback ports,
-// which tw maps to the server's fixtures.
+// which tw maps to the server's fixtures. Each role's files live in its
+// own directory (Role.Dir()/tw) and reach it through the role, so each
+// role may be on a machine of its own.
 //
 // Up builds in this order and Close undoes it in reverse:
 //
@@ -41,6 +44,20 @@ type TW struct {
 	// every condition's Up use them (a check runs eight tw, Caddy and
 	// Xray commands; inside Up it would count in time to ready).
 	bins *twBins
+	// enrolled is the run's enrolment, made once and reused by every
+	// condition's Up.
+	enrolled *twEnrolled
+}
+
+// twEnrolled is what a run keeps of tw between its conditions: the tenant
+// its enrolment made (tw refuses to create a user twice) and the relay's
+// sshd host key (a tw server pins it on its first connection). The tw
+// configurations themselves stay in the client's and the server's
+// directories.
+type twEnrolled struct {
+	prefix  string // the run's (Testbed.Prefix)
+	tenant  relay.Tenant
+	hostKey []byte
 }
 
 var _ Transport = (*TW)(nil)
@@ -175,11 +192,11 @@ func (t *TW) Prepare(ctx context.Context, tb *Testbed) error {
 	if err != nil {
 		return err
 	}
-	u := &twUp{tb: tb, bins: b, dir: filepath.Join(tb.Dir, "tw")}
-	if u.pki, err = relay.NewPKI(filepath.Join(u.dir, "relay", "tls"), twRelayHost); err != nil {
+	u := &twUp{tb: tb, bins: b}
+	if err := u.newPKI(); err != nil {
 		return err
 	}
-	_, err = u.enrolment(ctx, t.Label())
+	_, err = t.enrolment(ctx, u)
 	return err
 }
 
@@ -188,29 +205,28 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &twUp{tb: tb, bins: b, dir: filepath.Join(tb.Dir, "tw")}
+	u := &twUp{tb: tb, bins: b}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
 		}
 	}()
-	pki, err := relay.NewPKI(filepath.Join(u.dir, "relay", "tls"), twRelayHost)
+	if err := u.newPKI(); err != nil {
+		return nil, err
+	}
+	e, err := t.enrolment(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	u.pki = pki
-	id, err := u.enrolment(ctx, t.Label())
-	if err != nil {
-		return nil, err
-	}
-	tb.Logf("%s: starting the relay (Caddy %s, %s, sshd) for server %s", t.Label(), b.caddyVersion, b.xrayVersion, id.ServerID)
+	tb.Logf("%s: starting the relay (Caddy %s, %s, sshd) for server %s", t.Label(), b.caddyVersion, b.xrayVersion, e.tenant.ServerID)
 	u.relay, err = relay.Start(ctx, relay.Config{
 		Domain:   twRelayHost,
-		Dir:      filepath.Join(u.dir, "relay"),
+		Dir:      u.dir(topology.Relay),
 		SSHUser:  twRelayUser,
-		Tenant:   id,
-		LeafCert: pki.LeafCert,
-		LeafKey:  pki.LeafKey,
+		Tenant:   e.tenant,
+		LeafCert: u.pki.leafCert,
+		LeafKey:  u.pki.leafKey,
+		HostKey:  e.hostKey,
 	}, relay.Bins{Caddy: b.caddy, Xray: b.xray, SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
 	if err != nil {
 		return nil, err
@@ -241,10 +257,11 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 
 // twUp is one tw path being built or running.
 type twUp struct {
-	tb     *Testbed
-	bins   *twBins
-	dir    string // env.Dir/tw: one directory per role below it
-	pki    *relay.PKI
+	tb   *Testbed
+	bins *twBins
+	// pki is where the run's TLS files are: the CA's in the client's and
+	// the server's directories (newPKI), the leaf's in the relay's.
+	pki    twPKI
 	relay  *relay.Relay
 	server *proc.Process
 	client *proc.Process
@@ -351,4 +368,13 @@ func (l roleLauncher) Run(ctx context.Context, spec proc.Program) (proc.Result, 
 
 func (l roleLauncher) WriteFile(path string, data []byte, perm os.FileMode) error {
 	return l.tb.Roles[l.role].WriteFile(path, data, perm)
+}
+
+func (l roleLauncher) MkdirAll(path string, perm os.FileMode) error {
+	return l.tb.Roles[l.role].MkdirAll(path, perm)
+}
+
+// Account makes the relay's login account on the relay's host (an op).
+func (l roleLauncher) Account(ctx context.Context, dir, user string) ([]ns.Mount, error) {
+	return sshdAccount.On(ctx, l.tb.Roles[l.role], sshdAccountArgs{Dir: dir, User: user})
 }

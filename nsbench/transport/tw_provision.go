@@ -32,8 +32,11 @@ import (
 //     calls systemctl, which the harness must never run on the host.
 //
 // Every tw command runs in its role's namespace with its config, HOME and
-// XDG directories inside the run's private directory and SSL_CERT_FILE
-// pointing at the run's CA, so tw trusts the relay and nothing else.
+// XDG directories inside the role's own directory (Role.Dir()/tw, on the
+// role's host) and SSL_CERT_FILE pointing at the run's CA written there,
+// so tw trusts the relay and nothing else. What one role's tw writes and
+// another's reads (the exported user context) is read through the one
+// role and written through the other.
 
 // twJoinRequest is the part of tw's join request the relay needs.
 type twJoinRequest struct {
@@ -68,32 +71,29 @@ func joinResponse(req twJoinRequest) twJoinResponse {
 }
 
 // enrolment provisions the tw server and client once per run and returns
-// the tenant the relay must serve. Every condition builds a fresh path (new
-// processes, connections made under that condition), but the enrolment —
-// the server's identity, the bench user, the client's imported context —
-// is kept in the run's private directory and reused, as the reference's tw
-// stays enrolled across its LAN and WAN cells. (tw refuses to create a
-// user that exists, so provisioning twice cannot work anyway.)
-func (u *twUp) enrolment(ctx context.Context, label string) (relay.Tenant, error) {
-	saved := filepath.Join(u.dir, "tenant.json")
-	if b, err := os.ReadFile(saved); err == nil {
-		var t relay.Tenant
-		if err := json.Unmarshal(b, &t); err != nil {
-			return t, fmt.Errorf("tw: enrolment %s: %w", saved, err)
-		}
-		u.tb.Logf("%s: reusing this run's enrolment (server %s)", label, t.ServerID)
-		return t, nil
+// the tenant the relay must serve, with the relay's host key. Every
+// condition builds a fresh path (new processes, connections made under
+// that condition), but the enrolment — the server's identity, the bench
+// user, the client's imported context, in the roles' directories — is
+// reused, as the reference's tw stays enrolled across its LAN and WAN
+// cells. (tw refuses to create a user that exists, so provisioning twice
+// cannot work anyway.)
+func (t *TW) enrolment(ctx context.Context, u *twUp) (*twEnrolled, error) {
+	if e := t.enrolled; e != nil && e.prefix == u.tb.Prefix {
+		u.tb.Logf("%s: reusing this run's enrolment (server %s)", t.Label(), e.tenant.ServerID)
+		return e, nil
 	}
-	u.tb.Logf("%s: provisioning with tw's offline commands (%s)", label, u.bins.twVersion)
-	t, err := u.provision(ctx)
+	u.tb.Logf("%s: provisioning with tw's offline commands (%s)", t.Label(), u.bins.twVersion)
+	tenant, err := u.provision(ctx)
 	if err != nil {
-		return t, err
+		return nil, err
 	}
-	b, _ := json.MarshalIndent(t, "", "  ")
-	if err := os.WriteFile(saved, b, 0o600); err != nil {
-		return t, fmt.Errorf("tw: save enrolment: %w", err)
+	key, err := relay.NewHostKey()
+	if err != nil {
+		return nil, err
 	}
-	return t, nil
+	t.enrolled = &twEnrolled{prefix: u.tb.Prefix, tenant: tenant, hostKey: key}
+	return t.enrolled, nil
 }
 
 // provision runs the offline flow and returns the tenant the relay must
@@ -101,24 +101,25 @@ func (u *twUp) enrolment(ctx context.Context, label string) (relay.Tenant, error
 func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	var t relay.Tenant
 	for _, role := range []string{topology.Server, topology.Client} {
+		r := u.tb.Roles[role]
 		for _, d := range []string{"config", "home", "work"} {
-			if err := os.MkdirAll(filepath.Join(u.dir, role, d), 0o700); err != nil {
-				return t, fmt.Errorf("tw: %w", err)
+			if err := r.MkdirAll(filepath.Join(u.dir(role), d), 0o700); err != nil {
+				return t, fmt.Errorf("tw: %s: %w", role, err)
 			}
 		}
-	}
-	if err := os.MkdirAll(u.certDir(), 0o755); err != nil {
-		return t, fmt.Errorf("tw: %w", err)
+		if err := r.MkdirAll(u.certDir(role), 0o755); err != nil {
+			return t, fmt.Errorf("tw: %s: %w", role, err)
+		}
 	}
 	srv := topology.Server
 	if err := u.tw(ctx, srv, "join-relay", "server", "join-relay", twRelayHost); err != nil {
 		return t, err
 	}
-	req, err := readJoinRequest(u.tb.Roles[srv], filepath.Join(u.dir, srv, "work"))
+	req, err := readJoinRequest(u.tb.Roles[srv], u.workDir(srv))
 	if err != nil {
 		return t, err
 	}
-	respPath := filepath.Join(u.dir, srv, "work", "join-response.json")
+	respPath := filepath.Join(u.workDir(srv), "join-response.json")
 	b, _ := json.MarshalIndent(joinResponse(req), "", "  ")
 	if err := u.tb.Roles[srv].WriteFile(respPath, b, 0o644); err != nil {
 		return t, fmt.Errorf("tw: write join response: %w", err)
@@ -147,11 +148,21 @@ func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	if err := u.tw(ctx, srv, "export-user", "config", "export-user", BenchUser); err != nil {
 		return t, err
 	}
-	bundle := filepath.Join(u.dir, srv, "work", BenchUser+"-tw-context.twctx")
+	// The exported context goes from the server's directory to the
+	// client's, each on its role's host.
+	name := BenchUser + "-tw-context.twctx"
+	ctxFile, err := u.tb.Roles[srv].ReadFile(filepath.Join(u.workDir(srv), name))
+	if err != nil {
+		return t, fmt.Errorf("tw: exported user context: %w", err)
+	}
+	bundle := filepath.Join(u.workDir(topology.Client), name)
+	if err := u.tb.Roles[topology.Client].WriteFile(bundle, ctxFile, 0o600); err != nil {
+		return t, fmt.Errorf("tw: exported user context to the client: %w", err)
+	}
 	if err := u.tw(ctx, topology.Client, "import", "config", "import", bundle, "--activate"); err != nil {
 		return t, err
 	}
-	cfg, err := u.tb.Roles[topology.Client].ReadFile(filepath.Join(u.dir, topology.Client, "config", "config.yaml"))
+	cfg, err := u.tb.Roles[topology.Client].ReadFile(filepath.Join(u.dir(topology.Client), "config", "config.yaml"))
 	if err != nil {
 		return t, fmt.Errorf("tw: client config after import: %w", err)
 	}
@@ -202,8 +213,44 @@ var twGlobOp = role.NewOp("tw.glob", func(_ context.Context, pattern string) ([]
 func (u *twUp) twSpec(role, name string, args ...string) proc.Program {
 	spec := u.tb.Program(role, name, append([]string{u.bins.tw}, args...)...)
 	spec.Env = u.roleEnv(role)
-	spec.Dir = filepath.Join(u.dir, role, "work")
+	spec.Dir = u.workDir(role)
 	return spec
+}
+
+// dir is tw's directory in role: Role.Dir()/tw, on the role's host.
+func (u *twUp) dir(role string) string { return filepath.Join(u.tb.Roles[role].Dir(), "tw") }
+
+// workDir is where role's tw commands run and write their files.
+func (u *twUp) workDir(role string) string { return filepath.Join(u.dir(role), "work") }
+
+// certDir is role's SSL_CERT_DIR: empty, so no host CA is trusted.
+func (u *twUp) certDir(role string) string { return filepath.Join(u.dir(role), "certs") }
+
+// twPKI is where the run's TLS files are, each in the directory of the
+// role that reads it.
+type twPKI struct {
+	caCert            string // name in the client's and the server's tw directory
+	leafCert, leafKey string // paths in the relay's
+}
+
+// newPKI makes a fresh CA of the run and the relay's leaf (relay.NewPKI,
+// in a scratch directory here) and writes the CA to the client and the
+// server, whose tw trusts it, and the leaf and its key to the relay.
+func (u *twUp) newPKI() error {
+	var made *relay.PKI
+	err := generate("tw", func(scratch string) (err error) {
+		made, err = relay.NewPKI(scratch, twRelayHost)
+		return err
+	}, placement{u.tb.Roles[topology.Client], []string{"ca.crt"}},
+		placement{u.tb.Roles[topology.Server], []string{"ca.crt"}},
+		placement{u.tb.Roles[topology.Relay], []string{"relay.crt", "relay.key"}})
+	if err != nil {
+		return fmt.Errorf("tw: run PKI: %w", err)
+	}
+	rel := u.dir(topology.Relay)
+	u.pki = twPKI{caCert: filepath.Base(made.CACert),
+		leafCert: filepath.Join(rel, filepath.Base(made.LeafCert)), leafKey: filepath.Join(rel, filepath.Base(made.LeafKey))}
+	return nil
 }
 
 // tw runs one provisioning command to completion.
@@ -219,23 +266,21 @@ func (u *twUp) tw(ctx context.Context, role, step string, args ...string) error 
 	return nil
 }
 
-// roleEnv keeps every file tw writes inside the run's directory and makes
-// the run's CA the only one tw trusts.
+// roleEnv keeps every file tw writes inside the role's directory and
+// makes the run's CA the only one tw trusts.
 func (u *twUp) roleEnv(role string) []string {
-	home := filepath.Join(u.dir, role, "home")
+	home := filepath.Join(u.dir(role), "home")
 	return []string{
-		"TW_CONFIG_DIR=" + filepath.Join(u.dir, role, "config"),
+		"TW_CONFIG_DIR=" + filepath.Join(u.dir(role), "config"),
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"SSL_CERT_FILE=" + u.pki.CACert,
-		"SSL_CERT_DIR=" + u.certDir(), // empty: no host CA is trusted
+		"SSL_CERT_FILE=" + filepath.Join(u.dir(role), u.pki.caCert),
+		"SSL_CERT_DIR=" + u.certDir(role), // empty: no host CA is trusted
 	}
 }
-
-func (u *twUp) certDir() string { return filepath.Join(u.dir, "certs") }
 
 // twVersion is `tw --version` (tw has no version subcommand).
 func twVersion(bin string) (string, error) {
