@@ -30,6 +30,9 @@ func TestHostsTable(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, section(md, "## Environment"))
 		}
 	}
+	if strings.Contains(md, "namespaces on one host") || !strings.Contains(md, "on the host named for it") {
+		t.Errorf("the introduction does not say the roles ran on their hosts:\n%s", md[:min(len(md), 800)])
+	}
 	env := section(md, "## Environment")
 	if !strings.Contains(env, "### Hosts") {
 		t.Errorf("the hosts are not in the Environment:\n%s", env)
@@ -42,8 +45,8 @@ func TestHostsTable(t *testing.T) {
 	}
 
 	d.Env.Hosts = nil
-	if md := string(Markdown(d)); strings.Contains(md, "Hosts") {
-		t.Errorf("a run on one host states hosts:\n%s", section(md, "## Environment"))
+	if md := string(Markdown(d)); strings.Contains(md, "Hosts") || !strings.Contains(md, "namespaces on one host") {
+		t.Errorf("a run on one host states hosts, or not its one host:\n%s", section(md, "## Environment"))
 	}
 }
 

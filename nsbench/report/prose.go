@@ -9,7 +9,8 @@ import (
 
 // The report's prose. A document of the reference (Docker) harness gets the
 // reference report's own sentences, so that rendering it reproduces that
-// report; a twnsbench document gets sentences about namespaces on one host.
+// report; a twnsbench document gets sentences about namespaces on one host
+// or on the hosts named for the roles.
 
 func (v *view) title() string {
 	if !v.twnsbench {
@@ -29,9 +30,13 @@ func (v *view) intro() string {
 	for i, t := range v.order {
 		labels[i] = v.label(t)
 	}
+	where := "with client, relay and server in their own Linux network namespaces on one host"
+	if len(v.doc.Env.Hosts) > 0 {
+		// Across hosts the Hosts table says which role ran where.
+		where = "with each role in its own Linux network namespace on the host named for it (Hosts, below)"
+	}
 	return "Same workload for every transport: the client pulls data from the server over each transport (" +
-		joinAnd(labels) + "), with client, relay and server in their own Linux network namespaces on one host. " +
-		"Every instrument moves bytes server → client."
+		joinAnd(labels) + "), " + where + ". Every instrument moves bytes server → client."
 }
 
 func (v *view) memoryNote() string {
