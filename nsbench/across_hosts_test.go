@@ -21,12 +21,15 @@ import (
 // labHosts is an inventory putting the client on machine 0 and the server
 // on machine 1 of lab, each role at an address of its own on the lab's
 // network.
-func labHosts(t testing.TB, lab *remotetest.Lab) Hosts { return labHostsAt(t, lab, 50) }
+func labHosts(t testing.TB, lab *remotetest.Lab) Hosts {
+	return labHostsAt(t, lab, 50, "client", "server")
+}
 
-// labHostsAt is labHosts with the roles at 10.226.0.first and the next.
-func labHostsAt(t testing.TB, lab *remotetest.Lab, first int) Hosts {
+// labHostsAt puts roles on machines 0, 1, … of lab at 10.226.0.first and
+// the addresses after it.
+func labHostsAt(t testing.TB, lab *remotetest.Lab, first int, roles ...string) Hosts {
 	var hs []hosts.Host
-	for i, r := range []string{"client", "server"} {
+	for i, r := range roles {
 		h, err := hosts.ParseHost(fmt.Sprintf("%s=root@%s,addr=10.226.0.%d/24", r, lab.Machines[i].Addr, first+i))
 		if err != nil {
 			t.Fatal(err)
@@ -36,6 +39,70 @@ func labHostsAt(t testing.TB, lab *remotetest.Lab, first int) Hosts {
 	return Hosts{
 		Inventory: hosts.Inventory{Hosts: hs, Identity: lab.Identity, KnownHosts: lab.KnownHosts},
 		SSH:       remote.Config{Identity: lab.Identity, KnownHosts: lab.KnownHosts, Dial: lab.Dial, KeepaliveInterval: time.Second},
+	}
+}
+
+// runAcross runs o (transports built with opts) with instruments, failing
+// t if the run fails.
+func runAcross(t *testing.T, o Options, opts map[string]string, instruments []string) *Result {
+	t.Helper()
+	plan, err := NewPlan(o, transport.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := transport.Build(o.Transports, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, _, err := instrument.Select(instruments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	t.Logf("run across %d hosts: %.1f s", len(o.Hosts.Inventory.Hosts), time.Since(t0).Seconds())
+	return res
+}
+
+// checkOneSampleEach fails t unless res holds one sample of every
+// transport × instrument, and no failure or skip.
+func checkOneSampleEach(t *testing.T, res *Result, transports, instruments []string) {
+	t.Helper()
+	got := map[string]int{}
+	for _, s := range res.Doc.Samples {
+		if s.Instrument != instrument.Ready {
+			got[s.Transport+"/"+s.Instrument]++
+		}
+	}
+	for _, tr := range transports {
+		for _, in := range instruments {
+			if got[tr+"/"+in] != 1 {
+				t.Errorf("%s/%s: %d samples, want 1 (all: %v)", tr, in, got[tr+"/"+in], got)
+			}
+		}
+	}
+	for _, f := range res.Doc.Failures {
+		t.Errorf("failure: %+v", f)
+	}
+	for _, s := range res.Doc.Skipped {
+		t.Errorf("skipped: %+v", s)
+	}
+}
+
+// checkNothingLeft fails t if any machine of lab, or this host, keeps
+// anything of run prefix.
+func checkNothingLeft(t *testing.T, lab *remotetest.Lab, prefix string) {
+	t.Helper()
+	for _, m := range lab.Machines {
+		if out := lab.Exec(t, m, "ls /run/netns /var/tmp /tmp | grep "+prefix+"; grep "+prefix+" /proc/mounts; true"); out != "" {
+			t.Errorf("%s keeps %q", m.Name, out)
+		}
+	}
+	if left := nstest.Residue(prefix); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
 
@@ -59,37 +126,8 @@ func TestRunAcrossHosts(t *testing.T) {
 	o.OutDir = t.TempDir()
 	o.Hosts = labHosts(t, lab)
 	instruments := []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp", "ping", "udp-pps", "rrul"}
-	plan, err := NewPlan(o, transport.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := transport.Build(o.Transports, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, _, err := instrument.Select(instruments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	t.Logf("run across hosts: %.1f s", time.Since(t0).Seconds())
-	got := map[string]int{}
-	for _, s := range res.Doc.Samples {
-		if s.Instrument != instrument.Ready {
-			got[s.Transport+"/"+s.Instrument]++
-		}
-	}
-	for _, tr := range o.Transports {
-		for _, in := range instruments {
-			if got[tr+"/"+in] != 1 {
-				t.Errorf("%s/%s: %d samples, want 1 (all: %v)", tr, in, got[tr+"/"+in], got)
-			}
-		}
-	}
+	res := runAcross(t, o, nil, instruments)
+	checkOneSampleEach(t, res, o.Transports, instruments)
 	for _, s := range res.Doc.Samples {
 		if s.Instrument == "iperf3-1" && (s.RoleCPUSec["client"] <= 0 || s.RoleCPUSec["server"] <= 0) {
 			t.Errorf("%s iperf3-1: role CPU %v, want both roles' above 0", s.Transport, s.RoleCPUSec)
@@ -103,12 +141,6 @@ func TestRunAcrossHosts(t *testing.T) {
 		if peaks[tr][key] <= 0 {
 			t.Errorf("%s: peak RSS of %q is %d, want it read on its machine (all: %v)", tr, key, peaks[tr][key], peaks[tr])
 		}
-	}
-	for _, f := range res.Doc.Failures {
-		t.Errorf("failure: %+v", f)
-	}
-	for _, s := range res.Doc.Skipped {
-		t.Errorf("skipped: %+v", s)
 	}
 	// The roles' logs came back from their machines before the roles went.
 	for _, name := range []string{"server-sshd.log", "client-openvpn-static.log", "server-wireguard-go.log"} {
@@ -127,14 +159,7 @@ func TestRunAcrossHosts(t *testing.T) {
 			t.Errorf("host %d: %+v", i, h)
 		}
 	}
-	for _, m := range lab.Machines {
-		if out := lab.Exec(t, m, "ls /run/netns /var/tmp /tmp | grep "+res.Prefix+"; grep "+res.Prefix+" /proc/mounts; true"); out != "" {
-			t.Errorf("%s keeps %q", m.Name, out)
-		}
-	}
-	if left := nstest.Residue(res.Prefix); len(left) > 0 {
-		t.Errorf("left behind: %v", left)
-	}
+	checkNothingLeft(t, lab, res.Prefix)
 }
 
 // Two runs at once on the same two machines, whose copies share one
@@ -155,7 +180,7 @@ func TestTwoRunsOnSameHosts(t *testing.T) {
 		o.Runs, o.Duration, o.Warmup, o.WAN = 1, time.Second, 0, []string{"off"}
 		o.Congestion = "host"
 		o.OutDir = t.TempDir()
-		o.Hosts = labHostsAt(t, lab, 60+2*i)
+		o.Hosts = labHostsAt(t, lab, 60+2*i, "client", "server")
 		plan, err := NewPlan(o, transport.Names())
 		if err != nil {
 			t.Fatal(err)
@@ -179,14 +204,7 @@ func TestTwoRunsOnSameHosts(t *testing.T) {
 		t.Fatalf("both runs are %s", res[0].Prefix)
 	}
 	for _, r := range res {
-		for _, m := range lab.Machines {
-			if out := lab.Exec(t, m, "ls /run/netns /var/tmp /tmp | grep "+r.Prefix+"; grep "+r.Prefix+" /proc/mounts; true"); out != "" {
-				t.Errorf("%s keeps %q", m.Name, out)
-			}
-		}
-		if left := nstest.Residue(r.Prefix); len(left) > 0 {
-			t.Errorf("left behind: %v", left)
-		}
+		checkNothingLeft(t, lab, r.Prefix)
 	}
 }
 

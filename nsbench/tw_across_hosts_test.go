@@ -1,37 +1,13 @@
 package nsbench
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/hosts"
-	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
-	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
-	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
-
-// labHostsWithRelay is an inventory putting the client, the relay and the
-// server on machines 0, 1 and 2 of lab, each role at an address of its own
-// on the lab's network.
-func labHostsWithRelay(t testing.TB, lab *remotetest.Lab) Hosts {
-	var hs []hosts.Host
-	for i, r := range []string{"client", "relay", "server"} {
-		h, err := hosts.ParseHost(fmt.Sprintf("%s=root@%s,addr=10.226.0.%d/24", r, lab.Machines[i].Addr, 50+i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs = append(hs, h)
-	}
-	return Hosts{
-		Inventory: hosts.Inventory{Hosts: hs, Identity: lab.Identity, KnownHosts: lab.KnownHosts},
-		SSH:       remote.Config{Identity: lab.Identity, KnownHosts: lab.KnownHosts, Dial: lab.Dial, KeepaliveInterval: time.Second},
-	}
-}
 
 // A run with the client, tw's relay and the server on three machines
 // reached over SSH: tw (and Pure SSH as the control) with iperf3-1,
@@ -59,43 +35,16 @@ func TestRunTWAcrossHosts(t *testing.T) {
 	o.Runs, o.Duration, o.Warmup, o.WAN = 1, time.Second, 0, []string{"off"}
 	o.Congestion = "host" // a machine's namespace cannot extend the host's allowed list
 	o.OutDir = t.TempDir()
-	o.Hosts = labHostsWithRelay(t, lab)
+	o.Hosts = labHostsAt(t, lab, 50, "client", "relay", "server")
 	instruments := []string{"iperf3-1", "tcp_rr", "scp"}
-	plan, err := NewPlan(o, transport.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := transport.Build(o.Transports, map[string]string{"tw": tw, "caddy": caddy, "xray": xray})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, _, err := instrument.Select(instruments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	t.Logf("tw across three hosts: %.1f s", time.Since(t0).Seconds())
-	got := map[string]int{}
+	res := runAcross(t, o, map[string]string{"tw": tw, "caddy": caddy, "xray": xray}, instruments)
+	checkOneSampleEach(t, res, o.Transports, instruments)
 	for _, s := range res.Doc.Samples {
-		if s.Instrument != instrument.Ready {
-			got[s.Transport+"/"+s.Instrument]++
-		}
 		if s.Transport == "tw" && s.Instrument == "iperf3-1" {
 			for _, r := range []string{"client", "relay", "server"} {
 				if s.RoleCPUSec[r] <= 0 {
 					t.Errorf("tw iperf3-1: %s CPU-s %.3f, want > 0 (every byte crosses the relay)", r, s.RoleCPUSec[r])
 				}
-			}
-		}
-	}
-	for _, tr := range o.Transports {
-		for _, in := range instruments {
-			if got[tr+"/"+in] != 1 {
-				t.Errorf("%s/%s: %d samples, want 1 (all: %v)", tr, in, got[tr+"/"+in], got)
 			}
 		}
 	}
@@ -110,18 +59,5 @@ func TestRunTWAcrossHosts(t *testing.T) {
 			t.Errorf("tw: peak RSS of %q is %d, want it read on its machine (all: %v)", key, peaks[key], peaks)
 		}
 	}
-	for _, f := range res.Doc.Failures {
-		t.Errorf("failure: %+v", f)
-	}
-	for _, s := range res.Doc.Skipped {
-		t.Errorf("skipped: %+v", s)
-	}
-	for _, m := range lab.Machines {
-		if out := lab.Exec(t, m, "ls /run/netns /var/tmp /tmp | grep "+res.Prefix+"; grep "+res.Prefix+" /proc/mounts; true"); out != "" {
-			t.Errorf("%s keeps %q", m.Name, out)
-		}
-	}
-	if left := nstest.Residue(res.Prefix); len(left) > 0 {
-		t.Errorf("left behind: %v", left)
-	}
+	checkNothingLeft(t, lab, res.Prefix)
 }
