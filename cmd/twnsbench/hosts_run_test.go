@@ -19,6 +19,12 @@ import (
 // runOnLab starts `twnsbench run --host …` from the lab's orchestrator
 // namespace, the client on machine 0 and the server on machine 1.
 func runOnLab(t *testing.T, lab *remotetest.Lab, out string, extra ...string) (*exec.Cmd, *bytes.Buffer) {
+	return runOnLabWith(t, lab, out, fmt.Sprintf("client=root@%s,addr=10.226.0.60/24", lab.Machines[0].Addr), extra...)
+}
+
+// runOnLabWith is runOnLab with the client's entry given ("client=local,…"
+// keeps it on the orchestrator).
+func runOnLabWith(t *testing.T, lab *remotetest.Lab, out, client string, extra ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -26,7 +32,7 @@ func runOnLab(t *testing.T, lab *remotetest.Lab, out string, extra ...string) (*
 	}
 	args := []string{self, "run", "--transports", "ssh", "--instruments", "iperf3-1", "--quick", "--runs", "20",
 		"--congestion", "host", "--out", out, "--identity", lab.Identity, "--known-hosts", lab.KnownHosts,
-		"--host", fmt.Sprintf("client=root@%s,addr=10.226.0.60/24", lab.Machines[0].Addr),
+		"--host", client,
 		"--host", fmt.Sprintf("server=root@%s,addr=10.226.0.61/24", lab.Machines[1].Addr)}
 	argv, planEnv, err := ns.HelperCommand(ns.Plan{NetNS: lab.Orch.Path(), HostMounts: true, Argv: append(args, extra...)})
 	if err != nil {
@@ -113,6 +119,36 @@ func TestKilledOrchestratorLeavesNothingOnHosts(t *testing.T) {
 	}
 }
 
+// The same with the client on the orchestrator (client=local): its agent,
+// this binary over a pipe, sees the pipe close and removes the client's
+// role here, as the server's machine removes the server's.
+func TestKilledOrchestratorLeavesNothingOfLocalRole(t *testing.T) {
+	requireRoot(t)
+	lab := remotetest.New(t, 2)
+	out := t.TempDir()
+	cmd, stderr := runOnLabWith(t, lab, out, "client=local,addr=10.226.0.60/24")
+	waitSamples(t, filepath.Join(out, results.FileName), 2, cmd)
+	prefix := runPrefix(t, out)
+	if len(leftoversOf(prefix+"-client")) == 0 {
+		t.Fatal("this machine holds nothing of the local client mid-run: the test proves nothing")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	for time.Now().Before(killed.Add(30*time.Second)) && len(leftoversOf(prefix+"-client")) > 0 {
+		time.Sleep(200 * time.Millisecond) // polling for a condition
+	}
+	if left := leftoversOf(prefix + "-client"); len(left) > 0 {
+		t.Errorf("30 s after the SIGKILL the local client's role keeps %v", left)
+	}
+	t.Logf("local role gone %.1f s after the orchestrator's SIGKILL", time.Since(killed).Seconds())
+	waitClean(t, lab, prefix, 30*time.Second)
+	cleanOrchestrator(t, prefix)
+	if t.Failed() {
+		t.Log(stderr.String())
+	}
+}
+
 // The link to the server's machine cut mid-run: the run fails within its
 // bounds saying the host was lost, and that machine's copy, hearing
 // nothing, removes everything within 30 s.
@@ -123,6 +159,9 @@ func TestCutLinkLeavesNothingOnHost(t *testing.T) {
 	cmd, stderr := runOnLab(t, lab, out)
 	waitSamples(t, filepath.Join(out, results.FileName), 2, cmd)
 	prefix := runPrefix(t, out)
+	if len(leftoversOf(prefix+"-server")) == 0 {
+		t.Fatal("nothing of the server's role is seen mid-run: the check after the cut would prove nothing")
+	}
 	lab.Cut(t, 1)
 	cut := time.Now()
 	done := make(chan error, 1)

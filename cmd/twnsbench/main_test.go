@@ -400,10 +400,15 @@ func runPrefix(t *testing.T, out string) string {
 
 // leftoversOf lists everything one run left, of every kind a run creates
 // (package residue: namespaces, links, cgroups, mounts, processes, files).
+// A role's scope ("twnsb-3fa9c1-server": what its agent made) narrows it to
+// the objects named with the scope.
 func leftoversOf(prefix string) []string {
+	run := residue.RunOf(prefix)
 	var left []string
-	for _, o := range residue.Find(prefix) {
-		left = append(left, o.String())
+	for _, o := range residue.Find(run) {
+		if prefix == run || strings.Contains(o.What, prefix) {
+			left = append(left, o.String())
+		}
 	}
 	return left
 }
