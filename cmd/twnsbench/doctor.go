@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"golang.org/x/sys/unix"
 
 	"github.com/urfave/cli/v2"
 
@@ -85,11 +84,7 @@ func (l doctorLine) line() string {
 }
 
 func newDoctorResult(rep preflight.Report, topts map[string]string) doctorResult {
-	d := doctorResult{Versions: rep.Versions}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		d.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
+	d := doctorResult{Versions: rep.Versions, Kernel: preflight.KernelRelease()}
 	for _, c := range rep.Checks {
 		l := doctorLine{Status: "ok", Name: c.Name, Detail: c.Detail}
 		switch {
