@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
