@@ -124,7 +124,9 @@ func BenjaminiHochberg(ps []float64) []float64 {
 // WAN condition, offloads, implementation (a fact a transport marks so:
 // kernel or userspace WireGuard), a role's host (hostDiffs), instrument duration,
 // warm-up, run order or payload (the LAN's, or any condition's scp copy)
-// measures something else.
+// measures something else. So does scp's form (SFTP, the legacy protocol
+// or ssh … cat move the payload differently) and what its MB/s divides
+// the payload by (scpRateDefinition), when both documents copied.
 func EnvDiffs(old, cur *results.Document) []string {
 	a, b := old.Env, cur.Env
 	var diffs []string
@@ -143,6 +145,10 @@ func EnvDiffs(old, cur *results.Document) []string {
 	diffs = append(diffs, factDiffs(a.Facts, b.Facts, true)...)
 	diffs = append(diffs, hostDiffs(a.Hosts, b.Hosts)...)
 	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))
+	if copies(old) && copies(cur) {
+		check("scp form", a.ScpForm, b.ScpForm)
+		check("scp MB/s", scpRateDefinition(old), scpRateDefinition(cur))
+	}
 	sa, sb := settingsOf(old), settingsOf(cur)
 	check("duration", sa.duration, sb.duration)
 	check("warm-up", sa.warmup, sb.warmup)
@@ -155,6 +161,21 @@ func EnvDiffs(old, cur *results.Document) []string {
 		}
 	}
 	return diffs
+}
+
+// copies reports whether d has scp samples.
+func copies(d *results.Document) bool {
+	return slices.ContainsFunc(d.Samples, func(s results.Sample) bool { return s.Instrument == "scp" })
+}
+
+// scpRateDefinition is what d's scp MB/s divides the payload by: the
+// copy's own time, or (the reference's and older documents) the whole
+// wall, the SSH connection included, which makes the same copy slower.
+func scpRateDefinition(d *results.Document) string {
+	if d.ScpTimesCopyApart() {
+		return "payload ÷ the copy's own time"
+	}
+	return "payload ÷ the whole wall, SSH connection included"
 }
 
 // settings are how a run measured, as compared.

@@ -237,3 +237,39 @@ func TestFactDiffs(t *testing.T) {
 		t.Errorf("identical facts differ: %q", d)
 	}
 }
+
+// TestEnvDiffsScp: scp copied in another form (SFTP, the legacy protocol,
+// ssh … cat), or a MB/s over the copy's own time against one over the
+// whole wall (the reference's and older documents'), refuses the
+// comparison: either alone turns the same copy "better". Documents where
+// one side did not copy at all are not refused for it.
+func TestEnvDiffsScp(t *testing.T) {
+	scpDoc := func(form string, apart bool) *results.Document {
+		d := doc("6.18", 1, 1)
+		d.Env.ScpForm = form
+		for run := 1; run <= 3; run++ {
+			s := results.Sample{Transport: "ssh", Condition: "lan", Instrument: "scp", Run: run, Value: 400, WallSec: 14}
+			if apart {
+				s.Extra = map[string]float64{results.ScpConnectSec: 0.3, results.ScpTransferSec: 13.7}
+			}
+			d.Samples = append(d.Samples, s)
+		}
+		return d
+	}
+	if d := EnvDiffs(scpDoc("scp", true), scpDoc("scp", true)); len(d) != 0 {
+		t.Errorf("same form and definition: %q", d)
+	}
+	for _, form := range []string{"scp -O", "ssh … cat"} {
+		if d := EnvDiffs(scpDoc("scp", true), scpDoc(form, true)); len(d) != 1 || d[0] != fmt.Sprintf("scp form %q vs %q", "scp", form) {
+			t.Errorf("form scp vs %s: %q", form, d)
+		}
+	}
+	want := `scp MB/s "payload ÷ the whole wall, SSH connection included" vs "payload ÷ the copy's own time"`
+	if d := EnvDiffs(scpDoc("scp", false), scpDoc("scp", true)); len(d) != 1 || d[0] != want {
+		t.Errorf("whole wall vs copy time: %q, want [%s]", d, want)
+	}
+	noCopy := doc("6.18", 1, 1)
+	if d := EnvDiffs(noCopy, scpDoc("scp -O", true)); len(d) != 0 {
+		t.Errorf("one side without scp: %q", d)
+	}
+}

@@ -3,8 +3,6 @@ package report
 import (
 	"fmt"
 	"strings"
-
-	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // The report's prose. A document of the reference (Docker) harness gets the
@@ -100,7 +98,7 @@ func (v *view) readingBullets() []string {
 		"Gbit/s per busy core = iperf3 1-stream goodput ÷ average host cores busy during the run (host-wide busy CPU-seconds from /proc/stat ÷ wall time), per run, then the median.",
 		"— marks a value that was not measured (the transport was skipped, or its instrument gave no sample); no cell is estimated. "+nNote,
 	)
-	if v.scpConnectApart() {
+	if v.doc.ScpTimesCopyApart() {
 		b = append(b, "scp MB/s = payload ÷ the copy's own time, from ssh's request for the copy (its -v line \"Sending subsystem\" or \"Sending command\") to scp's exit. "+
 			"The SSH connection before it (TCP, key exchange, authentication, the session channel) is its own figure, \"SSH connection set-up\" under More metrics; \"scp wall\" is both.")
 	}
@@ -133,16 +131,4 @@ func (v *view) conditionsBullet() string {
 		parts = append(parts, "The other conditions add "+how+" delay and loss; that is where TCP-over-TLS-over-TCP and UDP diverge.")
 	}
 	return strings.Join(parts, " ")
-}
-
-// scpConnectApart reports whether the document's scp samples time the copy
-// apart from the SSH connection (ssh_connect_sec); the reference's and
-// older documents divide the payload by the whole wall.
-func (v *view) scpConnectApart() bool {
-	for _, s := range v.doc.Samples {
-		if _, ok := s.Extra[results.ScpConnectSec]; ok && s.Instrument == instScp {
-			return true
-		}
-	}
-	return false
 }
