@@ -270,10 +270,53 @@ func Write(w io.Writer, rows []Row) error {
 	}
 	_, err := fmt.Fprintf(w, "\nMedians; p: two-sided Mann-Whitney U test per row; q: p adjusted for all %d rows by %s.\n"+
 		"Chance alone: with nothing changed, about %.1f of %d rows would have p < %.2f; here %d do.\n"+
-		"Verdict: significant when q < %.2f (false discovery rate %.0f %%): %d of %d; \"~\" = no significant change.\n"+
-		"With 3 runs per side the smallest possible p is 0.100: use --runs 5 or more to detect a change.\n",
-		len(rows), Correction, Alpha*float64(len(rows)), len(rows), Alpha, raw, Alpha, 100*Alpha, significant, len(rows))
+		"Verdict: significant when q < %.2f (false discovery rate %.0f %%): %d of %d; \"~\" = no significant change.\n%s\n",
+		len(rows), Correction, Alpha*float64(len(rows)), len(rows), Alpha, raw, Alpha, 100*Alpha, significant, len(rows), runsAdvice(rows))
 	return err
+}
+
+// runsAdvice says whether the rows' runs can detect a change at all: a
+// change in one row alone keeps its q = m·p among m rows, so it is called
+// significant only when p < α/m, and the smallest p n runs per side can
+// give (complete separation) must be below that.
+func runsAdvice(rows []Row) string {
+	fewest := math.MaxInt
+	for _, r := range rows {
+		fewest = min(fewest, len(r.Old), len(r.New))
+	}
+	m := len(rows)
+	need := RunsToDetect(m)
+	s := fmt.Sprintf("A change in one row alone is significant only when its p < %.2f/%d = %.2g; with %d runs per side (the fewest here) the smallest possible p is %.2g",
+		Alpha, m, Alpha/float64(m), fewest, SmallestP(fewest, fewest))
+	if fewest >= need {
+		return s + fmt.Sprintf(": enough (%d or more are).", need)
+	}
+	return s + fmt.Sprintf(": use --runs %d or more on both sides to detect a change among %d rows.", need, m)
+}
+
+// RunsToDetect is the fewest runs per side with which a change in one row
+// alone among m rows can be called significant after the
+// Benjamini–Hochberg adjustment: SmallestP(n, n)·m < Alpha.
+func RunsToDetect(m int) int {
+	n := 2
+	for SmallestP(n, n)*float64(max(m, 1)) >= Alpha {
+		n++
+	}
+	return n
+}
+
+// SmallestP is the smallest two-sided p the exact Mann-Whitney U test
+// gives n1 against n2 runs (every run of one side below every run of the
+// other, no ties): 2 / C(n1+n2, n1), at most 1.
+func SmallestP(n1, n2 int) float64 {
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	c := 1.0 // C(n1+n2, n1), built as a running product
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return min(1, 2/c)
 }
 
 func num(v float64) string {

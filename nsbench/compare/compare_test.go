@@ -273,3 +273,44 @@ func TestEnvDiffsScp(t *testing.T) {
 		t.Errorf("one side without scp: %q", d)
 	}
 }
+
+// TestRunsAdvice: the runs a change needs depend on how many rows the
+// Benjamini–Hochberg adjustment spreads over. Over the 36 rows of a
+// reference-sized comparison a lone change's q is 36·p, and 5 runs per
+// side (smallest p 2/252 = 0.0079, q 0.29) cannot reach 0.05: it takes 7
+// (2/3432 = 0.00058, q 0.021); 6 gives 2/924 = 0.0022, q 0.078.
+func TestRunsAdvice(t *testing.T) {
+	for _, tc := range []struct{ rows, want int }{{1, 4}, {2, 5}, {36, 7}, {60, 7}, {200, 8}} {
+		if got := RunsToDetect(tc.rows); got != tc.want {
+			t.Errorf("RunsToDetect(%d) = %d, want %d", tc.rows, got, tc.want)
+		}
+	}
+	if p := SmallestP(3, 3); !(math.Abs(p-0.1) < 1e-12) {
+		t.Errorf("SmallestP(3, 3) = %v, want 0.1", p)
+	}
+	if p := SmallestP(5, 4); math.Abs(p-2.0/126) > 1e-12 {
+		t.Errorf("SmallestP(5, 4) = %v, want 2/126", p)
+	}
+	old, cur := &results.Document{}, &results.Document{}
+	for i := range 36 {
+		for run := 1; run <= 5; run++ {
+			s := results.Sample{Transport: fmt.Sprintf("t%02d", i), Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)}
+			old.Samples = append(old.Samples, s)
+			s.Value += 10 // every row moved, each alone at the smallest p
+			cur.Samples = append(cur.Samples, s)
+		}
+	}
+	var out bytes.Buffer
+	if err := Write(&out, Rows(old, cur)); err != nil {
+		t.Fatal(err)
+	}
+	want := "p < 0.05/36 = 0.0014; with 5 runs per side (the fewest here) the smallest possible p is 0.0079: use --runs 7 or more on both sides to detect a change among 36 rows."
+	if !strings.Contains(out.String(), want) || strings.Contains(out.String(), "--runs 5 or more") {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	Write(&out, Rows(old, cur)[:1])
+	if want := "with 5 runs per side (the fewest here) the smallest possible p is 0.0079: enough (4 or more are)."; !strings.Contains(out.String(), want) {
+		t.Errorf("one row: output lacks %q:\n%s", want, out.String())
+	}
+}
