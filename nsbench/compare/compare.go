@@ -43,8 +43,14 @@ func (r Row) Verdict() string {
 	if !r.Significant {
 		return "~"
 	}
-	v := fmt.Sprintf("%+.1f %%", r.ChangePct)
 	up := r.NewMedian > r.OldMedian
+	v := fmt.Sprintf("%+.1f %%", r.ChangePct)
+	if math.IsNaN(r.ChangePct) { // from a zero median: no relative change
+		v = "down from 0"
+		if up {
+			v = "up from 0"
+		}
+	}
 	switch {
 	case r.Better == results.BetterHigher && up, r.Better == results.BetterLower && !up:
 		v += " better"

@@ -314,3 +314,29 @@ func TestRunsAdvice(t *testing.T) {
 		t.Errorf("one row: output lacks %q:\n%s", want, out.String())
 	}
 }
+
+// TestChangeFromZero: a significant change from a zero median (a loss
+// that was 0 %) has no relative size: the verdict says which way it went,
+// never "+NaN %", and the change column says n/a.
+func TestChangeFromZero(t *testing.T) {
+	lossDoc := func(vals ...float64) *results.Document {
+		d := &results.Document{Instruments: []results.Instrument{{Name: "udp", Metrics: []results.Metric{
+			{Key: "value", Unit: "%", Better: results.BetterLower}}}}}
+		for i, v := range vals {
+			d.Samples = append(d.Samples, results.Sample{Transport: "wireguard", Condition: "wan", Instrument: "udp", Run: i + 1, Value: v})
+		}
+		return d
+	}
+	rows := Rows(lossDoc(0, 0, 0, 0, 0), lossDoc(0.1, 0.2, 0.3, 0.2, 0.1))
+	if len(rows) != 1 || !rows[0].Significant {
+		t.Fatalf("rows %+v: want one significant row", rows)
+	}
+	if v := rows[0].Verdict(); v != "up from 0 worse" {
+		t.Errorf("verdict %q, want %q", v, "up from 0 worse")
+	}
+	var out bytes.Buffer
+	Write(&out, rows)
+	if strings.Contains(out.String(), "NaN") || !strings.Contains(out.String(), " n/a ") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
