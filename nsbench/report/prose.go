@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // The report's prose. A document of the reference (Docker) harness gets the
@@ -102,10 +104,42 @@ func (v *view) readingBullets() []string {
 		b = append(b, "scp MB/s = payload ÷ the copy's own time, from ssh's request for the copy (its -v line \"Sending subsystem\" or \"Sending command\") to scp's exit. "+
 			"The SSH connection before it (TCP, key exchange, authentication, the session channel) is its own figure, \"SSH connection set-up\" under More metrics; \"scp wall\" is both.")
 	}
+	b = append(b, ciMethodText())
 	if r := v.doc.Env.Runs; r > 0 && r < 6 {
 		b = append(b, fmt.Sprintf("With %d runs per cell the median has no bounded 95 %% confidence interval (that needs at least 6); read differences smaller than the min–max spread as noise.", r))
 	}
 	return b
+}
+
+// ciMethodText says how the cells' intervals are made, with an example
+// of an asymmetric one computed by stats.MedianCI itself, so the words
+// cannot drift from the method.
+func ciMethodText() string {
+	const n = 8
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i + 1) // the k-th smallest run is k
+	}
+	ci := stats.MedianCI(xs, 0.95)
+	return fmt.Sprintf("Intervals of the median (the charts' whiskers; ci_low–ci_high in the JSON) are distribution-free, from order statistics (benchstat's method): "+
+		"the narrowest pair of runs whose exact binomial coverage reaches 95 %%, grown from the middle out, so not always symmetric "+
+		"(with %d runs, the %s and %s smallest: %s %%). With fewer than %d runs none reaches 95 %%: the interval is the min–max range, at its real level.",
+		n, ordinal(int(ci.Low)), ordinal(int(ci.High)), pct(ci.Level), stats.MinSamplesFor(0.95))
+}
+
+// ordinal writes 1 as "1st", 7 as "7th".
+func ordinal(k int) string {
+	switch {
+	case k%100/10 == 1:
+		return fmt.Sprintf("%dth", k)
+	case k%10 == 1:
+		return fmt.Sprintf("%dst", k)
+	case k%10 == 2:
+		return fmt.Sprintf("%dnd", k)
+	case k%10 == 3:
+		return fmt.Sprintf("%drd", k)
+	}
+	return fmt.Sprintf("%dth", k)
 }
 
 // conditionsBullet explains what the conditions measure: "lan" isolates the
