@@ -283,21 +283,27 @@ func Write(w io.Writer, rows []Row) error {
 
 // runsAdvice says whether the rows' runs can detect a change at all: a
 // change in one row alone keeps its q = m·p among m rows, so it is called
-// significant only when p < α/m, and the smallest p n runs per side can
-// give (complete separation) must be below that.
+// significant only when p < α/m, and the smallest p its runs can give
+// (complete separation) must be below that. The row with the fewest runs
+// is the one named.
 func runsAdvice(rows []Row) string {
-	fewest := math.MaxInt
-	for _, r := range rows {
-		fewest = min(fewest, len(r.Old), len(r.New))
+	if len(rows) == 0 {
+		return ""
+	}
+	worst := rows[0]
+	for _, r := range rows[1:] {
+		if SmallestP(len(r.Old), len(r.New)) > SmallestP(len(worst.Old), len(worst.New)) {
+			worst = r
+		}
 	}
 	m := len(rows)
-	need := RunsToDetect(m)
-	s := fmt.Sprintf("A change in one row alone is significant only when its p < %.2f/%d = %.2g; with %d runs per side (the fewest here) the smallest possible p is %.2g",
-		Alpha, m, Alpha/float64(m), fewest, SmallestP(fewest, fewest))
-	if fewest >= need {
-		return s + fmt.Sprintf(": enough (%d or more are).", need)
+	best := SmallestP(len(worst.Old), len(worst.New))
+	s := fmt.Sprintf("A change in one row alone is significant only when its p < %.2f/%d = %.2g; with %d+%d runs (the fewest here) the smallest possible p is %.2g",
+		Alpha, m, Alpha/float64(m), len(worst.Old), len(worst.New), best)
+	if best*float64(m) < Alpha {
+		return s + ": enough."
 	}
-	return s + fmt.Sprintf(": use --runs %d or more on both sides to detect a change among %d rows.", need, m)
+	return s + fmt.Sprintf(": use --runs %d or more on both sides to detect a change among %d rows.", RunsToDetect(m), m)
 }
 
 // RunsToDetect is the fewest runs per side with which a change in one row

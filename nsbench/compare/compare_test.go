@@ -304,14 +304,37 @@ func TestRunsAdvice(t *testing.T) {
 	if err := Write(&out, Rows(old, cur)); err != nil {
 		t.Fatal(err)
 	}
-	want := "p < 0.05/36 = 0.0014; with 5 runs per side (the fewest here) the smallest possible p is 0.0079: use --runs 7 or more on both sides to detect a change among 36 rows."
+	want := "p < 0.05/36 = 0.0014; with 5+5 runs (the fewest here) the smallest possible p is 0.0079: use --runs 7 or more on both sides to detect a change among 36 rows."
 	if !strings.Contains(out.String(), want) || strings.Contains(out.String(), "--runs 5 or more") {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 	out.Reset()
 	Write(&out, Rows(old, cur)[:1])
-	if want := "with 5 runs per side (the fewest here) the smallest possible p is 0.0079: enough (4 or more are)."; !strings.Contains(out.String(), want) {
+	if want := "with 5+5 runs (the fewest here) the smallest possible p is 0.0079: enough."; !strings.Contains(out.String(), want) {
 		t.Errorf("one row: output lacks %q:\n%s", want, out.String())
+	}
+	// Unequal sides: 3 old runs against 10 new reach 2/C(13, 3) = 0.007,
+	// not three runs a side's 0.1; the row with the fewest is named.
+	short := &results.Document{}
+	for run := 1; run <= 3; run++ {
+		short.Samples = append(short.Samples, results.Sample{Transport: "t00", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)})
+	}
+	for run := 1; run <= 10; run++ {
+		short.Samples = append(short.Samples, results.Sample{Transport: "t01", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)})
+	}
+	long := &results.Document{}
+	for _, tr := range []string{"t00", "t01"} {
+		for run := 1; run <= 10; run++ {
+			long.Samples = append(long.Samples, results.Sample{Transport: tr, Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)})
+		}
+	}
+	out.Reset()
+	Write(&out, Rows(short, long))
+	if want := "p < 0.05/2 = 0.025; with 3+10 runs (the fewest here) the smallest possible p is 0.007: enough."; !strings.Contains(out.String(), want) {
+		t.Errorf("3 against 10: output lacks %q:\n%s", want, out.String())
+	}
+	if s := runsAdvice(nil); s != "" {
+		t.Errorf("no rows: %q", s)
 	}
 }
 
