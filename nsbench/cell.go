@@ -110,7 +110,7 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 	}
 	for run := 1; run <= last; run++ {
 		more := false
-		for _, rw := range live {
+		for _, rw := range runOrder(live, run) {
 			for _, in := range c.instruments {
 				if run > c.plan.Runs {
 					// --runs auto, past the pilot: only the cells whose

@@ -1,6 +1,8 @@
 package nsbench
 
 import (
+	"slices"
+
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -90,6 +92,19 @@ func schedule(order string, rows []*row, conds []results.Condition) ([]block, []
 		}
 	}
 	return bs, rs
+}
+
+// runOrder is the order a block's rows are measured in for run k: the
+// rows rotated by k−1, so each row is first once every len(rows) runs and
+// no row always follows the same other row's load (its page cache, its
+// sockets' memory, the CPU's clock after it) or always leads after a
+// block's warm-ups.
+func runOrder(rows []*row, run int) []*row {
+	if len(rows) == 0 {
+		return nil
+	}
+	k := (run - 1) % len(rows)
+	return append(slices.Clone(rows[k:]), rows[:k]...)
 }
 
 // rowNames are the rows' transport ids, in order.

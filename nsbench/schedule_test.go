@@ -77,3 +77,21 @@ func namesOf(rs [][]*row) [][]string {
 	}
 	return out
 }
+
+// TestRunOrderRotates: within a block, run k starts at the k-th row, so
+// every row leads (and follows every other) equally often.
+func TestRunOrderRotates(t *testing.T) {
+	rows := rowsOf("ssh", "wireguard", "tw")
+	want := []string{"[ssh wireguard tw]", "[wireguard tw ssh]", "[tw ssh wireguard]", "[ssh wireguard tw]"}
+	for run := 1; run <= 4; run++ {
+		if got := fmt.Sprint(rowNames(runOrder(rows, run))); got != want[run-1] {
+			t.Errorf("run %d: %s, want %s", run, got, want[run-1])
+		}
+	}
+	if got := rowNames(rows); fmt.Sprint(got) != "[ssh wireguard tw]" {
+		t.Errorf("the block's rows were reordered: %v", got)
+	}
+	if got := runOrder(rowsOf("ssh"), 5); len(got) != 1 {
+		t.Errorf("one row: %v", rowNames(got))
+	}
+}

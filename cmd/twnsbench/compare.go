@@ -20,7 +20,8 @@ func compareCommand() *cli.Command {
 			"of rows (Benjamini–Hochberg, q) and a change is significant when q < 0.05 (\"~\": no significant\n" +
 			"change); the output says how many rows chance alone would put below p = 0.05. Refuses results\n" +
 			"whose environments differ (kernel, CPU, congestion control, impairment, WAN, offloads,\n" +
-			"WireGuard implementation, duration, warm-up, order, payloads) unless --force.",
+			"WireGuard implementation, duration, warm-up, order, payloads, scp form and what scp's MB/s\n" +
+			"divides the payload by: the copy's own time, or the whole wall as older documents do) unless --force.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "compare even when the environments differ"},
 		},

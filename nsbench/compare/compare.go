@@ -43,8 +43,14 @@ func (r Row) Verdict() string {
 	if !r.Significant {
 		return "~"
 	}
-	v := fmt.Sprintf("%+.1f %%", r.ChangePct)
 	up := r.NewMedian > r.OldMedian
+	v := fmt.Sprintf("%+.1f %%", r.ChangePct)
+	if math.IsNaN(r.ChangePct) { // from a zero median: no relative change
+		v = "down from 0"
+		if up {
+			v = "up from 0"
+		}
+	}
 	switch {
 	case r.Better == results.BetterHigher && up, r.Better == results.BetterLower && !up:
 		v += " better"
@@ -124,7 +130,9 @@ func BenjaminiHochberg(ps []float64) []float64 {
 // WAN condition, offloads, implementation (a fact a transport marks so:
 // kernel or userspace WireGuard), a role's host (hostDiffs), instrument duration,
 // warm-up, run order or payload (the LAN's, or any condition's scp copy)
-// measures something else.
+// measures something else. So does scp's form (SFTP, the legacy protocol
+// or ssh … cat move the payload differently) and what its MB/s divides
+// the payload by (scpRateDefinition), when both documents copied.
 func EnvDiffs(old, cur *results.Document) []string {
 	a, b := old.Env, cur.Env
 	var diffs []string
@@ -143,6 +151,10 @@ func EnvDiffs(old, cur *results.Document) []string {
 	diffs = append(diffs, factDiffs(a.Facts, b.Facts, true)...)
 	diffs = append(diffs, hostDiffs(a.Hosts, b.Hosts)...)
 	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))
+	if copies(old) && copies(cur) {
+		check("scp form", a.ScpForm, b.ScpForm)
+		check("scp MB/s", scpRateDefinition(old), scpRateDefinition(cur))
+	}
 	sa, sb := settingsOf(old), settingsOf(cur)
 	check("duration", sa.duration, sb.duration)
 	check("warm-up", sa.warmup, sb.warmup)
@@ -155,6 +167,21 @@ func EnvDiffs(old, cur *results.Document) []string {
 		}
 	}
 	return diffs
+}
+
+// copies reports whether d has scp samples.
+func copies(d *results.Document) bool {
+	return slices.ContainsFunc(d.Samples, func(s results.Sample) bool { return s.Instrument == "scp" })
+}
+
+// scpRateDefinition is what d's scp MB/s divides the payload by: the
+// copy's own time, or (the reference's and older documents) the whole
+// wall, the SSH connection included, which makes the same copy slower.
+func scpRateDefinition(d *results.Document) string {
+	if d.ScpTimesCopyApart() {
+		return "payload ÷ the copy's own time"
+	}
+	return "payload ÷ the whole wall, SSH connection included"
 }
 
 // settings are how a run measured, as compared.
@@ -249,10 +276,59 @@ func Write(w io.Writer, rows []Row) error {
 	}
 	_, err := fmt.Fprintf(w, "\nMedians; p: two-sided Mann-Whitney U test per row; q: p adjusted for all %d rows by %s.\n"+
 		"Chance alone: with nothing changed, about %.1f of %d rows would have p < %.2f; here %d do.\n"+
-		"Verdict: significant when q < %.2f (false discovery rate %.0f %%): %d of %d; \"~\" = no significant change.\n"+
-		"With 3 runs per side the smallest possible p is 0.100: use --runs 5 or more to detect a change.\n",
-		len(rows), Correction, Alpha*float64(len(rows)), len(rows), Alpha, raw, Alpha, 100*Alpha, significant, len(rows))
+		"Verdict: significant when q < %.2f (false discovery rate %.0f %%): %d of %d; \"~\" = no significant change.\n%s\n",
+		len(rows), Correction, Alpha*float64(len(rows)), len(rows), Alpha, raw, Alpha, 100*Alpha, significant, len(rows), runsAdvice(rows))
 	return err
+}
+
+// runsAdvice says whether the rows' runs can detect a change at all: a
+// change in one row alone keeps its q = m·p among m rows, so it is called
+// significant only when p < α/m, and the smallest p its runs can give
+// (complete separation) must be below that. The row with the fewest runs
+// is the one named.
+func runsAdvice(rows []Row) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	worst := rows[0]
+	for _, r := range rows[1:] {
+		if SmallestP(len(r.Old), len(r.New)) > SmallestP(len(worst.Old), len(worst.New)) {
+			worst = r
+		}
+	}
+	m := len(rows)
+	best := SmallestP(len(worst.Old), len(worst.New))
+	s := fmt.Sprintf("A change in one row alone is significant only when its p < %.2f/%d = %.2g; with %d+%d runs (the fewest here) the smallest possible p is %.2g",
+		Alpha, m, Alpha/float64(m), len(worst.Old), len(worst.New), best)
+	if best*float64(m) < Alpha {
+		return s + ": enough."
+	}
+	return s + fmt.Sprintf(": use --runs %d or more on both sides to detect a change among %d rows.", RunsToDetect(m), m)
+}
+
+// RunsToDetect is the fewest runs per side with which a change in one row
+// alone among m rows can be called significant after the
+// Benjamini–Hochberg adjustment: SmallestP(n, n)·m < Alpha.
+func RunsToDetect(m int) int {
+	n := 2
+	for SmallestP(n, n)*float64(max(m, 1)) >= Alpha {
+		n++
+	}
+	return n
+}
+
+// SmallestP is the smallest two-sided p the exact Mann-Whitney U test
+// gives n1 against n2 runs (every run of one side below every run of the
+// other, no ties): 2 / C(n1+n2, n1), at most 1.
+func SmallestP(n1, n2 int) float64 {
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	c := 1.0 // C(n1+n2, n1), built as a running product
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return min(1, 2/c)
 }
 
 func num(v float64) string {

@@ -237,3 +237,129 @@ func TestFactDiffs(t *testing.T) {
 		t.Errorf("identical facts differ: %q", d)
 	}
 }
+
+// TestEnvDiffsScp: scp copied in another form (SFTP, the legacy protocol,
+// ssh … cat), or a MB/s over the copy's own time against one over the
+// whole wall (the reference's and older documents'), refuses the
+// comparison: either alone turns the same copy "better". Documents where
+// one side did not copy at all are not refused for it.
+func TestEnvDiffsScp(t *testing.T) {
+	scpDoc := func(form string, apart bool) *results.Document {
+		d := doc("6.18", 1, 1)
+		d.Env.ScpForm = form
+		for run := 1; run <= 3; run++ {
+			s := results.Sample{Transport: "ssh", Condition: "lan", Instrument: "scp", Run: run, Value: 400, WallSec: 14}
+			if apart {
+				s.Extra = map[string]float64{results.ScpConnectSec: 0.3, results.ScpTransferSec: 13.7}
+			}
+			d.Samples = append(d.Samples, s)
+		}
+		return d
+	}
+	if d := EnvDiffs(scpDoc("scp", true), scpDoc("scp", true)); len(d) != 0 {
+		t.Errorf("same form and definition: %q", d)
+	}
+	for _, form := range []string{"scp -O", "ssh … cat"} {
+		if d := EnvDiffs(scpDoc("scp", true), scpDoc(form, true)); len(d) != 1 || d[0] != fmt.Sprintf("scp form %q vs %q", "scp", form) {
+			t.Errorf("form scp vs %s: %q", form, d)
+		}
+	}
+	want := `scp MB/s "payload ÷ the whole wall, SSH connection included" vs "payload ÷ the copy's own time"`
+	if d := EnvDiffs(scpDoc("scp", false), scpDoc("scp", true)); len(d) != 1 || d[0] != want {
+		t.Errorf("whole wall vs copy time: %q, want [%s]", d, want)
+	}
+	noCopy := doc("6.18", 1, 1)
+	if d := EnvDiffs(noCopy, scpDoc("scp -O", true)); len(d) != 0 {
+		t.Errorf("one side without scp: %q", d)
+	}
+}
+
+// TestRunsAdvice: the runs a change needs depend on how many rows the
+// Benjamini–Hochberg adjustment spreads over. Over the 36 rows of a
+// reference-sized comparison a lone change's q is 36·p, and 5 runs per
+// side (smallest p 2/252 = 0.0079, q 0.29) cannot reach 0.05: it takes 7
+// (2/3432 = 0.00058, q 0.021); 6 gives 2/924 = 0.0022, q 0.078.
+func TestRunsAdvice(t *testing.T) {
+	for _, tc := range []struct{ rows, want int }{{1, 4}, {2, 5}, {36, 7}, {60, 7}, {200, 8}} {
+		if got := RunsToDetect(tc.rows); got != tc.want {
+			t.Errorf("RunsToDetect(%d) = %d, want %d", tc.rows, got, tc.want)
+		}
+	}
+	if p := SmallestP(3, 3); !(math.Abs(p-0.1) < 1e-12) {
+		t.Errorf("SmallestP(3, 3) = %v, want 0.1", p)
+	}
+	if p := SmallestP(5, 4); math.Abs(p-2.0/126) > 1e-12 {
+		t.Errorf("SmallestP(5, 4) = %v, want 2/126", p)
+	}
+	old, cur := &results.Document{}, &results.Document{}
+	for i := range 36 {
+		for run := 1; run <= 5; run++ {
+			s := results.Sample{Transport: fmt.Sprintf("t%02d", i), Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)}
+			old.Samples = append(old.Samples, s)
+			s.Value += 10 // every row moved, each alone at the smallest p
+			cur.Samples = append(cur.Samples, s)
+		}
+	}
+	var out bytes.Buffer
+	if err := Write(&out, Rows(old, cur)); err != nil {
+		t.Fatal(err)
+	}
+	want := "p < 0.05/36 = 0.0014; with 5+5 runs (the fewest here) the smallest possible p is 0.0079: use --runs 7 or more on both sides to detect a change among 36 rows."
+	if !strings.Contains(out.String(), want) || strings.Contains(out.String(), "--runs 5 or more") {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	Write(&out, Rows(old, cur)[:1])
+	if want := "with 5+5 runs (the fewest here) the smallest possible p is 0.0079: enough."; !strings.Contains(out.String(), want) {
+		t.Errorf("one row: output lacks %q:\n%s", want, out.String())
+	}
+	// Unequal sides: 3 old runs against 10 new reach 2/C(13, 3) = 0.007,
+	// not three runs a side's 0.1; the row with the fewest is named.
+	short := &results.Document{}
+	for run := 1; run <= 3; run++ {
+		short.Samples = append(short.Samples, results.Sample{Transport: "t00", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)})
+	}
+	for run := 1; run <= 10; run++ {
+		short.Samples = append(short.Samples, results.Sample{Transport: "t01", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)})
+	}
+	long := &results.Document{}
+	for _, tr := range []string{"t00", "t01"} {
+		for run := 1; run <= 10; run++ {
+			long.Samples = append(long.Samples, results.Sample{Transport: tr, Condition: "lan", Instrument: "iperf3-1", Run: run, Value: float64(run)})
+		}
+	}
+	out.Reset()
+	Write(&out, Rows(short, long))
+	if want := "p < 0.05/2 = 0.025; with 3+10 runs (the fewest here) the smallest possible p is 0.007: enough."; !strings.Contains(out.String(), want) {
+		t.Errorf("3 against 10: output lacks %q:\n%s", want, out.String())
+	}
+	if s := runsAdvice(nil); s != "" {
+		t.Errorf("no rows: %q", s)
+	}
+}
+
+// TestChangeFromZero: a significant change from a zero median (a loss
+// that was 0 %) has no relative size: the verdict says which way it went,
+// never "+NaN %", and the change column says n/a.
+func TestChangeFromZero(t *testing.T) {
+	lossDoc := func(vals ...float64) *results.Document {
+		d := &results.Document{Instruments: []results.Instrument{{Name: "udp", Metrics: []results.Metric{
+			{Key: "value", Unit: "%", Better: results.BetterLower}}}}}
+		for i, v := range vals {
+			d.Samples = append(d.Samples, results.Sample{Transport: "wireguard", Condition: "wan", Instrument: "udp", Run: i + 1, Value: v})
+		}
+		return d
+	}
+	rows := Rows(lossDoc(0, 0, 0, 0, 0), lossDoc(0.1, 0.2, 0.3, 0.2, 0.1))
+	if len(rows) != 1 || !rows[0].Significant {
+		t.Fatalf("rows %+v: want one significant row", rows)
+	}
+	if v := rows[0].Verdict(); v != "up from 0 worse" {
+		t.Errorf("verdict %q, want %q", v, "up from 0 worse")
+	}
+	var out bytes.Buffer
+	Write(&out, rows)
+	if strings.Contains(out.String(), "NaN") || !strings.Contains(out.String(), " n/a ") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}

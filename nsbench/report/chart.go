@@ -282,21 +282,33 @@ func (c *chart) subtitle() string {
 }
 
 // footerCaption says what the whiskers of this chart are, from the levels
-// actually drawn.
+// actually drawn: the cells' intervals, and the min–max whiskers (level 0)
+// of bars without a cell, named apart and never as a level.
 func (c *chart) footerCaption() string {
-	lo, hi := math.Inf(1), math.Inf(-1)
+	var levels []float64
 	for _, l := range c.levels {
-		lo, hi = min(lo, l), max(hi, l)
+		if l > 0 {
+			levels = append(levels, l)
+		}
+	}
+	if len(levels) == 0 {
+		return "whiskers: min–max of the runs."
+	}
+	lo, hi := slices.Min(levels), slices.Max(levels)
+	s := fmt.Sprintf("whiskers: confidence intervals of the median, %s–%s %%", pct(lo), pct(hi))
+	if lo == hi {
+		s = fmt.Sprintf("whiskers: %s %% confidence interval of the median", pct(lo))
 	}
 	switch {
-	case len(c.levels) == 0 || hi == 0:
-		return "whiskers: min–max of the runs."
-	case lo == hi && lo >= 0.95:
-		return fmt.Sprintf("whiskers: %s %% confidence interval of the median.", pct(lo))
-	case lo == hi:
-		return fmt.Sprintf("whiskers: %s %% confidence interval of the median (too few runs for 95 %%: the min–max range).", pct(lo))
+	case lo < 0.95 && lo == hi:
+		s += " (too few runs for 95 %: the min–max range)"
+	case lo < 0.95:
+		s += " (below 95 % with too few runs: the min–max range)"
 	}
-	return fmt.Sprintf("whiskers: confidence intervals of the median, %s–%s %% (below 95 %% with too few runs: the min–max range).", pct(lo), pct(hi))
+	if ranges := len(c.levels) - len(levels); ranges > 0 {
+		s += fmt.Sprintf("; min–max of the runs for %s without one", plural(ranges, "bar", "bars"))
+	}
+	return s + "."
 }
 
 // pct renders a level as a percentage with at most one decimal.
@@ -317,6 +329,11 @@ func (c *chart) bars(p chartPanel) []bar {
 	for _, t := range c.v.order {
 		ss := c.v.samples(t, p.condition, p.instrument)
 		b := bar{transport: t}
+		if note := c.v.noFigureNote(t, p.metric); note != "" {
+			b.note = note
+			bars = append(bars, b)
+			continue
+		}
 		switch {
 		case p.stacked:
 			b.segments, b.spread = c.cpuBar(t, p, ss)

@@ -361,3 +361,86 @@ func TestChartPanelsPerCondition(t *testing.T) {
 		t.Error("the second profile's panel is not titled with its label")
 	}
 }
+
+// panelByID is the panel group whose id is "panel-"+id.
+func panelByID(t *testing.T, root svgNode, id string) svgNode {
+	t.Helper()
+	for _, p := range root.all("panel") {
+		if p.attr("id") == "panel-"+id {
+			return p
+		}
+	}
+	t.Fatalf("no panel %q", id)
+	return svgNode{}
+}
+
+// TestMetricsChartOwnCPUNotes: the metrics chart's "tunnel's own CPU"
+// panel says what the tables' dash says: "no tunnel" for the plain row,
+// "not attributable" for a kernel tunnel; never "no data", and never a
+// 0.00 bar from the empty cgroups a document written before
+// transport_cpu_absent carried (tunnelDoc is one). The footer then has no
+// min–max whisker of those zeros to mix with the cells' levels.
+func TestMetricsChartOwnCPUNotes(t *testing.T) {
+	declared := func() *results.Document {
+		d := tunnelDoc()
+		d.Instruments = []results.Instrument{{Name: instIperf1, Metrics: []results.Metric{
+			{Key: "value", Label: "goodput", Unit: "Gbit/s", Better: results.BetterHigher},
+			{Key: results.TransportCPUPerGB, Label: "tunnel's own CPU per GB moved", Unit: "CPU-s/GB", Better: results.BetterLower},
+		}}}
+		return d
+	}
+	old := declared()
+	old.Cells = results.Cells(old)
+	current := declared()
+	for i, s := range current.Samples {
+		if s.Transport != "openvpn-tls" {
+			current.Samples[i].TransportCPUSec = nil
+			current.Samples[i].TransportCPUAbsent = "not attributable"
+		}
+	}
+	current.Cells = results.Cells(current)
+	for name, d := range map[string]*results.Document{"before transport_cpu_absent": old, "current": current} {
+		root := parseSVG(t, MetricsChart(d, Light))
+		panel := panelByID(t, root, "lan-iperf3-1-"+results.TransportCPUPerGB)
+		notes := map[string]bool{}
+		for _, n := range panel.all("no-bar") {
+			notes[n.Text] = true
+		}
+		if !notes["no tunnel"] || !notes["not attributable"] || notes["no data"] || len(notes) != 2 {
+			t.Errorf("%s: notes %v, want \"no tunnel\" and \"not attributable\"", name, notes)
+		}
+		for _, b := range panel.all("bar") {
+			if tr := b.attr("data-transport"); tr != "openvpn-tls" {
+				t.Errorf("%s: %s has a bar of its own CPU", name, tr)
+			}
+		}
+		texts := root.texts()
+		if f := texts[len(texts)-1]; strings.Contains(f, "0–") {
+			t.Errorf("%s: footer %q mixes a min–max whisker in as a 0 %% level", name, f)
+		}
+	}
+}
+
+// TestChartFooterMixedWhiskers: where some bars have a cell's interval and
+// others only the runs' min–max (a cell missing), the footer names both,
+// never a range of levels from 0.
+func TestChartFooterMixedWhiskers(t *testing.T) {
+	c := &chart{levels: []float64{0.96875, 0, 0.978515625}}
+	got := c.footerCaption()
+	want := "whiskers: confidence intervals of the median, 96.9–97.9 %; min–max of the runs for 1 bar without one."
+	if got != want {
+		t.Errorf("footer %q\nwant   %q", got, want)
+	}
+	c.levels = []float64{0.75, 0.96875}
+	if got, want := c.footerCaption(), "whiskers: confidence intervals of the median, 75–96.9 % (below 95 % with too few runs: the min–max range)."; got != want {
+		t.Errorf("footer %q\nwant   %q", got, want)
+	}
+	c.levels = []float64{0.96875, 0.978515625}
+	if got, want := c.footerCaption(), "whiskers: confidence intervals of the median, 96.9–97.9 %."; got != want {
+		t.Errorf("footer %q\nwant   %q", got, want)
+	}
+	c.levels = []float64{0, 0}
+	if got, want := c.footerCaption(), "whiskers: min–max of the runs."; got != want {
+		t.Errorf("footer %q\nwant   %q", got, want)
+	}
+}

@@ -40,7 +40,7 @@ func (v *view) envRows() []envRow {
 		{"Harness", e.Harness},
 		{"Sysctl changes (restored)", strings.Join(e.SysctlChanges, "; ")},
 		{"Fallbacks used", strings.Join(e.Fallbacks, "; ")},
-		{"Host drift", v.driftText()},
+		{"Host before and after", v.driftText()},
 	}...)
 	out := rows[:0]
 	for _, r := range rows {
@@ -111,7 +111,8 @@ func orderText(e results.Env) string {
 		return "reference: one transport after the other, all its runs under a condition before the next"
 	}
 	s := "interleaved: under each condition every transport's path is up together, and run k of every transport and " +
-		"instrument is measured before run k+1 (warm-ups before the first), so host drift meets every transport alike"
+		"instrument is measured before run k+1 (warm-ups before the first), so a host that changes during the run meets every transport alike; " +
+		"the transports' order rotates by one each run, so none is always measured first or always right after the same other one"
 	if len(e.Rounds) > 1 {
 		var rs []string
 		for _, r := range e.Rounds {
@@ -204,7 +205,9 @@ func payloadGroups(conds []results.Condition) ([]payloadGroup, int64) {
 }
 
 // driftText is the host's own figure before the first transport and after
-// the last: iperf3, one stream, straight to the server.
+// the last: iperf3, one stream, straight to the server. One probe each has
+// no interval, so the change between them is not called drift: it says
+// so, and that a change within the runs' own spread may be noise.
 func (v *view) driftText() string {
 	var start, end *results.DriftProbe
 	for i, p := range v.doc.DriftProbes {
@@ -218,7 +221,8 @@ func (v *view) driftText() string {
 	what := fmt.Sprintf("plain iperf3, 1 stream, %s s, no tunnel", num(firstWall(start, end), 0))
 	switch {
 	case start != nil && end != nil && start.Gbps > 0:
-		return fmt.Sprintf("%s: %s Gbit/s before the first transport, %s after the last (%+.0f %%)",
+		return fmt.Sprintf("%s: %s Gbit/s before the first transport, %s after the last (%+.0f %%; one probe each, no interval: "+
+			"a change within the runs' own spread may be noise, not a drift of the host)",
 			what, num(start.Gbps, precGbps), num(end.Gbps, precGbps), 100*(end.Gbps/start.Gbps-1))
 	case start != nil:
 		return fmt.Sprintf("%s: %s Gbit/s before the first transport (no probe after the last: the run stopped early)", what, num(start.Gbps, precGbps))

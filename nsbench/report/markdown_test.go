@@ -348,3 +348,27 @@ func TestRunsAutoShowsEveryN(t *testing.T) {
 		}
 	}
 }
+
+// TestCIMethodText: the report says how its intervals are made, in words
+// that match them: not "the k-th smallest and k-th largest run" (8 runs
+// give the 1st and 7th smallest, 246/256 = 96.1 %), and [min, max] below 6.
+func TestCIMethodText(t *testing.T) {
+	md := string(Markdown(twnsbenchDoc()))
+	for _, want := range []string{
+		"the narrowest pair of runs whose exact binomial coverage reaches 95 %, grown from the middle out, so not always symmetric " +
+			"(with 8 runs, the 1st and 7th smallest: 96.1 %).",
+		"With fewer than 6 runs none reaches 95 %: the interval is the min–max range, at its real level.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "k-th largest") {
+		t.Error("the report calls the intervals symmetric")
+	}
+	for k, want := range map[int]string{1: "1st", 2: "2nd", 3: "3rd", 7: "7th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 22: "22nd"} {
+		if got := ordinal(k); got != want {
+			t.Errorf("ordinal(%d) = %q, want %q", k, got, want)
+		}
+	}
+}

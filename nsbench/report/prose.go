@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // The report's prose. A document of the reference (Docker) harness gets the
@@ -100,14 +100,46 @@ func (v *view) readingBullets() []string {
 		"Gbit/s per busy core = iperf3 1-stream goodput ÷ average host cores busy during the run (host-wide busy CPU-seconds from /proc/stat ÷ wall time), per run, then the median.",
 		"— marks a value that was not measured (the transport was skipped, or its instrument gave no sample); no cell is estimated. "+nNote,
 	)
-	if v.scpConnectApart() {
+	if v.doc.ScpTimesCopyApart() {
 		b = append(b, "scp MB/s = payload ÷ the copy's own time, from ssh's request for the copy (its -v line \"Sending subsystem\" or \"Sending command\") to scp's exit. "+
 			"The SSH connection before it (TCP, key exchange, authentication, the session channel) is its own figure, \"SSH connection set-up\" under More metrics; \"scp wall\" is both.")
 	}
+	b = append(b, ciMethodText())
 	if r := v.doc.Env.Runs; r > 0 && r < 6 {
 		b = append(b, fmt.Sprintf("With %d runs per cell the median has no bounded 95 %% confidence interval (that needs at least 6); read differences smaller than the min–max spread as noise.", r))
 	}
 	return b
+}
+
+// ciMethodText says how the cells' intervals are made, with an example
+// of an asymmetric one computed by stats.MedianCI itself, so the words
+// cannot drift from the method.
+func ciMethodText() string {
+	const n = 8
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i + 1) // the k-th smallest run is k
+	}
+	ci := stats.MedianCI(xs, 0.95)
+	return fmt.Sprintf("Intervals of the median (the charts' whiskers; ci_low–ci_high in the JSON) are distribution-free, from order statistics (benchstat's method): "+
+		"the narrowest pair of runs whose exact binomial coverage reaches 95 %%, grown from the middle out, so not always symmetric "+
+		"(with %d runs, the %s and %s smallest: %s %%). With fewer than %d runs none reaches 95 %%: the interval is the min–max range, at its real level.",
+		n, ordinal(int(ci.Low)), ordinal(int(ci.High)), pct(ci.Level), stats.MinSamplesFor(0.95))
+}
+
+// ordinal writes 1 as "1st", 7 as "7th".
+func ordinal(k int) string {
+	switch {
+	case k%100/10 == 1:
+		return fmt.Sprintf("%dth", k)
+	case k%10 == 1:
+		return fmt.Sprintf("%dst", k)
+	case k%10 == 2:
+		return fmt.Sprintf("%dnd", k)
+	case k%10 == 3:
+		return fmt.Sprintf("%drd", k)
+	}
+	return fmt.Sprintf("%dth", k)
 }
 
 // conditionsBullet explains what the conditions measure: "lan" isolates the
@@ -133,16 +165,4 @@ func (v *view) conditionsBullet() string {
 		parts = append(parts, "The other conditions add "+how+" delay and loss; that is where TCP-over-TLS-over-TCP and UDP diverge.")
 	}
 	return strings.Join(parts, " ")
-}
-
-// scpConnectApart reports whether the document's scp samples time the copy
-// apart from the SSH connection (ssh_connect_sec); the reference's and
-// older documents divide the payload by the whole wall.
-func (v *view) scpConnectApart() bool {
-	for _, s := range v.doc.Samples {
-		if _, ok := s.Extra[results.ScpConnectSec]; ok && s.Instrument == instScp {
-			return true
-		}
-	}
-	return false
 }

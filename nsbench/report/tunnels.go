@@ -117,6 +117,23 @@ func (v *view) writeTunnels(w *writer) {
 	}
 }
 
+// noFigureNote is what a chart's bar says instead of a figure the
+// transport cannot have, as the comparison's dash does: its own CPU where
+// there is no tunnel or the tunnel is the kernel's, whatever the samples
+// hold (documents written before transport_cpu_absent carried a 0).
+func (v *view) noFigureNote(transport, metric string) string {
+	if metric != results.TransportCPUPerGB {
+		return ""
+	}
+	switch t, _ := v.doc.TransportOf(transport); {
+	case t.Plain:
+		return "no tunnel"
+	case t.InKernel != "":
+		return "not attributable"
+	}
+	return ""
+}
+
 // conditionLabel is a condition's label, or its name.
 func (v *view) conditionLabel(name string) string {
 	for _, c := range v.doc.Conditions {

@@ -97,20 +97,38 @@ func TestTunnelChartPanels(t *testing.T) {
 	}
 }
 
-// TestDriftRow: the Environment table's drift row, with the change
-// between the two probes, or the one probe a run that stopped early has.
+// TestDriftRow: the Environment table's row of the host's probes, with
+// the change between the two, or the one probe a run that stopped early
+// has. One probe each has no interval: the row does not call the change
+// drift, and says why.
 func TestDriftRow(t *testing.T) {
 	d := tunnelDoc()
 	d.DriftProbes = []results.DriftProbe{{When: "start", Gbps: 4, WallSec: 2.01}, {When: "end", Gbps: 3, WallSec: 2.02}}
-	if md := string(Markdown(d)); !strings.Contains(md, "| Host drift | plain iperf3, 1 stream, 2 s, no tunnel: 4.00 Gbit/s before the first transport, 3.00 after the last (-25 %) |") {
-		t.Errorf("no drift row:\n%s", md)
+	md := string(Markdown(d))
+	if !strings.Contains(md, "| Host before and after | plain iperf3, 1 stream, 2 s, no tunnel: 4.00 Gbit/s before the first transport, 3.00 after the last "+
+		"(-25 %; one probe each, no interval: a change within the runs' own spread may be noise, not a drift of the host) |") {
+		t.Errorf("no probes row:\n%s", md)
+	}
+	if strings.Contains(md, "Host drift") {
+		t.Error("two single probes called drift")
 	}
 	d.DriftProbes = d.DriftProbes[:1]
 	if md := string(Markdown(d)); !strings.Contains(md, "4.00 Gbit/s before the first transport (no probe after the last: the run stopped early)") {
 		t.Error("a start-only probe is not said so")
 	}
 	d.DriftProbes = nil
-	if strings.Contains(string(Markdown(d)), "Host drift") {
-		t.Error("drift row without probes")
+	if strings.Contains(string(Markdown(d)), "Host before and after") {
+		t.Error("probes row without probes")
+	}
+}
+
+// TestOrderRow: the interleaved order's row says the order rotates within
+// each run's round.
+func TestOrderRow(t *testing.T) {
+	d := tunnelDoc()
+	d.Env.Order = "interleaved"
+	md := string(Markdown(d))
+	if !strings.Contains(md, "the transports' order rotates by one each run, so none is always measured first or always right after the same other one") {
+		t.Errorf("the Order row does not say the order rotates:\n%s", md)
 	}
 }

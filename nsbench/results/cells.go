@@ -6,10 +6,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
-// CIMethod names how Cell intervals are computed, for the report.
-const CIMethod = "distribution-free confidence interval of the median from order statistics " +
-	"(the interval between the k-th smallest and k-th largest run; benchstat's method)"
-
 // Cell summarises one metric of one transport × condition × instrument over
 // its runs. The raw samples stay in Samples; cells are derived from them.
 type Cell struct {
@@ -24,8 +20,9 @@ type Cell struct {
 	Min        float64 `json:"min"`
 	Max        float64 `json:"max"`
 	// CILow..CIHigh covers the true median with probability CILevel. It is
-	// the narrowest order-statistic interval reaching 95 %, or, with fewer
-	// than 6 runs, [min, max] and its real (lower) level.
+	// the narrowest order-statistic interval reaching 95 % (stats.MedianCI:
+	// not always symmetric), or, with fewer than 6 runs, [min, max] and its
+	// real (lower) level.
 	CILow   float64 `json:"ci_low"`
 	CIHigh  float64 `json:"ci_high"`
 	CILevel float64 `json:"ci_level"`

@@ -82,6 +82,19 @@ const (
 	ScpTransferSec = "transfer_sec"
 )
 
+// ScpTimesCopyApart reports whether d's scp samples time the copy apart
+// from the SSH connection (ScpConnectSec): their MB/s divides the payload
+// by the copy's own time. The reference's and older documents divide it
+// by the whole wall, connection included: a lower rate for the same copy.
+func (d *Document) ScpTimesCopyApart() bool {
+	for _, s := range d.Samples {
+		if _, ok := s.Extra[ScpConnectSec]; ok && s.Instrument == "scp" {
+			return true
+		}
+	}
+	return false
+}
+
 // CellKey names one metric of one transport × condition × instrument: a
 // cell of Cells and a row of compare.
 type CellKey struct{ Transport, Condition, Instrument, Metric string }

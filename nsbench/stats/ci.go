@@ -3,8 +3,6 @@ package stats
 import (
 	"math"
 	"sort"
-
-	"golang.org/x/perf/benchmath"
 )
 
 // Interval is a confidence interval for a median.
@@ -21,26 +19,59 @@ type Interval struct {
 
 // MedianCI is the distribution-free confidence interval of the median from
 // order statistics, as benchstat computes it (golang.org/x/perf/benchmath's
-// AssumeNothing: the narrowest pair of order statistics whose coverage, by
-// the binomial distribution, is at least level, whatever the distribution
-// of the samples). With fewer than 6 samples no interval reaches 95 %:
-// benchmath then reports (−∞, +∞); MedianCI returns [min, max] with its real
-// coverage and Reached false instead, rather than an interval that claims
-// more than the data can support or none at all. It returns the zero
-// Interval for no samples.
+// AssumeNothing, through go-moremath's QuantileCI): the narrowest pair of
+// order statistics (x(lo), x(hi)) whose coverage, by the binomial
+// distribution, is at least level, whatever the distribution of the
+// samples. It grows the pair from the middle out, one order statistic at a
+// time, taking the more probable side and the lower one on a tie, so the
+// pair is not always symmetric: with 8 runs it is (x(1), x(7)), at
+// 246/256. Unlike QuantileCI, which switches to a normal approximation
+// above 30 runs and then states an approximate level, the coverage here is
+// the exact binomial sum for every n. With fewer than 6 samples no interval
+// reaches 95 %: benchmath then reports (−∞, +∞); MedianCI returns [min, max]
+// with its real coverage and Reached false instead, rather than an
+// interval that claims more than the data can support or none at all. It
+// returns the zero Interval for no samples.
 func MedianCI(xs []float64, level float64) Interval {
 	n := len(xs)
 	if n == 0 {
 		return Interval{}
 	}
-	// benchmath sorts the sample it is given: hand it a copy.
-	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds), level)
-	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) || sum.Confidence < level {
-		s := append([]float64(nil), xs...)
-		sort.Float64s(s)
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	lo, hi, cov := medianOrders(n, level)
+	if lo < 1 || hi > n {
 		return Interval{Low: s[0], High: s[n-1], Level: coverage(n, 1), Reached: false}
 	}
-	return Interval{Low: sum.Lo, High: sum.Hi, Level: sum.Confidence, Reached: true}
+	return Interval{Low: s[lo-1], High: s[hi-1], Level: cov, Reached: true}
+}
+
+// medianOrders is the narrowest pair of order statistics (1-based) whose
+// exact coverage of the median reaches level. K, how many of n samples lie
+// below the median, is Bin(n, ½); (x(lo), x(hi)) covers it when
+// lo ≤ K < hi. Starting from K's lower mode it adds the more probable
+// neighbour, the lower one on a tie (QuantileCI's rule). lo is 0 or hi is
+// n+1 when only an unbounded interval reaches level.
+func medianOrders(n int, level float64) (lo, hi int, cov float64) {
+	pmf := func(k int) float64 {
+		if k < 0 || k > n {
+			return 0
+		}
+		return binomHalf(n, k)
+	}
+	lo = (n+1+1)/2 - 1 // ⌈(n+1)/2⌉ − 1, the lower mode
+	hi = lo + 1
+	cov = pmf(lo)
+	for cov < level && (lo > 0 || hi <= n) {
+		if below, above := pmf(lo-1), pmf(hi); below >= above {
+			cov += below
+			lo--
+		} else {
+			cov += above
+			hi++
+		}
+	}
+	return lo, hi, cov
 }
 
 // MinSamplesFor is the smallest sample count whose [min, max] reaches level.

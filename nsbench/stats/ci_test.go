@@ -42,6 +42,48 @@ func TestMedianCIKnownData(t *testing.T) {
 	}
 }
 
+// TestMedianCIOrderStatistics checks the intervals against order
+// statistics and levels worked out by hand, not against the library the
+// method comes from. K, the number of runs below the true median, is
+// Bin(n, ½); (x(lo), x(hi)) covers the median when lo ≤ K < hi, with
+// probability (2ⁿ − #{K < lo} − #{K ≥ hi}) / 2ⁿ, the counts being sums
+// of C(n, k). Each pair is the narrowest reaching 95 %: dropping either
+// end falls below it ("narrower"). Even n can give an asymmetric pair,
+// the lower one of two mirror images. Above 30 runs the level is the
+// exact sum too (go-moremath switches to a normal approximation there:
+// 0.968859 instead of 0.970551 for 31 runs).
+func TestMedianCIOrderStatistics(t *testing.T) {
+	for _, tc := range []struct {
+		n, lo, hi      int
+		covered, outOf float64
+		note           string
+	}{
+		// #{K<1} = 1, #{K≥7} = 8+1 → 256−1−9; narrower (2,7) 238/256, (1,6) 218/256.
+		{8, 1, 7, 246, 256, "asymmetric"},
+		// #{K<2} = 1+11, #{K≥9} = 55+11+1 → 2048−12−67; (3,9) 1914/2048.
+		{11, 2, 9, 1969, 2048, "asymmetric"},
+		// #{K<4} = 1+16+120+560, #{K≥12} = 1820+560+120+16+1 → 65536−697−2517; (5,12) 0.9232.
+		{16, 4, 12, 62322, 65536, "asymmetric"},
+		// #{K<6} = #{K≥15} = 1+20+190+1140+4845+15504 = 21700; (7,15) 0.9216.
+		{20, 6, 15, 1005176, 1048576, "symmetric"},
+		// #{K<10} = #{K≥22} = Σ_{k≤9} C(31,k) = 31621024; (11,22) 0.94990.
+		{31, 10, 22, 2084241600, 2147483648, "symmetric"},
+		// #{K<14} = #{K≥27} = Σ_{k≤13} C(40,k) = 21153123932; (15,27) 0.94042.
+		{40, 14, 27, 1057205379912, 1099511627776, "symmetric"},
+	} {
+		xs := make([]float64, tc.n)
+		for i := range xs {
+			xs[i] = float64(10 * ((i*7)%tc.n + 1)) // x(k) = 10·k, shuffled (7 is prime to every n here)
+		}
+		ci := MedianCI(xs, 0.95)
+		want := tc.covered / tc.outOf
+		if !ci.Reached || ci.Low != float64(10*tc.lo) || ci.High != float64(10*tc.hi) || math.Abs(ci.Level-want) > 1e-12 {
+			t.Errorf("n=%d: [%v, %v] at %.6f (reached %v), want [x(%d), x(%d)] = [%d, %d] at %.0f/%.0f = %.6f (%s)",
+				tc.n, ci.Low, ci.High, ci.Level, ci.Reached, tc.lo, tc.hi, 10*tc.lo, 10*tc.hi, tc.covered, tc.outOf, want, tc.note)
+		}
+	}
+}
+
 func TestMannWhitneyExact(t *testing.T) {
 	// Complete separation of 3 vs 3: U = 0, exact two-sided p = 2/20 = 0.1
 	// (the smallest p three runs each can give, never below 0.05).
