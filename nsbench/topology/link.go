@@ -3,9 +3,11 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,7 +30,8 @@ const (
 // namespace, joined to the host's own interface by a macvlan or ipvlan
 // child born inside the namespace. The host keeps its links, addresses,
 // routes, qdiscs and sysctls as they were: the child lives and dies with
-// the namespace.
+// the namespace. The child is fenced (fence.go): only the peers reach the
+// role, over IPv4.
 type LinkSpec struct {
 	// Spec carries what a run sets on every role link (Prefix, MTU,
 	// GSOMaxSegs, Offloads, Congestion, HostNames); Roles is ignored.
@@ -122,6 +125,13 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 	link, err := r.nl.LinkByName(RoleLink)
 	if err != nil {
 		return t, fmt.Errorf("%s: find %s: %w", s.Role, RoleLink, err)
+	}
+	// Fenced before it comes up: no moment when the LAN reaches the role.
+	if err := noIPv6(n); err != nil {
+		return t, fmt.Errorf("%s: %w", s.Role, err)
+	}
+	if err := fence(n, slices.Collect(maps.Values(s.Peers))); err != nil {
+		return t, fmt.Errorf("%s: %w", s.Role, err)
 	}
 	if err := r.nl.AddrAdd(link, &netlink.Addr{IPNet: prefixToIPNet(s.Addr)}); err != nil {
 		return t, fmt.Errorf("%s: add address %s: %w", s.Role, s.Addr, err)
