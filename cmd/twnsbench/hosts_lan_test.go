@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,4 +120,55 @@ func udpProbe(m *remotetest.Machine, host string) error {
 		_, err = c.Read(make([]byte, 16))
 		return err
 	})
+}
+
+// addr= naming an address in use is refused: a machine of the run's own
+// (the server's host, the client's, the orchestrator standing for the
+// gateway) before anything exists, with exit 2 and one line; one only the
+// network knows (a third machine's) by the role's ARP probe before its
+// link takes the address. Either way every machine keeps its address and
+// its SSH session, and nothing of the run.
+func TestRunRefusesAddrInUse(t *testing.T) {
+	requireRoot(t)
+	lab := remotetest.New(t, 3)
+	m0, m1 := lab.Machines[0].Addr.String(), lab.Machines[1].Addr.String()
+	client := "client=root@" + m0 + ",addr=10.226.0.90/24"
+	run := func(serverAddr string) (int, string, string) {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := inOrch(t, lab, "run", "--quick", "--runs", "1", "--transports", "ssh", "--instruments", "tcp_rr",
+			"--congestion", "host", "--out", out, "--identity", lab.Identity, "--known-hosts", lab.KnownHosts, "--connect-timeout", "3s",
+			"--host", client, "--host", "server=root@"+m1+",addr="+serverAddr+"/24")
+		return code, strings.TrimSpace(stderr), out
+	}
+	for _, tc := range []struct{ addr, want string }{
+		{m1, "server: root@" + m1 + ":22: addr " + m1 + " is root@" + m1 + ":22's own address on eth0"},
+		{m0, "server: root@" + m1 + ":22: addr " + m0 + " is root@" + m0 + ":22's own address on eth0"},
+		{lab.OrchAddr.String(), "server: root@" + m1 + ":22: addr " + lab.OrchAddr.String() + " is this machine's address"},
+	} {
+		code, stderr, out := run(tc.addr)
+		if code != exitRefused || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "\n") {
+			t.Errorf("addr=%s: exit %d, stderr %q; want exit 2 and one line with %q", tc.addr, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("addr=%s: created the output directory", tc.addr)
+		}
+	}
+	// The third machine is no host of the run: its answer to the probe
+	// refuses the address.
+	outsider := lab.Machines[2].Addr.String()
+	code, stderr, out := run(outsider)
+	last := lastLine(stderr)
+	if code == exitOK || !strings.Contains(last, "addr "+outsider+" is in use on the network (") {
+		t.Errorf("addr=%s (a third machine's): exit %d, last line %q; want a failure saying it is in use", outsider, code, last)
+	}
+	t.Logf("addr=%s: exit %d: %s", outsider, code, last)
+	if left := leftoversOf(runPrefix(t, out)); len(left) > 0 {
+		t.Errorf("left on this machine: %v", left)
+	}
+	// Each machine's /run is its own: any namespace there is a run's.
+	for _, m := range lab.Machines {
+		if k := lab.Exec(t, m, "ls /run/netns 2>/dev/null; ip -4 -o addr show dev eth0 | grep -c "+m.Addr.String()); k != "1" {
+			t.Errorf("%s: keeps %q, want its one address and no namespace of the run", m.Name, k)
+		}
+	}
 }
