@@ -56,11 +56,37 @@ func (h *Hosts) Reach(ctx context.Context) error {
 			h.reached[i] = reachedHost{ifc: ifc}
 		}
 	}
+	if err := errors.Join(errs...); err == nil {
+		errs = h.addrsTaken(from)
+	}
 	if err := errors.Join(errs...); err != nil {
 		h.Close()
 		return err
 	}
 	return nil
+}
+
+// addrsTaken refuses a role address that a machine of the run holds: a
+// host's own on its interface, or from, this machine's (a role holding
+// it would answer ARP for it and cut that machine off). Addresses of
+// machines outside the run are found by the role's ARP probe.
+func (h *Hosts) addrsTaken(from netip.Addr) []error {
+	taken := map[netip.Addr]string{}
+	if from.IsValid() {
+		taken[from.Unmap()] = "this machine's address"
+	}
+	for i, host := range h.Inventory.Hosts {
+		for _, p := range h.reached[i].ifc.IPv4 {
+			taken[p.Addr()] = host.Dest() + "'s own address on " + h.reached[i].ifc.Name
+		}
+	}
+	var errs []error
+	for _, host := range h.Inventory.Hosts {
+		if who, ok := taken[host.RoleAddr.Addr()]; ok {
+			errs = append(errs, fmt.Errorf("%s: %s: addr %s is %s: give the role a free address", host.Role, host.Dest(), host.RoleAddr.Addr(), who))
+		}
+	}
+	return errs
 }
 
 func reach(ctx context.Context, cfg remote.Config, h hosts.Host) (reachedHost, error) {

@@ -224,7 +224,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	if tb.client.udpBuffer, err = socketBufferLimit(roles); err != nil {
 		return err
 	}
-	tb.client.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath}
+	tb.client.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath, KnownHosts: fx.KnownHosts}
 	if tb.payload != nil {
 		probe := tb.job(tb.direct())
 		dctx, cancel := context.WithTimeout(ctx, detectFormTimeout)

@@ -13,11 +13,13 @@ import (
 )
 
 // ScpOptions are the reference's scp options (cipher pinned, no
-// compression, no host-key prompts) plus BatchMode, so a broken key fails
-// at once instead of waiting for a password nobody types.
+// compression) plus BatchMode, so a broken key fails at once instead of
+// waiting for a password nobody types. The reference skipped host-key
+// checks; twnsbench pins the run's own host key instead
+// (transport.SSHClientOptions, after these), which costs nothing in the
+// copy.
 var ScpOptions = []string{
 	"-c", "aes128-gcm@openssh.com", "-o", "Compression=no",
-	"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
 	"-o", "LogLevel=ERROR", "-o", "BatchMode=yes",
 }
 
@@ -30,9 +32,15 @@ const (
 
 // SSHClient is the client's identity and the detected scp form.
 type SSHClient struct {
-	User    string
-	KeyPath string
-	Form    string
+	User       string
+	KeyPath    string
+	KnownHosts string // the run's, pinning the server's host key
+	Form       string
+}
+
+// options are ScpOptions and the client's pinning options, -i last.
+func (c SSHClient) options() []string {
+	return append(append([]string(nil), ScpOptions...), transport.SSHClientOptions(c.KeyPath, c.KnownHosts)...)
 }
 
 // Scp copies the payload from the server to /dev/null. Its MB/s is timed
@@ -142,25 +150,26 @@ func copyCommand(c SSHClient, t transport.Target, file string, verbose bool) []s
 	switch c.Form {
 	case FormSSHCat:
 		argv := append([]string{"sh", "-c", `exec "$0" "$@" >/dev/null`, "ssh"}, v...)
-		argv = append(append(argv, ScpOptions...), "-i", c.KeyPath, "-p", port, remote, "cat "+shellQuote(file))
+		argv = append(append(argv, c.options()...), "-p", port, remote, "cat "+shellQuote(file))
 		return argv
 	case FormSCPLegacy:
 		argv := append(append([]string{"scp"}, v...), "-O")
-		argv = append(argv, ScpOptions...)
-		return append(argv, "-i", c.KeyPath, "-P", port, remote+":"+file, "/dev/null")
+		argv = append(argv, c.options()...)
+		return append(argv, "-P", port, remote+":"+file, "/dev/null")
 	default:
 		argv := append([]string{"scp"}, v...)
-		argv = append(argv, ScpOptions...)
-		return append(argv, "-i", c.KeyPath, "-P", port, remote+":"+file, "/dev/null")
+		argv = append(argv, c.options()...)
+		return append(argv, "-P", port, remote+":"+file, "/dev/null")
 	}
 }
 
 // OptionsString is the options as the report shows them.
 //
-// The key is written as the placeholder KEY: the results record options,
-// not the host's paths (the reference writes the container's path).
+// The key and the known_hosts file are written as the placeholders KEY
+// and KNOWN_HOSTS: the results record options, not the host's paths (the
+// reference writes the container's path).
 func OptionsString() string {
-	return strings.Join(ScpOptions, " ") + " -i KEY"
+	return strings.Join(SSHClient{KeyPath: "KEY", KnownHosts: "KNOWN_HOSTS"}.options(), " ")
 }
 
 // DetectForm tries each scp form once with a small file and returns the
@@ -188,12 +197,22 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // Exchange runs one SSH exchange (`ssh … true`) to the target: the first
 // end-to-end exchange that makes a path ready.
 func Exchange(ctx context.Context, job *Job) error {
-	argv := append([]string{"ssh"}, ScpOptions...)
-	argv = append(argv, "-o", "ConnectTimeout=10", "-i", job.SSH.KeyPath, "-p", strconv.Itoa(job.Target.Port(transport.ServiceSSH)),
+	argv := append([]string{"ssh"}, job.SSH.options()...)
+	argv = append(argv, "-o", "ConnectTimeout=10", "-p", strconv.Itoa(job.Target.Port(transport.ServiceSSH)),
 		job.SSH.User+"@"+job.Target.Host, "true")
 	res, err := job.Run(ctx, argv[0], argv[1:]...)
 	if err != nil {
-		return fmt.Errorf("ssh: %w: %s", err, parseFirstLine(res.Stderr))
+		return fmt.Errorf("ssh: %w: %s", err, sshReason(res.Stderr))
 	}
 	return nil
+}
+
+// sshReason is ssh's last line on stderr: its reason for failing, after a
+// banner when the server's host key is not the pinned one.
+func sshReason(stderr []byte) string {
+	lines := parseNonBlank(stderr, 0)
+	if len(lines) == 0 {
+		return "no diagnostic on stderr"
+	}
+	return lines[len(lines)-1]
 }

@@ -3,9 +3,11 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,7 +30,8 @@ const (
 // namespace, joined to the host's own interface by a macvlan or ipvlan
 // child born inside the namespace. The host keeps its links, addresses,
 // routes, qdiscs and sysctls as they were: the child lives and dies with
-// the namespace.
+// the namespace. The child is fenced (fence.go): only the peers reach the
+// role, over IPv4.
 type LinkSpec struct {
 	// Spec carries what a run sets on every role link (Prefix, MTU,
 	// GSOMaxSegs, Offloads, Congestion, HostNames); Roles is ignored.
@@ -68,8 +71,20 @@ func (s LinkSpec) Validate() error {
 	if a := s.Peers[s.Role]; a != s.Addr.Addr() {
 		return fmt.Errorf("%s: peers give it %s, its spec %s", s.Role, a, s.Addr.Addr())
 	}
-	if _, err := netlink.LinkByName(s.Parent); err != nil {
+	parent, err := netlink.LinkByName(s.Parent)
+	if err != nil {
 		return fmt.Errorf("%s: interface %q: %w", s.Role, s.Parent, err)
+	}
+	// The child cannot hear its parent: the probe would miss the host's
+	// own addresses.
+	own, err := netlink.AddrList(parent, netlink.FAMILY_V4)
+	if err != nil {
+		return fmt.Errorf("%s: addresses of %s: %w", s.Role, s.Parent, err)
+	}
+	for _, a := range own {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok && ip.Unmap() == s.Addr.Addr() {
+			return fmt.Errorf("%s: addr %s is this host's own address on %s: give the role a free address", s.Role, s.Addr.Addr(), s.Parent)
+		}
 	}
 	return nil
 }
@@ -123,14 +138,25 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 	if err != nil {
 		return t, fmt.Errorf("%s: find %s: %w", s.Role, RoleLink, err)
 	}
-	if err := r.nl.AddrAdd(link, &netlink.Addr{IPNet: prefixToIPNet(s.Addr)}); err != nil {
-		return t, fmt.Errorf("%s: add address %s: %w", s.Role, s.Addr, err)
+	// Fenced before it comes up: no moment when the LAN reaches the role.
+	if err := noIPv6(n); err != nil {
+		return t, fmt.Errorf("%s: %w", s.Role, err)
+	}
+	if err := fence(n, slices.Collect(maps.Values(s.Peers))); err != nil {
+		return t, fmt.Errorf("%s: %w", s.Role, err)
 	}
 	if err := t.capGSO(r.nl, link); err != nil {
 		return t, fmt.Errorf("%s: %w", s.Role, err)
 	}
 	if err := r.nl.LinkSetUp(link); err != nil {
 		return t, fmt.Errorf("%s: bring up %s: %w", s.Role, RoleLink, err)
+	}
+	// Up, but without its address until the network says it is free.
+	if err := probeAddr(n, link.Attrs().Index, link.Attrs().HardwareAddr, s.Addr.Addr()); err != nil {
+		return t, fmt.Errorf("%s: %w", s.Role, err)
+	}
+	if err := r.nl.AddrAdd(link, &netlink.Addr{IPNet: prefixToIPNet(s.Addr)}); err != nil {
+		return t, fmt.Errorf("%s: add address %s: %w", s.Role, s.Addr, err)
 	}
 	if err := t.linkOffloads(s); err != nil {
 		return t, err

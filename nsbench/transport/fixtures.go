@@ -48,7 +48,10 @@ const stopGrace = 3 * time.Second
 // client's SSH identity, shared by every transport.
 type Fixtures struct {
 	KeyPath string // the client's private key
-	procs   []fixtureProc
+	// KnownHosts is the client's known_hosts: the server's host key,
+	// pinned under ServerHostKeyAlias (SSHClientOptions).
+	KnownHosts string
+	procs      []fixtureProc
 }
 
 type fixtureProc struct {
@@ -89,9 +92,13 @@ func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
 	if f.KeyPath, pub, err = keygen(cli, "ssh", "id_ed25519", "twnsbench client"); err != nil {
 		return f, err
 	}
-	hostKey, _, err := keygen(srv, "ssh", "ssh_host_ed25519_key", "twnsbench host")
+	hostKey, hostPub, err := keygen(srv, "ssh", "ssh_host_ed25519_key", "twnsbench host")
 	if err != nil {
 		return f, err
+	}
+	f.KnownHosts = filepath.Join(filepath.Dir(f.KeyPath), "known_hosts")
+	if err := cli.WriteFile(f.KnownHosts, knownHostsLine(hostPub), 0o644); err != nil {
+		return f, fmt.Errorf("client fixtures: %w", err)
 	}
 	dir := filepath.Dir(hostKey)
 	authKeys := filepath.Join(dir, "authorized_keys")

@@ -168,7 +168,7 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 // in sub of the server's directory, so that
 // it and every session it forks are in the transport's cgroup, not the
 // fixtures': the bench account in its private mount namespace, the
-// fixtures' authorized keys, a host key kept in dir across conditions,
+// fixtures' authorized keys and host key (the one the clients pin),
 // port on every address, and extra configuration lines. name names its
 // log (LogDir/server-<name>.log). It returns once port accepts.
 func privateSSHD(ctx context.Context, tb *Testbed, sub, name string, port int, extra ...string) (*proc.Process, error) {
@@ -177,14 +177,8 @@ func privateSSHD(ctx context.Context, tb *Testbed, sub, name string, port int, e
 	if err := srv.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	// The host key is kept across conditions: made when the server role
-	// has none.
-	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
-	if _, err := srv.ReadFile(hostKey + ".pub"); err != nil {
-		if _, _, err := keygen(srv, sub, filepath.Base(hostKey), "twnsbench "+name+" host"); err != nil {
-			return nil, err
-		}
-	}
+	// The fixtures' host key: the one the clients pin.
+	hostKey := filepath.Join(srv.Dir(), "ssh", "ssh_host_ed25519_key")
 	acct, err := sshdAccount.On(ctx, srv, sshdAccountArgs{Dir: dir, User: BenchUser})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -216,10 +210,9 @@ func privateSSHD(ctx context.Context, tb *Testbed, sub, name string, port int, e
 // of the tunnel once the client's tun device exists, then waits for the
 // server's sshd through it.
 func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
-	argv := []string{"ssh", "-v", "-N", "-w", "0:0", "-o", "Tunnel=point-to-point",
-		"-i", u.tb.Fixtures.KeyPath, "-p", strconv.Itoa(sshTunPort),
-		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-		"-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15"}
+	argv := append([]string{"ssh", "-v", "-N", "-w", "0:0", "-o", "Tunnel=point-to-point"}, u.tb.Fixtures.ClientOptions()...)
+	argv = append(argv, "-p", strconv.Itoa(sshTunPort),
+		"-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15")
 	argv = append(argv, opts...)
 	cli, srv := u.tb.Roles[topology.Client], u.tb.Roles[topology.Server]
 	argv = append(argv, BenchUser+"@"+srv.Addr().String())

@@ -141,9 +141,8 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 		return nil, fmt.Errorf("sshuttle: %w", err)
 	}
 	// -v on ssh: its key exchange report (kexLine) reaches sshuttle's log.
-	sshCmd := strings.Join([]string{"ssh", "-v", "-i", tb.Fixtures.KeyPath,
-		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-		"-o", "ServerAliveInterval=15"}, " ")
+	sshCmd := strings.Join(append(append([]string{"ssh", "-v"}, tb.Fixtures.ClientOptions()...),
+		"-o", "BatchMode=yes", "-o", "ServerAliveInterval=15"), " ")
 	// sshuttle's other defaults stay, as the seed ran it: latency control
 	// on (it caps throughput under WAN RTT), IPv6 rules added too.
 	cli := tb.Roles[topology.Client]

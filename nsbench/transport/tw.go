@@ -325,11 +325,10 @@ func (u *twUp) startClient(ctx context.Context) error {
 	}
 	u.client = p
 	cli := u.tb.Roles[topology.Client]
-	ssh := cli.Program("tw-ready-ssh", "ssh",
-		"-i", u.tb.Fixtures.KeyPath, "-p", strconv.Itoa(TWSSHPort),
-		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-		"-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
-		BenchUser+"@127.0.0.1", "true")
+	argv := append([]string{"ssh"}, u.tb.Fixtures.ClientOptions()...)
+	ssh := cli.Program("tw-ready-ssh", append(argv, "-p", strconv.Itoa(TWSSHPort),
+		"-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
+		BenchUser+"@127.0.0.1", "true")...)
 	var last error
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
 		res, err := cli.RunProgram(ctx, ssh)
