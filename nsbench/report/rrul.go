@@ -27,8 +27,11 @@ func probeOf(s results.Sample) string {
 	return probeICMP
 }
 
-// bufferbloatGrade is DSLReports' bufferbloat grade of an added latency
-// under load, in ms.
+// bufferbloatGrade applies DSLReports' bufferbloat thresholds to an added
+// latency under load, in ms. DSLReports grades another statistic (the
+// mean increase, averaged over a download-only and an upload-only phase);
+// rrul's is the median of the runs' p50 increase under two-way load, and
+// the report says so (gradeNote).
 func bufferbloatGrade(ms float64) string {
 	switch {
 	case ms < 5:
@@ -44,6 +47,13 @@ func bufferbloatGrade(ms float64) string {
 	}
 	return "F"
 }
+
+// gradeNote says what the Grade column grades, and that it is not
+// DSLReports' own grade.
+const gradeNote = "Grade: DSLReports' bufferbloat thresholds (A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F ≥ 400) " +
+	"applied to the added latency above, the median of the runs' p50 increase under two-way load. " +
+	"It is not DSLReports' grade, which takes the mean increase averaged over a download-only and an upload-only phase " +
+	"(this test loads both ways at once), so it only places the figure on their scale."
 
 // writeRRUL renders, per condition and per probe, latency under load: idle
 // and loaded quantiles, the probes left unanswered, the added latency and
@@ -67,7 +77,7 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 	}
 	w.block("### Latency under load (RRUL) — " + label)
 	w.block("Latency probed alone, then under `iperf3 --bidir -P 4`; added latency = loaded p50 − idle p50, the median of the runs. " +
-		"Grade: DSLReports' bufferbloat scale of the added latency (A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F ≥ 400). " +
+		gradeNote+" "+
 		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, so the figure is one too.")
 	for _, p := range []string{probeICMP, probeTCPRR} {
 		ts := byProbe[p]
@@ -75,7 +85,7 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 			continue
 		}
 		header := []string{"Transport (probe: " + p + ")", "Idle p50 (ms)", "Loaded p50 / p90 / p99 (ms)",
-			"Unanswered under load", "Added latency (ms)", "Grade", "Down / up under load (Gbit/s)"}
+			"Unanswered under load", "Added latency (ms)", "Grade (DSLReports' thresholds)", "Down / up under load (Gbit/s)"}
 		lines := []string{tableRow(header...), separatorRow(len(header))}
 		method := ""
 		for _, t := range ts {

@@ -43,8 +43,7 @@ func TestRRULSection(t *testing.T) {
 	md := string(Markdown(rrulDoc()))
 	for _, want := range []string{
 		"### Latency under load (RRUL) — WAN (30 ms RTT, 0.1 % loss)",
-		"DSLReports' bufferbloat scale",
-		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade |",
+		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade (DSLReports' thresholds) |",
 		"| Pure SSH | 30.10 | 33.60 / 40.50 / 53.50 | 2 of 200 (1.0 %) | 3.50 (3.00–4.00) | A+ | 0.10 / 0.10 |",
 		"| Transport (probe: TCP_RR) |",
 		"| SSH over tw | 31.00 | ≥ 6290.50 / ≥ 6350.00 / ≥ 6650.00 | 1 of 41 (2.4 %), censored: waited 12.4 s | ≥ 6259.50 (150.00–12369.00) | F | 0.03 / 0.03 |",
@@ -61,6 +60,27 @@ func TestRRULSection(t *testing.T) {
 	// The generic table no longer mixes the probes in one column.
 	if strings.Contains(md, "| wan | SSH over tw | rrul |") || strings.Contains(md, "| wan | Pure SSH | rrul |") {
 		t.Error("rrul's metrics are in More metrics, ICMP and TCP_RR in one column")
+	}
+}
+
+// TestRRULGradeSaysWhatItGrades: DSLReports' scale grades the mean
+// increase averaged over a download-only and an upload-only phase; rrul
+// grades the median of the runs' p50 increase under two-way load. The
+// report names the statistic graded and says it is not DSLReports' grade.
+func TestRRULGradeSaysWhatItGrades(t *testing.T) {
+	md := string(Markdown(rrulDoc()))
+	for _, want := range []string{
+		"Grade: DSLReports' bufferbloat thresholds (A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F ≥ 400) applied to the added latency above, " +
+			"the median of the runs' p50 increase under two-way load.",
+		"It is not DSLReports' grade, which takes the mean increase averaged over a download-only and an upload-only phase",
+		"| Grade (DSLReports' thresholds) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "DSLReports' bufferbloat scale of the added latency") {
+		t.Error("the report calls the grade DSLReports' own")
 	}
 }
 
