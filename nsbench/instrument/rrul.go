@@ -49,17 +49,17 @@ func (RRUL) Tool() string { return "iperf3" }
 
 func (RRUL) Metrics() []results.Metric {
 	return []results.Metric{
-		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50)", Unit: "ms", Better: results.BetterLower},
+		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50)", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
 		{Key: "down_gbps", Label: "throughput down under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "up_gbps", Label: "throughput up under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "idle_p50_ms", Label: "idle latency p50", Unit: "ms", Better: results.BetterLower},
-		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower},
-		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower},
-		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower},
+		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
+		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
+		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
 		{Key: "probe_loss_pct", Label: "ICMP probes unanswered under load", Unit: "%", Better: results.BetterLower},
 		{Key: "probe_sent", Label: "probes sent under load (TCP_RR: transactions)", Unit: "probes"},
 		{Key: "probe_unanswered", Label: "probes unanswered under load (TCP_RR: a transaction still in flight)", Unit: "probes", Better: results.BetterLower},
-		{Key: "censored_wait_ms", Label: "censored: the longest wait of a probe left unanswered, a lower bound of its round trip", Unit: "ms"},
+		{Key: results.CensoredWaitMs, Label: "censored: the longest wait of a probe left unanswered, a lower bound of its round trip", Unit: "ms", CensoredBy: results.CensoredWaitMs},
 	}
 }
 
