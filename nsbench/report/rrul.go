@@ -77,7 +77,7 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 	}
 	w.block("### Latency under load (RRUL) — " + label)
 	w.block("Latency probed alone, then under `iperf3 --bidir -P 4`; added latency = loaded p50 − idle p50, the median of the runs. " +
-		gradeNote+" "+
+		gradeNote + " " +
 		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, so the figure is one too.")
 	for _, p := range []string{probeICMP, probeTCPRR} {
 		ts := byProbe[p]
