@@ -91,3 +91,35 @@ func TestBufferbloatGrade(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsChartBoundsAndProbes: in bench-metrics.svg a censored median
+// reads "≥" (tw's second run outlasted its test) and the footer says what
+// that means; rrul's latency panels hold one probe's transports each
+// (ICMP and TCP_RR round trips are different measures), its other
+// metrics stay one panel.
+func TestMetricsChartBoundsAndProbes(t *testing.T) {
+	root := parseSVG(t, MetricsChart(rrulDoc(), Light))
+	panels := panelsByID(root)
+	for id, want := range map[string]string{
+		"panel-wan-rrul-value-ICMP": "ssh", "panel-wan-rrul-value-TCP_RR": "tw",
+		"panel-wan-rrul-loaded_p50_ms-ICMP": "ssh", "panel-wan-rrul-loaded_p50_ms-TCP_RR": "tw",
+		"panel-wan-rrul-probe_unanswered": "ssh,tw",
+	} {
+		if got := strings.Join(barTransports(panels[id]), ","); got != want {
+			t.Errorf("%s: bars %q, want %q", id, got, want)
+		}
+	}
+	if _, mixed := panels["panel-wan-rrul-value"]; mixed {
+		t.Error("one latency panel holds both probes")
+	}
+	tcprr := strings.Join(panels["panel-wan-rrul-value-TCP_RR"].texts(), "|")
+	if !strings.Contains(tcprr, "≥ 6259.5") || !strings.Contains(tcprr, "(probe: TCP_RR)") {
+		t.Errorf("tw's censored median is not drawn as a bound: %q", tcprr)
+	}
+	if icmp := strings.Join(panels["panel-wan-rrul-value-ICMP"].texts(), "|"); strings.Contains(icmp, "≥") {
+		t.Errorf("an exact median drawn as a bound: %q", icmp)
+	}
+	if texts := root.texts(); !strings.Contains(texts[len(texts)-1], "≥: a lower bound") {
+		t.Errorf("footer %q does not explain ≥", texts[len(texts)-1])
+	}
+}
