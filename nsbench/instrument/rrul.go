@@ -49,13 +49,13 @@ func (RRUL) Tool() string { return "iperf3" }
 
 func (RRUL) Metrics() []results.Metric {
 	return []results.Metric{
-		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50)", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
+		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50)", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p50_ms")},
 		{Key: "down_gbps", Label: "throughput down under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "up_gbps", Label: "throughput up under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "idle_p50_ms", Label: "idle latency p50", Unit: "ms", Better: results.BetterLower},
-		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
-		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
-		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs},
+		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p50_ms")},
+		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p90_ms")},
+		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p99_ms")},
 		{Key: "probe_loss_pct", Label: "ICMP probes unanswered under load", Unit: "%", Better: results.BetterLower},
 		{Key: "probe_sent", Label: "probes sent under load (TCP_RR: transactions)", Unit: "probes"},
 		{Key: "probe_unanswered", Label: "probes unanswered under load (TCP_RR: a transaction still in flight)", Unit: "probes", Better: results.BetterLower},
@@ -232,8 +232,10 @@ type rrulRun struct {
 // is at least the time it waited (until the probe stopped): each such
 // wait joins the loaded readings as a lower bound, in their own series
 // (results.CensoredSeries), and the sample says so (censored_wait_ms, the
-// longest), so every loaded figure is a lower bound ("≥"). Dropping them
-// would bias the quantiles low.
+// longest) and which loaded quantiles are lower bounds in turn
+// (results.AtLeastKey): those a wait reaches, for a wait above a quantile
+// cannot move it (one ping lost far above the median leaves p50 exact).
+// Dropping the waits would bias the quantiles low.
 func rrulMeasurement(r rrulRun) (Measurement, error) {
 	from := unixSec(r.loadEnd) - r.duration.Seconds()
 	to := unixSec(r.loadEnd)
@@ -307,6 +309,11 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 	}
 	if len(censored) > 0 {
 		m.Extra[results.CensoredWaitMs] = waitMs
+		for key, q := range map[string]float64{"loaded_p50_ms": 0.5, "loaded_p90_ms": 0.9, "loaded_p99_ms": 0.99} {
+			if quantileAtLeast(rtts(loaded), rtts(censored), q) {
+				m.Extra[results.AtLeastKey(key)] = 1
+			}
+		}
 	}
 	if r.load.HasRetransmits {
 		m.Extra["retransmits_down"] = float64(r.load.DownRetransmits)
@@ -375,6 +382,23 @@ func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent int, l
 		}
 	}
 	return sent, lostSentBy
+}
+
+// quantileAtLeast says whether quantile q (stats.Quantile's) of the
+// readings and censored waits together is a lower bound: it interpolates
+// between two order statistics, and is exact only when every wait lies
+// above both (raising a wait cannot move them then).
+func quantileAtLeast(readings, waits []float64, q float64) bool {
+	rs := make([]results.Reading, 0, len(readings)+len(waits))
+	for _, x := range readings {
+		rs = append(rs, results.Reading{Value: x})
+	}
+	for _, w := range waits {
+		rs = append(rs, results.Reading{Value: w, AtLeast: true})
+	}
+	xs := results.ValuesOf(rs)
+	slices.Sort(xs)
+	return results.OrderStatAtLeast(rs, xs[int(math.Ceil(q*float64(len(xs)-1)))])
 }
 
 func rtts(ps []probeRTT) []float64 {

@@ -354,3 +354,36 @@ func TestRRULMeasure(t *testing.T) {
 	_, err = RRUL{}.Measure(context.Background(), &Job{Target: forwarder, Duration: 2 * time.Second, Run: f.run(t)})
 	parseWantErr(t, err, "Connection refused")
 }
+
+// TestRRULQuantileBounds: a loaded quantile is marked a lower bound
+// exactly when a censored wait reaches it. 20 of 100 pings unanswered
+// (TestRRULPingPartlyCensored's run): p50 stays an exact 20 ms, p90 and
+// p99 are bounds; the increase (from p50) is exact.
+func TestRRULQuantileBounds(t *testing.T) {
+	var ps []probeRTT
+	for seq := 1; seq <= 120; seq++ {
+		if seq <= 80 || seq > 100 {
+			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
+		}
+	}
+	m, err := rrulMeasurement(rrulRun{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120,
+		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+		duration: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, bound := range map[string]bool{"loaded_p50_ms": false, "loaded_p90_ms": true, "loaded_p99_ms": true} {
+		if _, got := m.Extra[key+"_at_least"]; got != bound {
+			t.Errorf("%s a lower bound: %v, want %v (%+v)", key, got, bound, m.Extra)
+		}
+	}
+	// The declarations say which extra marks each metric a bound.
+	by := map[string]string{}
+	for _, d := range (RRUL{}).Metrics() {
+		by[d.Key] = d.CensoredBy
+	}
+	if by["value"] != "loaded_p50_ms_at_least" || by["loaded_p99_ms"] != "loaded_p99_ms_at_least" ||
+		by["censored_wait_ms"] != "censored_wait_ms" || by["idle_p50_ms"] != "" {
+		t.Errorf("declared censored_by: %v", by)
+	}
+}

@@ -123,3 +123,33 @@ func TestMetricsChartBoundsAndProbes(t *testing.T) {
 		t.Errorf("footer %q does not explain ≥", texts[len(texts)-1])
 	}
 }
+
+// TestRRULRowBoundsPerFigure: one ping lost far above the median (the
+// sample's p99 a bound, its p50 exact, as the instrument marks them)
+// makes the p99 "≥" and leaves the p50, the added latency and the grade
+// exact.
+func TestRRULRowBoundsPerFigure(t *testing.T) {
+	const icmp = "latency by ICMP echo every 100 ms (ping -i 0.1), each probe's round trip"
+	censoredBy := func(key string) string { return results.AtLeastKey(key) }
+	d := &results.Document{SchemaVersion: results.SchemaVersion, Env: results.Env{Runs: 2},
+		Instruments: []results.Instrument{{Name: "rrul", Metrics: []results.Metric{
+			{Key: "value", Unit: "ms", CensoredBy: censoredBy("loaded_p50_ms")},
+			{Key: "loaded_p50_ms", Unit: "ms", CensoredBy: censoredBy("loaded_p50_ms")},
+			{Key: "loaded_p90_ms", Unit: "ms", CensoredBy: censoredBy("loaded_p90_ms")},
+			{Key: "loaded_p99_ms", Unit: "ms", CensoredBy: censoredBy("loaded_p99_ms")}}}},
+		Transports: []results.Transport{{Name: "ssh", Label: "Pure SSH"}},
+		Conditions: []results.Condition{{Name: "wan", Label: "WAN"}},
+		Samples: []results.Sample{
+			{Transport: "ssh", Condition: "wan", Instrument: "rrul", Run: 1, Value: 3, Method: icmp, Extra: map[string]float64{
+				"idle_p50_ms": 30, "loaded_p50_ms": 33, "loaded_p90_ms": 40, "loaded_p99_ms": 60,
+				"probe_sent": 100, "probe_unanswered": 0, "down_gbps": 0.1, "up_gbps": 0.1}},
+			{Transport: "ssh", Condition: "wan", Instrument: "rrul", Run: 2, Value: 4, Method: icmp, Extra: map[string]float64{
+				"idle_p50_ms": 30, "loaded_p50_ms": 34, "loaded_p90_ms": 41, "loaded_p99_ms": 1900,
+				"probe_sent": 100, "probe_unanswered": 1, "censored_wait_ms": 2000, censoredBy("loaded_p99_ms"): 1,
+				"down_gbps": 0.1, "up_gbps": 0.1}},
+		}}
+	md := string(Markdown(d))
+	if want := "| Pure SSH | 30.00 | 33.50 / 40.50 / ≥ 980.00 | 1 of 200 (0.5 %), censored: waited 2.0 s | 3.50 (3.00–4.00) | A+ |"; !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+}

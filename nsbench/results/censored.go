@@ -14,6 +14,12 @@ import (
 // the longest wait of a probe left unanswered, in ms.
 const CensoredWaitMs = "censored_wait_ms"
 
+// AtLeastKey is the extra value that marks a sample's reading of metric
+// key a lower bound (1) where the instrument knows precisely which of its
+// figures a censored reading reaches: a quantile of readings among which
+// some are censored is exact when every censored one lies above it.
+func AtLeastKey(key string) string { return key + "_at_least" }
+
 // CensoredSeries is the key of the series holding the censored waits of
 // series key (each a lower bound, at its probe's send time): they are kept
 // apart so that no reader takes them for readings.
