@@ -7,8 +7,10 @@ import (
 
 // A probe left unanswered when it stopped (rrul's latency probe under the
 // heaviest load) is censored: its round trip is at least the time it
-// waited. Such a sample carries CensoredWaitMs, and every metric whose
-// declaration names it in CensoredBy is, in that sample, a lower bound.
+// waited. Such a sample carries CensoredWaitMs, and a metric is, in that
+// sample, a lower bound when the extra value its declaration names in
+// CensoredBy is present (CensoredWaitMs itself, or the metric's
+// AtLeastKey where the instrument knows which figures the waits reach).
 
 // CensoredWaitMs is the extra value of a sample with a censored reading:
 // the longest wait of a probe left unanswered, in ms.

@@ -8,9 +8,9 @@ type Metric struct {
 	Label  string `json:"label"`
 	Unit   string `json:"unit"`
 	Better string `json:"better,omitempty"` // BetterHigher, BetterLower, or "" when neither is
-	// CensoredBy names the extra value (CensoredWaitMs) whose presence
-	// makes a sample's reading of this metric a lower bound; "" for a
-	// metric that is always exact.
+	// CensoredBy names the extra value (CensoredWaitMs, or AtLeastKey of
+	// a metric) whose presence makes a sample's reading of this metric a
+	// lower bound; "" for a metric that is always exact.
 	CensoredBy string `json:"censored_by,omitempty"`
 }
 
