@@ -186,8 +186,11 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 		y := headerHeight + float64(i/panelCols)*(ph+panelGap)
 		c.cdfPanel(i, p, x, y, pw, ph)
 	}
-	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
-		"y: fraction of the latencies at or below x. Curves are empirical CDFs of measured probes; points are percentiles a tool reported.")
+	footer := "y: fraction of the latencies at or below x. Curves are empirical CDFs of measured probes; points are percentiles a tool reported."
+	if slices.ContainsFunc(panels, cdfPanel.censored) {
+		footer += " Ticks: censored waits; their curve, Kaplan–Meier's, stops below 1 when they are the longest."
+	}
+	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", footer)
 	c.printf("</svg>\n")
 	return c.buf.Bytes()
 }
@@ -202,8 +205,8 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 	}
 	from := []string{"empirical CDF of every probe of the cell's runs,", "pooled per transport"}
 	if p.censored() {
-		from = []string{"Kaplan–Meier estimate of every probe of the runs, pooled per transport;",
-			"|: a probe unanswered when it stopped, its wait a lower bound (censored)"}
+		from = []string{"Kaplan–Meier estimate of every probe of the runs, pooled;",
+			"|: an unanswered probe's wait, a lower bound (censored)"}
 	}
 	if p.key == "" {
 		what = p.instrument + ": p50 and p99 of each run"

@@ -34,7 +34,11 @@ func TestLatencyCDFCensoredAndProbes(t *testing.T) {
 				Extra:  map[string]float64{results.CensoredWaitMs: 5000},
 				Series: []results.Series{series("latency_loaded", 100, 200)}},
 		}}
-	panels := parseSVG(t, LatencyCDFChart(d, Light)).all("panel cdf-panel")
+	root := parseSVG(t, LatencyCDFChart(d, Light))
+	if texts := root.texts(); !strings.Contains(texts[len(texts)-1], "Ticks: censored waits") {
+		t.Errorf("the footer does not explain the ticks: %q", texts[len(texts)-1])
+	}
+	panels := root.all("panel cdf-panel")
 	var ids []string
 	for _, p := range panels {
 		ids = append(ids, p.attr("id"))
