@@ -37,7 +37,7 @@ func (v *view) readings(ss []results.Sample, metric, probe string) []results.Rea
 func (c *chart) boundsCaption(bars [][]bar) string {
 	for _, bs := range bars {
 		if slices.ContainsFunc(bs, func(b bar) bool { return b.spread.atLeast || b.spread.hiAtLeast }) {
-			return " ≥: a lower bound (a probe still unanswered when its test ended: censored)."
+			return " ≥: a lower bound (censored)."
 		}
 	}
 	return ""
