@@ -28,9 +28,13 @@ type Row struct {
 	OldMedian, NewMedian                     float64
 	ChangePct                                float64 // (new − old) / old × 100; NaN when old is 0
 	// P is the row's own Mann-Whitney p-value; Q is P adjusted for every
-	// row compared (Benjamini–Hochberg), and the verdict's.
+	// row compared (Benjamini–Hochberg), and the verdict's. Both are NaN
+	// in a row with a lower bound (see Bounds).
 	P, Q        float64
 	Significant bool
+	// Bounds counts, per side, the runs whose reading is a lower bound
+	// (censored); such a row is not tested.
+	Bounds Bounds
 }
 
 // Correction names the adjustment of the p-values, for the output.
@@ -40,6 +44,9 @@ const Correction = "Benjamini–Hochberg"
 // otherwise the signed change, and whether it is better or worse where the
 // instrument declared which direction is better.
 func (r Row) Verdict() string {
+	if r.Bounds.Any() {
+		return notTested
+	}
 	if !r.Significant {
 		return "~"
 	}
@@ -63,33 +70,40 @@ func (r Row) Verdict() string {
 // Rows compares every metric present in both documents, in the new
 // document's order. Metrics present in only one document are left out.
 func Rows(old, cur *results.Document) []Row {
-	_, oldVals := old.MetricValues()
-	keys, curVals := cur.MetricValues()
+	_, oldReadings := old.MetricReadings()
+	keys, curReadings := cur.MetricReadings()
 	var rows []Row
+	var tested []int // the rows with a p-value, in order
 	for _, k := range keys {
-		o, ok := oldVals[k]
+		or, ok := oldReadings[k]
 		if !ok {
 			continue
 		}
-		n := curVals[k]
+		nr := curReadings[k]
+		o, n := results.ValuesOf(or), results.ValuesOf(nr)
 		m, _ := cur.MetricOf(k.Instrument, k.Metric)
 		r := Row{Transport: k.Transport, Condition: k.Condition, Instrument: k.Instrument, Metric: k.Metric,
 			Unit: m.Unit, Better: m.Better, Old: o, New: n,
-			OldMedian: stats.Median(o), NewMedian: stats.Median(n)}
-		r.ChangePct = math.NaN()
+			OldMedian: stats.Median(o), NewMedian: stats.Median(n), Bounds: boundsOf(or, nr)}
+		r.ChangePct, r.P, r.Q = math.NaN(), math.NaN(), math.NaN()
+		if r.Bounds.Any() {
+			rows = append(rows, r)
+			continue
+		}
 		if r.OldMedian != 0 {
 			r.ChangePct = (r.NewMedian - r.OldMedian) / math.Abs(r.OldMedian) * 100
 		}
 		_, r.P = stats.MannWhitney(o, n)
+		tested = append(tested, len(rows))
 		rows = append(rows, r)
 	}
-	ps := make([]float64, len(rows))
-	for i, r := range rows {
-		ps[i] = r.P
+	ps := make([]float64, len(tested))
+	for i, j := range tested {
+		ps[i] = rows[j].P
 	}
 	for i, q := range BenjaminiHochberg(ps) {
-		rows[i].Q = q
-		rows[i].Significant = q < Alpha
+		rows[tested[i]].Q = q
+		rows[tested[i]].Significant = q < Alpha
 	}
 	return rows
 }
@@ -258,15 +272,23 @@ func Write(w io.Writer, rows []Row) error {
 		if unit == "" {
 			unit = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (p=%.3f q=%.3f n=%d+%d)\n",
+		test := fmt.Sprintf("p=%.3f q=%.3f", r.P, r.Q)
+		if r.Bounds.Any() {
+			test = r.Bounds.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%s n=%d+%d)\n",
 			r.Transport, r.Condition, r.Instrument, r.Metric, unit,
-			num(r.OldMedian), num(r.NewMedian), change, r.Verdict(), r.P, r.Q, len(r.Old), len(r.New))
+			r.Bounds.Old.mark()+num(r.OldMedian), r.Bounds.New.mark()+num(r.NewMedian), change, r.Verdict(), test, len(r.Old), len(r.New))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	raw, significant := 0, 0
+	var testedRows []Row // the rows with a p-value: what the correction counts
 	for _, r := range rows {
+		if !r.Bounds.Any() {
+			testedRows = append(testedRows, r)
+		}
 		if r.P < Alpha {
 			raw++
 		}
@@ -274,10 +296,15 @@ func Write(w io.Writer, rows []Row) error {
 			significant++
 		}
 	}
+	tested := len(testedRows)
 	_, err := fmt.Fprintf(w, "\nMedians; p: two-sided Mann-Whitney U test per row; q: p adjusted for all %d rows by %s.\n"+
 		"Chance alone: with nothing changed, about %.1f of %d rows would have p < %.2f; here %d do.\n"+
 		"Verdict: significant when q < %.2f (false discovery rate %.0f %%): %d of %d; \"~\" = no significant change.\n%s\n",
-		len(rows), Correction, Alpha*float64(len(rows)), len(rows), Alpha, raw, Alpha, 100*Alpha, significant, len(rows), runsAdvice(rows))
+		tested, Correction, Alpha*float64(tested), tested, Alpha, raw, Alpha, 100*Alpha, significant, tested, runsAdvice(testedRows))
+	if err != nil || tested == len(rows) {
+		return err
+	}
+	_, err = fmt.Fprintln(w, boundsLegend)
 	return err
 }
 

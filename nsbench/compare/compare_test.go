@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -361,5 +362,56 @@ func TestChangeFromZero(t *testing.T) {
 	Write(&out, rows)
 	if strings.Contains(out.String(), "NaN") || !strings.Contains(out.String(), " n/a ") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// rrulDoc is an rrul document: its loaded p50 per run, those in censored
+// runs' (a probe outlasted the test) lower bounds; the idle p50 is 1 ms.
+func rrulDoc(loaded []float64, censored ...int) *results.Document {
+	d := &results.Document{Instruments: []results.Instrument{{Name: "rrul", Metrics: []results.Metric{
+		{Key: "idle_p50_ms", Unit: "ms", Better: results.BetterLower},
+		{Key: "loaded_p50_ms", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs}}}}}
+	for i, v := range loaded {
+		extra := map[string]float64{"idle_p50_ms": 1 + float64(i)/100, "loaded_p50_ms": v}
+		if slices.Contains(censored, i+1) {
+			extra[results.CensoredWaitMs] = v
+		}
+		d.Samples = append(d.Samples, results.Sample{Transport: "tw", Condition: "wan", Instrument: "rrul", Run: i + 1, Value: v - 1, Extra: extra})
+	}
+	return d
+}
+
+// TestCensoredRowsAreNotTested: a row with a lower bound on either side
+// gets no significance test, no change and no verdict of better or worse
+// (a rank test and a ratio would take the bound for a value); its output
+// says why, its bounded median reads "≥", and the correction counts only
+// the rows tested. Before, the censored row was "+… % worse".
+func TestCensoredRowsAreNotTested(t *testing.T) {
+	old := rrulDoc([]float64{40, 41, 42, 43, 44})
+	cur := rrulDoc([]float64{5000, 5100, 5200, 5300, 5400}, 1, 2, 3, 4, 5)
+	rows := Rows(old, cur)
+	if len(rows) != 2 || rows[0].Metric != "idle_p50_ms" || rows[1].Metric != "loaded_p50_ms" {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[1]
+	if r.Significant || !math.IsNaN(r.P) || !math.IsNaN(r.Q) || !math.IsNaN(r.ChangePct) || r.Verdict() != "not tested" ||
+		r.Bounds.New.Runs != 5 || !r.Bounds.New.MedianBound || r.Bounds.Old.Runs != 0 {
+		t.Errorf("censored row: %+v, verdict %q", r, r.Verdict())
+	}
+	if idle := rows[0]; math.IsNaN(idle.P) || idle.Q != idle.P || idle.Verdict() != "~" {
+		t.Errorf("the exact row is tested alone (q = p with one row): %+v", idle)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"42.00  ≥ 5200  n/a     not tested (lower bounds: 0+5 runs censored n=5+5)",
+		"q: p adjusted for all 1 rows",
+		"≥, not tested: a censored run",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -49,17 +49,17 @@ func (RRUL) Tool() string { return "iperf3" }
 
 func (RRUL) Metrics() []results.Metric {
 	return []results.Metric{
-		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50)", Unit: "ms", Better: results.BetterLower},
+		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50)", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p50_ms")},
 		{Key: "down_gbps", Label: "throughput down under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "up_gbps", Label: "throughput up under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "idle_p50_ms", Label: "idle latency p50", Unit: "ms", Better: results.BetterLower},
-		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower},
-		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower},
-		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower},
+		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p50_ms")},
+		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p90_ms")},
+		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p99_ms")},
 		{Key: "probe_loss_pct", Label: "ICMP probes unanswered under load", Unit: "%", Better: results.BetterLower},
 		{Key: "probe_sent", Label: "probes sent under load (TCP_RR: transactions)", Unit: "probes"},
 		{Key: "probe_unanswered", Label: "probes unanswered under load (TCP_RR: a transaction still in flight)", Unit: "probes", Better: results.BetterLower},
-		{Key: "censored_wait_ms", Label: "censored: the unanswered probe's wait, a lower bound of its round trip", Unit: "ms"},
+		{Key: results.CensoredWaitMs, Label: "censored: the longest wait of a probe left unanswered, a lower bound of its round trip", Unit: "ms", CensoredBy: results.CensoredWaitMs},
 	}
 }
 
@@ -228,10 +228,14 @@ type rrulRun struct {
 //
 // A probe left unanswered is censored, not a failed measurement: under
 // the heaviest bufferbloat a TCP_RR transaction can outlast the test, and
-// every ping sent in it can go unanswered. Its round trip is at least the
-// time it waited (until the probe stopped): that wait joins the loaded
-// readings as a lower bound, and the sample says so (censored_wait_ms), so
-// every loaded figure is a lower bound ("≥").
+// a ping sent in it can go unanswered (every one, or some). Its round trip
+// is at least the time it waited (until the probe stopped): each such
+// wait joins the loaded readings as a lower bound, in their own series
+// (results.CensoredSeries), and the sample says so (censored_wait_ms, the
+// longest) and which loaded quantiles are lower bounds in turn
+// (results.AtLeastKey): those a wait reaches, for a wait above a quantile
+// cannot move it (one ping lost far above the median leaves p50 exact).
+// Dropping the waits would bias the quantiles low.
 func rrulMeasurement(r rrulRun) (Measurement, error) {
 	from := unixSec(r.loadEnd) - r.duration.Seconds()
 	to := unixSec(r.loadEnd)
@@ -249,28 +253,30 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 			transactions += p.Transactions
 		}
 	}
-	var sent, unanswered int
-	var waitMs float64                  // > 0: censored
+	var sent int
+	var censored []probeRTT             // unanswered probes: sent At, waited RTTMs at least
 	if r.probe.tool == pingProbe.tool { // ping: each probe unanswered in the window waited at least until the probe stopped
-		sent, unanswered = lostInWindow(r.loaded, r.sent, from, to)
-		if len(loaded) == 0 && unanswered > 0 {
-			waitMs = 1000 * (stop - to)
+		var sentBy []float64
+		sent, sentBy = lostInWindow(r.loaded, r.sent, from, to)
+		for _, at := range sentBy {
+			censored = append(censored, probeRTT{At: at, RTTMs: 1000 * max(0, stop-at)})
 		}
 	} else if lastEnd < to && stop-lastEnd > probeSilence { // netperf: a transaction in flight across the test's end, never answered
-		sent, unanswered = int(math.Round(transactions))+1, 1
-		waitMs = 1000 * (stop - lastEnd)
+		sent = int(math.Round(transactions)) + 1
+		censored = []probeRTT{{At: lastEnd, RTTMs: 1000 * (stop - lastEnd)}}
 	} else {
 		sent = int(math.Round(transactions))
 	}
-	if len(loaded) == 0 && waitMs == 0 {
+	if len(loaded) == 0 && len(censored) == 0 {
 		return Measurement{}, fmt.Errorf("loaded latency: none of the probe's %d readings fell within iperf3's test", len(r.loaded))
 	}
 	if len(r.idle) == 0 {
 		return Measurement{}, errors.New("idle latency: no readings")
 	}
-	idleMs, loadedMs := rtts(r.idle), rtts(loaded)
-	if waitMs > 0 {
-		loadedMs = append(loadedMs, waitMs) // a lower bound: not in the series
+	idleMs, loadedMs := rtts(r.idle), append(rtts(loaded), rtts(censored)...) // the waits are lower bounds
+	waitMs := 0.0                                                             // the longest wait
+	for _, c := range censored {
+		waitMs = max(waitMs, c.RTTMs)
 	}
 	idle50 := stats.Quantile(idleMs, 0.5)
 	loaded50 := stats.Quantile(loadedMs, 0.5)
@@ -297,12 +303,17 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 		m.Extra[k] = v
 	}
 	m.Extra["probe_sent"] = float64(sent)
-	m.Extra["probe_unanswered"] = float64(unanswered)
+	m.Extra["probe_unanswered"] = float64(len(censored))
 	if r.sent > 0 {
-		m.Extra["probe_loss_pct"] = lossPct(int64(unanswered), int64(sent))
+		m.Extra["probe_loss_pct"] = lossPct(int64(len(censored)), int64(sent))
 	}
-	if waitMs > 0 {
-		m.Extra["censored_wait_ms"] = waitMs
+	if len(censored) > 0 {
+		m.Extra[results.CensoredWaitMs] = waitMs
+		for key, q := range map[string]float64{"loaded_p50_ms": 0.5, "loaded_p90_ms": 0.9, "loaded_p99_ms": 0.99} {
+			if quantileAtLeast(rtts(loaded), rtts(censored), q) {
+				m.Extra[results.AtLeastKey(key)] = 1
+			}
+		}
 	}
 	if r.load.HasRetransmits {
 		m.Extra["retransmits_down"] = float64(r.load.DownRetransmits)
@@ -322,14 +333,21 @@ func rrulMeasurement(r rrulRun) (Measurement, error) {
 		latencySeries("latency_idle", r.idle, unixSec(r.start)),
 		latencySeries("latency_loaded", loaded, zero),
 	}
+	if len(censored) > 0 {
+		m.Series = append(m.Series, latencySeries(results.CensoredSeries("latency_loaded"), censored, zero))
+	}
 	return m, nil
 }
 
-// lostInWindow counts a ping run's probes sent within [from, to] and those
-// of them never answered (up to ping's deadline). ping prints no time for
-// an unanswered probe: it is placed by its sequence number between its
-// answered neighbours (ping sends one every 100 ms).
-func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent, lost int) {
+// lostInWindow counts a ping run's probes sent within [from, to], and
+// returns, for each of them never answered (up to ping's deadline), the
+// latest it can have been sent. ping prints no time for an unanswered
+// probe: it is placed by its sequence number between its answered
+// neighbours (ping sends one every 100 ms), and, sent before the next
+// answered one, it was sent by that one's time or the window's end,
+// whichever is first: so its wait until the probe stopped is a lower
+// bound of its round trip.
+func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent int, lostSentBy []float64) {
 	at := make(map[int]float64, len(ps))
 	var seqs []int
 	for _, p := range ps {
@@ -339,6 +357,7 @@ func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent, lost 
 	slices.Sort(seqs)
 	for seq := 1; seq <= transmitted; seq++ {
 		t, answered := at[seq]
+		by := to
 		if !answered && len(seqs) > 0 {
 			i, _ := slices.BinarySearch(seqs, seq)
 			switch {
@@ -350,16 +369,36 @@ func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent, lost 
 				a, b := seqs[i-1], seqs[i]
 				t = at[a] + (at[b]-at[a])*float64(seq-a)/float64(b-a)
 			}
+			if i < len(seqs) {
+				by = min(by, at[seqs[i]])
+			}
 		}
 		if t < from || t > to {
 			continue
 		}
 		sent++
 		if !answered {
-			lost++
+			lostSentBy = append(lostSentBy, by)
 		}
 	}
-	return sent, lost
+	return sent, lostSentBy
+}
+
+// quantileAtLeast says whether quantile q (stats.Quantile's) of the
+// readings and censored waits together is a lower bound: it interpolates
+// between two order statistics, and is exact only when every wait lies
+// above both (raising a wait cannot move them then).
+func quantileAtLeast(readings, waits []float64, q float64) bool {
+	rs := make([]results.Reading, 0, len(readings)+len(waits))
+	for _, x := range readings {
+		rs = append(rs, results.Reading{Value: x})
+	}
+	for _, w := range waits {
+		rs = append(rs, results.Reading{Value: w, AtLeast: true})
+	}
+	xs := results.ValuesOf(rs)
+	slices.Sort(xs)
+	return results.OrderStatAtLeast(rs, xs[int(math.Ceil(q*float64(len(xs)-1)))])
 }
 
 func rtts(ps []probeRTT) []float64 {

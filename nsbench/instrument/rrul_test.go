@@ -86,11 +86,11 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 			gaps = append(gaps, p)
 		}
 	}
-	if sent, lost := lostInWindow(gaps, 29, unixSec(loadStart)+0.2, unixSec(loadStart)+2.2); sent != 19 || lost != 2 {
-		t.Errorf("lost %d of %d in the window, want 2 of 19", lost, sent)
+	if sent, lost := lostInWindow(gaps, 29, unixSec(loadStart)+0.2, unixSec(loadStart)+2.2); sent != 19 || len(lost) != 2 {
+		t.Errorf("lost %d of %d in the window, want 2 of 19", len(lost), sent)
 	}
-	if sent, lost := lostInWindow(gaps, 30, 0, math.MaxFloat64); sent != 30 || lost != 4 {
-		t.Errorf("lost %d of %d in all, want 4 of 30 (one more sent than answered at the end)", lost, sent)
+	if sent, lost := lostInWindow(gaps, 30, 0, math.MaxFloat64); sent != 30 || len(lost) != 4 {
+		t.Errorf("lost %d of %d in all, want 4 of 30 (one more sent than answered at the end)", len(lost), sent)
 	}
 	_, err = rrulMeasurement(rrulRun{probe: pingProbe, idle: idle, loaded: loaded, load: load,
 		start: loadStart, loadStart: loadStart.Add(time.Hour), loadEnd: loadStart.Add(time.Hour), duration: 2 * time.Second})
@@ -164,6 +164,59 @@ func TestRRULCensored(t *testing.T) {
 	if !close(m.Extra["censored_wait_ms"], 2000) || m.Extra["probe_unanswered"] != 101 || m.Extra["probe_sent"] != 101 ||
 		!close(m.Extra["probe_loss_pct"], 100) {
 		t.Errorf("ping, none answered: %+v", m.Extra)
+	}
+}
+
+// TestRRULPingPartlyCensored: pings left unanswered inside the load
+// window while others were answered are censored like the netperf
+// probe's transaction, not dropped: each waited at least from (the
+// latest it can have been sent: its next answered neighbour's send time)
+// until the probe stopped, and that wait joins the loaded readings as a
+// lower bound, in its own series. Dropping them biased p90/p99 low.
+func TestRRULPingPartlyCensored(t *testing.T) {
+	// 100 pings sent every 100 ms from 200.75 within iperf3's test
+	// [200.7, 210.7], each answered in 20 ms but the last 20 (seq 81–100),
+	// and seq 101–120 sent after the test, answered. The probe stopped at
+	// 212.7.
+	var ps []probeRTT
+	for seq := 1; seq <= 120; seq++ {
+		if seq <= 80 || seq > 100 {
+			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
+		}
+	}
+	run := rrulRun{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120,
+		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+		duration: 10 * time.Second}
+	m, err := rrulMeasurement(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seq 81–100 were sent by seq 101's send time, 210.75, or the test's
+	// end, 210.7: each waited at least 2000 ms.
+	if m.Extra["probe_unanswered"] != 20 || m.Extra["probe_sent"] != 100 || !near(m.Extra["censored_wait_ms"], 2000) ||
+		m.Extra["loaded_probes"] != 100 {
+		t.Errorf("20 of 100 unanswered: %+v", m.Extra)
+	}
+	// With the 20 bounds in: p50 is an answered 20 ms, p90 and p99 the
+	// 2000 ms bound (dropped, they were 20 ms).
+	if !near(m.Extra["loaded_p50_ms"], 20) || !near(m.Extra["loaded_p90_ms"], 2000) || !near(m.Extra["loaded_p99_ms"], 2000) {
+		t.Errorf("loaded p50/p90/p99 %v / %v / %v, want 20 / 2000 / 2000 (the censored waits count)",
+			m.Extra["loaded_p50_ms"], m.Extra["loaded_p90_ms"], m.Extra["loaded_p99_ms"])
+	}
+	var bounds, readings int
+	for _, s := range m.Series {
+		switch s.Key {
+		case "latency_loaded":
+			readings = len(s.V)
+		case "latency_loaded_censored":
+			bounds = len(s.V)
+			if len(s.V) > 0 && (!near(s.V[0], 2000) || !near(s.T[0], 10.7)) {
+				t.Errorf("censored series starts (%v s, %v ms), want (10.7 s, 2000 ms)", s.T[0], s.V[0])
+			}
+		}
+	}
+	if readings != 80 || bounds != 20 {
+		t.Errorf("series: %d readings and %d censored waits, want 80 and 20", readings, bounds)
 	}
 }
 
@@ -269,17 +322,20 @@ func TestRRULMeasure(t *testing.T) {
 			if n := m.Extra["loaded_probes"]; n < 18 || n > 21 {
 				t.Errorf("%v loaded probes: want those of the last 2 s", n)
 			}
-			// (the fake ping reports 2 of 32 unanswered, at its end)
-			if m.Extra["probe_unanswered"] > map[bool]float64{true: 2}[tc.target.Carries.Has(transport.CarriesICMP)] || m.Extra["probe_sent"] < 18 {
-				t.Errorf("unanswered %v of %v probes, want none", m.Extra["probe_unanswered"], m.Extra["probe_sent"])
+			// (the fake ping reports 2 of 32 unanswered, at its end: in
+			// the test's window or just after it, as the clock falls; one
+			// in it is censored)
+			unanswered := m.Extra["probe_unanswered"]
+			if unanswered > map[bool]float64{true: 2}[tc.target.Carries.Has(transport.CarriesICMP)] || m.Extra["probe_sent"] < 18 {
+				t.Errorf("unanswered %v of %v probes, want none", unanswered, m.Extra["probe_sent"])
 			}
-			if _, censored := m.Extra["censored_wait_ms"]; censored {
-				t.Errorf("censored: %+v", m.Extra)
+			if _, censored := m.Extra["censored_wait_ms"]; censored != (unanswered > 0) {
+				t.Errorf("censored %v with %v unanswered: %+v", censored, unanswered, m.Extra)
 			}
 			if _, hasLoss := m.Extra["probe_loss_pct"]; hasLoss != tc.target.Carries.Has(transport.CarriesICMP) {
 				t.Errorf("probe loss present %v: want it with ICMP only", hasLoss)
 			}
-			if !strings.HasPrefix(m.Method, tc.method) || len(m.Series) != 4 {
+			if !strings.HasPrefix(m.Method, tc.method) || len(m.Series) != 4+min(1, int(unanswered)) {
 				t.Errorf("method %q, %d series", m.Method, len(m.Series))
 			}
 		})
@@ -297,4 +353,37 @@ func TestRRULMeasure(t *testing.T) {
 	f = &fakeTools{idle: 0.5, loaded: 20.5, iperf3Refused: true}
 	_, err = RRUL{}.Measure(context.Background(), &Job{Target: forwarder, Duration: 2 * time.Second, Run: f.run(t)})
 	parseWantErr(t, err, "Connection refused")
+}
+
+// TestRRULQuantileBounds: a loaded quantile is marked a lower bound
+// exactly when a censored wait reaches it. 20 of 100 pings unanswered
+// (TestRRULPingPartlyCensored's run): p50 stays an exact 20 ms, p90 and
+// p99 are bounds; the increase (from p50) is exact.
+func TestRRULQuantileBounds(t *testing.T) {
+	var ps []probeRTT
+	for seq := 1; seq <= 120; seq++ {
+		if seq <= 80 || seq > 100 {
+			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
+		}
+	}
+	m, err := rrulMeasurement(rrulRun{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120,
+		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+		duration: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, bound := range map[string]bool{"loaded_p50_ms": false, "loaded_p90_ms": true, "loaded_p99_ms": true} {
+		if _, got := m.Extra[key+"_at_least"]; got != bound {
+			t.Errorf("%s a lower bound: %v, want %v (%+v)", key, got, bound, m.Extra)
+		}
+	}
+	// The declarations say which extra marks each metric a bound.
+	by := map[string]string{}
+	for _, d := range (RRUL{}).Metrics() {
+		by[d.Key] = d.CensoredBy
+	}
+	if by["value"] != "loaded_p50_ms_at_least" || by["loaded_p99_ms"] != "loaded_p99_ms_at_least" ||
+		by["censored_wait_ms"] != "censored_wait_ms" || by["idle_p50_ms"] != "" {
+		t.Errorf("declared censored_by: %v", by)
+	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,6 +28,7 @@ type cdfPanel struct {
 	condition, instrument string
 	key                   string // the series key; "" for quantile points
 	unit                  string // the axis unit
+	probe                 string // rrul's probe (probeOf) when the panel holds one of two; ""
 	lines                 []cdfLine
 }
 
@@ -34,6 +36,7 @@ type cdfPanel struct {
 type cdfLine struct {
 	transport string
 	values    []float64    // sorted, for a curve
+	censored  []float64    // sorted: waits of probes never answered, lower bounds (see kaplanMeier)
 	quantiles [][2]float64 // (latency, fraction) points
 	runs      int          // samples the data came from
 }
@@ -52,31 +55,19 @@ func (v *view) cdfPanels() []cdfPanel {
 	var panels []cdfPanel
 	for _, c := range v.doc.Conditions {
 		for _, sec := range v.seriesKeys(c.Name) {
-			if !strings.HasPrefix(sec.key, "latency") {
+			if !strings.HasPrefix(sec.key, "latency") || strings.HasSuffix(sec.key, results.CensoredSeries("")) {
 				continue
 			}
-			p := cdfPanel{condition: c.Name, instrument: sec.instrument, key: sec.key, unit: "ms"}
-			for _, t := range v.order {
-				l := cdfLine{transport: t}
-				for _, s := range v.samples(t, c.Name, sec.instrument) {
-					for _, se := range s.Series {
-						f, isTime := msPer[se.Unit]
-						if se.Key != sec.key || !isTime {
-							continue
-						}
-						l.runs++
-						for _, pt := range points(se) {
-							l.values = append(l.values, pt[1]*f)
-						}
+			for _, probe := range v.probesOf(c.Name, sec.instrument) {
+				p := cdfPanel{condition: c.Name, instrument: sec.instrument, key: sec.key, unit: "ms", probe: probe}
+				for _, t := range v.order {
+					if l := v.probeLine(t, c.Name, sec, probe); len(l.values)+len(l.censored) > 0 {
+						p.lines = append(p.lines, l)
 					}
 				}
-				if len(l.values) > 0 {
-					sort.Float64s(l.values)
-					p.lines = append(p.lines, l)
+				if len(p.lines) > 0 {
+					panels = append(panels, p)
 				}
-			}
-			if len(p.lines) > 0 {
-				panels = append(panels, p)
 			}
 		}
 		for _, in := range v.instrumentsIn(c.Name) {
@@ -195,18 +186,28 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 		y := headerHeight + float64(i/panelCols)*(ph+panelGap)
 		c.cdfPanel(i, p, x, y, pw, ph)
 	}
-	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
-		"y: fraction of the latencies at or below x. Curves are empirical CDFs of measured probes; points are percentiles a tool reported.")
+	footer := "y: fraction of the latencies at or below x. Curves are empirical CDFs of measured probes; points are percentiles a tool reported."
+	if slices.ContainsFunc(panels, cdfPanel.censored) {
+		footer += " Ticks: censored waits; their curve, Kaplan–Meier's, stops below 1 when they are the longest."
+	}
+	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", footer)
 	c.printf("</svg>\n")
 	return c.buf.Bytes()
 }
 
 func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
-	c.printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.idPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+p.condition))
+	c.printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.idPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
 	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
 	what := p.instrument + ": " + p.key
+	if p.probe != "" {
+		what += " (probe: " + p.probe + ")"
+	}
 	from := []string{"empirical CDF of every probe of the cell's runs,", "pooled per transport"}
+	if p.censored() {
+		from = []string{"Kaplan–Meier estimate of every probe of the runs, pooled;",
+			"|: an unanswered probe's wait, a lower bound (censored)"}
+	}
 	if p.key == "" {
 		what = p.instrument + ": p50 and p99 of each run"
 		from = []string{"points: each run's p50 and p99 as the tool reported them;", "it keeps no per-transaction latencies, so no curve"}
@@ -220,7 +221,7 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 	p = p.readable()
 	xmin, xmax := math.Inf(1), 0.0
 	for _, l := range p.lines {
-		for _, x := range l.values {
+		for _, x := range append(slices.Clone(l.values), l.censored...) {
 			xmin, xmax = min(xmin, x), max(xmax, x)
 		}
 		for _, q := range l.quantiles {
@@ -234,7 +235,10 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 	for j, l := range p.lines {
 		color := c.transportColor(l.transport)
 		c.printf(`<g class="cdf-line" data-transport="%s">`+"\n", esc(l.transport))
-		if len(l.values) > 0 {
+		switch {
+		case len(l.censored) > 0:
+			c.kaplanMeierCDF(f, l, color)
+		case len(l.values) > 0:
 			c.stepCDF(f, l.values, color, c.transportDash(l.transport))
 		}
 		for _, q := range l.quantiles {
@@ -242,8 +246,11 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		}
 		c.printf("</g>\n")
 		label := c.v.label(l.transport) + " (" + plural(l.runs, "run", "runs")
-		if len(l.values) > 0 {
-			label += ", " + plural(len(l.values), "probe", "probes")
+		if n := len(l.values) + len(l.censored); n > 0 {
+			label += ", " + plural(n, "probe", "probes")
+		}
+		if len(l.censored) > 0 {
+			label += fmt.Sprintf(", %d censored", len(l.censored))
 		}
 		c.legendEntry(x+panelPad, f.y+f.h+cdfBottom+cdfLegendLine*float64(j), color, c.transportDash(l.transport), label+")")
 	}

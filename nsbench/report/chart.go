@@ -62,8 +62,9 @@ type chartPanel struct {
 	title      string
 	unit       string
 	prec       int
-	stacked    bool // CPU-s by role: one stacked bar per transport
-	relative   bool // the values divided by the plain row's median
+	stacked    bool   // CPU-s by role: one stacked bar per transport
+	relative   bool   // the values divided by the plain row's median
+	probe      string // rrul's latency: only the transports probed so (probeOf); "" for all
 }
 
 // lanPanels and impairedPanels are the reference chart's panels: three of
@@ -235,10 +236,10 @@ func (c *chart) render() []byte {
 		c.panel(p, bars[i], x, y, pw, ph)
 	}
 	if c.cpuNote {
-		c.text(chartMargin, height-chartMargin/2-22, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption())
+		c.text(chartMargin, height-chartMargin/2-22, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption()+c.boundsCaption(bars))
 		c.text(chartMargin, height-chartMargin/2-6, 12, "", c.pal.muted, "", "CPU bars stack the per-role medians; their whiskers span the runs' totals.")
 	} else {
-		c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption())
+		c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption()+c.boundsCaption(bars))
 	}
 	c.printf("</svg>\n")
 	return c.buf.Bytes()
@@ -338,8 +339,8 @@ func (c *chart) bars(p chartPanel) []bar {
 		case p.stacked:
 			b.segments, b.spread = c.cpuBar(t, p, ss)
 		default:
-			if xs := metricValues(ss, p.metric); len(xs) > 0 {
-				b.spread = c.src.spread(metricKey{t, p.condition, p.instrument, p.metric}, xs)
+			if rs := c.v.readings(ss, p.metric, p.probe); len(rs) > 0 {
+				b.spread = c.src.spread(metricKey{t, p.condition, p.instrument, p.metric}, rs)
 				if base := c.v.plainMedian(); p.relative && base > 0 {
 					b.spread.center, b.spread.lo, b.spread.hi = b.spread.center/base, b.spread.lo/base, b.spread.hi/base
 				}
@@ -502,7 +503,7 @@ func (c *chart) valueLabel(p chartPanel, b bar) string {
 	if b.note != "" {
 		return ""
 	}
-	s := num(b.spread.center, p.prec)
+	s := atLeastMark(b.spread.atLeast) + num(b.spread.center, p.prec)
 	if runs := c.v.doc.Env.Runs; b.spread.n < runs {
 		s += fmt.Sprintf(" (n=%d)", b.spread.n)
 	}
@@ -512,7 +513,7 @@ func (c *chart) valueLabel(p chartPanel, b bar) string {
 // barTitle is the bar's tooltip: the label, the median and the whisker's
 // meaning in numbers.
 func (c *chart) barTitle(p chartPanel, b bar) string {
-	s := fmt.Sprintf("%s: %s", c.v.label(b.transport), num(b.spread.center, p.prec))
+	s := fmt.Sprintf("%s: %s%s", c.v.label(b.transport), atLeastMark(b.spread.atLeast), num(b.spread.center, p.prec))
 	if p.stacked {
 		parts := make([]string, len(cpuRoles))
 		for i, r := range cpuRoles {
@@ -525,7 +526,7 @@ func (c *chart) barTitle(p chartPanel, b bar) string {
 		if b.spread.level > 0 {
 			what = pct(b.spread.level) + " % CI"
 		}
-		s += fmt.Sprintf("; %s %s–%s; n=%d", what, num(b.spread.lo, p.prec), num(b.spread.hi, p.prec), b.spread.n)
+		s += fmt.Sprintf("; %s %s–%s%s; n=%d", what, num(b.spread.lo, p.prec), atLeastMark(b.spread.hiAtLeast), num(b.spread.hi, p.prec), b.spread.n)
 	}
 	return s
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"slices"
+
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
@@ -16,14 +18,17 @@ type spread struct {
 	center, lo, hi float64
 	level          float64
 	n              int
+	// atLeast: center is a lower bound (censored runs); hiAtLeast: hi is.
+	atLeast, hiAtLeast bool
 }
 
 // metricKey names one cell's metric as results.Cell does.
 type metricKey struct{ transport, condition, instrument, metric string }
 
-// spreadSource reduces one cell's per-run values (never empty) to a spread.
+// spreadSource reduces one cell's per-run readings (never empty) to a
+// spread.
 type spreadSource interface {
-	spread(k metricKey, xs []float64) spread
+	spread(k metricKey, rs []results.Reading) spread
 }
 
 // spreadFor is the chart's source of whiskers for d: the confidence
@@ -44,9 +49,10 @@ func spreadFor(d *results.Document) spreadSource {
 // minMaxSpread is the median with the min–max range of the runs.
 type minMaxSpread struct{}
 
-func (minMaxSpread) spread(_ metricKey, xs []float64) spread {
-	s := stats.Summarize(xs)
-	return spread{center: s.Median, lo: s.Min, hi: s.Max, n: s.N}
+func (minMaxSpread) spread(_ metricKey, rs []results.Reading) spread {
+	s := stats.Summarize(results.ValuesOf(rs))
+	return spread{center: s.Median, lo: s.Min, hi: s.Max, n: s.N,
+		atLeast: results.MedianAtLeast(rs), hiAtLeast: results.Censored(rs) > 0}
 }
 
 // cellSpread is the median with its confidence interval, read from the
@@ -56,10 +62,11 @@ func (minMaxSpread) spread(_ metricKey, xs []float64) spread {
 // other samples' median.
 type cellSpread struct{ cells map[metricKey]results.Cell }
 
-func (cs cellSpread) spread(k metricKey, xs []float64) spread {
+func (cs cellSpread) spread(k metricKey, rs []results.Reading) spread {
 	c, ok := cs.cells[k]
-	if !ok || c.N != len(xs) {
-		return minMaxSpread{}.spread(k, xs)
+	if !ok || c.N != len(rs) || c.Censored != results.Censored(rs) {
+		return minMaxSpread{}.spread(k, rs)
 	}
-	return spread{center: c.Median, lo: c.CILow, hi: c.CIHigh, level: c.CILevel, n: c.N}
+	return spread{center: c.Median, lo: c.CILow, hi: c.CIHigh, level: c.CILevel, n: c.N,
+		atLeast: c.MedianAtLeast(), hiAtLeast: slices.Contains(c.LowerBounds, results.BoundCIHigh)}
 }

@@ -288,18 +288,27 @@ func TestChartWhiskerSource(t *testing.T) {
 	}
 	src := spreadFor(&results.Document{Cells: results.Cells(&results.Document{Samples: samples})})
 	k := metricKey{"ssh", "lan", instIperf1, "value"}
-	got := src.spread(k, xs)
+	got := src.spread(k, exact(xs...))
 	if got.lo != 1 || got.hi != 60 || got.center != 3.5 || got.level < 0.96 || got.n != 6 {
 		t.Errorf("six-run spread = %+v, want the cell's [1, 60] at 96.9 %%", got)
 	}
 	// A cell that does not match the samples (hand-edited document) is
 	// not used.
-	if got := src.spread(k, xs[:4]); got.level != 0 || got.hi != 4 {
+	if got := src.spread(k, exact(xs[:4]...)); got.level != 0 || got.hi != 4 {
 		t.Errorf("mismatched cell used: %+v", got)
 	}
-	if got := src.spread(metricKey{"tw", "lan", instIperf1, "value"}, []float64{2, 4}); got.level != 0 || got.center != 3 {
+	if got := src.spread(metricKey{"tw", "lan", instIperf1, "value"}, exact(2, 4)); got.level != 0 || got.center != 3 {
 		t.Errorf("missing cell: %+v, want min–max", got)
 	}
+}
+
+// exact are readings of xs, none a bound.
+func exact(xs ...float64) []results.Reading {
+	rs := make([]results.Reading, len(xs))
+	for i, x := range xs {
+		rs[i] = results.Reading{Value: x}
+	}
+	return rs
 }
 
 func TestNiceScale(t *testing.T) {

@@ -70,11 +70,21 @@ func declaredPanels(v *view) []chartPanel {
 				continue
 			}
 			title, unit := v.metricTitle(x.instrument, x.metric)
-			panels = append(panels, chartPanel{
-				id:        idSafe(c.Name + "-" + x.instrument + "-" + x.metric),
-				condition: c.Name, instrument: x.instrument, metric: x.metric,
-				title: title, unit: unit, prec: autoPrec(all),
-			})
+			probes := []string{""}
+			if m, _ := v.doc.MetricOf(x.instrument, x.metric); msPer[m.Unit] > 0 {
+				probes = v.probesOf(c.Name, x.instrument)
+			}
+			for _, probe := range probes {
+				p := chartPanel{
+					id:        idSafe(c.Name + "-" + x.instrument + "-" + x.metric),
+					condition: c.Name, instrument: x.instrument, metric: x.metric,
+					title: title, unit: unit, prec: autoPrec(all), probe: probe,
+				}
+				if probe != "" {
+					p.id, p.title = idSafe(p.id+"-"+probe), title+" (probe: "+probe+")"
+				}
+				panels = append(panels, p)
+			}
 		}
 	}
 	return panels

@@ -27,8 +27,11 @@ func probeOf(s results.Sample) string {
 	return probeICMP
 }
 
-// bufferbloatGrade is DSLReports' bufferbloat grade of an added latency
-// under load, in ms.
+// bufferbloatGrade applies DSLReports' bufferbloat thresholds to an added
+// latency under load, in ms. DSLReports grades another statistic (the
+// mean increase, averaged over a download-only and an upload-only phase);
+// rrul's is the median of the runs' p50 increase under two-way load, and
+// the report says so (gradeNote).
 func bufferbloatGrade(ms float64) string {
 	switch {
 	case ms < 5:
@@ -44,6 +47,13 @@ func bufferbloatGrade(ms float64) string {
 	}
 	return "F"
 }
+
+// gradeNote says what the Grade column grades, and that it is not
+// DSLReports' own grade.
+const gradeNote = "Grade: DSLReports' bufferbloat thresholds (A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F ≥ 400) " +
+	"applied to the added latency above, the median of the runs' p50 increase under two-way load. " +
+	"It is not DSLReports' grade, which takes the mean increase averaged over a download-only and an upload-only phase " +
+	"(this test loads both ways at once), so it only places the figure on their scale."
 
 // writeRRUL renders, per condition and per probe, latency under load: idle
 // and loaded quantiles, the probes left unanswered, the added latency and
@@ -67,15 +77,15 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 	}
 	w.block("### Latency under load (RRUL) — " + label)
 	w.block("Latency probed alone, then under `iperf3 --bidir -P 4`; added latency = loaded p50 − idle p50, the median of the runs. " +
-		"Grade: DSLReports' bufferbloat scale of the added latency (A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F ≥ 400). " +
-		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, so the figure is one too.")
+		gradeNote + " " +
+		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, and a figure it reaches is one too.")
 	for _, p := range []string{probeICMP, probeTCPRR} {
 		ts := byProbe[p]
 		if len(ts) == 0 {
 			continue
 		}
 		header := []string{"Transport (probe: " + p + ")", "Idle p50 (ms)", "Loaded p50 / p90 / p99 (ms)",
-			"Unanswered under load", "Added latency (ms)", "Grade", "Down / up under load (Gbit/s)"}
+			"Unanswered under load", "Added latency (ms)", "Grade (DSLReports' thresholds)", "Down / up under load (Gbit/s)"}
 		lines := []string{tableRow(header...), separatorRow(len(header))}
 		method := ""
 		for _, t := range ts {
@@ -86,7 +96,7 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 					method = s.Method
 				}
 			}
-			lines = append(lines, tableRow(rrulRow(v.label(t), ss, v.doc.Env.Runs)...))
+			lines = append(lines, tableRow(v.rrulRow(v.label(t), ss)...))
 		}
 		w.block(lines...)
 		if method != "" {
@@ -95,15 +105,11 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 	}
 }
 
-// rrulRow is one transport's cells. A cell with a censored run shows its
-// loaded figures as lower bounds: raising one value never lowers a median
-// or a quantile, so the median of the runs is one too.
-func rrulRow(label string, ss []results.Sample, runs int) []string {
-	censored := len(extras(ss, "censored_wait_ms")) > 0
-	bound := ""
-	if censored {
-		bound = "≥ "
-	}
+// rrulRow is one transport's cells. A figure that is a lower bound reads
+// "≥": the median of runs one of which is censored at or below it (a
+// censored reading above the median cannot move it).
+func (v *view) rrulRow(label string, ss []results.Sample) []string {
+	bound := func(key string) string { return atLeastMark(results.MedianAtLeast(v.readings(ss, key, ""))) }
 	med := func(key string) (float64, bool) {
 		s := stats.Summarize(extras(ss, key))
 		return s.Median, s.N > 0
@@ -116,7 +122,8 @@ func rrulRow(label string, ss []results.Sample, runs int) []string {
 	}
 	loaded := dash
 	if _, ok := med("loaded_p50_ms"); ok {
-		loaded = bound + cell("loaded_p50_ms", 2) + " / " + bound + cell("loaded_p90_ms", 2) + " / " + bound + cell("loaded_p99_ms", 2)
+		loaded = bound("loaded_p50_ms") + cell("loaded_p50_ms", 2) + " / " + bound("loaded_p90_ms") + cell("loaded_p90_ms", 2) +
+			" / " + bound("loaded_p99_ms") + cell("loaded_p99_ms", 2)
 	}
 	var values []float64
 	for _, s := range ss {
@@ -124,9 +131,9 @@ func rrulRow(label string, ss []results.Sample, runs int) []string {
 	}
 	added, grade := dash, dash
 	if a := stats.Summarize(values); a.N > 0 {
-		added = bound + rangeCell(values, 2, runs)
+		added = bound("value") + rangeCell(values, 2, v.doc.Env.Runs)
 		grade = bufferbloatGrade(a.Median)
-		if censored && grade != "F" {
+		if bound("value") != "" && grade != "F" {
 			grade += " or worse"
 		}
 	}

@@ -43,8 +43,7 @@ func TestRRULSection(t *testing.T) {
 	md := string(Markdown(rrulDoc()))
 	for _, want := range []string{
 		"### Latency under load (RRUL) — WAN (30 ms RTT, 0.1 % loss)",
-		"DSLReports' bufferbloat scale",
-		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade |",
+		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade (DSLReports' thresholds) |",
 		"| Pure SSH | 30.10 | 33.60 / 40.50 / 53.50 | 2 of 200 (1.0 %) | 3.50 (3.00–4.00) | A+ | 0.10 / 0.10 |",
 		"| Transport (probe: TCP_RR) |",
 		"| SSH over tw | 31.00 | ≥ 6290.50 / ≥ 6350.00 / ≥ 6650.00 | 1 of 41 (2.4 %), censored: waited 12.4 s | ≥ 6259.50 (150.00–12369.00) | F | 0.03 / 0.03 |",
@@ -64,10 +63,93 @@ func TestRRULSection(t *testing.T) {
 	}
 }
 
+// TestRRULGradeSaysWhatItGrades: DSLReports' scale grades the mean
+// increase averaged over a download-only and an upload-only phase; rrul
+// grades the median of the runs' p50 increase under two-way load. The
+// report names the statistic graded and says it is not DSLReports' grade.
+func TestRRULGradeSaysWhatItGrades(t *testing.T) {
+	md := string(Markdown(rrulDoc()))
+	for _, want := range []string{
+		"Grade: DSLReports' bufferbloat thresholds (A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, F ≥ 400) applied to the added latency above, " +
+			"the median of the runs' p50 increase under two-way load.",
+		"It is not DSLReports' grade, which takes the mean increase averaged over a download-only and an upload-only phase",
+		"| Grade (DSLReports' thresholds) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "DSLReports' bufferbloat scale of the added latency") {
+		t.Error("the report calls the grade DSLReports' own")
+	}
+}
+
 func TestBufferbloatGrade(t *testing.T) {
 	for ms, want := range map[float64]string{0: "A+", 4.99: "A+", 5: "A", 29.9: "A", 30: "B", 59: "B", 60: "C", 199: "C", 200: "D", 399: "D", 400: "F", 12400: "F"} {
 		if got := bufferbloatGrade(ms); got != want {
 			t.Errorf("%v ms: grade %s, want %s", ms, got, want)
 		}
+	}
+}
+
+// TestMetricsChartBoundsAndProbes: in bench-metrics.svg a censored median
+// reads "≥" (tw's second run outlasted its test) and the footer says what
+// that means; rrul's latency panels hold one probe's transports each
+// (ICMP and TCP_RR round trips are different measures), its other
+// metrics stay one panel.
+func TestMetricsChartBoundsAndProbes(t *testing.T) {
+	root := parseSVG(t, MetricsChart(rrulDoc(), Light))
+	panels := panelsByID(root)
+	for id, want := range map[string]string{
+		"panel-wan-rrul-value-ICMP": "ssh", "panel-wan-rrul-value-TCP_RR": "tw",
+		"panel-wan-rrul-loaded_p50_ms-ICMP": "ssh", "panel-wan-rrul-loaded_p50_ms-TCP_RR": "tw",
+		"panel-wan-rrul-probe_unanswered": "ssh,tw",
+	} {
+		if got := strings.Join(barTransports(panels[id]), ","); got != want {
+			t.Errorf("%s: bars %q, want %q", id, got, want)
+		}
+	}
+	if _, mixed := panels["panel-wan-rrul-value"]; mixed {
+		t.Error("one latency panel holds both probes")
+	}
+	tcprr := strings.Join(panels["panel-wan-rrul-value-TCP_RR"].texts(), "|")
+	if !strings.Contains(tcprr, "≥ 6259.5") || !strings.Contains(tcprr, "(probe: TCP_RR)") {
+		t.Errorf("tw's censored median is not drawn as a bound: %q", tcprr)
+	}
+	if icmp := strings.Join(panels["panel-wan-rrul-value-ICMP"].texts(), "|"); strings.Contains(icmp, "≥") {
+		t.Errorf("an exact median drawn as a bound: %q", icmp)
+	}
+	if texts := root.texts(); !strings.Contains(texts[len(texts)-1], "≥: a lower bound") {
+		t.Errorf("footer %q does not explain ≥", texts[len(texts)-1])
+	}
+}
+
+// TestRRULRowBoundsPerFigure: one ping lost far above the median (the
+// sample's p99 a bound, its p50 exact, as the instrument marks them)
+// makes the p99 "≥" and leaves the p50, the added latency and the grade
+// exact.
+func TestRRULRowBoundsPerFigure(t *testing.T) {
+	const icmp = "latency by ICMP echo every 100 ms (ping -i 0.1), each probe's round trip"
+	censoredBy := func(key string) string { return results.AtLeastKey(key) }
+	d := &results.Document{SchemaVersion: results.SchemaVersion, Env: results.Env{Runs: 2},
+		Instruments: []results.Instrument{{Name: "rrul", Metrics: []results.Metric{
+			{Key: "value", Unit: "ms", CensoredBy: censoredBy("loaded_p50_ms")},
+			{Key: "loaded_p50_ms", Unit: "ms", CensoredBy: censoredBy("loaded_p50_ms")},
+			{Key: "loaded_p90_ms", Unit: "ms", CensoredBy: censoredBy("loaded_p90_ms")},
+			{Key: "loaded_p99_ms", Unit: "ms", CensoredBy: censoredBy("loaded_p99_ms")}}}},
+		Transports: []results.Transport{{Name: "ssh", Label: "Pure SSH"}},
+		Conditions: []results.Condition{{Name: "wan", Label: "WAN"}},
+		Samples: []results.Sample{
+			{Transport: "ssh", Condition: "wan", Instrument: "rrul", Run: 1, Value: 3, Method: icmp, Extra: map[string]float64{
+				"idle_p50_ms": 30, "loaded_p50_ms": 33, "loaded_p90_ms": 40, "loaded_p99_ms": 60,
+				"probe_sent": 100, "probe_unanswered": 0, "down_gbps": 0.1, "up_gbps": 0.1}},
+			{Transport: "ssh", Condition: "wan", Instrument: "rrul", Run: 2, Value: 4, Method: icmp, Extra: map[string]float64{
+				"idle_p50_ms": 30, "loaded_p50_ms": 34, "loaded_p90_ms": 41, "loaded_p99_ms": 1900,
+				"probe_sent": 100, "probe_unanswered": 1, "censored_wait_ms": 2000, censoredBy("loaded_p99_ms"): 1,
+				"down_gbps": 0.1, "up_gbps": 0.1}},
+		}}
+	md := string(Markdown(d))
+	if want := "| Pure SSH | 30.00 | 33.50 / 40.50 / ≥ 980.00 | 1 of 200 (0.5 %), censored: waited 2.0 s | 3.50 (3.00–4.00) | A+ |"; !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
 	}
 }

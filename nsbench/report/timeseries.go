@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -49,7 +50,7 @@ func (v *view) timeSeriesSections() []tsSection {
 			}
 			for _, se := range s.Series {
 				k := seriesKey{s.Condition, s.Instrument, se.Key}
-				if !seen[k] && len(points(se)) > 0 {
+				if !seen[k] && len(points(se)) > 0 && !strings.HasSuffix(se.Key, results.CensoredSeries("")) { // noted on their readings' row (runNote)
 					seen[k] = true
 					cond = append(cond, k)
 				}
@@ -228,8 +229,14 @@ func (c *chart) tsSection(i int, s tsSection, y float64) float64 {
 // runNote says which run a panel shows and why.
 func (c *chart) runNote(r tsRun) string {
 	n := len(points(r.series))
-	if r.of == 1 {
-		return fmt.Sprintf("run %d (the only one) · %d points", r.sample.Run, n)
+	censored := ""
+	for _, se := range r.sample.Series {
+		if k := len(points(se)); se.Key == results.CensoredSeries(r.series.Key) && k > 0 {
+			censored = fmt.Sprintf(" · %d unanswered (censored), not drawn", k)
+		}
 	}
-	return fmt.Sprintf("run %d (median of %d) · %d points", r.sample.Run, r.of, n)
+	if r.of == 1 {
+		return fmt.Sprintf("run %d (the only one) · %d points", r.sample.Run, n) + censored
+	}
+	return fmt.Sprintf("run %d (median of %d) · %d points", r.sample.Run, r.of, n) + censored
 }

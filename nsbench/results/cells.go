@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
@@ -43,6 +44,47 @@ type Cell struct {
 	// Marks say why the cell's numbers deserve doubt: MarkBackground,
 	// MarkSteal, MarkSpread, MarkPrecision.
 	Marks []string `json:"marks,omitempty"`
+
+	// Censored is how many of the runs' readings are lower bounds (a
+	// probe outlasted its test: see CensoredWaitMs). LowerBounds names the
+	// cell's figures that are lower bounds in turn (BoundMedian, …): those
+	// a censored reading at or below them can raise. CV, undefined on
+	// bounds, is then absent.
+	Censored    int      `json:"censored,omitempty"`
+	LowerBounds []string `json:"lower_bounds,omitempty"`
+}
+
+// The figures of a cell that can be lower bounds, as LowerBounds names
+// them (their JSON keys).
+const (
+	BoundMedian = "median"
+	BoundMin    = "min"
+	BoundMax    = "max"
+	BoundCILow  = "ci_low"
+	BoundCIHigh = "ci_high"
+)
+
+// MedianAtLeast says whether the cell's median is a lower bound.
+func (c Cell) MedianAtLeast() bool { return slices.Contains(c.LowerBounds, BoundMedian) }
+
+// lowerBounds names the figures of c that are lower bounds of rs's.
+func (c Cell) lowerBounds(rs []Reading) []string {
+	if Censored(rs) == 0 {
+		return nil
+	}
+	var out []string
+	if MedianAtLeast(rs) {
+		out = append(out, BoundMedian)
+	}
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{BoundMin, c.Min}, {BoundMax, c.Max}, {BoundCILow, c.CILow}, {BoundCIHigh, c.CIHigh}} {
+		if OrderStatAtLeast(rs, f.x) {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 // Why a cell is marked, and the thresholds (the report states them).
@@ -68,11 +110,11 @@ const (
 // Cells summarises d's samples per transport, condition, instrument and
 // declared metric, in first-appearance order.
 func Cells(d *Document) []Cell {
-	order, values := d.MetricValues()
+	order, readings := d.MetricReadings()
 	noise := noiseMax(d)
 	cells := make([]Cell, 0, len(order))
 	for _, k := range order {
-		xs := values[k]
+		xs := ValuesOf(readings[k])
 		sum := stats.Summarize(xs)
 		ci := stats.MedianCI(xs, 0.95)
 		m, _ := d.MetricOf(k.Instrument, k.Metric)
@@ -88,7 +130,8 @@ func Cells(d *Document) []Cell {
 			c.Warning = fmt.Sprintf("%d runs: no 95 %% interval exists (needs at least %d); [min, max] covers the median with %.1f %%",
 				sum.N, stats.MinSamplesFor(0.95), 100*ci.Level)
 		}
-		if cv, ok := stats.CV(xs); ok {
+		c.Censored, c.LowerBounds = Censored(readings[k]), c.lowerBounds(readings[k])
+		if cv, ok := stats.CV(xs); ok && c.Censored == 0 {
 			c.CV = &cv
 			if cv >= NoisyCV {
 				c.Marks = append(c.Marks, MarkSpread)

@@ -8,6 +8,10 @@ type Metric struct {
 	Label  string `json:"label"`
 	Unit   string `json:"unit"`
 	Better string `json:"better,omitempty"` // BetterHigher, BetterLower, or "" when neither is
+	// CensoredBy names the extra value (CensoredWaitMs, or AtLeastKey of
+	// a metric) whose presence makes a sample's reading of this metric a
+	// lower bound; "" for a metric that is always exact.
+	CensoredBy string `json:"censored_by,omitempty"`
 }
 
 // The directions a metric improves in.
@@ -115,11 +119,24 @@ func (d *Document) MetricOf(instrument, key string) (Metric, bool) {
 }
 
 // MetricValues collects every declared metric's values per cell, in first
-// appearance order; the one place samples become cells. A transport
-// whose own CPU is not attributable (Transport.OwnCPUAbsent) has no
-// TransportCPUPerGB, whatever its samples hold (documents written before
-// transport_cpu_absent carried a 0 for it).
+// appearance order (see MetricReadings), bounds as values: for a reader
+// that needs no distinction, or treats bounds itself.
 func (d *Document) MetricValues() ([]CellKey, map[CellKey][]float64) {
+	order, readings := d.MetricReadings()
+	values := make(map[CellKey][]float64, len(readings))
+	for k, rs := range readings {
+		values[k] = ValuesOf(rs)
+	}
+	return order, values
+}
+
+// MetricReadings collects every declared metric's readings per cell, in
+// first appearance order; the one place samples become cells. A reading
+// is a lower bound where its sample is censored for the metric
+// (Metric.CensoredBy). A transport whose own CPU is not attributable
+// (Transport.OwnCPUAbsent) has no TransportCPUPerGB, whatever its samples
+// hold (documents written before transport_cpu_absent carried a 0 for it).
+func (d *Document) MetricReadings() ([]CellKey, map[CellKey][]Reading) {
 	declared := map[string][]Metric{}
 	for _, in := range d.Instruments {
 		declared[in.Name] = in.Metrics
@@ -129,23 +146,44 @@ func (d *Document) MetricValues() ([]CellKey, map[CellKey][]float64) {
 		unattributed[t.Name] = t.OwnCPUAbsent() != ""
 	}
 	var order []CellKey
-	values := map[CellKey][]float64{}
+	readings := map[CellKey][]Reading{}
 	for _, s := range d.Samples {
 		metrics, ok := declared[s.Instrument]
 		if !ok {
 			metrics = referenceMetrics
 		}
 		for _, m := range metrics {
-			v, ok := s.Metric(m.Key)
+			r, ok := s.Reading(m)
 			if !ok || m.Key == TransportCPUPerGB && unattributed[s.Transport] {
 				continue
 			}
 			k := CellKey{s.Transport, s.Condition, s.Instrument, m.Key}
-			if _, seen := values[k]; !seen {
+			if _, seen := readings[k]; !seen {
 				order = append(order, k)
 			}
-			values[k] = append(values[k], v)
+			readings[k] = append(readings[k], r)
 		}
 	}
-	return order, values
+	return order, readings
+}
+
+// Reading returns the sample's reading of its instrument's metric m, and
+// whether it has one.
+func (s Sample) Reading(m Metric) (Reading, bool) {
+	v, ok := s.Metric(m.Key)
+	if !ok {
+		return Reading{}, false
+	}
+	by := censoredBy(s.Instrument, m)
+	_, censored := s.Extra[by]
+	return Reading{Value: v, AtLeast: by != "" && censored}, true
+}
+
+// ReadingOf returns s's reading of metric key as d declares it.
+func (d *Document) ReadingOf(s Sample, key string) (Reading, bool) {
+	m, ok := d.MetricOf(s.Instrument, key)
+	if !ok {
+		m = Metric{Key: key}
+	}
+	return s.Reading(m)
 }
