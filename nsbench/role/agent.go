@@ -40,12 +40,15 @@ func Agent(ctx context.Context, r io.Reader, w io.Writer, cfg AgentConfig) error
 	lines := make(chan []byte)
 	readDone := make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 256<<20)
+		sc := lineScanner(r)
 		for sc.Scan() {
 			lines <- append([]byte(nil), sc.Bytes()...)
 		}
-		readDone <- sc.Err()
+		err := sc.Err()
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("agent: a request longer than %d MiB: %w", MaxLine>>20, err)
+		}
+		readDone <- err
 	}()
 	var idle <-chan time.Time
 	var idleTimer *time.Timer
