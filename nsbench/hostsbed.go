@@ -250,7 +250,10 @@ func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
 const maxFetchedLog = 16 << 20
 
 // logFilesOp lists the logs in a role's log directory on its host.
-var logFilesOp = role.NewOp("nsbench.log-files", func(_ context.Context, dir string) ([]logFile, error) {
+var logFilesOp = role.NewOp("nsbench.log-files", func(ctx context.Context, dir string) ([]logFile, error) {
+	if err := role.CheckRead(ctx, dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -275,9 +278,12 @@ type logToRead struct{ Dir, Name string }
 // readLogOp reads one log on the role's host, at most maxFetchedLog+1
 // bytes (a log that grew past the bound since it was listed is still not
 // carried whole), and never through a symbolic link.
-var readLogOp = role.NewOp("nsbench.read-log", func(_ context.Context, l logToRead) ([]byte, error) {
+var readLogOp = role.NewOp("nsbench.read-log", func(ctx context.Context, l logToRead) ([]byte, error) {
 	if !isBaseName(l.Name) {
 		return nil, fmt.Errorf("log name %q is not a file name", l.Name)
+	}
+	if err := role.CheckRead(ctx, l.Dir); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(l.Dir, l.Name), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
