@@ -86,6 +86,10 @@ func TestAgentReachesOnlyItsRun(t *testing.T) {
 	a := &rawAgent{t: t, enc: json.NewEncoder(fromTest), answers: bufio.NewScanner(toTest)}
 	outside := t.TempDir()
 	marker := filepath.Join(outside, "ran")
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	inside := filepath.Join(privateDir(scope), "config")
 	cgroupRoot, err := proc.Cgroup2Root()
 	if err != nil {
@@ -121,6 +125,16 @@ func TestAgentReachesOnlyItsRun(t *testing.T) {
 			"args": map[string]any{"Path": filepath.Join(outside, "d"), "Perm": 0o755}}, "outside the run's directories"},
 		{"listing the host's cgroups", map[string]any{"kind": "call", "netns": scope, "op": "role.cgroup-pids",
 			"args": cgroupRoot}, "outside the run's"},
+		{"unmounting outside the run", map[string]any{"kind": "call", "netns": scope, "op": "nsbench.unmount-payload",
+			"args": map[string]any{"Dir": outside}}, "outside the run's directories"},
+		{"an IPsec directory removing a host path", map[string]any{"kind": "call", "netns": scope, "op": "ipsec.write-conf-dir",
+			"args": map[string]any{"Remove": []string{victim}}}, "outside the run's directories"},
+		{"an sshd account made elsewhere", map[string]any{"kind": "call", "netns": scope, "op": "transport.sshd-account",
+			"args": map[string]any{"Dir": filepath.Join(outside, "acct"), "User": "twbench"}}, "outside the run's directories"},
+		{"globbing host files", map[string]any{"kind": "call", "netns": scope, "op": "tw.glob", "args": "/etc/*"},
+			"outside the run's directories"},
+		{"a WireGuard socket by a climbing name", map[string]any{"kind": "call", "netns": scope, "op": "wg.remove",
+			"args": map[string]any{"Name": "../../.." + victim, "Socket": true}}, "not an interface name"},
 		{"building another run's role", map[string]any{"kind": "call", "op": "host.build-role",
 			"args": role.RoleOnHost{Link: topology.LinkSpec{Spec: topology.Spec{Prefix: "twnsb-000000"}, Role: topology.Client},
 				Dirs: role.Dirs{Log: filepath.Join(outside, "logs"), Private: outside}}}, "serves " + scope + " only"},
@@ -132,7 +146,10 @@ func TestAgentReachesOnlyItsRun(t *testing.T) {
 			t.Errorf("%s: answered %q (a result of %d bytes), want a refusal with %q", tc.what, ans.Err, len(ans.Result), tc.want)
 		}
 	}
-	for _, p := range []string{marker, filepath.Join(outside, "d"), filepath.Join(outside, "logs"), filepath.Join(outside, "log")} {
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("the agent removed a file outside its run: %v", err)
+	}
+	for _, p := range []string{marker, filepath.Join(outside, "d"), filepath.Join(outside, "logs"), filepath.Join(outside, "log"), filepath.Join(outside, "acct")} {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("the agent made %s, outside its run", p)
 		}

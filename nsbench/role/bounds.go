@@ -116,7 +116,11 @@ func (b *Bounds) role(a RoleOnHost) error {
 	if s := Scope(a.Link.Spec.Prefix, a.Link.Role); s != b.Scope {
 		return fmt.Errorf("build %s: this agent serves %s only", s, b.Scope)
 	}
-	for _, p := range []string{a.Dirs.Log, a.Dirs.Private, a.Link.HostsFile} {
+	paths := []string{a.Dirs.Log, a.Dirs.Private}
+	if a.Link.HostsFile != "" { // "": the default, /etc/netns/<its namespace>/hosts
+		paths = append(paths, a.Link.HostsFile)
+	}
+	for _, p := range paths {
 		if !within(p, b.Dirs...) {
 			return fmt.Errorf("build %s: %s is outside the run's directories", b.Scope, p)
 		}
