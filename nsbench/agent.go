@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -47,7 +48,14 @@ func ServeAgent(ctx context.Context, scope string, idle time.Duration, r io.Read
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return errors.Join(fmt.Errorf("agent: private directory: %w", err), cleanup(ctx))
 	}
-	return role.Agent(ctx, r, w, role.AgentConfig{Idle: idle, Cleanup: cleanup})
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		return errors.Join(fmt.Errorf("agent: %w", err), cleanup(ctx))
+	}
+	// Its requests reach only the run's own: its namespace, its private
+	// directory (logs, hosts file and the roles' files inside) and cgroup.
+	bounds := &role.Bounds{Scope: scope, Dirs: []string{dir}, Cgroup: role.NewTree(root, scope).Dir()}
+	return role.Agent(ctx, r, w, role.AgentConfig{Idle: idle, Cleanup: cleanup, Bounds: bounds})
 }
 
 // removeOwnCopy removes the copy of twnsbench the orchestrator installed

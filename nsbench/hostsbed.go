@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
@@ -269,11 +271,15 @@ func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
 }
 
 // maxFetchedLog bounds one log copied back from a host: a runaway daemon's
-// log is left out, named, rather than carried over the session.
+// log is left out, named, rather than carried over the session. Well
+// within role.MaxLine, the wire's bound on one answer.
 const maxFetchedLog = 16 << 20
 
 // logFilesOp lists the logs in a role's log directory on its host.
-var logFilesOp = role.NewOp("nsbench.log-files", func(_ context.Context, dir string) ([]logFile, error) {
+var logFilesOp = role.NewOp("nsbench.log-files", func(ctx context.Context, dir string) ([]logFile, error) {
+	if err := role.CheckRead(ctx, dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -292,8 +298,37 @@ type logFile struct {
 	Size int64
 }
 
+// logToRead is one log in a role's log directory on its host.
+type logToRead struct{ Dir, Name string }
+
+// readLogOp reads one log on the role's host, at most maxFetchedLog+1
+// bytes (a log that grew past the bound since it was listed is still not
+// carried whole), and never through a symbolic link.
+var readLogOp = role.NewOp("nsbench.read-log", func(ctx context.Context, l logToRead) ([]byte, error) {
+	if !isBaseName(l.Name) {
+		return nil, fmt.Errorf("log name %q is not a file name", l.Name)
+	}
+	if err := role.CheckRead(ctx, l.Dir); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(l.Dir, l.Name), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxFetchedLog+1))
+})
+
+// isBaseName reports whether name is a plain file name: no directory, no
+// "." or "..".
+func isBaseName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
+}
+
 // fetchLogs copies role r's logs from dir on its host into local, the
-// run's log directory, each within maxFetchedLog.
+// run's log directory, each within maxFetchedLog. What the host answers is
+// not trusted: a name that is not a plain file name is refused, and the
+// bound holds on what arrives, not on the size the host claims.
 func fetchLogs(ctx context.Context, r *role.Role, dir, local string, logf Logf) error {
 	ctx, cancel := context.WithTimeout(ctx, fetchLogsTimeout)
 	defer cancel()
@@ -303,13 +338,21 @@ func fetchLogs(ctx context.Context, r *role.Role, dir, local string, logf Logf) 
 	}
 	var errs []error
 	for _, f := range files {
+		if !isBaseName(f.Name) {
+			errs = append(errs, fmt.Errorf("refused the log name %q: not a file name", f.Name))
+			continue
+		}
 		if f.Size > maxFetchedLog {
 			logf("%s: %s is %s: left on the host, not fetched", r.Name(), f.Name, FormatSize(f.Size))
 			continue
 		}
-		b, err := r.ReadFile(filepath.Join(dir, f.Name))
+		b, err := readLogOp.On(ctx, r, logToRead{Dir: dir, Name: f.Name})
+		if err == nil && len(b) > maxFetchedLog {
+			logf("%s: %s is over %s: left on the host, not fetched", r.Name(), f.Name, FormatSize(maxFetchedLog))
+			continue
+		}
 		if err == nil {
-			err = os.WriteFile(filepath.Join(local, f.Name), b, 0o644)
+			err = writeNew(filepath.Join(local, f.Name), b)
 		}
 		errs = append(errs, err)
 	}
@@ -317,6 +360,16 @@ func fetchLogs(ctx context.Context, r *role.Role, dir, local string, logf Logf) 
 		return fmt.Errorf("%s logs: %w", r.Name(), err)
 	}
 	return nil
+}
+
+// writeNew writes b to path, never through a symbolic link.
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return errors.Join(err, f.Close())
 }
 
 // fetchLogsTimeout bounds fetching one role's logs: a host whose session

@@ -46,7 +46,10 @@ type payloadSize struct {
 
 // The payload is made where scp reads it: on the server role's host.
 var (
-	mountPayloadOp = role.NewOp("nsbench.mount-payload", func(_ context.Context, a payloadSize) (payload, error) {
+	mountPayloadOp = role.NewOp("nsbench.mount-payload", func(ctx context.Context, a payloadSize) (payload, error) {
+		if err := role.CheckPath(ctx, a.Dir); err != nil {
+			return payload{}, err
+		}
 		p, err := mountPayload(a.Dir, a.Large, a.Warm)
 		if err != nil {
 			if p != nil {
@@ -56,7 +59,10 @@ var (
 		}
 		return *p, nil
 	})
-	unmountPayloadOp = role.NewOp("nsbench.unmount-payload", func(_ context.Context, p payload) (role.Nothing, error) {
+	unmountPayloadOp = role.NewOp("nsbench.unmount-payload", func(ctx context.Context, p payload) (role.Nothing, error) {
+		if err := role.CheckPath(ctx, p.Dir); err != nil {
+			return role.Nothing{}, err
+		}
 		return role.Nothing{}, p.unmount()
 	})
 )

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -328,6 +329,9 @@ var (
 		return st, nil
 	})
 	removeOp = role.NewOp("wg.remove", func(_ context.Context, a removeArgs) (role.Nothing, error) {
+		if a.Name == "" || strings.ContainsRune(a.Name, '/') || a.Name == "." || a.Name == ".." {
+			return role.Nothing{}, fmt.Errorf("%q is not an interface name", a.Name) // its socket path would leave the socket directory
+		}
 		var errs []error
 		if a.Socket {
 			if err := os.Remove(SocketPath(a.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {

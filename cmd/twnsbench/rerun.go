@@ -47,6 +47,13 @@ func rerunAction(c *cli.Context) error {
 	if cfg == nil {
 		return refuse(fmt.Errorf("rerun: %s records no configuration (written before twnsbench recorded one); run it again with the same flags instead", file))
 	}
+	kept, dropped := measurementOptions(cfg.Options)
+	for _, d := range dropped {
+		fmt.Fprintf(c.App.ErrWriter, "twnsbench: rerun: ignoring the file's option %s: not a measurement option (programs, hosts, keys and outputs are this host's to give)\n", d)
+	}
+	rerun := *cfg
+	rerun.Options = kept
+	cfg = &rerun
 	rows := slices.Clone(cfg.Transports)
 	if missing := unrunnable(rows, cfg.Options); len(missing) > 0 {
 		if !skipMissing {
@@ -112,6 +119,24 @@ func rerunArgs(c *cli.Context) (file, out string, skipMissing bool, err error) {
 	return file, out, skipMissing, nil
 }
 
+// measurementOptions splits a results file's options into those that
+// describe the measurement — the transports' registered options that are
+// not paths (recordedOptions) — and the rest, "name=value" each: a file
+// from elsewhere must never name a program root starts, a host, a key or
+// where output goes.
+func measurementOptions(options map[string]string) (kept map[string]string, dropped []string) {
+	kept = map[string]string{}
+	allowed := recordableOptions()
+	for _, k := range slices.Sorted(maps.Keys(options)) {
+		if allowed[k] {
+			kept[k] = options[k]
+		} else {
+			dropped = append(dropped, fmt.Sprintf("%s=%q", k, options[k]))
+		}
+	}
+	return kept, dropped
+}
+
 // unrunnable lists the rows this host cannot run, "row: reason" each.
 func unrunnable(rows []string, options map[string]string) []string {
 	var missing []string
@@ -147,7 +172,7 @@ func runArgs(cfg *results.RunConfig, rows []string, out string) []string {
 		args = append(args, "--seed", strconv.FormatUint(*cfg.Seed, 10))
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Options)) {
-		args = append(args, "--"+k, cfg.Options[k])
+		args = append(args, "--"+k+"="+cfg.Options[k])
 	}
 	return args
 }

@@ -71,3 +71,49 @@ func TestRerunRefusesWhatCannotRunHere(t *testing.T) {
 		t.Errorf("a refused rerun created %s", out)
 	}
 }
+
+// A results file is someone else's: rerun takes from it only what
+// describes the measurement. Its options naming a program (--tw), a host
+// inventory, a key, a known_hosts or an output are dropped, each named,
+// and the program is never started.
+func TestRerunTakesNoProgramHostOrPathFromTheFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", t.TempDir()) // no tw here: the rerun is refused after the options are read
+	marker := filepath.Join(dir, "executed")
+	prog := filepath.Join(dir, "x")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n: >"+marker+"\necho 'tw 1.0'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(dir, "elsewhere")
+	doc := results.Document{SchemaVersion: results.SchemaVersion, Complete: true,
+		Transports: []results.Transport{{Name: "tw"}},
+		Config: &results.RunConfig{Transports: []string{"tw"}, WAN: []string{"off"}, Instruments: []string{"iperf3-1"},
+			Runs: "1", SizeBytes: 1 << 20, DurationSec: 1, Congestion: "cubic", Order: "interleaved",
+			Options: map[string]string{"tw": prog, "caddy": prog, "host": filepath.Join(dir, "hosts"),
+				"identity": filepath.Join(dir, "key"), "known-hosts": filepath.Join(dir, "kh"), "out": elsewhere,
+				"wireguard": "userspace"}}}
+	f := filepath.Join(dir, "in.json")
+	if err := results.WriteAtomic(f, &doc); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runInProcess("rerun", f, "--out", filepath.Join(dir, "out"))
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("rerun executed %s, a program the results file named", prog)
+	}
+	if code != exitRefused {
+		t.Errorf("exit %d, want %d (no tw on PATH); stderr %q", code, exitRefused, stderr)
+	}
+	for _, k := range []string{"tw", "caddy", "host", "identity", "known-hosts", "out"} {
+		if n := strings.Count(stderr, "ignoring the file's option "+k+"="); n != 1 {
+			t.Errorf("stderr names the dropped option %s %d times, want once:\n%s", k, n, stderr)
+		}
+	}
+	if strings.Contains(stderr, "option wireguard=") {
+		t.Errorf("wireguard describes the measurement, it must be kept:\n%s", stderr)
+	}
+	for _, p := range []string{elsewhere, filepath.Join(dir, "out")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("a refused rerun created %s", p)
+		}
+	}
+}

@@ -211,14 +211,24 @@ func runAction(c *cli.Context) error {
 // another host can reuse: every option but host paths.
 func recordedOptions(c *cli.Context) map[string]string {
 	out := map[string]string{}
+	for name := range recordableOptions() {
+		out[name] = c.String(name)
+	}
+	return out
+}
+
+// recordableOptions names the transports' options that describe a
+// measurement: every registered one but host paths.
+func recordableOptions() map[string]bool {
+	names := map[string]bool{}
 	for _, s := range transport.Registered() {
 		for _, o := range s.Options {
 			if !o.File {
-				out[o.Name] = c.String(o.Name)
+				names[o.Name] = true
 			}
 		}
 	}
-	return out
+	return names
 }
 
 // individuallyNamed are the --transports words that name a transport, not

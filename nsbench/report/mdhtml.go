@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -74,7 +75,7 @@ func mdConvert(lines []string) mdBlock {
 			return mdBlock{level: level, text: text, html: inline(text)}
 		}
 	}
-	if m := mdImage.FindStringSubmatch(first); len(lines) == 1 && m != nil {
+	if m := mdImage.FindStringSubmatch(first); len(lines) == 1 && m != nil && safeTarget(m[2]) {
 		return mdBlock{image: m[2], html: fmt.Sprintf(`<img src="%s" alt="%s">`, html.EscapeString(m[2]), html.EscapeString(m[1]))}
 	}
 	if all(lines, func(l string) bool { return strings.HasPrefix(l, "|") }) {
@@ -180,8 +181,23 @@ func inline(s string) string {
 		}
 		t := html.EscapeString(part)
 		t = mdBold.ReplaceAllString(t, "<strong>$1</strong>")
-		t = mdLink.ReplaceAllString(t, `<a href="$2">$1</a>`)
+		t = mdLink.ReplaceAllStringFunc(t, func(link string) string {
+			m := mdLink.FindStringSubmatch(link)
+			if !safeTarget(html.UnescapeString(m[2])) {
+				return link // shown as the text it is
+			}
+			return `<a href="` + m[2] + `">` + m[1] + `</a>`
+		})
 		b.WriteString(t)
 	}
 	return b.String()
+}
+
+// safeTarget reports whether a link's target may become an href or a src:
+// only http(s) and relative ones. Host facts and results files from
+// elsewhere reach the page, and a javascript: or data: target there would
+// run in the reader's browser.
+func safeTarget(target string) bool {
+	u, err := url.Parse(target) // refuses control characters; lower-cases the scheme
+	return err == nil && (u.Scheme == "" || u.Scheme == "http" || u.Scheme == "https")
 }

@@ -27,6 +27,9 @@ type AgentConfig struct {
 	// Cleanup removes what the copy built for the run, after its daemons
 	// have been stopped.
 	Cleanup func(context.Context) error
+	// Bounds are what its requests may reach; nil: anything (a test's
+	// agent serving roles it built itself).
+	Bounds *Bounds
 }
 
 // Agent is the far end of a Conn: the twnsbench copy on a role's host,
@@ -36,16 +39,19 @@ type AgentConfig struct {
 // started, runs cfg.Cleanup and returns.
 func Agent(ctx context.Context, r io.Reader, w io.Writer, cfg AgentConfig) error {
 	a := &agent{enc: json.NewEncoder(w), daemons: map[uint64]*agentDaemon{}, cancels: map[uint64]context.CancelFunc{}}
-	ctx, cancelAll := context.WithCancel(ctx)
+	ctx, cancelAll := context.WithCancel(withBounds(ctx, cfg.Bounds))
 	lines := make(chan []byte)
 	readDone := make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 256<<20)
+		sc := lineScanner(r)
 		for sc.Scan() {
 			lines <- append([]byte(nil), sc.Bytes()...)
 		}
-		readDone <- sc.Err()
+		err := sc.Err()
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("agent: a request longer than %d MiB: %w", MaxLine>>20, err)
+		}
+		readDone <- err
 	}()
 	var idle <-chan time.Time
 	var idleTimer *time.Timer
@@ -160,6 +166,9 @@ func (a *agent) serve(ctx context.Context, req request) response {
 			out, err := serve(ctx, req.Op, true, req.Args)
 			return response{Result: out, Err: errText(err)}
 		}
+		if err := boundsOf(ctx).netns(req.NetNS); err != nil {
+			return response{Err: err.Error()}
+		}
 		n, err := ns.Open(req.NetNS)
 		if err != nil {
 			return response{Err: err.Error()}
@@ -171,11 +180,17 @@ func (a *agent) serve(ctx context.Context, req request) response {
 		if req.Program == nil {
 			return response{Err: "run: no program"}
 		}
+		if err := boundsOf(ctx).program(*req.Program); err != nil {
+			return response{Err: "run: " + err.Error()}
+		}
 		res, err := proc.Run(ctx, *req.Program)
 		return response{Run: &res, Err: errText(err)}
 	case "start":
 		if req.Program == nil {
 			return response{Err: "start: no program"}
+		}
+		if err := boundsOf(ctx).program(*req.Program); err != nil {
+			return response{Err: "start: " + err.Error()}
 		}
 		p, err := proc.Start(*req.Program)
 		if err != nil {

@@ -38,13 +38,22 @@ type MemoryPeak struct {
 }
 
 var (
-	readFileOp = NewOp("role.read-file", func(_ context.Context, path string) ([]byte, error) {
+	readFileOp = NewOp("role.read-file", func(ctx context.Context, path string) ([]byte, error) {
+		if err := CheckRead(ctx, path); err != nil {
+			return nil, err
+		}
 		return os.ReadFile(path)
 	})
-	writeFileOp = NewOp("role.write-file", func(_ context.Context, f fileContent) (Nothing, error) {
+	writeFileOp = NewOp("role.write-file", func(ctx context.Context, f fileContent) (Nothing, error) {
+		if err := CheckPath(ctx, f.Path); err != nil {
+			return Nothing{}, err
+		}
 		return Nothing{}, os.WriteFile(f.Path, f.Data, os.FileMode(f.Perm))
 	})
-	mkdirOp = NewOp("role.mkdir", func(_ context.Context, f fileContent) (Nothing, error) {
+	mkdirOp = NewOp("role.mkdir", func(ctx context.Context, f fileContent) (Nothing, error) {
+		if err := CheckPath(ctx, f.Path); err != nil {
+			return Nothing{}, err
+		}
 		return Nothing{}, os.MkdirAll(f.Path, os.FileMode(f.Perm))
 	})
 	dialOp = NewOp("role.dial-tcp", func(_ context.Context, addr string) (Nothing, error) {
@@ -56,21 +65,33 @@ var (
 	tcpConnsOp = NewOp("role.open-tcp-conns", func(_ context.Context, port int) (int, error) {
 		return metrics.OpenTCPConns(port)
 	})
-	cgroupUsageOp = NewOp("role.cgroup-usage", func(_ context.Context, path string) (uint64, error) {
+	cgroupUsageOp = NewOp("role.cgroup-usage", func(ctx context.Context, path string) (uint64, error) {
+		if err := checkCgroup(ctx, path); err != nil {
+			return 0, err
+		}
 		return (&proc.Cgroup{Path: path}).UsageUsec()
 	})
-	cgroupPeakOp = NewOp("role.cgroup-memory-peak", func(_ context.Context, path string) (MemoryPeak, error) {
+	cgroupPeakOp = NewOp("role.cgroup-memory-peak", func(ctx context.Context, path string) (MemoryPeak, error) {
+		if err := checkCgroup(ctx, path); err != nil {
+			return MemoryPeak{}, err
+		}
 		kb, ok := (&proc.Cgroup{Path: path}).MemoryPeakKB()
 		return MemoryPeak{KB: kb, OK: ok}, nil
 	})
-	newCgroupOp = NewOp("role.new-cgroup", func(_ context.Context, path string) (Nothing, error) {
+	newCgroupOp = NewOp("role.new-cgroup", func(ctx context.Context, path string) (Nothing, error) {
+		if err := checkCgroup(ctx, path); err != nil {
+			return Nothing{}, err
+		}
 		_, err := proc.NewCgroup(path)
 		return Nothing{}, err
 	})
 	vmHWMOp = NewOp("role.vmhwm", func(_ context.Context, pid int) (int64, error) {
 		return metrics.ReadVmHWM(pid)
 	})
-	cgroupPIDsOp = NewOp("role.cgroup-pids", func(_ context.Context, path string) ([]int, error) {
+	cgroupPIDsOp = NewOp("role.cgroup-pids", func(ctx context.Context, path string) ([]int, error) {
+		if err := checkCgroup(ctx, path); err != nil {
+			return nil, err
+		}
 		return (&proc.Cgroup{Path: path}).PIDs()
 	})
 	linkBytesOp = NewOp("role.link-bytes", func(_ context.Context, name string) (LinkCounters, error) {

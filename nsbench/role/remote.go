@@ -43,7 +43,10 @@ type HostedRole struct {
 // host: what the copy there removes when its session ends.
 func Scope(prefix, role string) string { return prefix + "-" + role }
 
-var buildRoleOp = NewHostOp("host.build-role", func(_ context.Context, a RoleOnHost) (HostedRole, error) {
+var buildRoleOp = NewHostOp("host.build-role", func(ctx context.Context, a RoleOnHost) (HostedRole, error) {
+	if err := boundsOf(ctx).role(a); err != nil {
+		return HostedRole{}, err
+	}
 	if err := os.MkdirAll(a.Dirs.Log, 0o755); err != nil {
 		return HostedRole{}, fmt.Errorf("log directory: %w", err)
 	}

@@ -87,8 +87,7 @@ func (c *Conn) Err() error {
 }
 
 func (c *Conn) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 256<<20) // a program's whole output is one line
+	sc := lineScanner(r)
 	for sc.Scan() {
 		var resp response
 		if err := json.Unmarshal(sc.Bytes(), &resp); err != nil {
@@ -98,10 +97,27 @@ func (c *Conn) read(r io.Reader) {
 		c.deliver(resp)
 	}
 	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		c.end(fmt.Errorf("%s: an answer longer than %d MiB: %w", c.host, MaxLine>>20, err))
+		return
+	}
 	if err == nil {
 		err = io.EOF
 	}
 	c.end(&LostError{Host: c.host, Why: "connection lost (" + err.Error() + ")"})
+}
+
+// MaxLine bounds one line of the wire, either way: a request or an answer
+// (a program's whole output, a fetched log) is one line, and a far side
+// that sends more ends the connection instead of filling this side's
+// memory.
+const MaxLine = 64 << 20
+
+// lineScanner reads the wire's lines from r, each within MaxLine.
+func lineScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxLine)
+	return sc
 }
 
 func (c *Conn) deliver(resp response) {

@@ -126,3 +126,54 @@ func TestRoleOverTheWire(t *testing.T) {
 		t.Errorf("work after the session ended: %v", err)
 	}
 }
+
+// overLine is one JSON object a byte over the wire's line bound.
+func overLine(head string) []byte {
+	pad := role.MaxLine + 1 - len(head) - len(`,"pad":""}`) + 1
+	return []byte(head + `,"pad":"` + strings.Repeat("x", pad) + `"}` + "\n")
+}
+
+// Every line the wire reads is bounded, either way: a host's answer or an
+// orchestrator's request longer than role.MaxLine ends the connection,
+// saying so, instead of being read whole into memory.
+func TestWireBoundsEveryLine(t *testing.T) {
+	// The orchestrator's end, reading a compromised host's answer.
+	toOrch, fromHost := io.Pipe()
+	toHost, fromOrch := io.Pipe()
+	t.Cleanup(func() { fromHost.Close(); fromOrch.Close() })
+	go func() {
+		buf := make([]byte, 4096)
+		if _, err := toHost.Read(buf); err != nil { // the request
+			return
+		}
+		_, _ = fromHost.Write(overLine(`{"id":1,"result":{"User":1}`))
+	}()
+	c := role.NewConn("big host", toOrch, fromOrch)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := role.HostCPU(ctx, c); err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {
+		t.Errorf("an answer over the bound: %v, want the connection ended naming the bound", err)
+	}
+
+	// The agent's end, reading a request.
+	in, out := io.Pipe()
+	var answers strings.Builder
+	done := make(chan error, 1)
+	go func() { done <- role.Agent(context.Background(), in, &answers, role.AgentConfig{}) }()
+	go func() {
+		_, _ = out.Write(overLine(`{"id":7,"kind":"ping"`))
+		_, _ = out.Write([]byte(`{"id":8,"kind":"ping"}` + "\n"))
+		out.Close()
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {
+			t.Errorf("agent after a request over the bound: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agent still serving 30 s after a request over the bound")
+	}
+	if answers.Len() != 0 {
+		t.Errorf("the agent answered past a request over the bound: %.200s", answers.String())
+	}
+}

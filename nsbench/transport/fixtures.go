@@ -65,14 +65,20 @@ type fixtureProc struct {
 
 // sshdAccount makes the bench account of a fixture sshd in Dir on the
 // server's host and returns the mounts that show it to sshd only.
-var sshdAccount = role.NewOp("transport.sshd-account", func(_ context.Context, a sshdAccountArgs) ([]ns.Mount, error) {
+var sshdAccount = role.NewOp("transport.sshd-account", func(ctx context.Context, a sshdAccountArgs) ([]ns.Mount, error) {
+	if err := role.CheckPath(ctx, a.Dir); err != nil {
+		return nil, err
+	}
 	return account.SSHD(a.Dir, a.User)
 })
 
 type sshdAccountArgs struct{ Dir, User string }
 
 // accountUID reads the uid sshdAccount gave the account in Dir.
-var accountUID = role.NewOp("transport.account-uid", func(_ context.Context, a sshdAccountArgs) (int, error) {
+var accountUID = role.NewOp("transport.account-uid", func(ctx context.Context, a sshdAccountArgs) (int, error) {
+	if err := role.CheckRead(ctx, a.Dir); err != nil {
+		return 0, err
+	}
 	return account.UID(a.Dir, a.User)
 })
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -49,10 +50,22 @@ func (c confDir) write() error {
 }
 
 var (
-	confDirOp = role.NewOp("ipsec.write-conf-dir", func(_ context.Context, c confDir) (role.Nothing, error) {
+	confDirOp = role.NewOp("ipsec.write-conf-dir", func(ctx context.Context, c confDir) (role.Nothing, error) {
+		paths := append(slices.Clone(c.Remove), c.Dirs...)
+		for _, f := range c.Files {
+			paths = append(paths, f.Path)
+		}
+		for _, p := range paths {
+			if err := role.CheckPath(ctx, p); err != nil {
+				return role.Nothing{}, err
+			}
+		}
 		return role.Nothing{}, c.write()
 	})
-	dialUnixOp = role.NewOp("ipsec.dial-unix", func(_ context.Context, path string) (role.Nothing, error) {
+	dialUnixOp = role.NewOp("ipsec.dial-unix", func(ctx context.Context, path string) (role.Nothing, error) {
+		if err := role.CheckRead(ctx, path); err != nil {
+			return role.Nothing{}, err
+		}
 		c, err := net.DialTimeout("unix", path, 500*time.Millisecond)
 		if err != nil {
 			return role.Nothing{}, err

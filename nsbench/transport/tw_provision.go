@@ -205,7 +205,10 @@ func readJoinRequest(r *role.Role, dir string) (twJoinRequest, error) {
 }
 
 // twGlobOp lists the role's files that match a pattern (filepath.Glob).
-var twGlobOp = role.NewOp("tw.glob", func(_ context.Context, pattern string) ([]string, error) {
+var twGlobOp = role.NewOp("tw.glob", func(ctx context.Context, pattern string) ([]string, error) {
+	if err := role.CheckRead(ctx, pattern); err != nil {
+		return nil, err
+	}
 	return filepath.Glob(pattern)
 })
 

@@ -1,0 +1,132 @@
+package nsbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+)
+
+// compromisedHost is the far end of a role's wire on a host whose root
+// answers what it likes: it builds a role without building anything and
+// serves logs from files, a map of the names it lists to what it sends
+// for each (whatever size it claims).
+func compromisedHost(t *testing.T, files map[string][]byte, claimed map[string]int64) *role.Role {
+	toHost, fromOrch := io.Pipe()
+	toOrch, fromHost := io.Pipe()
+	t.Cleanup(func() { fromOrch.Close(); fromHost.Close() })
+	go func() {
+		sc := bufio.NewScanner(toHost)
+		sc.Buffer(nil, 1<<20)
+		enc := json.NewEncoder(fromHost)
+		for sc.Scan() {
+			var req struct {
+				ID   uint64
+				Op   string
+				Args json.RawMessage
+			}
+			if json.Unmarshal(sc.Bytes(), &req) != nil {
+				return
+			}
+			var result any
+			switch req.Op {
+			case "host.build-role":
+				result = role.HostedRole{Name: topology.Server, NetNS: "twnsb-test-server", LogDir: "/nowhere/logs"}
+			case "nsbench.log-files":
+				var list []logFile
+				for name := range files {
+					list = append(list, logFile{Name: name, Size: claimed[name]})
+				}
+				result = list
+			default: // whichever op reads a log: the name it asks for
+				var name string
+				var file struct{ Name string }
+				if json.Unmarshal(req.Args, &name) != nil {
+					_ = json.Unmarshal(req.Args, &file)
+					name = file.Name
+				}
+				result = files[strings.TrimPrefix(name, "/nowhere/logs/")]
+			}
+			raw, _ := json.Marshal(result)
+			if enc.Encode(map[string]any{"id": req.ID, "result": json.RawMessage(raw)}) != nil {
+				return
+			}
+		}
+	}()
+	c := role.NewConn("compromised host", toOrch, fromOrch)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, _, err := role.BuildRole(ctx, c, role.RoleOnHost{Link: topology.LinkSpec{Role: topology.Server}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A host's logs come back under their base names into the run's log
+// directory, or not at all: a name that leaves the directory is refused
+// and named, and a log larger than the bound is left on the host, named,
+// whatever size the host claimed for it.
+func TestFetchLogsKeepsTheHostInsideTheLogDirectory(t *testing.T) {
+	top := t.TempDir()
+	local := filepath.Join(top, "run", "logs")
+	if err := os.MkdirAll(local, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	huge := bytes.Repeat([]byte("x"), maxFetchedLog+1)
+	r := compromisedHost(t, map[string][]byte{
+		"server-sshd.log":      []byte("sshd ok\n"),
+		"../escaped":           []byte("written outside\n"),
+		"../../etc-cron":       []byte("* * * * * root sh\n"),
+		"sub/dir.log":          []byte("nested\n"),
+		"..":                   []byte("dotdot\n"),
+		"server-iperf3.log":    huge,
+		"server-netserver.log": []byte("ok too\n"),
+	}, map[string]int64{"server-iperf3.log": 10})
+	var mu sync.Mutex
+	var said []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		said = append(said, fmt.Sprintf(format, args...))
+	}
+	err := fetchLogs(context.Background(), r, "/nowhere/logs", local, logf)
+	for _, p := range []string{filepath.Join(top, "run", "escaped"), filepath.Join(top, "etc-cron"), filepath.Join(local, "sub")} {
+		if _, serr := os.Lstat(p); serr == nil {
+			t.Errorf("the host wrote %s, outside the run's log directory or nested in it", p)
+		}
+	}
+	got, _ := os.ReadDir(local)
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "server-netserver.log,server-sshd.log" {
+		t.Errorf("log directory holds %v, want the two small logs with base names", names)
+	}
+	if b, _ := os.ReadFile(filepath.Join(local, "server-sshd.log")); string(b) != "sshd ok\n" {
+		t.Errorf("server-sshd.log = %q", b)
+	}
+	if err == nil {
+		t.Fatal("fetchLogs accepted names that are not base names")
+	}
+	for _, bad := range []string{`"../escaped"`, `"../../etc-cron"`, `"sub/dir.log"`, `".."`} {
+		if !strings.Contains(err.Error(), bad) {
+			t.Errorf("the error does not name the refused %s: %v", bad, err)
+		}
+	}
+	if !strings.Contains(strings.Join(said, "\n"), "server-iperf3.log") {
+		t.Errorf("the oversized log is not named: %q", said)
+	}
+}

@@ -1,0 +1,144 @@
+package role
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
+)
+
+// Bounds are what an agent's requests may reach on its host: the run's
+// own namespace, directories and cgroup, so that a bug in the orchestrator
+// (or a request it never meant) cannot reach beyond the run. The agent
+// checks every request against them: the namespace a call enters, where a
+// program runs, logs and works, and every path an op reads or writes
+// (CheckPath, CheckRead).
+type Bounds struct {
+	// Scope is the run's prefix and the role ("twnsb-3fa9c1-client"): the
+	// only role the agent builds and the name of the only namespace it
+	// enters.
+	Scope string
+	// Dirs are the directories files may be read, written and made in,
+	// and programs log and work in.
+	Dirs []string
+	// Cgroup is the cgroup every program and cgroup op stays under.
+	Cgroup string
+}
+
+type boundsKey struct{}
+
+// withBounds is ctx carrying b to the ops a request runs.
+func withBounds(ctx context.Context, b *Bounds) context.Context {
+	if b == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, boundsKey{}, b)
+}
+
+// boundsOf is the bounds of the request ctx belongs to; nil (no bounds)
+// for work this process does for itself.
+func boundsOf(ctx context.Context) *Bounds {
+	b, _ := ctx.Value(boundsKey{}).(*Bounds)
+	return b
+}
+
+// netnsViews are the files that show the namespace an op runs in: reading
+// them reads the role's own settings and counters.
+var netnsViews = []string{"/proc/sys/net", "/proc/thread-self/net"}
+
+// CheckPath refuses a path an op would write or make outside the run's
+// directories, when the op serves an agent's request.
+func CheckPath(ctx context.Context, path string) error {
+	b := boundsOf(ctx)
+	if b == nil || within(path, b.Dirs...) {
+		return nil
+	}
+	return fmt.Errorf("%s is outside the run's directories (%s)", path, strings.Join(b.Dirs, ", "))
+}
+
+// CheckRead refuses a path an op would read outside the run's directories
+// and the namespace's own views (/proc/sys/net, /proc/thread-self/net).
+func CheckRead(ctx context.Context, path string) error {
+	if within(path, netnsViews...) {
+		return nil
+	}
+	return CheckPath(ctx, path)
+}
+
+// checkCgroup refuses a cgroup outside the run's.
+func checkCgroup(ctx context.Context, path string) error {
+	b := boundsOf(ctx)
+	if b == nil || within(path, b.Cgroup) {
+		return nil
+	}
+	return fmt.Errorf("cgroup %s is outside the run's (%s)", path, b.Cgroup)
+}
+
+// netns refuses a namespace other than the role's.
+func (b *Bounds) netns(name string) error {
+	if b == nil || name == b.Scope {
+		return nil
+	}
+	return fmt.Errorf("namespace %q is not this run's %s", name, b.Scope)
+}
+
+// program refuses a program that would run outside the role: in another
+// namespace (or the host's), another cgroup (or none), with its log or
+// working directory elsewhere, or in the host's mount namespace.
+func (b *Bounds) program(p proc.Program) error {
+	if b == nil {
+		return nil
+	}
+	switch {
+	case p.NetNS != filepath.Join(ns.RunDir, b.Scope):
+		return fmt.Errorf("%s: namespace %q is not this run's %s", p.Name, p.NetNS, b.Scope)
+	case p.Cgroup == nil || !within(p.Cgroup.Path, b.Cgroup):
+		return fmt.Errorf("%s: its cgroup is not under this run's %s", p.Name, b.Cgroup)
+	case p.Log != "" && !within(p.Log, b.Dirs...):
+		return fmt.Errorf("%s: log %s is outside the run's directories", p.Name, p.Log)
+	case p.Dir != "" && !within(p.Dir, b.Dirs...):
+		return fmt.Errorf("%s: working directory %s is outside the run's directories", p.Name, p.Dir)
+	case p.HostMounts:
+		return fmt.Errorf("%s: a program in the host's mount namespace", p.Name)
+	}
+	return nil
+}
+
+// role refuses to build a role other than the agent's, or with its files
+// outside the run's directories.
+func (b *Bounds) role(a RoleOnHost) error {
+	if b == nil {
+		return nil
+	}
+	if s := Scope(a.Link.Spec.Prefix, a.Link.Role); s != b.Scope {
+		return fmt.Errorf("build %s: this agent serves %s only", s, b.Scope)
+	}
+	paths := []string{a.Dirs.Log, a.Dirs.Private}
+	if a.Link.HostsFile != "" { // "": the default, /etc/netns/<its namespace>/hosts
+		paths = append(paths, a.Link.HostsFile)
+	}
+	for _, p := range paths {
+		if !within(p, b.Dirs...) {
+			return fmt.Errorf("build %s: %s is outside the run's directories", b.Scope, p)
+		}
+	}
+	return nil
+}
+
+// within reports whether path, made absolute and clean, is one of dirs or
+// below one.
+func within(path string, dirs ...string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	path = filepath.Clean(path)
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
