@@ -104,6 +104,7 @@ func TestInterleavedRunMarksABusyHost(t *testing.T) {
 	if len(doc.DriftProbes) != 2 || doc.DriftProbes[0].Gbps <= 0 || doc.DriftProbes[1].Gbps <= 0 {
 		t.Errorf("drift probes: %+v", doc.DriftProbes)
 	}
+	var seen []string
 	for _, s := range doc.Samples {
 		if s.Instrument == "ready" {
 			continue
@@ -112,8 +113,11 @@ func TestInterleavedRunMarksABusyHost(t *testing.T) {
 		// its core with the run it takes far more than 10 %.
 		if s.Noise == nil || s.Noise.BackgroundPct < results.NoisyBackgroundPct || s.Noise.WindowSec <= 0 {
 			t.Errorf("%s/%s/%d: noise %+v beside a CPU hog (it got %s)", s.Transport, s.Instrument, s.Run, s.Noise, hogCPU)
+		} else {
+			seen = append(seen, fmt.Sprintf("%.0f", s.Noise.BackgroundPct))
 		}
 	}
+	t.Logf("busy loop: %s; the samples' background: %s %% of the host", hogCPU, strings.Join(seen, ", "))
 	for _, c := range doc.Cells {
 		if c.Metric == "value" && c.Instrument != "ready" && !slices.Contains(c.Marks, results.MarkBackground) {
 			t.Errorf("cell %s/%s not marked background: %+v", c.Transport, c.Instrument, c)
