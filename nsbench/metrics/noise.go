@@ -74,7 +74,7 @@ func (s Snapshot) noiseSince(prev Snapshot) *Noise {
 	steal := sec(s.Host.Steal, prev.Host.Steal)
 	busy := window*float64(s.Cores) - idle - steal
 	run := float64(int64(s.RunUsageUsec-prev.RunUsageUsec)) / 1e6
-	kthreads := sec(s.KthreadTicks, prev.KthreadTicks)
+	kthreads := float64(s.Kthreads.TicksSince(prev.Kthreads)) / UserHZ
 	harness := s.HarnessCPUSec - prev.HarnessCPUSec
 	return &Noise{
 		BackgroundCPUSec: busy - run - harness - kthreads,

@@ -32,7 +32,7 @@ func TestSubNoise(t *testing.T) {
 	// steal +0.1 s: busy 3.4 s. Run +1.5 s, harness +0.5 s, kthreads
 	// +0.2 s → background 1.2 s. The busy columns are not used.
 	now := Snapshot{Host: CPUTimes{User: 1100, System: 550, SoftIRQ: 90, Idle: 2040, IOWait: 20, Steal: 20}, RunUsageUsec: 6_500_000,
-		HarnessCPUSec: 1.5, KthreadTicks: 20, Cores: 2, At: time.Unix(102, 0)}
+		HarnessCPUSec: 1.5, Kthreads: KthreadCPU{2: 20}, Cores: 2, At: time.Unix(102, 0)}
 	d := now.Sub(prev)
 	if d.Noise == nil {
 		t.Fatal("no noise")
@@ -74,6 +74,25 @@ func TestSubNoiseBelowZeroKept(t *testing.T) {
 	}
 }
 
+// A kernel thread that exits within the window (an idle worker reaped)
+// takes its history with it: only what the threads still running added,
+// and all of a thread started meanwhile, count. A plain sum of the two
+// readings took the exited thread's whole 5 s off the kernel threads'
+// CPU and showed them as 5 s of background.
+func TestSubNoiseKthreadExited(t *testing.T) {
+	prev := Snapshot{Host: CPUTimes{Idle: 700}, RunUsageUsec: 1_000_000, Kthreads: KthreadCPU{10: 500, 11: 9}, Cores: 1, At: time.Unix(100, 0)}
+	// 1 s on 1 CPU, never idle: busy 1 s. Run +0.95 s; thread 11 +0.03 s,
+	// thread 12 (new) 0.02 s, thread 10 gone → background 0.
+	now := Snapshot{Host: CPUTimes{Idle: 700}, RunUsageUsec: 1_950_000, Kthreads: KthreadCPU{11: 12, 12: 2}, Cores: 1, At: time.Unix(101, 0)}
+	d := now.Sub(prev)
+	if d.Noise == nil {
+		t.Fatal("no noise")
+	}
+	if got := d.Noise.BackgroundCPUSec; math.Abs(got) > 1e-9 {
+		t.Errorf("background = %v CPU-s, want 0: the exited thread's history is none of the window's", got)
+	}
+}
+
 // recordedWindow is one line of testdata/noise-recorded.txt: the counters
 // before and after a real window, with the reference readings.
 type recordedWindow struct {
@@ -111,9 +130,10 @@ func readRecordedWindows(t *testing.T) []recordedWindow {
 			r := v[14*k : 14*k+14]
 			u := func(i int) uint64 { return uint64(r[i]) }
 			*s = Snapshot{
-				At:           time.Unix(0, int64(r[0])),
-				Host:         CPUTimes{User: u(1), Nice: u(2), System: u(3), Idle: u(4), IOWait: u(5), IRQ: u(6), SoftIRQ: u(7), Steal: u(8)},
-				RunUsageUsec: u(9), KthreadTicks: u(10), HarnessCPUSec: r[11], Cores: 2,
+				At:   time.Unix(0, int64(r[0])),
+				Host: CPUTimes{User: u(1), Nice: u(2), System: u(3), Idle: u(4), IOWait: u(5), IRQ: u(6), SoftIRQ: u(7), Steal: u(8)},
+				// The recorder summed the kernel threads: one entry.
+				RunUsageUsec: u(9), Kthreads: KthreadCPU{0: u(10)}, HarnessCPUSec: r[11], Cores: 2,
 			}
 			w.cpuacctNs[k], w.busyLoop[k] = r[12], r[13]
 		}
@@ -145,7 +165,7 @@ func TestBackgroundOnRecordedWindows(t *testing.T) {
 		}
 		capacity := d.Noise.WindowSec * float64(d.Noise.Cores)
 		accounted := float64(w.after.RunUsageUsec-w.before.RunUsageUsec)/1e6 + d.HarnessCPUSec +
-			float64(int64(w.after.KthreadTicks-w.before.KthreadTicks))/UserHZ
+			float64(w.after.Kthreads[0]-w.before.Kthreads[0])/UserHZ
 		others := (w.cpuacctNs[1]-w.cpuacctNs[0])/1e9 - accounted
 		busyLoop := (w.busyLoop[1] - w.busyLoop[0]) / 1e6
 		got := d.Noise.BackgroundCPUSec

@@ -19,13 +19,13 @@ type Snapshot struct {
 	ClientRxBytes      uint64  // rx_bytes of the client's interface
 	HarnessCPUSec      float64 // SelfCPUSec: the harness's own CPU
 	// Host is the host's CPU times; RunUsageUsec the run's whole cgroup
-	// (every role, transport and the impairment); KthreadTicks the CPU of
+	// (every role, transport and the impairment); Kthreads the CPU of
 	// the kernel threads this PID namespace sees; Cores the CPUs online.
 	// Together with the harness's own CPU they tell the host's work for
 	// others (Noise). At is when Host was read.
 	Host         CPUTimes
 	RunUsageUsec uint64
-	KthreadTicks uint64
+	Kthreads     KthreadCPU
 	Cores        int
 	At           time.Time
 }
@@ -156,10 +156,10 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 	if sm.Run != nil {
 		// The kernel threads first: their scan of /proc is slow, and
 		// their CPU small enough that its skew does not matter.
-		kthreads, kerr := KthreadTicks()
+		kthreads, kerr := ReadKthreads()
 		together, terr := readTogether(sm.Run, readHost)
 		errs = append(errs, kerr, terr)
-		s.KthreadTicks, s.RunUsageUsec, s.Host = kthreads, together.RunUsageUsec, together.Host
+		s.Kthreads, s.RunUsageUsec, s.Host = kthreads, together.RunUsageUsec, together.Host
 		s.HarnessCPUSec, s.Cores, s.At = together.HarnessCPUSec, together.Cores, together.At
 	} else {
 		s.At = time.Now()
