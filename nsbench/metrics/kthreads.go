@@ -46,9 +46,9 @@ func ReadKthreads() (KthreadCPU, error) {
 // TicksSince is the CPU the kernel threads used from prev to k: a thread
 // in both, what it added; a thread only in k (it started meanwhile, or
 // its PID was taken again), all of its. A thread that exited meanwhile is
-// left out: subtracting its whole history, as a plain sum did, took up to
-// 0.09 CPU-s (4.5 % of a 2-core host over a second) off the threads' CPU
-// when a worker exited. Its last moments are lost, a tick or so.
+// left out: a plain sum subtracted its whole history, and a worker that
+// exited took 0.09 CPU-s off the threads' CPU in a 1 s window (4.5 % of
+// a 2-core host, shown as background). Its last moments are lost.
 func (k KthreadCPU) TicksSince(prev KthreadCPU) uint64 {
 	var total uint64
 	for pid, now := range k {

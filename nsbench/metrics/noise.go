@@ -10,10 +10,11 @@ import (
 // Background is the host's busy time less every task this run accounts
 // for: busy = the window's wall time × the online CPUs, less their idle,
 // iowait and steal time; less the run's cgroup (usage_usec), the
-// harness's own CPU and the kernel threads in view. What remains is
-// another program's work, and interrupt work done on a CPU that was
-// otherwise idle (in no task: a timer, a device's interrupt). In a PID
-// namespace that hides the kernel threads, their time counts as
+// harness's own CPU and the kernel threads in view (the kernel's
+// WireGuard and IPsec crypto workers and ksoftirqd run there). What
+// remains is another program's work, and interrupt work done on a CPU
+// that was otherwise idle (in no task: a timer, a device's interrupt).
+// In a PID namespace that hides the kernel threads, their time counts as
 // background.
 //
 // Every term is on one basis, time the CPUs ran something, by the
@@ -30,11 +31,13 @@ import (
 // a busy loop's whole core. Idle and iowait, unlike the busy columns, are
 // measured, not sampled, on a tickless kernel (NO_HZ: /proc/stat reads
 // get_cpu_idle_time_us), so busy as wall time less idle carries no
-// sampling error of the 4 ms tick (on a half-busy host about ±2 % of it
-// over a second); the run's, the host's and the harness's counters are
-// read together within a bracket of at most maxBracket (readTogether).
-// The kernel's own root-cgroup usage counts busy the same way (user, nice,
-// system, irq and softirq).
+// sampling error of the 4 ms tick (500 ticks a second on 2 CPUs sampling
+// a half-busy host: a standard deviation of 2 % of it); the run's, the
+// host's and the harness's counters are read together within a bracket
+// of at most maxBracket (readTogether). The kernel's own root-cgroup
+// usage likewise counts irq and softirq time as busy. Steal is taken off
+// busy because the tasks' runtime leaves it out too (with
+// PARAVIRT_TIME_ACCOUNTING, as here).
 //
 // It stays an estimate: /proc/stat prints 10 ms units, so it can come out
 // below zero by a few hundredths of a CPU-s, and is kept as it came out,
