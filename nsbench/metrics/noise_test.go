@@ -179,3 +179,33 @@ func TestBackgroundOnRecordedWindows(t *testing.T) {
 		}
 	}
 }
+
+// A read slower than maxBracket (the harness preempted between the run's
+// counter and the host's) is tried again and the narrow one kept; the
+// stamp is the middle of the bracket it was read in.
+func TestReadTogetherRetriesASlowRead(t *testing.T) {
+	calls := 0
+	run := func() (uint64, error) {
+		calls++
+		if calls == 1 {
+			time.Sleep(5 * maxBracket) // stands for a preemption mid-read
+		}
+		return uint64(calls), nil
+	}
+	host := func() (CPUTimes, error) { return CPUTimes{Idle: 42}, nil }
+	before := time.Now()
+	s, err := readTogether(run, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another read may be slow too on a loaded host: any but the first.
+	if calls < 2 || s.RunUsageUsec < 2 {
+		t.Errorf("%d reads, kept read %d: want a narrow one after the slow first", calls, s.RunUsageUsec)
+	}
+	if s.Host.Idle != 42 || s.Cores < 1 || s.HarnessCPUSec <= 0 {
+		t.Errorf("snapshot %+v: want the host's times, the CPUs online and the harness's CPU", s)
+	}
+	if s.At.Sub(before) < 5*maxBracket {
+		t.Errorf("stamped %v after the start: want within a later read, after the slow first", s.At.Sub(before))
+	}
+}
