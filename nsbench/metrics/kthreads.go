@@ -10,21 +10,26 @@ import (
 // pfKthread is PF_KTHREAD in /proc/PID/stat's flags field.
 const pfKthread = 0x00200000
 
-// KthreadTicks sums utime+stime (USER_HZ ticks) of the kernel threads in
-// /proc. Threads that vanish between listing and reading are skipped.
-func KthreadTicks() (uint64, error) {
+// KthreadCPU is the CPU of each kernel thread in /proc: PID → utime+stime
+// in USER_HZ ticks.
+type KthreadCPU map[int]uint64
+
+// ReadKthreads reads the CPU of every kernel thread in /proc. Threads that
+// vanish between listing and reading are skipped.
+func ReadKthreads() (KthreadCPU, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return 0, fmt.Errorf("kernel threads: %w", err)
+		return nil, fmt.Errorf("kernel threads: %w", err)
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return 0, fmt.Errorf("kernel threads: %w", err)
+		return nil, fmt.Errorf("kernel threads: %w", err)
 	}
-	var total uint64
+	out := KthreadCPU{}
 	for _, n := range names {
-		if n[0] < '0' || n[0] > '9' {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + n + "/stat")
@@ -32,10 +37,28 @@ func KthreadTicks() (uint64, error) {
 			continue
 		}
 		if ticks, kthread := parseKthreadStat(b); kthread {
-			total += ticks
+			out[pid] = ticks
 		}
 	}
-	return total, nil
+	return out, nil
+}
+
+// TicksSince is the CPU the kernel threads used from prev to k: a thread
+// in both, what it added; a thread only in k (it started meanwhile, or
+// its PID was taken again), all of its. A thread that exited meanwhile is
+// left out: a plain sum subtracted its whole history, and a worker that
+// exited took 0.09 CPU-s off the threads' CPU in a 1 s window (4.5 % of
+// a 2-core host, shown as background). Its last moments are lost.
+func (k KthreadCPU) TicksSince(prev KthreadCPU) uint64 {
+	var total uint64
+	for pid, now := range k {
+		before, ok := prev[pid]
+		if !ok || now < before {
+			before = 0
+		}
+		total += now - before
+	}
+	return total
 }
 
 // parseKthreadStat reads flags (field 9), utime and stime (14, 15) of a

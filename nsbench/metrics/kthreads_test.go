@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"testing"
-	"time"
 )
 
 func TestParseKthreadStat(t *testing.T) {
@@ -21,77 +20,6 @@ func TestParseKthreadStat(t *testing.T) {
 		if ticks != c.ticks || kthread != c.kthread {
 			t.Errorf("%q: got %d %v, want %d %v", c.line, ticks, kthread, c.ticks, c.kthread)
 		}
-	}
-}
-
-func TestNoiseShares(t *testing.T) {
-	n := Noise{BackgroundCPUSec: 1, StealSec: 0.2, WindowSec: 2, Cores: 2}
-	if got := n.BackgroundPct(); got != 25 {
-		t.Errorf("background %% = %v, want 25", got)
-	}
-	if got := n.StealPct(); got != 5 {
-		t.Errorf("steal %% = %v, want 5", got)
-	}
-	if (Noise{}).BackgroundPct() != 0 {
-		t.Error("an empty window must give 0, not NaN")
-	}
-}
-
-// A busy loop in this process, outside any run cgroup and not the
-// harness's "self" when the sampler is told the run is elsewhere, shows as
-// background.
-func TestSubNoise(t *testing.T) {
-	prev := Snapshot{Host: CPUTimes{User: 1000, System: 500, Steal: 10}, RunUsageUsec: 5_000_000, HarnessCPUSec: 1, At: time.Unix(100, 0)}
-	// 2 s window: process time +300 ticks (3 s), run +1.5 s, harness
-	// +0.5 s, kthreads +0.2 s → background 0.8 s; steal +0.1 s.
-	now := Snapshot{Host: CPUTimes{User: 1200, System: 600, Steal: 20}, RunUsageUsec: 6_500_000, HarnessCPUSec: 1.5, KthreadTicks: 20, At: time.Unix(102, 0)}
-	d := now.Sub(prev)
-	if d.Noise == nil {
-		t.Fatal("no noise")
-	}
-	if got := d.Noise.BackgroundCPUSec; got < 0.799 || got > 0.801 {
-		t.Errorf("background = %v, want 0.8", got)
-	}
-	if got := d.Noise.StealSec; got < 0.099 || got > 0.101 {
-		t.Errorf("steal = %v, want 0.1", got)
-	}
-	if d.Noise.WindowSec != 2 {
-		t.Errorf("window = %v", d.Noise.WindowSec)
-	}
-	if (Snapshot{}).Sub(Snapshot{}).Noise != nil {
-		t.Error("snapshots without the run cgroup must give no noise")
-	}
-}
-
-// Steal is counted apart from the host's busy CPU: 10 s of user time and
-// 4 s of steal are 10 busy CPU-s and 4 of steal, not 14 busy.
-func TestSubStealApartFromBusy(t *testing.T) {
-	prev := Snapshot{Host: CPUTimes{User: 1000, Steal: 100}}
-	prev.HostBusyTicks = prev.Host.BusyTicks()
-	now := Snapshot{Host: CPUTimes{User: 2000, Steal: 500}}
-	now.HostBusyTicks = now.Host.BusyTicks()
-	d := now.Sub(prev)
-	if d.HostCPUSec != 10 || d.StealSec != 4 {
-		t.Errorf("busy %v CPU-s, steal %v CPU-s: want 10 and 4, apart", d.HostCPUSec, d.StealSec)
-	}
-}
-
-// A background estimate below zero (the run's microsecond counter ahead
-// of the host's ticks) is kept as it came out, not clamped to 0, and its
-// share is negative too: a reader can tell it from a measured 0.
-func TestSubNoiseBelowZeroKept(t *testing.T) {
-	prev := Snapshot{Host: CPUTimes{User: 1000}, RunUsageUsec: 5_000_000, At: time.Unix(100, 0)}
-	// 1 s window: process time +100 ticks (1 s), run +1.05 s.
-	now := Snapshot{Host: CPUTimes{User: 1100}, RunUsageUsec: 6_050_000, At: time.Unix(101, 0)}
-	d := now.Sub(prev)
-	if d.Noise == nil {
-		t.Fatal("no noise")
-	}
-	if got := d.Noise.BackgroundCPUSec; got > -0.049 || got < -0.051 {
-		t.Errorf("background = %v CPU-s, want -0.05 (not clamped)", got)
-	}
-	if got := d.Noise.BackgroundPct(); got >= 0 {
-		t.Errorf("background share %v %%: want below zero", got)
 	}
 }
 

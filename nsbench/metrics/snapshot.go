@@ -19,12 +19,14 @@ type Snapshot struct {
 	ClientRxBytes      uint64  // rx_bytes of the client's interface
 	HarnessCPUSec      float64 // SelfCPUSec: the harness's own CPU
 	// Host is the host's CPU times; RunUsageUsec the run's whole cgroup
-	// (every role, transport and the impairment); KthreadTicks the CPU of
-	// the kernel threads this PID namespace sees. Together with the
-	// harness's own CPU they tell the host's work for others (Noise).
+	// (every role, transport and the impairment); Kthreads the CPU of
+	// the kernel threads this PID namespace sees; Cores the CPUs online.
+	// Together with the harness's own CPU they tell the host's work for
+	// others (Noise). At is when Host was read.
 	Host         CPUTimes
 	RunUsageUsec uint64
-	KthreadTicks uint64
+	Kthreads     KthreadCPU
+	Cores        int
 	At           time.Time
 }
 
@@ -42,43 +44,6 @@ type Delta struct {
 	// Noise is the host's work for others meanwhile; nil when the
 	// snapshots lack the run's cgroup.
 	Noise *Noise
-}
-
-// Noise is what the host did besides this run during a sample.
-//
-// Background is the host's process-context CPU (user, nice and system
-// time of /proc/stat) minus the run's cgroup, the harness and the kernel
-// threads in view: another program's work during the measurement. It
-// leaves out interrupt and softirq time, where the kernel moves this
-// run's packets, and kernel threads (the kernel's WireGuard and IPsec
-// crypto workers run there). In a PID namespace that hides the kernel
-// threads, their process-context time counts as background.
-//
-// Background is an estimate from counters of different granularity
-// (ticks of 10 ms per CPU against microseconds): it can come out below
-// zero by up to about a tick per CPU, and is kept as it came out, never
-// clamped, so that an estimate below zero can be told from a measured 0.
-// Cores is the CPUs /proc/stat sums over: those online.
-type Noise struct {
-	BackgroundCPUSec float64
-	StealSec         float64
-	WindowSec        float64
-	Cores            int
-}
-
-// BackgroundPct is background CPU as a share of the host's capacity over
-// the window (100 = every core busy with other work).
-func (n Noise) BackgroundPct() float64 { return n.share(n.BackgroundCPUSec) }
-
-// StealPct is the time a hypervisor ran others on this host's CPUs, as a
-// share of its capacity.
-func (n Noise) StealPct() float64 { return n.share(n.StealSec) }
-
-func (n Noise) share(sec float64) float64 {
-	if n.WindowSec <= 0 || n.Cores <= 0 {
-		return 0
-	}
-	return 100 * sec / (n.WindowSec * float64(n.Cores))
 }
 
 // Sub returns the change from prev to s (s is the later snapshot).
@@ -105,15 +70,7 @@ func (s Snapshot) Sub(prev Snapshot) Delta {
 		}
 	}
 	if s.RunUsageUsec > 0 && prev.RunUsageUsec > 0 {
-		process := float64(int64((s.Host.User+s.Host.Nice+s.Host.System)-(prev.Host.User+prev.Host.Nice+prev.Host.System))) / UserHZ
-		run := float64(int64(s.RunUsageUsec-prev.RunUsageUsec)) / 1e6
-		kthreads := float64(int64(s.KthreadTicks-prev.KthreadTicks)) / UserHZ
-		d.Noise = &Noise{
-			BackgroundCPUSec: process - run - d.HarnessCPUSec - kthreads,
-			StealSec:         d.StealSec,
-			WindowSec:        s.At.Sub(prev.At).Seconds(),
-			Cores:            onlineCount(),
-		}
+		d.Noise = s.noiseSince(prev)
 	}
 	for role, now := range s.TransportUsageUsec {
 		if before, ok := prev.TransportUsageUsec[role]; ok {
@@ -192,33 +149,28 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 		}
 		s.ClientRxBytes = v
 	}
-	if sm.Run != nil {
-		v, err := sm.Run()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("read run cpu: %w", err))
-		}
-		s.RunUsageUsec = v
-		if s.KthreadTicks, err = KthreadTicks(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.At = time.Now()
 	readHost := sm.HostCPU
 	if readHost == nil {
 		readHost = ReadHostCPU
 	}
-	host, err := readHost()
-	if err != nil {
-		errs = append(errs, err)
+	if sm.Run != nil {
+		// The kernel threads first: their scan of /proc is slow, and
+		// their CPU small enough that its skew does not matter.
+		kthreads, kerr := ReadKthreads()
+		together, terr := readTogether(sm.Run, readHost)
+		errs = append(errs, kerr, terr)
+		s.Kthreads, s.RunUsageUsec, s.Host = kthreads, together.RunUsageUsec, together.Host
+		s.HarnessCPUSec, s.Cores, s.At = together.HarnessCPUSec, together.Cores, together.At
+	} else {
+		s.At = time.Now()
+		var herr, serr error
+		s.Host, herr = readHost()
+		s.HarnessCPUSec, serr = SelfCPUSec()
+		errs = append(errs, herr, serr)
 	}
-	s.Host = host
-	s.HostBusyTicks = host.BusyTicks()
-	s.HarnessCPUSec, err = SelfCPUSec()
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return Snapshot{}, fmt.Errorf("snapshot: %w", errors.Join(errs...))
+	s.HostBusyTicks = s.Host.BusyTicks()
+	if err := errors.Join(errs...); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
 	return s, nil
 }

@@ -98,9 +98,10 @@ func (v *view) writeNoise(w *writer) {
 		return
 	}
 	w.block("## Noise")
-	intro := "Each sample records the host's other work while it ran: busy CPU outside this run's cgroups, the harness and " +
-		"kernel threads (another program's work; interrupt and softirq time, where the kernel moves this run's packets, is left out), " +
-		"and steal time, both as shares of the host's CPU. A cell is marked " + noiseMark + " when:"
+	intro := "Each sample records the host's other work while it ran: busy CPU (wall time × CPUs online, less idle and steal) " +
+		"outside this run's cgroups, the harness and kernel threads (another program's work; the interrupt and softirq work " +
+		"the kernel did in this run's processes counts as theirs), and steal time, both as shares of the host's CPU. " +
+		"A cell is marked " + noiseMark + " when:"
 	var why []string
 	for _, m := range markOrder {
 		why = append(why, "- "+m+": "+markWhy[m])
@@ -192,7 +193,7 @@ func (v *view) belowZeroNote() string {
 	}
 	return fmt.Sprintf("%d of %d samples' background estimate came out below zero (lowest %s %%): the estimate "+
 		"subtracts this run's, the harness's and the kernel threads' CPU (microsecond counters) from the host's "+
-		"process CPU (10 ms ticks), so it can fall below zero by about a tick per CPU. It is shown as it came out, "+
+		"busy time (10 ms units), so it can fall below zero by a hundredth of a CPU-s or two. It is shown as it came out, "+
 		"not as 0: below zero means no other work was seen, within that rounding.", n, total, num(lowest, 1))
 }
 
