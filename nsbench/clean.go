@@ -13,6 +13,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -27,7 +28,8 @@ type CleanReport struct {
 
 // Clean removes everything that dead runs left behind (a run killed with
 // SIGKILL, say): processes (through the run's cgroups), namespaces,
-// /etc/netns entries, payload mounts, private directories and cgroups. It
+// /etc/netns entries, payload mounts, private directories and cgroups, and
+// the copies of twnsbench that killed commands installed here. It
 // needs nothing but the names, skips runs whose harness is alive unless
 // force is set, and is safe to run twice.
 func Clean(ctx context.Context, force bool) (CleanReport, error) {
@@ -42,6 +44,13 @@ func Clean(ctx context.Context, force bool) (CleanReport, error) {
 		rep.Removed = append(rep.Removed, removed...)
 		errs = append(errs, err)
 	}
+	// Copies of twnsbench that killed commands installed here (never one
+	// in use).
+	copies, err := remote.RemoveStaleCopies()
+	for _, c := range copies {
+		rep.Removed = append(rep.Removed, c+" (a copy of twnsbench)")
+	}
+	errs = append(errs, err)
 	return rep, errors.Join(errs...)
 }
 
