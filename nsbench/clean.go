@@ -24,6 +24,7 @@ import (
 type CleanReport struct {
 	Removed []string // "netns twnsb-3fa9c1-client", ...
 	Live    []string // runs left alone because their harness still runs
+	Foreign []string // directories named like a run's that twnsbench did not make, left alone
 }
 
 // Clean removes everything that dead runs left behind (a run killed with
@@ -36,6 +37,7 @@ func Clean(ctx context.Context, force bool) (CleanReport, error) {
 	var rep CleanReport
 	var errs []error
 	for _, run := range leftoverRuns() {
+		rep.Foreign = append(rep.Foreign, foreignDirs(run)...)
 		if pid, alive := ownerAlive(run); alive && !force {
 			rep.Live = append(rep.Live, fmt.Sprintf("%s (harness pid %d)", run, pid))
 			continue
@@ -75,7 +77,12 @@ func Leftovers() []string {
 // something.
 func leftoverRuns() []string { return residue.Runs(residue.Find(topology.Prefix)) }
 
+// ownerAlive reads the harness's PID from the run's private directory, if
+// that is root's: another user's could name any process.
 func ownerAlive(run string) (int, bool) {
+	if st, err := ownPrivateDir(privateDir(run)); st == nil || err != nil {
+		return 0, false
+	}
 	b, err := os.ReadFile(filepath.Join(privateDir(run), ownerFile))
 	if err != nil {
 		return 0, false
@@ -135,9 +142,33 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 			removed = append(removed, left...)
 		}
 	}
-	if _, serr := os.Lstat(privateDir(run)); serr == nil {
-		removed = append(removed, "dir "+privateDir(run))
-		errs = append(errs, removePrivateDir(privateDir(run)))
+	for _, dir := range runDirs(run) {
+		switch st, err := ownPrivateDir(dir); {
+		case errors.Is(err, errNotOurs):
+			// Someone else's: left alone (Clean lists it).
+		case err != nil:
+			errs = append(errs, fmt.Errorf("private directory %s: %w", dir, err))
+		case st != nil:
+			removed = append(removed, "dir "+dir)
+			errs = append(errs, removePrivateDir(dir))
+		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// runDirs lists the directories a run makes on a host under PrivateBase.
+func runDirs(run string) []string {
+	return []string{privateDir(run)}
+}
+
+// foreignDirs describes the directories named like the run's that are not
+// twnsbench's (ownPrivateDir).
+func foreignDirs(run string) []string {
+	var out []string
+	for _, dir := range runDirs(run) {
+		if _, err := ownPrivateDir(dir); errors.Is(err, errNotOurs) {
+			out = append(out, fmt.Sprintf("%s (%v)", dir, err))
+		}
+	}
+	return out
 }
