@@ -77,21 +77,29 @@ func Leftovers() []string {
 // something.
 func leftoverRuns() []string { return residue.Runs(residue.Find(topology.Prefix)) }
 
-// ownerAlive reads the harness's PID from the run's private directory, if
-// that is root's: another user's could name any process.
+// ownerAlive reads the PID of the run's harness, or of an agent of the
+// run, from the run's directories that are root's (another user's could
+// name any process), and reports whether one of them runs.
 func ownerAlive(run string) (int, bool) {
-	if st, err := ownPrivateDir(privateDir(run)); st == nil || err != nil {
-		return 0, false
+	pid := 0
+	for _, dir := range runDirs(run) {
+		if st, err := ownPrivateDir(dir); st == nil || err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || p <= 0 {
+			continue
+		}
+		if processAlive(p) {
+			return p, true
+		}
+		pid = p
 	}
-	b, err := os.ReadFile(filepath.Join(privateDir(run), ownerFile))
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	return pid, processAlive(pid)
+	return pid, false
 }
 
 // processAlive reports whether pid runs. A zombie does not: a harness
@@ -156,9 +164,12 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 	return removed, errors.Join(errs...)
 }
 
-// runDirs lists the directories a run makes on a host under PrivateBase.
+// runDirs lists what a run makes on a host under PrivateBase: its private
+// directory, an agent's (<run>-<role>), and the scratch directories keys
+// are generated in (<run>-make-…).
 func runDirs(run string) []string {
-	return []string{privateDir(run)}
+	others, _ := filepath.Glob(privateDir(run) + "-*")
+	return append([]string{privateDir(run)}, others...)
 }
 
 // foreignDirs describes the directories named like the run's that are not

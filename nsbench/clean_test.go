@@ -206,3 +206,51 @@ func cleanBesideVictim(t *testing.T, run, victim string) {
 		t.Errorf("removing %s detached %s through its payload symlink", own, victim)
 	}
 }
+
+// TestCleanFindsEveryDirectoryOfARun: besides /tmp/<run>, a run makes
+// /tmp/<run>-<role> (an agent's, holding its PID) and /tmp/<run>-make-…
+// (keys being generated). A live agent's PID keeps the run alive; once it
+// is dead, cleaning the run removes all three, keys included.
+func TestCleanFindsEveryDirectoryOfARun(t *testing.T) {
+	nstest.RequireRoot(t)
+	run, err := topology.NewPrefix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{privateDir(run), privateDir(run) + "-server", privateDir(run) + "-make-123456"}
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	if err := os.WriteFile(filepath.Join(dirs[2], "id_ed25519"), []byte("a private key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agentPID := filepath.Join(dirs[1], ownerFile)
+	if err := os.WriteFile(agentPID, []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if pid, alive := ownerAlive(run); !alive || pid != 1 {
+		t.Errorf("with its agent's PID 1 running: owner %d, alive %v; want 1, alive", pid, alive)
+	}
+	// Above the largest pid_max: no process has it.
+	if err := os.WriteFile(agentPID, []byte("4194305"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, alive := ownerAlive(run); alive {
+		t.Error("the run is alive with its agent dead")
+	}
+	removed, err := cleanRun(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !slices.Contains(removed, "dir "+d) {
+			t.Errorf("cleaning %s does not say it removed %s: %q", run, d, removed)
+		}
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			t.Errorf("%s still there: %v", d, err)
+		}
+	}
+}
