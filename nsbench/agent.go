@@ -37,7 +37,7 @@ func ServeAgent(ctx context.Context, scope string, idle time.Duration, r io.Read
 		idle = AgentIdle
 	}
 	dir := privateDir(scope)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, role.PrivateDirMode); err != nil {
 		return fmt.Errorf("agent: private directory: %w", err)
 	}
 	cleanup := func(ctx context.Context) error {

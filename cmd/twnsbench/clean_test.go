@@ -79,3 +79,25 @@ func TestCleanHostTakesOnlyItsOwnCopies(t *testing.T) {
 		t.Errorf("the stale copy %s is still there: %v", stale, err)
 	}
 }
+
+// checkPrivateModes checks the modes of the private directories of run
+// prefix (an ssh run's, while it runs or once killed): other users may
+// pass through (the bench account must, to its home and authorized_keys
+// under the server's ssh/, and to the payload) but not list them; the
+// client's key directory is root's alone.
+func checkPrivateModes(t *testing.T, prefix string) {
+	t.Helper()
+	dir := filepath.Join("/tmp", prefix)
+	for sub, want := range map[string]os.FileMode{
+		"":           0o711,
+		"client":     0o711,
+		"server":     0o711,
+		"client/ssh": 0o700,
+		"server/ssh": 0o711,
+	} {
+		st, err := os.Lstat(filepath.Join(dir, sub))
+		if err != nil || !st.IsDir() || st.Mode().Perm() != want {
+			t.Errorf("%s: %v, mode %v; want a directory, %#o", filepath.Join(dir, sub), err, st.Mode(), want)
+		}
+	}
+}

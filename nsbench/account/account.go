@@ -31,6 +31,9 @@ func SSHD(dir, user string) ([]ns.Mount, error) {
 	if err := os.Chown(home, uid, uid); err != nil {
 		return nil, fmt.Errorf("%s account: %w", user, err)
 	}
+	if err := passable(dir); err != nil {
+		return nil, fmt.Errorf("%s account: %w", user, err)
+	}
 	etc := filepath.Join(dir, "etc")
 	if err := os.MkdirAll(etc, 0o755); err != nil {
 		return nil, fmt.Errorf("%s account: %w", user, err)
@@ -67,6 +70,17 @@ func SSHD(dir, user string) ([]ns.Mount, error) {
 		ns.Mount{Kind: "tmpfs", Target: "/run"},
 		ns.Mount{Kind: "mkdir", Target: "/run/sshd"})
 	return mounts, nil
+}
+
+// passable lets every user pass through dir (a directory of keys, 0700,
+// that also holds the account's home and sshd's authorized_keys, which
+// sshd reads as the account), without listing it.
+func passable(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	return os.Chmod(dir, st.Mode().Perm()|0o011)
 }
 
 // freeUID picks a uid no host account uses.

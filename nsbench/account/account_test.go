@@ -34,6 +34,11 @@ func TestSSHDAccount(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "etc", "shadow")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("shadow: %v, mode %v; want 0600", err, st.Mode().Perm())
 	}
+	// t.TempDir is 0700, as a directory of keys is: the account must pass
+	// through it to its home, and sshd as the account to authorized_keys.
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o711 {
+		t.Errorf("%s: %v, mode %v; want 0711", dir, err, st.Mode().Perm())
+	}
 	targets := map[string]string{}
 	for _, m := range mounts {
 		targets[m.Target] = m.Kind

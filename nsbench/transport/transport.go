@@ -257,7 +257,9 @@ func generate(sub string, make func(scratch string) error, places ...placement) 
 	}
 	for _, pl := range places {
 		dir := filepath.Join(pl.r.Dir(), sub)
-		if err := pl.r.MkdirAll(dir, 0o755); err != nil {
+		// The files are keys: their directory is root's alone, unless
+		// it exists already (made for an account that must pass, say).
+		if err := pl.r.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 		for _, name := range pl.names {
