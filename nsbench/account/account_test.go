@@ -11,7 +11,11 @@ func TestSSHDAccount(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to hand the home directory to the account (run: sudo go test ./nsbench/account)")
 	}
+	// 0700, as a directory of keys is.
 	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	mounts, err := SSHD(dir, "twtest")
 	if err != nil {
 		t.Fatal(err)
@@ -34,8 +38,8 @@ func TestSSHDAccount(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "etc", "shadow")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("shadow: %v, mode %v; want 0600", err, st.Mode().Perm())
 	}
-	// t.TempDir is 0700, as a directory of keys is: the account must pass
-	// through it to its home, and sshd as the account to authorized_keys.
+	// The account must pass through it to its home, and sshd as the
+	// account to authorized_keys.
 	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o711 {
 		t.Errorf("%s: %v, mode %v; want 0711", dir, err, st.Mode().Perm())
 	}
