@@ -15,6 +15,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -109,19 +110,6 @@ func TestRemovePrivateDirUnmountsRolePayload(t *testing.T) {
 	}
 }
 
-// otherUser is the uid and gid of "another local user": nobody, who owns
-// nothing twnsbench makes.
-const otherUser = "65534"
-
-// asOtherUser runs the shell script as otherUser, with args as $1….
-func asOtherUser(t *testing.T, script string, args ...string) {
-	t.Helper()
-	argv := append([]string{"--reuid=" + otherUser, "--regid=" + otherUser, "--clear-groups", "--", "sh", "-c", script, "sh"}, args...)
-	if out, err := exec.Command("setpriv", argv...).CombinedOutput(); err != nil {
-		t.Fatalf("as uid %s: %s: %v\n%s", otherUser, script, err, out)
-	}
-}
-
 // The child of TestCleanLeavesAnotherUsersDirectory: the mount it
 // guards and the run it cleans.
 const (
@@ -150,13 +138,13 @@ func TestCleanLeavesAnotherUsersDirectory(t *testing.T) {
 	}
 	dir, victim := privateDir(run), t.TempDir()
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	asOtherUser(t, `mkdir -- "$1" "$1/server" && ln -s -- "$2" "$1/payload" && ln -s -- "$2" "$1/server/payload" && echo 1 > "$1/harness.pid"`, dir, victim)
+	remotetest.AsOtherUser(t, `mkdir -- "$1" "$1/server" && ln -s -- "$2" "$1/payload" && ln -s -- "$2" "$1/server/payload" && echo 1 > "$1/harness.pid"`, dir, victim)
 
 	if pid, alive := ownerAlive(run); alive {
 		t.Errorf("another user's %s/%s makes PID %d the run's live harness", dir, ownerFile, pid)
 	}
-	if got := foreignDirs(run); len(got) != 1 || !strings.Contains(got[0], dir+" (owned by uid "+otherUser+", not root") {
-		t.Errorf("foreign directories %q: want %s, owned by uid %s", got, dir, otherUser)
+	if got := foreignDirs(run); len(got) != 1 || !strings.Contains(got[0], dir+" (owned by uid "+remotetest.OtherUser+", not root") {
+		t.Errorf("foreign directories %q: want %s, owned by uid %s", got, dir, remotetest.OtherUser)
 	}
 	child := exec.Command("unshare", "--mount", "--propagation", "private", "--",
 		os.Args[0], "-test.run=^TestCleanLeavesAnotherUsersDirectory$", "-test.count=1", "-test.v")

@@ -2,81 +2,43 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 )
 
-// otherUser is the uid and gid of "another local user": nobody, who owns
-// nothing twnsbench makes.
-const otherUser = "65534"
-
-// asOtherUser runs the shell script as otherUser, with args as $1….
-func asOtherUser(t *testing.T, script string, args ...string) {
+// plantForeignCopies prepares, before clean --host runs on machine m of
+// lab l, what another local user can make under /var/tmp, which every
+// user can write: directories named like copies of twnsbench, backdated
+// past remote.StaleAge, one whose name holds a space and a glob matching a
+// canary in root's login directory on m, one holding a file twnsbench.
+// The check it returns, after clean --host, fails unless all three are
+// intact. (Before, a shell loop over an unquoted $(find …) split the
+// first name, and root removed what its glob matched in the login
+// directory: here only the test's own canary, never anything else of it.)
+// It is part of TestDoctorHosts, whose clean --host is the one the tests
+// run: on a lab machine clean sees the cgroups of every run on this
+// kernel, not their harnesses' PIDs under this host's /tmp.
+func plantForeignCopies(t *testing.T, l *remotetest.Lab, m *remotetest.Machine) (check func()) {
 	t.Helper()
-	argv := append([]string{"--reuid=" + otherUser, "--regid=" + otherUser, "--clear-groups", "--", "sh", "-c", script, "sh"}, args...)
-	if out, err := exec.Command("setpriv", argv...).CombinedOutput(); err != nil {
-		t.Fatalf("as uid %s: %s: %v\n%s", otherUser, script, err, out)
-	}
-}
-
-// TestCleanHostTakesOnlyItsOwnCopies: under /var/tmp, which every local
-// user can write, another user makes directories named like copies of
-// twnsbench and backdates them past remote.StaleAge: one whose name holds
-// a space and a glob matching a directory in root's login directory, one
-// holding a file named twnsbench. clean --host leaves both, and the login
-// directory, alone, and still removes a stale copy of root's. (Before,
-// a shell loop over an unquoted $(find …) split the first name, and root
-// removed what its glob matched in the login directory: here only the
-// test's own canary, never anything else of /root.)
-func TestCleanHostTakesOnlyItsOwnCopies(t *testing.T) {
-	requireRoot(t)
-	l := remotetest.New(t, 1)
-	m := l.Machines[0]
-	keys := []string{"--identity", l.Identity, "--known-hosts", l.KnownHosts, "--connect-timeout", "3s"}
-
 	home := l.Exec(t, m, "pwd") // where a root login's shell starts on the machine
 	canary := filepath.Join(home, l.Prefix+"-canary")
 	if err := os.Mkdir(canary, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(canary) })
-
 	globbing := filepath.Join(remote.CopyRoot, l.Prefix+"-x "+l.Prefix+"-canary*")
 	foreign := filepath.Join(remote.CopyRoot, l.Prefix+"-y")
 	t.Cleanup(func() { os.RemoveAll(globbing); os.RemoveAll(foreign) })
-	asOtherUser(t, `mkdir -- "$1" "$2" && : > "$2/twnsbench" && touch -d '1 hour ago' -- "$1" "$2"`, globbing, foreign)
-
-	stale := filepath.Join(remote.CopyRoot, l.Prefix+"-client")
-	if err := os.Mkdir(stale, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(stale) })
-	if err := os.WriteFile(filepath.Join(stale, "twnsbench"), []byte("#!/bin/sh\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	hourAgo := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(stale, hourAgo, hourAgo); err != nil {
-		t.Fatal(err)
-	}
-
-	code, stdout, stderr := inOrch(t, l, append([]string{"clean", "--host", "relay=root@" + m.Addr.String()}, keys...)...)
-	t.Logf("clean --host: exit %d\n%s%s", code, stdout, stderr)
-	if code != exitOK || !strings.Contains(stdout, "removed "+stale+" (a copy of twnsbench)") {
-		t.Errorf("clean --host: exit %d, want 0 and %s removed", code, stale)
-	}
-	for _, p := range []string{canary, globbing, foreign, filepath.Join(foreign, "twnsbench")} {
-		if _, err := os.Lstat(p); err != nil {
-			t.Errorf("clean --host removed %q, which is not a copy of root's: %v", p, err)
+	remotetest.AsOtherUser(t, `mkdir -- "$1" "$2" && : > "$2/twnsbench" && touch -d '1 hour ago' -- "$1" "$2"`, globbing, foreign)
+	return func() {
+		for _, p := range []string{canary, globbing, foreign, filepath.Join(foreign, "twnsbench")} {
+			if _, err := os.Lstat(p); err != nil {
+				t.Errorf("clean --host removed %q, which is not a copy of root's: %v", p, err)
+			}
 		}
-	}
-	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
-		t.Errorf("the stale copy %s is still there: %v", stale, err)
 	}
 }
 

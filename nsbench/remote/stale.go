@@ -19,9 +19,10 @@ import (
 // never taken whatever its age.
 const StaleAge = 10 * time.Minute
 
-// copyName is the exact name Install gives a copy's directory:
-// <run prefix>-<role>.
-var copyName = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + `[0-9a-f]{6}-[a-z]{1,15}$`)
+// ScopeName matches a run's part on one host, <run prefix>-<role>
+// (role.Scope): the exact name of a copy's directory (Install) and of an
+// agent's scope.
+var ScopeName = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + `[0-9a-f]{6}-[a-z]{1,15}$`)
 
 // RemoveStaleCopies removes, on this host, the copies other commands left
 // under CopyRoot (a killed orchestrator never removes its own) and returns
@@ -41,7 +42,7 @@ func RemoveStaleCopies() ([]string, error) {
 	var errs []error
 	for _, e := range entries {
 		dir := filepath.Join(CopyRoot, e.Name())
-		if !copyName.MatchString(e.Name()) || !isStaleCopy(dir) || runsFrom(running, dir) {
+		if !ScopeName.MatchString(e.Name()) || !isStaleCopy(dir) || runsFrom(running, dir) {
 			continue
 		}
 		// RemoveAll removes a symlink inside rather than following it, and
