@@ -34,6 +34,9 @@ var ScopeName = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + `[0
 // Anything else is left alone.
 func RemoveStaleCopies() ([]string, error) {
 	entries, err := os.ReadDir(CopyRoot)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // no copy was ever installed here
+	}
 	if err != nil {
 		return nil, fmt.Errorf("remove stale copies: %w", err)
 	}
