@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -22,8 +21,6 @@ import (
 // for cut, stops what it started and removes what it built.
 const AgentIdle = 5 * role.PingInterval
 
-var scopePattern = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + `[0-9a-f]{6}-[a-z]{1,15}$`)
-
 // ServeAgent is the twnsbench copy on a role's host: it serves the
 // orchestrator's requests read from r, answering on w, for the part of a
 // run named scope ("twnsb-3fa9c1-client"), until r ends or nothing comes
@@ -31,14 +28,14 @@ var scopePattern = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + 
 // everything named with scope on this host, as `clean` would. Its private
 // directory holds its PID meanwhile, so that `clean` leaves it alone.
 func ServeAgent(ctx context.Context, scope string, idle time.Duration, r io.Reader, w io.Writer) error {
-	if !scopePattern.MatchString(scope) {
+	if !remote.ScopeName.MatchString(scope) {
 		return fmt.Errorf("agent: scope %q is not a run's prefix and a role (%s3fa9c1-client)", scope, topology.Prefix)
 	}
 	if idle <= 0 {
 		idle = AgentIdle
 	}
 	dir := privateDir(scope)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, role.PrivateDirMode); err != nil {
 		return fmt.Errorf("agent: private directory: %w", err)
 	}
 	cleanup := func(ctx context.Context) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -23,17 +24,20 @@ import (
 type CleanReport struct {
 	Removed []string // "netns twnsb-3fa9c1-client", ...
 	Live    []string // runs left alone because their harness still runs
+	Foreign []string // directories named like a run's that twnsbench did not make, left alone
 }
 
 // Clean removes everything that dead runs left behind (a run killed with
 // SIGKILL, say): processes (through the run's cgroups), namespaces,
-// /etc/netns entries, payload mounts, private directories and cgroups. It
+// /etc/netns entries, payload mounts, private directories and cgroups, and
+// the copies of twnsbench that killed commands installed here. It
 // needs nothing but the names, skips runs whose harness is alive unless
 // force is set, and is safe to run twice.
 func Clean(ctx context.Context, force bool) (CleanReport, error) {
 	var rep CleanReport
 	var errs []error
 	for _, run := range leftoverRuns() {
+		rep.Foreign = append(rep.Foreign, foreignDirs(run)...)
 		if pid, alive := ownerAlive(run); alive && !force {
 			rep.Live = append(rep.Live, fmt.Sprintf("%s (harness pid %d)", run, pid))
 			continue
@@ -42,6 +46,13 @@ func Clean(ctx context.Context, force bool) (CleanReport, error) {
 		rep.Removed = append(rep.Removed, removed...)
 		errs = append(errs, err)
 	}
+	// Copies of twnsbench that killed commands installed here (never one
+	// in use).
+	copies, err := remote.RemoveStaleCopies()
+	for _, c := range copies {
+		rep.Removed = append(rep.Removed, c+" (a copy of twnsbench)")
+	}
+	errs = append(errs, err)
 	return rep, errors.Join(errs...)
 }
 
@@ -66,16 +77,29 @@ func Leftovers() []string {
 // something.
 func leftoverRuns() []string { return residue.Runs(residue.Find(topology.Prefix)) }
 
+// ownerAlive reads the PID of the run's harness, or of an agent of the
+// run, from the run's directories that are root's (another user's could
+// name any process), and reports whether one of them runs.
 func ownerAlive(run string) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(privateDir(run), ownerFile))
-	if err != nil {
-		return 0, false
+	pid := 0
+	for _, dir := range runDirs(run) {
+		if st, err := ownPrivateDir(dir); st == nil || err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || p <= 0 {
+			continue
+		}
+		if processAlive(p) {
+			return p, true
+		}
+		pid = p
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	return pid, processAlive(pid)
+	return pid, false
 }
 
 // processAlive reports whether pid runs. A zombie does not: a harness
@@ -126,9 +150,36 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 			removed = append(removed, left...)
 		}
 	}
-	if _, serr := os.Lstat(privateDir(run)); serr == nil {
-		removed = append(removed, "dir "+privateDir(run))
-		errs = append(errs, removePrivateDir(privateDir(run)))
+	for _, dir := range runDirs(run) {
+		switch st, err := ownPrivateDir(dir); {
+		case errors.Is(err, errNotOurs):
+			// Someone else's: left alone (Clean lists it).
+		case err != nil:
+			errs = append(errs, fmt.Errorf("private directory %s: %w", dir, err))
+		case st != nil:
+			removed = append(removed, "dir "+dir)
+			errs = append(errs, removePrivateDir(dir))
+		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// runDirs lists what a run makes on a host under PrivateBase: its private
+// directory, an agent's (<run>-<role>), and the scratch directories keys
+// are generated in (<run>-make-…).
+func runDirs(run string) []string {
+	others, _ := filepath.Glob(privateDir(run) + "-*")
+	return append([]string{privateDir(run)}, others...)
+}
+
+// foreignDirs describes the directories named like the run's that are not
+// twnsbench's (ownPrivateDir).
+func foreignDirs(run string) []string {
+	var out []string
+	for _, dir := range runDirs(run) {
+		if _, err := ownPrivateDir(dir); errors.Is(err, errNotOurs) {
+			out = append(out, fmt.Sprintf("%s (%v)", dir, err))
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package nsbench
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -103,5 +107,138 @@ func TestRemovePrivateDirUnmountsRolePayload(t *testing.T) {
 	b, _ := os.ReadFile("/proc/self/mounts")
 	if slices.Contains(strings.Fields(string(b)), p.Dir) {
 		t.Errorf("%s still mounted", p.Dir)
+	}
+}
+
+// The child of TestCleanLeavesAnotherUsersDirectory: the mount it
+// guards and the run it cleans.
+const (
+	victimEnv = "TWNSB_TEST_VICTIM_MOUNT"
+	runEnv    = "TWNSB_TEST_FOREIGN_RUN"
+)
+
+// TestCleanLeavesAnotherUsersDirectory: another local user makes
+// /tmp/<run> (anyone may) with payload symlinks, where a run keeps its
+// payload mounts, pointing at a mount, and a harness.pid naming PID 1.
+// Cleaning that run detaches nothing through the symlinks, leaves the
+// directory alone and says so, and does not take the PID for a live
+// harness; a symlink at a payload's place in root's own directory is not
+// followed either. The cleaning runs in a child in a private mount namespace
+// (unshare): had the check failed, only the child's copy of the mount is
+// detached, never the host's.
+func TestCleanLeavesAnotherUsersDirectory(t *testing.T) {
+	nstest.RequireRoot(t)
+	if victim := os.Getenv(victimEnv); victim != "" {
+		cleanBesideVictim(t, os.Getenv(runEnv), victim)
+		return
+	}
+	run, err := topology.NewPrefix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, victim := privateDir(run), t.TempDir()
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	remotetest.AsOtherUser(t, `mkdir -- "$1" "$1/server" && ln -s -- "$2" "$1/payload" && ln -s -- "$2" "$1/server/payload" && echo 1 > "$1/harness.pid"`, dir, victim)
+
+	if pid, alive := ownerAlive(run); alive {
+		t.Errorf("another user's %s/%s makes PID %d the run's live harness", dir, ownerFile, pid)
+	}
+	if got := foreignDirs(run); len(got) != 1 || !strings.Contains(got[0], dir+" (owned by uid "+remotetest.OtherUser+", not root") {
+		t.Errorf("foreign directories %q: want %s, owned by uid %s", got, dir, remotetest.OtherUser)
+	}
+	child := exec.Command("unshare", "--mount", "--propagation", "private", "--",
+		os.Args[0], "-test.run=^TestCleanLeavesAnotherUsersDirectory$", "-test.count=1", "-test.v")
+	child.Env = append(os.Environ(), victimEnv+"="+victim, runEnv+"="+run)
+	out, err := child.CombinedOutput()
+	if err != nil {
+		t.Errorf("cleaning in a private mount namespace: %v\n%s", err, out)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, "payload"), filepath.Join(dir, "server", "payload"), filepath.Join(dir, ownerFile)} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("cleaning removed another user's %s: %v", p, err)
+		}
+	}
+}
+
+// cleanBesideVictim mounts a tmpfs at victim (in this process's private
+// mount namespace), cleans run, and checks the tmpfs is still there.
+func cleanBesideVictim(t *testing.T, run, victim string) {
+	if err := unix.Mount("tmpfs", victim, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := cleanRun(context.Background(), run)
+	if err != nil || len(removed) > 0 {
+		t.Errorf("cleaning %s: removed %q, error %v; want nothing removed and no error", run, removed, err)
+	}
+	if !slices.Contains(tmpfsMounts(), victim) {
+		t.Fatalf("cleaning %s detached %s through a symlink in another user's directory", run, victim)
+	}
+	// In a directory of root's, a symlink where a payload is mounted is
+	// removed, not followed: only mounts the kernel lists there are
+	// twnsbench's.
+	own := privateDir(run + "-server")
+	if err := os.MkdirAll(filepath.Join(own, "server"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(own)
+	if err := os.Symlink(victim, filepath.Join(own, "server", "payload")); err != nil {
+		t.Fatal(err)
+	}
+	if err := removePrivateDir(own); err != nil {
+		t.Errorf("remove %s: %v", own, err)
+	}
+	if _, err := os.Lstat(own); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", own, err)
+	}
+	if !slices.Contains(tmpfsMounts(), victim) {
+		t.Errorf("removing %s detached %s through its payload symlink", own, victim)
+	}
+}
+
+// TestCleanFindsEveryDirectoryOfARun: besides /tmp/<run>, a run makes
+// /tmp/<run>-<role> (an agent's, holding its PID) and /tmp/<run>-make-…
+// (keys being generated). A live agent's PID keeps the run alive; once it
+// is dead, cleaning the run removes all three, keys included.
+func TestCleanFindsEveryDirectoryOfARun(t *testing.T) {
+	nstest.RequireRoot(t)
+	run, err := topology.NewPrefix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{privateDir(run), privateDir(run) + "-server", privateDir(run) + "-make-123456"}
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	if err := os.WriteFile(filepath.Join(dirs[2], "id_ed25519"), []byte("a private key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agentPID := filepath.Join(dirs[1], ownerFile)
+	if err := os.WriteFile(agentPID, []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if pid, alive := ownerAlive(run); !alive || pid != 1 {
+		t.Errorf("with its agent's PID 1 running: owner %d, alive %v; want 1, alive", pid, alive)
+	}
+	// Above the largest pid_max: no process has it.
+	if err := os.WriteFile(agentPID, []byte("4194305"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, alive := ownerAlive(run); alive {
+		t.Error("the run is alive with its agent dead")
+	}
+	removed, err := cleanRun(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !slices.Contains(removed, "dir "+d) {
+			t.Errorf("cleaning %s does not say it removed %s: %q", run, d, removed)
+		}
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			t.Errorf("%s still there: %v", d, err)
+		}
 	}
 }

@@ -95,7 +95,7 @@ func (tb *testbed) reachThroughAgents(ctx context.Context, roles map[string]*rol
 			return fmt.Errorf("%s: agent: %w", name, err)
 		}
 		v := role.Via(c, r)
-		if err := v.MkdirAll(v.Dir(), 0o755); err != nil {
+		if err := v.MkdirAll(v.Dir(), role.PrivateDirMode); err != nil {
 			return err
 		}
 		roles[name] = v
@@ -148,7 +148,7 @@ func (tb *testbed) upHere(rec *recorder, spec topology.Spec, dir string) (map[st
 // up builds the testbed, recording what it built in rec.
 func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	dir := privateDir(tb.prefix)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, role.PrivateDirMode); err != nil {
 		return fmt.Errorf("private directory: %w", err)
 	}
 	tb.onTeardown("private directory", func(context.Context) error { return removePrivateDir(dir) })

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -117,33 +119,93 @@ func writeRandom(path string, n int64, src io.Reader) error {
 	return f.Close()
 }
 
-// unmount removes the payload tmpfs. Safe to call twice.
+// unmount removes the payload tmpfs, if this mount namespace has one at
+// p.Dir. Safe to call twice.
 func (p *payload) unmount() error {
-	if err := unix.Unmount(p.Dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("unmount payload: %w", err)
+	if !slices.Contains(tmpfsMounts(), p.Dir) {
+		return nil
+	}
+	return unmountNoFollow(p.Dir)
+}
+
+// unmountNoFollow detaches the mount at point, never one a symlink there
+// points at.
+func unmountNoFollow(point string) error {
+	if err := unix.Unmount(point, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount payload %s: %w", point, err)
 	}
 	return nil
 }
 
-// removePrivateDir removes a run's private directory. It unmounts a payload
-// left mounted and refuses to cross into any other mount, so a bug can never
+// tmpfsMounts lists the points where this mount namespace has a tmpfs, as
+// the kernel resolved them (/proc/self/mountinfo).
+func tmpfsMounts() []string {
+	var points []string
+	for _, m := range residue.Mounts() {
+		if m.FSType == "tmpfs" {
+			points = append(points, m.Point)
+		}
+	}
+	return points
+}
+
+// payloadMounts lists the payloads mounted in the private directory dir:
+// a tmpfs at dir/<role>/payload, or dir/payload where runs before roles
+// kept it. Nothing else there is twnsbench's to unmount.
+func payloadMounts(dir string) []string {
+	var points []string
+	for _, p := range tmpfsMounts() {
+		if filepath.Base(p) == "payload" && (filepath.Dir(p) == dir || filepath.Dir(filepath.Dir(p)) == dir) {
+			points = append(points, p)
+		}
+	}
+	return points
+}
+
+// errNotOurs marks a directory named like twnsbench's that twnsbench did
+// not make: /tmp is everyone's, and anyone may create /tmp/twnsb-….
+var errNotOurs = errors.New("not made by twnsbench")
+
+// ownPrivateDir checks, before anything is done in it, that dir is a
+// directory owned by root (not a symlink, nor another user's, whose
+// entries could point anywhere), and returns its Lstat; nil if there is
+// none. Its errors do not name dir.
+func ownPrivateDir(dir string) (*unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, fmt.Errorf("not a directory (mode %#o), %w", st.Mode, errNotOurs)
+	}
+	if st.Uid != 0 {
+		return nil, fmt.Errorf("owned by uid %d, not root, %w", st.Uid, errNotOurs)
+	}
+	return &st, nil
+}
+
+// removePrivateDir removes a run's private directory. It checks that the
+// directory is root's first, unmounts only the payloads twnsbench mounted
+// there, and refuses to cross into any other mount, so a bug can never
 // delete outside the directory.
 func removePrivateDir(dir string) error {
 	if !strings.HasPrefix(filepath.Base(dir), topology.Prefix) {
 		return fmt.Errorf("refusing to remove %s: not a twnsbench directory", dir)
 	}
-	// The payload is in the server role's directory (dir/server/payload);
-	// dir/payload is where runs before that kept it.
-	mounted, _ := filepath.Glob(filepath.Join(dir, "*", "payload"))
-	for _, m := range append(mounted, filepath.Join(dir, "payload")) {
-		(&payload{Dir: m}).unmount()
+	st, err := ownPrivateDir(dir)
+	if err != nil {
+		return fmt.Errorf("refusing to remove %s: %w", dir, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil
+	if st == nil {
+		return nil
+	}
+	for _, m := range payloadMounts(dir) {
+		if err := unmountNoFollow(m); err != nil {
+			return fmt.Errorf("remove %s: %w", dir, err)
 		}
-		return fmt.Errorf("remove %s: %w", dir, err)
 	}
 	if err := checkSameDevice(dir, st.Dev); err != nil {
 		return err

@@ -37,7 +37,10 @@ func cleanCommand() *cli.Command {
 			for _, l := range rep.Live {
 				fmt.Fprintf(c.App.Writer, "left alone (still running): %s\n", l)
 			}
-			if len(rep.Removed) == 0 && len(rep.Live) == 0 {
+			for _, f := range rep.Foreign {
+				fmt.Fprintf(c.App.Writer, "left alone: %s\n", f)
+			}
+			if len(rep.Removed) == 0 && len(rep.Live) == 0 && len(rep.Foreign) == 0 {
 				fmt.Fprintln(c.App.Writer, "nothing to clean")
 			}
 			return err

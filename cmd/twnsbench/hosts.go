@@ -204,18 +204,13 @@ func cleanHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remot
 		if force {
 			args = append(args, "--force")
 		}
+		// The copy's clean also removes the copies killed commands left.
 		out, err := remoteOutput(ctx, conn, cp, args...)
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		// Copies that killed commands left (never one in use).
-		stale, serr := cp.RemoveStale(ctx)
-		for _, d := range stale {
-			lines = append(lines, "removed "+d+" (a copy of twnsbench)")
-		}
-		for _, line := range lines {
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			if line != "" {
 				fmt.Fprintf(w, "%s %s: %s\n", h.Role, h.Dest(), line)
 			}
 		}
-		return errors.Join(err, serr)
+		return err
 	})
 }

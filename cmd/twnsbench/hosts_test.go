@@ -144,6 +144,7 @@ func TestDoctorHosts(t *testing.T) {
 	hourAgo := time.Now().Add(-time.Hour)
 	os.Chtimes(stale, hourAgo, hourAgo)
 	before = append(before, fresh)
+	checkForeign := plantForeignCopies(t, l, l.Machines[1])
 
 	code, stdout, stderr = inOrch(t, l, append([]string{"clean", "--host", "relay=root@" + m1}, keys...)...)
 	t.Logf("clean --host:\n%s", stdout)
@@ -153,6 +154,7 @@ func TestDoctorHosts(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("clean --host removed a fresh copy: %v", err)
 	}
+	checkForeign()
 
 	if left := copies(t); len(left) > len(before) {
 		t.Errorf("copies left on the machines: %v (before: %v)", slices.DeleteFunc(left, func(s string) bool { return slices.Contains(before, s) }), before)

@@ -329,6 +329,7 @@ func TestCleanAfterKill(t *testing.T) {
 	if left := leftoversOf(prefix); len(left) == 0 {
 		t.Fatal("a killed run left nothing to clean: the test proves nothing")
 	}
+	checkPrivateModes(t, prefix)
 	code, stdout, stderr := runInProcess("clean")
 	if code != exitOK || !strings.Contains(stdout, "removed netns "+prefix) {
 		t.Fatalf("clean: exit %d\n%s%s", code, stdout, stderr)

@@ -14,10 +14,10 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
-// SSHD writes passwd, group and shadow files into dir/etc that add user to
-// the host's, with its home in dir/home, and returns the mounts that show them
-// to the child only, plus a fresh /run holding sshd's privilege-separation
-// directory. The child must run in its own mount namespace (every child of
+// SSHD writes passwd and group files into dir/etc that add user to the
+// host's, and a shadow file that holds user alone, with its home in
+// dir/home, and returns the mounts that show them to the child only, plus
+// a fresh /run holding sshd's privilege-separation directory. The child must run in its own mount namespace (every child of
 // the namespace launcher does).
 func SSHD(dir, user string) ([]ns.Mount, error) {
 	uid, err := freeUID()
@@ -31,18 +31,19 @@ func SSHD(dir, user string) ([]ns.Mount, error) {
 	if err := os.Chown(home, uid, uid); err != nil {
 		return nil, fmt.Errorf("%s account: %w", user, err)
 	}
-	files := map[string]string{
-		"passwd": fmt.Sprintf("%s:x:%d:%d:twnsbench:%s:/bin/sh\n", user, uid, uid, home),
-		"group":  fmt.Sprintf("%s:x:%d:\n", user, uid),
-		// "*": no password, and not locked ("!"), which sshd would refuse
-		// without PAM.
-		"shadow": user + ":*:19000:0:99999:7:::\n",
+	if err := passable(dir); err != nil {
+		return nil, fmt.Errorf("%s account: %w", user, err)
 	}
 	etc := filepath.Join(dir, "etc")
 	if err := os.MkdirAll(etc, 0o755); err != nil {
 		return nil, fmt.Errorf("%s account: %w", user, err)
 	}
-	for name, line := range files {
+	// passwd and group: the host's accounts (sshd's privilege-separation
+	// user among them) and the new one.
+	for name, line := range map[string]string{
+		"passwd": fmt.Sprintf("%s:x:%d:%d:twnsbench:%s:/bin/sh\n", user, uid, uid, home),
+		"group":  fmt.Sprintf("%s:x:%d:\n", user, uid),
+	} {
 		host, err := os.ReadFile(filepath.Join("/etc", name))
 		if err != nil {
 			return nil, fmt.Errorf("%s account: %w", user, err)
@@ -50,13 +51,16 @@ func SSHD(dir, user string) ([]ns.Mount, error) {
 		if len(host) > 0 && host[len(host)-1] != '\n' {
 			host = append(host, '\n')
 		}
-		mode := os.FileMode(0o644)
-		if name == "shadow" {
-			mode = 0o640
-		}
-		if err := os.WriteFile(filepath.Join(etc, name), append(host, line...), mode); err != nil {
+		if err := os.WriteFile(filepath.Join(etc, name), append(host, line...), 0o644); err != nil {
 			return nil, fmt.Errorf("%s account: %w", user, err)
 		}
+	}
+	// shadow: the new account only. sshd consults no other, and the host's
+	// password hashes have no business in a run's directory (on another
+	// host's disk, when the server role runs there). "*": no password, and
+	// not locked ("!"), which sshd would refuse without PAM.
+	if err := os.WriteFile(filepath.Join(etc, "shadow"), []byte(user+":*:19000:0:99999:7:::\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("%s account: %w", user, err)
 	}
 	// An overlay, not file bind mounts: the host may replace /etc/passwd
 	// during a run (an apt install adding a system user), which would undo
@@ -66,6 +70,17 @@ func SSHD(dir, user string) ([]ns.Mount, error) {
 		ns.Mount{Kind: "tmpfs", Target: "/run"},
 		ns.Mount{Kind: "mkdir", Target: "/run/sshd"})
 	return mounts, nil
+}
+
+// passable lets every user pass through dir (a directory of keys, 0700,
+// that also holds the account's home and sshd's authorized_keys, which
+// sshd reads as the account), without listing it.
+func passable(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	return os.Chmod(dir, st.Mode().Perm()|0o011)
 }
 
 // freeUID picks a uid no host account uses.

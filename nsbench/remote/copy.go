@@ -81,25 +81,3 @@ func (cp *Copy) Remove() error {
 	}
 	return nil
 }
-
-// StaleAge is how old another run's copy must be before RemoveStale takes
-// it: a copy is written seconds before it runs, and one running is never
-// taken whatever its age.
-const StaleAge = 10 * time.Minute
-
-// RemoveStale removes, as root, the copies other commands left under
-// CopyRoot (a killed orchestrator never removes its own): directories
-// named twnsb-<id>-<role> older than StaleAge that no process runs a
-// program from. It returns what it removed.
-func (cp *Copy) RemoveStale(ctx context.Context) ([]string, error) {
-	script := fmt.Sprintf(`for d in $(find %s -mindepth 1 -maxdepth 1 -type d -name 'twnsb-??????-*' -mmin +%d); do
-  [ "$d" = %s ] && continue
-  ls -l /proc/[0-9]*/exe 2>/dev/null | grep -qF -- "$d/" && continue
-  rm -rf -- "$d" && echo "$d"
-done`, CopyRoot, int(StaleAge/time.Minute), quote(cp.Dir))
-	out, err := cp.conn.Output(ctx, cp.conn.AsRoot("sh -c "+quote(script)), nil)
-	if err != nil {
-		return nil, fmt.Errorf("remove stale copies: %w", err)
-	}
-	return strings.Fields(string(out)), nil
-}

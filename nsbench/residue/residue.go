@@ -117,16 +117,16 @@ func (f Finder) Find(prefix string) []Object {
 			add(KindCgroup, p, RunOf(filepath.Base(p)))
 		}
 	}
-	for _, m := range mounts() {
-		if m.fstype == "nsfs" && filepath.Dir(m.point) == ns.RunDir {
+	for _, m := range Mounts() {
+		if m.FSType == "nsfs" && filepath.Dir(m.Point) == ns.RunDir {
 			continue // a named namespace, listed above
 		}
 		kind := KindMount
-		if m.fstype == "tmpfs" {
+		if m.FSType == "tmpfs" {
 			kind = KindTmpfs
 		}
-		for _, run := range pathRuns(m.point) {
-			add(kind, m.point+" ("+m.fstype+")", run)
+		for _, run := range pathRuns(m.Point) {
+			add(kind, m.Point+" ("+m.FSType+")", run)
 		}
 	}
 	for _, p := range processes(nsInodes) {
@@ -191,16 +191,18 @@ func pathRuns(path string) []string {
 	return runs
 }
 
-type mount struct{ point, fstype string }
+// Mount is one entry of a mount table: where, and what file system.
+type Mount struct{ Point, FSType string }
 
-// mounts reads this mount namespace's mount table (the host's: tests and
+// Mounts reads this mount namespace's mount table (the host's: tests and
 // runs keep theirs there; a launcher child's private mounts die with it).
-func mounts() []mount {
+// Its points are the kernel's, symlinks resolved.
+func Mounts() []Mount {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
-	var ms []mount
+	var ms []Mount
 	for _, line := range strings.Split(string(b), "\n") {
 		// "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw"
 		fields := strings.Fields(line)
@@ -208,7 +210,7 @@ func mounts() []mount {
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		ms = append(ms, mount{point: unescapeMount(fields[4]), fstype: fields[sep+1]})
+		ms = append(ms, Mount{Point: unescapeMount(fields[4]), FSType: fields[sep+1]})
 	}
 	return ms
 }

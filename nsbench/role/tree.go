@@ -31,6 +31,12 @@ func NewTree(root, prefix string) *Tree { return &Tree{root: root, prefix: prefi
 // Dir is the run's cgroup.
 func (t *Tree) Dir() string { return filepath.Join(t.root, t.prefix) }
 
+// PrivateDirMode is the mode of a run's private directories and of each
+// role's: other users may not list them nor write there, and may only pass
+// through, as the bench account must to its home and to the scp payload.
+// Directories holding keys inside are 0700.
+const PrivateDirMode = 0o711
+
 // Dirs are where a host keeps a run's files.
 type Dirs struct {
 	Log     string // the programs' logs
@@ -64,7 +70,7 @@ func (t *Tree) Roles(topo *topology.Topology, dirs Dirs) (map[string]*Role, erro
 			return roles, err
 		}
 		private := filepath.Join(dirs.Private, name)
-		if err := os.MkdirAll(private, 0o755); err != nil {
+		if err := os.MkdirAll(private, PrivateDirMode); err != nil {
 			return roles, fmt.Errorf("%s: private directory: %w", name, err)
 		}
 		r := topo.Roles[name]

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 )
 
@@ -243,7 +244,10 @@ type placement struct {
 // role's host, whose programs read it, with the mode it was made with. The
 // scratch directory is removed.
 func generate(sub string, make func(scratch string) error, places ...placement) error {
-	scratch, err := os.MkdirTemp("", "twnsbench-make-")
+	if len(places) == 0 {
+		return errors.New("generate: no role to place the files in")
+	}
+	scratch, err := newScratch(places[0].r.Dir())
 	if err != nil {
 		return err
 	}
@@ -253,7 +257,9 @@ func generate(sub string, make func(scratch string) error, places ...placement) 
 	}
 	for _, pl := range places {
 		dir := filepath.Join(pl.r.Dir(), sub)
-		if err := pl.r.MkdirAll(dir, 0o755); err != nil {
+		// The files are keys: their directory is root's alone, unless
+		// it exists already (made for an account that must pass, say).
+		if err := pl.r.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 		for _, name := range pl.names {
@@ -272,6 +278,23 @@ func generate(sub string, make func(scratch string) error, places ...placement) 
 		}
 	}
 	return nil
+}
+
+// scratchRoot is where scratch directories go, whatever TMPDIR says: the
+// directory clean searches for a run's names (nsbench.PrivateBase).
+const scratchRoot = "/tmp"
+
+// newScratch makes a scratch directory, mode 0700, named for the run that
+// roleDir, a role's directory, belongs to (<run>-make-…): generated keys
+// pass through it, and when a killed run leaves it, clean finds it by
+// that name.
+func newScratch(roleDir string) (string, error) {
+	for _, c := range strings.Split(roleDir, "/") {
+		if run := residue.RunOf(c); run != "" {
+			return os.MkdirTemp(scratchRoot, run+"-make-")
+		}
+	}
+	return "", fmt.Errorf("scratch directory: %s names no run", roleDir)
 }
 
 // stopAll stops the processes a path started, in the order given (nil

@@ -152,6 +152,7 @@ func (l *Lab) startSSHD(t testing.TB, m *Machine, sshd, authKeys string) ssh.Pub
 	mounts, err := account.SSHD(filepath.Join(dir, "account"), BenchUser)
 	must(t, err)
 	must(t, plainRootShell(filepath.Join(dir, "account", "etc", "passwd")))
+	must(t, rootKeyLogin(filepath.Join(dir, "account", "etc", "shadow")))
 	mounts = append(mounts, noSudoRule(t, dir)...)
 	mounts = append(mounts, ns.Mount{Kind: "tmpfs", Target: "/tmp"})
 	conf := filepath.Join(dir, "sshd_config")
@@ -289,6 +290,21 @@ func plainRootShell(passwd string) error {
 		}
 	}
 	return os.WriteFile(passwd, []byte(strings.Join(lines, "\n")), 0o644)
+}
+
+// rootKeyLogin gives root the entry in the machine's shadow that a real
+// machine's has (account.SSHD writes the bench account's alone), with no
+// password ("*"): without one, sshd refuses root's key.
+func rootKeyLogin(shadow string) error {
+	f, err := os.OpenFile(shadow, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString("root:*:19000:0:99999:7:::\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func addrUp(h *netlink.Handle, name string, p netip.Prefix) error {
