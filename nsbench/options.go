@@ -416,7 +416,7 @@ const (
 // Status is the run's position, for a live progress line.
 type Status struct {
 	Transport, Condition, Instrument string
-	Run, Runs                        int
+	Run                              RunOf         // the sample's run among its cell's planned runs
 	Done, Total                      int           // samples finished, samples still planned in all
 	Elapsed                          time.Duration // since the first sample began
 	ETA                              time.Duration // estimated time left; 0 when unknown

@@ -248,23 +248,25 @@ func (r *runner) finish(runErr error) error {
 
 // newProgress plans the progress of the schedule bs: every row's
 // instruments under each block's condition, the payload each condition's
-// copies move, and which instruments copy it.
+// copies move and a first guess of their rate, and which instruments copy
+// it.
 func (r *runner) newProgress(bs []block) *progress {
-	var names []string
-	sized := map[string]bool{}
+	plan := progressPlan{runs: r.plan.Runs, sized: map[string]bool{}, payload: map[string]int64{}, copyRate: map[string]float64{}}
+	if r.plan.RunsAuto {
+		plan.maxRuns = r.plan.MaxRuns
+	}
 	for _, in := range r.deps.Instruments {
-		names = append(names, in.Name())
-		sized[in.Name()] = instrument.NeedsPayload([]instrument.Instrument{in})
+		plan.instruments = append(plan.instruments, in.Name())
+		plan.sized[in.Name()] = instrument.NeedsPayload([]instrument.Instrument{in})
 	}
-	payload := map[string]int64{}
 	for _, c := range r.rec.doc.Conditions {
-		payload[c.Name] = c.ScpPayloadBytes
+		plan.payload[c.Name] = c.ScpPayloadBytes
+		plan.copyRate[c.Name] = copyRateGuess(c.Profile)
 	}
-	var blocks []progressBlock
 	for _, b := range bs {
-		blocks = append(blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows)})
+		plan.blocks = append(plan.blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows)})
 	}
-	return newProgress(r.plan.Runs, names, sized, payload, blocks, r.deps.Status)
+	return newProgress(plan, r.deps.Status)
 }
 
 // writeReports renders the reports from the results document as saved,
