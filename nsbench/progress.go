@@ -25,6 +25,7 @@ type progressPlan struct {
 	payload     map[string]int64   // condition → the bytes a payload-sized instrument copies
 	copyRate    map[string]float64 // condition → a first guess of a copy's rate (bytes/s) from its profile (copyRateGuess)
 	blocks      []progressBlock
+	tail        time.Duration // after the last block: the end's drift probe, costed as the start's took
 }
 
 // progress counts the samples that will run and estimates the time left
@@ -50,6 +51,7 @@ type progress struct {
 	began  time.Time // the current sample's start
 	status func(Status)
 	now    func() time.Time
+	tail   time.Duration // see progressPlan
 }
 
 // runPlans is how many runs each cell gets: --runs; under --runs auto the
@@ -70,7 +72,7 @@ func newProgress(plan progressPlan, status func(Status)) *progress {
 		cells: cellTimes{payload: plan.payload, sized: plan.sized, copyRate: plan.copyRate,
 			spent: map[cellKey]time.Duration{}, count: map[cellKey]int{}},
 		blocks: newBlockTimes(plan.blocks),
-		left:   map[cellKey]int{}, status: status, now: time.Now}
+		left:   map[cellKey]int{}, status: status, now: time.Now, tail: plan.tail}
 	for _, b := range plan.blocks {
 		for _, t := range b.transports {
 			for _, in := range plan.instruments {
@@ -120,7 +122,7 @@ func (p *progress) drop(transport, cond, inst string, n int) {
 // pilot would have added: none of them will run (its path did not come up).
 func (p *progress) cancel(transport, cond, inst string) {
 	k := cellKey{transport, cond, inst}
-	p.left[k], p.plans.fixed[k] = 0, true
+	p.left[k], p.plans.fixed[k], p.plans.planned[k] = 0, true, 0 // planned 0: no pilot's plan to forecast from
 }
 
 // notApplicable takes an instrument the transport's path cannot carry out
@@ -137,7 +139,8 @@ func (p *progress) notApplicable(transport, inst string) {
 // eta estimates the time left: the samples still planned (under --runs
 // auto, and those the pilots not yet over will likely add) at their
 // cells' estimated times and the time between samples, plus the set-up of
-// the blocks not yet under way and the closing of those not yet closed.
+// the blocks not yet under way, the closing of those not yet closed and
+// the run's tail.
 // guess is true when any part of it was not measured for its own cell or
 // condition, or rests on a pilot not yet over. 0 when nothing has been
 // measured.
@@ -156,7 +159,7 @@ func (p *progress) eta() (eta time.Duration, guess bool) {
 		guess = guess || !own || forecast
 	}
 	d, own := p.blocks.ahead(p.now())
-	return eta + d, guess || !own
+	return eta + d + p.tail, guess || !own
 }
 
 // forecast is how many runs a cell's pilot, not yet over, will likely add

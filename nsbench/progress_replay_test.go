@@ -118,6 +118,7 @@ func (r replay) play() []etaPoint {
 		}
 		clock = clock.Add(time.Duration(len(b.transports)) * r.closing)
 	}
+	clock = clock.Add(r.plan.tail)
 	total := clock.Sub(p.start)
 	for i := range points {
 		points[i].truth = total - points[i].elapsed
@@ -174,8 +175,8 @@ func firstRoundsOver(points []etaPoint, blocks []progressBlock, perRound map[int
 // WireGuard and tw, LAN then a 30 ms / 0.1 % WAN whose 256 MiB copies took
 // 73 to 156 s) in both orders, with the default run's two instruments
 // that Pure SSH cannot carry (ICMP ping and UDP, dropped as its path comes
-// up), 25 s per path of set-up and warm-up, 1.5 s between samples and 4 s
-// per path of closing. Before the fix the estimate stayed a first guess
+// up), 25 s per path of set-up and warm-up, 1.5 s between samples, 4 s
+// per path of closing and the end's 3 s drift probe. Before the fix the estimate stayed a first guess
 // until the last run (the dropped instruments kept unmeasured cells in
 // the plan) and was short by half: each WAN copy was guessed at its LAN
 // rate, ~1 s instead of ~145 s, and the time between samples was left out.
@@ -210,7 +211,7 @@ func TestETAOnTheReferenceRun(t *testing.T) {
 			r := replay{
 				plan: progressPlan{runs: 3, instruments: instruments, sized: map[string]bool{"scp": true},
 					payload:  map[string]int64{"lan": 5 << 30, "wan": 256 << 20},
-					copyRate: map[string]float64{"wan": copyRateGuess(&profileFor30ms)}, blocks: blocks},
+					copyRate: map[string]float64{"wan": copyRateGuess(&profileFor30ms)}, blocks: blocks, tail: 3 * time.Second},
 				sample:  sample,
 				setUp:   func(b progressBlock) time.Duration { return time.Duration(len(b.transports)) * 25 * time.Second },
 				gap:     1500 * time.Millisecond,

@@ -184,3 +184,30 @@ func TestProgressNotApplicableLeavesThePlan(t *testing.T) {
 		t.Errorf("after every condition's first round the estimate is still a first guess")
 	}
 }
+
+// TestProgressForecastAndTail: under --runs auto, a cell that will not run
+// (its path did not come up) is no pilot that added nothing: the forecast
+// of the pilots not yet over rests on the fixed ones only. And the end's
+// drift probe is still ahead after the last sample.
+func TestProgressForecastAndTail(t *testing.T) {
+	clock := time.Unix(0, 0)
+	blocks := []progressBlock{{cond: "lan", transports: []string{"ssh", "tw", "wireguard"}}}
+	p := newProgress(progressPlan{runs: 6, maxRuns: 20, instruments: []string{"iperf3-1"}, blocks: blocks, tail: 3 * time.Second}, nil)
+	p.now = func() time.Time { return clock }
+	p.start, p.blocks.mark = clock, clock
+	p.enter(0)
+	p.cancel("wireguard", "lan", "iperf3-1")
+	for run := 1; run <= 6; run++ {
+		for _, tr := range []string{"ssh", "tw"} {
+			p.begin(tr, "lan", "iperf3-1", run)
+			clock = clock.Add(10 * time.Second)
+			p.finish(func(string, ...any) {}, tr, "lan", "iperf3-1", run, "ok")
+		}
+	}
+	p.fix("ssh", "lan", "iperf3-1", 12)
+	// tw's pilot is forecast to add what ssh's did (6), not the mean of
+	// ssh's 6 and the cancelled cell's 0.
+	if eta, guess := p.eta(); eta != 12*10*time.Second+3*time.Second || !guess {
+		t.Errorf("eta %v %v, want 2m3s (12 samples and the drift probe) as a first guess", eta, guess)
+	}
+}
