@@ -22,3 +22,11 @@ func TestRunsAutoStatesDifferencePrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadMarkSaysADifferenceHasNoCV: the Noise table's CV column is a
+// dash for rrul's value, and the mark's explanation says why.
+func TestSpreadMarkSaysADifferenceHasNoCV(t *testing.T) {
+	if why := markWhy[results.MarkSpread]; !strings.Contains(why, "a difference, rrul's latency increase, whose mean can be 0, has none") {
+		t.Errorf("spread mark: %q", why)
+	}
+}
