@@ -119,7 +119,8 @@ func (p *progress) drop(transport, cond, inst string, n int) {
 }
 
 // cancel takes a cell's remaining samples out of the plan, and any its
-// pilot would have added: none of them will run (its path did not come up).
+// pilot would have added: none of them will run (the path did not come up
+// or was given up, or cannot carry the instrument).
 func (p *progress) cancel(transport, cond, inst string) {
 	k := cellKey{transport, cond, inst}
 	p.left[k], p.plans.fixed[k], p.plans.planned[k] = 0, true, 0 // planned 0: no pilot's plan to forecast from
