@@ -72,6 +72,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 		}
 		c.rec.path(rw.t, path)
 		rw.path, rw.pathFaults, rw.copyRate = path, 0, 0
+		dropNotApplicable(c.progress, c.instruments, rw)
 		live = append(live, rw)
 	}
 	if len(live) == 0 {
@@ -118,11 +119,11 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 					// pilot and never revised, so every later run counts
 					// whatever it shows (results.Document.PlannedRuns).
 					planned := c.rec.doc.PlannedRuns(rw.t.Name(), cond.Name, in.Name())
+					if run == c.plan.Runs+1 { // the pilot's plan, counted at once
+						c.progress.fix(rw.t.Name(), cond.Name, in.Name(), planned)
+					}
 					if run > planned || rw.path != nil && instrument.Applicable(in, rw.path.Target) != nil {
 						continue
-					}
-					if run == c.plan.Runs+1 { // the pilot's plan, counted at once
-						c.progress.extend(rw.t.Name(), cond.Name, in.Name(), planned-c.plan.Runs)
 					}
 				}
 				if rw.path == nil {
@@ -255,7 +256,18 @@ func (c *cellLoop) firstExchange(ctx context.Context, target transport.Target) e
 // the progress plan: they will not run.
 func (c *cellLoop) dropPlanned(t transport.Transport, cond results.Condition) {
 	for _, in := range c.instruments {
-		c.progress.drop(t.Name(), cond.Name, in.Name(), c.plan.Runs)
+		c.progress.cancel(t.Name(), cond.Name, in.Name())
+	}
+}
+
+// dropNotApplicable takes the instruments a row's path cannot carry out
+// of the progress plan as soon as the path is up, under every condition
+// (its samples are recorded as not applicable when their turn comes).
+func dropNotApplicable(p *progress, ins []instrument.Instrument, rw *row) {
+	for _, in := range ins {
+		if instrument.Applicable(in, rw.path.Target) != nil {
+			p.notApplicable(rw.t.Name(), in.Name())
+		}
 	}
 }
 

@@ -41,7 +41,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		Diagnostics: []results.Diagnostic{},
 	}
 	if plan.RunsAuto {
-		d.Env.RunsAuto = &results.RunsAuto{Precision: plan.Precision, MaxRuns: plan.MaxRuns}
+		d.Env.RunsAuto = &results.RunsAuto{Precision: plan.Precision, PrecisionMs: plan.PrecisionMs, MaxRuns: plan.MaxRuns}
 	}
 	recordCPUs(&d.Env)
 	for _, t := range toolFacts {

@@ -160,6 +160,7 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 // remaining samples there are not measured.
 func (c *cellLoop) giveUp(rw *row, cond results.Condition, reason string) {
 	c.dropPath(rw)
+	c.dropPlanned(rw.t, cond)
 	c.skip(rw.t, cond.Name, reason)
 }
 

@@ -95,7 +95,7 @@ func runFaultCase(t *testing.T, tc faultCase) {
 	var struck []int
 	var strikeErr error
 	strike := func(s Status) {
-		if struck != nil || s.Transport != tc.row || s.Condition != cond || s.Instrument != tc.instrument || s.Run != 2 {
+		if struck != nil || s.Transport != tc.row || s.Condition != cond || s.Instrument != tc.instrument || s.Run.Run != 2 {
 			return
 		}
 		struck = []int{}

@@ -53,11 +53,14 @@ type Measure struct {
 // AutoRuns (--runs auto) gives each cell a pilot of Runs (AutoMinRuns) runs, whose
 // spread fixes the cell's number of runs for a 95 % interval of the median
 // within Precision (relative) of it, at most MaxRuns
-// (stats.TwoStageRuns); every run then counts.
+// (stats.TwoStageRuns); every run then counts. A difference (rrul's
+// latency increase, which can lie near 0) is held to the wider of
+// Precision and PrecisionMs (stats.Tolerance).
 type AutoRuns struct {
-	RunsAuto  bool
-	Precision float64
-	MaxRuns   int
+	RunsAuto    bool
+	Precision   float64
+	PrecisionMs float64
+	MaxRuns     int
 }
 
 // WANOptions are the impaired conditions and how they are made.
@@ -84,7 +87,7 @@ const AutoMinRuns = 6
 func Defaults() Options {
 	return Options{
 		Measure:    Measure{Runs: 3, SizeBytes: 5 << 30, Duration: 10 * time.Second, Warmup: 2 * time.Second},
-		AutoRuns:   AutoRuns{Precision: 0.05, MaxRuns: 20},
+		AutoRuns:   AutoRuns{Precision: 0.05, PrecisionMs: 1, MaxRuns: 20},
 		WANOptions: WANOptions{WAN: []string{"30ms:0.1%"}, Impairment: ImpairmentAuto},
 		OutDir:     "results",
 		Congestion: "cubic",
@@ -322,6 +325,9 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 		if o.Precision <= 0 || o.Precision >= 1 {
 			errs = append(errs, fmt.Errorf("--precision %g %%: want above 0 and below 100 %%", o.Precision*100))
 		}
+		if o.PrecisionMs <= 0 || o.PrecisionMs > 1000 {
+			errs = append(errs, fmt.Errorf("--precision-ms %g: want above 0 and at most 1000 ms", o.PrecisionMs))
+		}
 		if o.MaxRuns < o.Runs || o.MaxRuns > 1000 {
 			errs = append(errs, fmt.Errorf("--max-runs %d: want %d to 1000", o.MaxRuns, o.Runs))
 		}
@@ -406,19 +412,6 @@ const (
 	// all its runs under one condition before the next.
 	OrderReference = "reference"
 )
-
-// Status is the run's position, for a live progress line.
-type Status struct {
-	Transport, Condition, Instrument string
-	Run, Runs                        int
-	Done, Total                      int           // samples finished, samples still planned in all
-	Elapsed                          time.Duration // since the first sample began
-	ETA                              time.Duration // estimated time left; 0 when unknown
-	// FirstGuess says the ETA rests on guesses: a cell still to run, or a
-	// condition's set-up, has not been measured yet (before the first
-	// round of every condition).
-	FirstGuess bool
-}
 
 func fmtMs(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"

@@ -119,6 +119,7 @@ func TestNewPlan(t *testing.T) {
 		"negative warmup":   {func(o *Options) { o.Warmup = -time.Second }, "--warmup"},
 		"bad congestion":    {func(o *Options) { o.Congestion = "cu bic" }, "--congestion"},
 		"out is a file":     {func(o *Options) { o.OutDir = "/etc/hostname/x" }, "not a directory"},
+		"precision-ms 0":    {func(o *Options) { o.Runs, o.RunsAuto, o.PrecisionMs = AutoMinRuns, true, 0 }, "--precision-ms 0"},
 	} {
 		o := ok
 		tc.mutate(&o)

@@ -14,20 +14,34 @@ type progressBlock struct {
 	transports []string
 }
 
+// progressPlan is what the estimate starts from: the schedule and what
+// each condition asks of a copy.
+type progressPlan struct {
+	runs        int // per cell; under --runs auto, the pilot
+	maxRuns     int // under --runs auto, the most per cell; 0 otherwise
+	instruments []string
+	sized       map[string]bool    // instruments whose time scales with the payload
+	payload     map[string]int64   // condition → the bytes a payload-sized instrument copies
+	copyRate    map[string]float64 // condition → a first guess of a copy's rate (bytes/s) from its profile (copyRateGuess)
+	blocks      []progressBlock
+	tail        time.Duration // after the last block: the end's drift probe, costed as the start's took
+}
+
 // progress counts the samples that will run and estimates the time left
 // from what the run measured so far: each transport × condition ×
 // instrument's own sample time once it ran (a 10 s iperf3 through one
-// tunnel and a 5 GiB scp through another take very different times), and
-// each block's set-up, warm-up and WAN verification — the time between
-// samples — per transport under its condition. Until a cell ran, its
-// time is guessed from its nearest measured relative (the same transport
-// and instrument under another condition, an instrument that copies the
-// payload scaled by the condition's payload size; then other transports)
-// and the estimate says it is a first guess. Samples that will not run (a
-// path that failed to come up, an instrument the path cannot carry) are
-// dropped from the plan as soon as that is known, so [k/N] ends at N.
+// tunnel and a 5 GiB scp through another take very different times), the
+// time between samples (meters, saving the results), and each block's
+// set-up, warm-up and WAN verification before its samples and its closing
+// after them, per transport under its condition. Until a cell ran, its
+// time is guessed from its nearest measured relatives (cellTimes.
+// sampleTime), and the estimate says it is a first guess; so it does,
+// under --runs auto, until the pilots have fixed every cell's runs. Samples
+// that will not run (a path that failed to come up, an instrument the
+// path cannot carry) are dropped from the plan as soon as that is known,
+// so [k/N] ends at N.
 type progress struct {
-	runs   int
+	plans  runPlans
 	cells  cellTimes
 	blocks blockTimes
 	left   map[cellKey]int
@@ -36,38 +50,34 @@ type progress struct {
 	began  time.Time // the current sample's start
 	status func(Status)
 	now    func() time.Time
+	tail   time.Duration // see progressPlan
 }
 
-// cellTimes is the time each cell's samples took so far.
-type cellTimes struct {
-	payload map[string]int64 // condition → the bytes a payload-sized instrument copies
-	sized   map[string]bool  // instruments whose time scales with the payload
-	spent   map[cellKey]time.Duration
-	count   map[cellKey]int
+// runPlans is how many runs each cell gets: --runs; under --runs auto the
+// pilot's until the pilot fixes the cell's number (fix).
+type runPlans struct {
+	pilot   int
+	maxRuns int // 0 without --runs auto
+	planned map[cellKey]int
+	fixed   map[cellKey]bool // under --runs auto: the pilot fixed it, or the cell will not run
 }
 
-// blockTimes is the time each block of the schedule spent outside its
-// samples (set-up, warm-up, WAN verification, closing).
-type blockTimes struct {
-	blocks   []progressBlock
-	cur      int             // the block under way; -1 before the first
-	started  []bool          // per block: a sample has begun in it
-	overhead []time.Duration // per block: its time outside samples
-	mark     time.Time       // the end of the last sample, or the block's start
-}
-
-func newProgress(runs int, instruments []string, sized map[string]bool, payload map[string]int64, blocks []progressBlock, status func(Status)) *progress {
+func newProgress(plan progressPlan, status func(Status)) *progress {
 	if status == nil {
 		status = func(Status) {}
 	}
-	p := &progress{runs: runs,
-		cells:  cellTimes{payload: payload, sized: sized, spent: map[cellKey]time.Duration{}, count: map[cellKey]int{}},
-		blocks: blockTimes{blocks: blocks, cur: -1, started: make([]bool, len(blocks)), overhead: make([]time.Duration, len(blocks))},
-		left:   map[cellKey]int{}, status: status, now: time.Now}
-	for _, b := range blocks {
+	p := &progress{
+		plans: runPlans{pilot: plan.runs, maxRuns: plan.maxRuns, planned: map[cellKey]int{}, fixed: map[cellKey]bool{}},
+		cells: cellTimes{payload: plan.payload, sized: plan.sized, copyRate: plan.copyRate,
+			spent: map[cellKey]time.Duration{}, count: map[cellKey]int{}},
+		blocks: newBlockTimes(plan.blocks),
+		left:   map[cellKey]int{}, status: status, now: time.Now, tail: plan.tail}
+	for _, b := range plan.blocks {
 		for _, t := range b.transports {
-			for _, in := range instruments {
-				p.left[cellKey{t, b.cond, in}] += runs
+			for _, in := range plan.instruments {
+				k := cellKey{t, b.cond, in}
+				p.left[k] += plan.runs
+				p.plans.planned[k] += plan.runs
 			}
 		}
 	}
@@ -87,16 +97,18 @@ func (p *progress) total() int {
 // enter starts block i of the schedule: the time since the last sample
 // closed the previous block.
 func (p *progress) enter(i int) {
-	now := p.now()
-	if p.blocks.cur >= 0 {
-		p.blocks.overhead[p.blocks.cur] += now.Sub(p.blocks.mark)
-	}
-	p.blocks.cur, p.blocks.mark = i, now
+	p.blocks.enter(i, p.now())
 }
 
-// extend plans n more samples of a cell (--runs auto past its pilot).
-func (p *progress) extend(transport, cond, inst string, n int) {
-	p.left[cellKey{transport, cond, inst}] += n
+// fix plans a cell's runs under --runs auto once its pilot is over:
+// planned in all, the pilot's among them.
+func (p *progress) fix(transport, cond, inst string, planned int) {
+	k := cellKey{transport, cond, inst}
+	if p.plans.fixed[k] {
+		return
+	}
+	p.left[k] += max(0, planned-p.plans.planned[k])
+	p.plans.planned[k], p.plans.fixed[k] = planned, true
 }
 
 // drop removes n planned samples of a cell that will not run.
@@ -105,130 +117,91 @@ func (p *progress) drop(transport, cond, inst string, n int) {
 	p.left[k] = max(0, p.left[k]-n)
 }
 
-// eta estimates the time left: the samples still planned at their cells'
-// estimated times, plus the set-up of the blocks not yet under way.
+// cancel takes a cell's remaining samples out of the plan, and any its
+// pilot would have added: none of them will run (the path did not come up
+// or was given up, or cannot carry the instrument).
+func (p *progress) cancel(transport, cond, inst string) {
+	k := cellKey{transport, cond, inst}
+	p.left[k], p.plans.fixed[k], p.plans.planned[k] = 0, true, 0 // planned 0: no pilot's plan to forecast from
+}
+
+// notApplicable takes an instrument the transport's path cannot carry out
+// of the plan under every condition: its path is the same under each.
+// Should a later path carry it after all, its samples run unplanned.
+func (p *progress) notApplicable(transport, inst string) {
+	for k := range p.left {
+		if k.transport == transport && k.inst == inst {
+			p.cancel(k.transport, k.cond, k.inst)
+		}
+	}
+}
+
+// eta estimates the time left: the samples still planned (under --runs
+// auto, and those the pilots not yet over will likely add) at their
+// cells' estimated times and the time between samples, plus the set-up of
+// the blocks not yet under way, the closing of those not yet closed and
+// the run's tail.
 // guess is true when any part of it was not measured for its own cell or
-// condition. 0 when nothing has been measured.
+// condition, or rests on a pilot not yet over. 0 when nothing has been
+// measured.
 func (p *progress) eta() (eta time.Duration, guess bool) {
 	if p.done == 0 {
 		return 0, true
 	}
+	gap := p.blocks.meanGap()
 	for k, l := range p.left {
-		if l == 0 {
+		more, forecast := p.plans.forecast(k)
+		if l+more == 0 {
 			continue
 		}
 		d, own := p.cells.sampleTime(k)
-		eta += time.Duration(l) * d
-		guess = guess || !own
+		eta += time.Duration(l+more) * (d + gap)
+		guess = guess || !own || forecast
 	}
-	for i := max(p.blocks.cur, 0); i < len(p.blocks.blocks); i++ {
-		if i == p.blocks.cur && p.blocks.started[i] {
-			continue // its set-up is behind it
-		}
-		rate, own := p.blocks.setUpPerTransport(p.blocks.blocks[i].cond)
-		d := time.Duration(len(p.blocks.blocks[i].transports)) * rate
-		if i == p.blocks.cur {
-			d = max(0, d-p.now().Sub(p.blocks.mark))
-		}
-		eta += d
-		guess = guess || !own
-	}
-	return eta, guess
+	d, own := p.blocks.ahead(p.now())
+	return eta + d + p.tail, guess || !own
 }
 
-// sampleTime estimates one sample of k, and says whether it is k's own
-// measured mean.
-func (p *cellTimes) sampleTime(k cellKey) (time.Duration, bool) {
-	if c := p.count[k]; c > 0 {
-		return p.spent[k] / time.Duration(c), true
+// forecast is how many runs a cell's pilot, not yet over, will likely add
+// beyond it under --runs auto: what the fixed cells of its instrument
+// added on average, else those of every instrument, else the least the
+// rule adds (stats.SecondStageMin). It says whether it is a forecast.
+func (r *runPlans) forecast(k cellKey) (int, bool) {
+	if r.maxRuns == 0 || r.fixed[k] {
+		return 0, false
 	}
-	for _, near := range []func(cellKey) bool{
-		func(o cellKey) bool { return o.transport == k.transport && o.inst == k.inst },
-		func(o cellKey) bool { return o.cond == k.cond && o.inst == k.inst },
+	for _, like := range []func(cellKey) bool{
 		func(o cellKey) bool { return o.inst == k.inst },
 		func(cellKey) bool { return true },
 	} {
-		if d, ok := p.meanLike(k, near); ok {
-			return d, false
-		}
-	}
-	// No copy measured yet: a copy costs what an average sample did.
-	var all time.Duration
-	var n int
-	for o, c := range p.count {
-		all, n = all+p.spent[o], n+c
-	}
-	if n == 0 {
-		return 0, false
-	}
-	return all / time.Duration(n), false
-}
-
-// meanLike is the mean sample time of the measured cells near k, sized by
-// k's payload when k's instrument and theirs copy one.
-func (p *cellTimes) meanLike(k cellKey, near func(cellKey) bool) (time.Duration, bool) {
-	var secs, bytes float64
-	var n int
-	sized := p.sized[k.inst] && p.payload[k.cond] > 0
-	for o, c := range p.count {
-		if c == 0 || !near(o) {
-			continue
-		}
-		if sized && p.sized[o.inst] && p.payload[o.cond] > 0 {
-			secs += p.spent[o].Seconds()
-			bytes += float64(c) * float64(p.payload[o.cond])
-			continue
-		}
-		if sized {
-			continue // a fixed-duration tool says nothing of a copy's time
-		}
-		secs += p.spent[o].Seconds()
-		n += c
-	}
-	switch {
-	case sized && bytes > 0:
-		return time.Duration(secs / bytes * float64(p.payload[k.cond]) * float64(time.Second)), true
-	case !sized && n > 0:
-		return time.Duration(secs / float64(n) * float64(time.Second)), true
-	}
-	return 0, false
-}
-
-// setUpPerTransport is the measured time outside samples per transport of
-// the blocks under cond (path set-up, warm-up, WAN verification, closing),
-// or, before any ran, of every measured block (a guess).
-func (p *blockTimes) setUpPerTransport(cond string) (time.Duration, bool) {
-	mean := func(match func(progressBlock) bool) (time.Duration, bool) {
-		var sum time.Duration
-		var rows int
-		for i := 0; i <= p.cur && i < len(p.blocks); i++ {
-			if !p.started[i] || !match(p.blocks[i]) {
-				continue
+		var added, n int
+		for o, fixed := range r.fixed {
+			if fixed && like(o) && r.planned[o] > 0 {
+				added, n = added+r.planned[o]-r.pilot, n+1
 			}
-			sum += p.overhead[i]
-			rows += len(p.blocks[i].transports)
 		}
-		if rows == 0 {
-			return 0, false
+		if n > 0 {
+			return (added + n/2) / n, true
 		}
-		return sum / time.Duration(rows), true
 	}
-	if d, ok := mean(func(b progressBlock) bool { return b.cond == cond }); ok {
-		return d, true
+	return min(secondStageMin, max(0, r.maxRuns-r.pilot)), true
+}
+
+// runOf is run among k's planned runs.
+func (r *runPlans) runOf(k cellKey, run int) RunOf {
+	planned := r.planned[k]
+	if planned == 0 {
+		planned = r.pilot
 	}
-	d, _ := mean(func(progressBlock) bool { return true })
-	return d, false
+	return RunOf{Run: run, Runs: planned, Pilot: r.maxRuns > 0 && !r.fixed[k], MaxRuns: r.maxRuns}
 }
 
 // begin reports the sample about to run.
 func (p *progress) begin(transport, cond, inst string, run int) {
 	p.began = p.now()
-	if p.blocks.cur >= 0 {
-		p.blocks.overhead[p.blocks.cur] += p.began.Sub(p.blocks.mark)
-		p.blocks.started[p.blocks.cur] = true
-	}
+	p.blocks.begin(p.began)
 	eta, guess := p.eta()
-	p.status(Status{Transport: transport, Condition: cond, Instrument: inst, Run: run, Runs: p.runs,
+	p.status(Status{Transport: transport, Condition: cond, Instrument: inst, Run: p.plans.runOf(cellKey{transport, cond, inst}, run),
 		Done: p.done, Total: p.total(), Elapsed: p.began.Sub(p.start), ETA: eta, FirstGuess: guess})
 }
 
@@ -251,7 +224,7 @@ func (p *progress) finish(logf Logf, transport, cond, inst string, run int, outc
 	} else {
 		left += " left"
 	}
-	logf("[%d/%d] %s / %s %s run %d/%d: %s (elapsed %s, about %s)",
-		p.done, p.total(), transport, cond, inst, run, p.runs, outcome,
+	logf("[%d/%d] %s / %s %s run %s: %s (elapsed %s, about %s)",
+		p.done, p.total(), transport, cond, inst, p.plans.runOf(k, run), outcome,
 		now.Sub(p.start).Round(time.Second), left)
 }

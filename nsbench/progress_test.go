@@ -2,8 +2,6 @@ package nsbench
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +16,7 @@ func TestProgressCountsOnlyWhatRuns(t *testing.T) {
 	var lines []string
 	logf := func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }
 	// 2 transports × 1 condition × 2 runs of two instruments: 8 planned.
-	p := newProgress(2, []string{"iperf3-1", "scp"}, nil, nil, lanOnly, nil)
+	p := newProgress(progressPlan{runs: 2, instruments: []string{"iperf3-1", "scp"}, blocks: lanOnly}, nil)
 	p.now = func() time.Time { return clock }
 	p.start, p.blocks.mark = clock, clock
 	p.enter(0)
@@ -62,8 +60,8 @@ func TestProgressCountsOnlyWhatRuns(t *testing.T) {
 func TestProgressETAPerCell(t *testing.T) {
 	clock := time.Unix(0, 0)
 	blocks := []progressBlock{{cond: "lan", transports: []string{"ssh", "tw"}}, {cond: "wan", transports: []string{"ssh", "tw"}}}
-	p := newProgress(2, []string{"iperf3-1", "scp"}, map[string]bool{"scp": true},
-		map[string]int64{"lan": 1 << 30, "wan": 256 << 20}, blocks, nil)
+	p := newProgress(progressPlan{runs: 2, instruments: []string{"iperf3-1", "scp"}, sized: map[string]bool{"scp": true},
+		payload: map[string]int64{"lan": 1 << 30, "wan": 256 << 20}, blocks: blocks}, nil)
 	p.now = func() time.Time { return clock }
 	p.start, p.blocks.mark = clock, clock
 	p.enter(0)
@@ -83,120 +81,133 @@ func TestProgressETAPerCell(t *testing.T) {
 	if got, guess := p.eta(); got != 110*time.Second || !guess {
 		t.Errorf("eta %v %v, want 1m50s as a first guess", got, guess)
 	}
+	// A WAN whose profile caps one connection's copy at 1 MB/s: its
+	// 256 MiB copies take at least 268 s each, whatever the LAN's rate.
+	p.cells.copyRate = map[string]float64{"wan": 1e6}
+	if got, _ := p.eta(); got != 110*time.Second-24*time.Second+4*268435456*time.Microsecond {
+		t.Errorf("eta with the WAN's copy rate %v, want %v", got, 110*time.Second-24*time.Second+4*268435456*time.Microsecond)
+	}
 }
 
-// simCell is one transport × instrument of the simulated run: its sample
-// time on the LAN and under the WAN (scp copies 5 GiB on the LAN, 256 MiB
-// under the WAN, at a WAN rate slower than the LAN's).
-type simCell struct {
-	transport, inst string
-	lan, wan        time.Duration
+// TestCopyRateGuess: the Mathis bound for the reference's WAN, and a rate
+// cap below it.
+func TestCopyRateGuess(t *testing.T) {
+	wan := &profileFor30ms
+	if got := copyRateGuess(wan); got < 1.86e6 || got > 1.88e6 {
+		t.Errorf("30 ms, 0.1 %%: %.0f B/s, want 1448/0.03·√1.5/√0.001 ≈ 1.87 MB/s", got)
+	}
+	capped := *wan
+	capped.RateBps = 8e6
+	if got := copyRateGuess(&capped); got != 1e6 {
+		t.Errorf("capped at 8 Mbit/s: %.0f B/s, want 1e6", got)
+	}
+	if got := copyRateGuess(nil); got != 0 {
+		t.Errorf("LAN: %v, want 0", got)
+	}
 }
 
-// TestETAWithinFifteenPercent replays a simulated default run — four
-// transports, LAN then WAN, the reference's four instruments, 3 runs, paths
-// set up together per condition with their warm-ups, ±10 % noise on every
-// time — and checks the ETA against the time the run really had left:
-// before the first round of every condition has run it says it is a first
-// guess; from then on it is within 15 % of the truth (or 15 s, at the
-// very end).
-func TestETAWithinFifteenPercent(t *testing.T) {
-	const runs = 3
-	cells := []simCell{
-		{"ssh", "iperf3-1", 10500 * time.Millisecond, 10800 * time.Millisecond},
-		{"ssh", "iperf3-4", 10600 * time.Millisecond, 10900 * time.Millisecond},
-		{"ssh", "tcp_rr", 10200 * time.Millisecond, 10300 * time.Millisecond},
-		{"ssh", "scp", 14 * time.Second, 6 * time.Second},
-		{"wireguard", "iperf3-1", 10700 * time.Millisecond, 11 * time.Second},
-		{"wireguard", "iperf3-4", 10800 * time.Millisecond, 11 * time.Second},
-		{"wireguard", "tcp_rr", 10300 * time.Millisecond, 10400 * time.Millisecond},
-		{"wireguard", "scp", 24 * time.Second, 9 * time.Second},
-		{"tw", "iperf3-1", 12 * time.Second, 13 * time.Second},
-		{"tw", "iperf3-4", 12500 * time.Millisecond, 14 * time.Second},
-		{"tw", "tcp_rr", 11 * time.Second, 11500 * time.Millisecond},
-		{"tw", "scp", 95 * time.Second, 40 * time.Second},
-		{"ssh-tun", "iperf3-1", 11 * time.Second, 12 * time.Second},
-		{"ssh-tun", "iperf3-4", 11500 * time.Millisecond, 12 * time.Second},
-		{"ssh-tun", "tcp_rr", 10500 * time.Millisecond, 11 * time.Second},
-		{"ssh-tun", "scp", 60 * time.Second, 25 * time.Second},
-	}
-	transports := []string{"ssh", "wireguard", "tw", "ssh-tun"}
-	instruments := []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp"}
-	// Set-up and warm-up per block: each path's, the LAN's with a 256 MiB
-	// scp warm-up, the WAN's with the RTT probe and no scp warm-up.
-	setUp := map[string]time.Duration{"lan": 4 * 25 * time.Second, "wan": 4*12*time.Second + 10*time.Second}
-	blocks := []progressBlock{{cond: "lan", transports: transports}, {cond: "wan", transports: transports}}
-
-	rng := rand.New(rand.NewPCG(8, 24))
-	noisy := func(d time.Duration) time.Duration { return time.Duration(float64(d) * (0.9 + 0.2*rng.Float64())) }
-	// The schedule as it will happen: (time offset, event).
-	type event struct {
-		block     int
-		transport string
-		inst      string
-		run       int
-		d         time.Duration // the sample's (or the set-up's) time
-	}
-	var events []event
-	for i, b := range blocks {
-		events = append(events, event{block: i, run: 0, d: noisy(setUp[b.cond])})
-		for run := 1; run <= runs; run++ {
-			for _, c := range cells {
-				d := c.lan
-				if b.cond == "wan" {
-					d = c.wan
-				}
-				events = append(events, event{block: i, transport: c.transport, inst: c.inst, run: run, d: noisy(d)})
-			}
-		}
-	}
-	const tail = 3 * time.Second // the last block's closing and verification
-	var total time.Duration
-	for _, e := range events {
-		total += e.d
-	}
-	total += tail
-
+// TestProgressRunOfUnderAuto: under --runs auto the plan shown is the
+// pilot's until the pilot fixes the cell's runs, then those runs (never
+// "run 7/6"); the cells whose pilot is not over are forecast and the
+// estimate says it is a first guess.
+func TestProgressRunOfUnderAuto(t *testing.T) {
 	clock := time.Unix(0, 0)
-	p := newProgress(runs, instruments, map[string]bool{"scp": true},
-		map[string]int64{"lan": 5 << 30, "wan": 256 << 20}, blocks, nil)
+	var statuses []Status
+	var lines []string
+	p := newProgress(progressPlan{runs: 6, maxRuns: 20, instruments: []string{"iperf3-1"}, blocks: lanOnly},
+		func(s Status) { statuses = append(statuses, s) })
 	p.now = func() time.Time { return clock }
 	p.start, p.blocks.mark = clock, clock
-	var elapsed time.Duration
-	firstRound := map[string]bool{}
-	worstGuess, worstLANGuess := 0.0, 0.0
-	for i, e := range events {
-		if e.run == 0 {
-			p.enter(e.block)
-			clock, elapsed = clock.Add(e.d), elapsed+e.d
-			continue
-		}
-		p.begin(e.transport, blocks[e.block].cond, e.inst, e.run)
-		clock, elapsed = clock.Add(e.d), elapsed+e.d
-		p.finish(func(string, ...any) {}, e.transport, blocks[e.block].cond, e.inst, e.run, "ok")
-		if e.run == 1 && (i+1 == len(events) || events[i+1].run != 1) {
-			firstRound[blocks[e.block].cond] = true
-		}
-		eta, guess := p.eta()
-		truth := total - elapsed
-		off := math.Abs(eta.Seconds() - truth.Seconds())
-		if len(firstRound) < len(blocks) {
-			if !guess {
-				t.Fatalf("%s / %s run %d: the ETA claims to be measured before every condition's first round", e.transport, blocks[e.block].cond, e.run)
-			}
-			worstGuess = max(worstGuess, off/truth.Seconds())
-			if firstRound["lan"] {
-				worstLANGuess = max(worstLANGuess, off/truth.Seconds())
-			}
-			continue
-		}
-		if guess {
-			t.Errorf("%s / %s run %d: still a first guess after every condition's first round", e.transport, blocks[e.block].cond, e.run)
-		}
-		if off > max(0.15*truth.Seconds(), 15) {
-			t.Errorf("%s / %s run %d, %s in: ETA %s, truth %s: off by %.0f %%",
-				e.transport, blocks[e.block].cond, e.run, elapsed.Round(time.Second), eta.Round(time.Second), truth.Round(time.Second), 100*off/truth.Seconds())
+	p.enter(0)
+	logf := func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }
+	sample := func(tr string, run int) {
+		p.begin(tr, "lan", "iperf3-1", run)
+		clock = clock.Add(10 * time.Second)
+		p.finish(logf, tr, "lan", "iperf3-1", run, "ok")
+	}
+	for run := 1; run <= 6; run++ {
+		sample("ssh", run)
+		sample("tw", run)
+	}
+	if s := statuses[len(statuses)-1]; s.Run != (RunOf{Run: 6, Runs: 6, Pilot: true, MaxRuns: 20}) || s.Run.String() != "6/6 of the pilot, at most 20" {
+		t.Errorf("last pilot run: %+v %q", s.Run, s.Run.String())
+	}
+	// Both pilots over, unfixed: at least two more runs each are coming.
+	if eta, guess := p.eta(); eta != 4*10*time.Second || !guess {
+		t.Errorf("before the plans: eta %v %v, want 40s (the least the rule adds) as a first guess", eta, guess)
+	}
+	p.fix("ssh", "lan", "iperf3-1", 11)
+	// tw's pilot is forecast as ssh's fixed one: 5 more.
+	if eta, guess := p.eta(); eta != 10*10*time.Second || !guess {
+		t.Errorf("ssh fixed at 11: eta %v %v, want 100s as a first guess", eta, guess)
+	}
+	p.fix("tw", "lan", "iperf3-1", 8)
+	if eta, guess := p.eta(); eta != 7*10*time.Second || guess || p.total() != 19 {
+		t.Errorf("both fixed: eta %v %v total %d, want 70s measured and 19", eta, guess, p.total())
+	}
+	sample("ssh", 7)
+	if s := statuses[len(statuses)-1]; s.Run.String() != "7/11" {
+		t.Errorf("run 7 of a cell planned to 11: %q", s.Run.String())
+	}
+	if l := lines[len(lines)-1]; !strings.Contains(l, " run 7/11: ok") {
+		t.Errorf("log line %q: want run 7/11", l)
+	}
+}
+
+// TestProgressNotApplicableLeavesThePlan: an instrument a path cannot
+// carry leaves the plan under every condition as soon as the path is up;
+// before, its cells stayed unmeasured in the plan until the last run of
+// each block reached them, and the estimate stayed a first guess.
+func TestProgressNotApplicableLeavesThePlan(t *testing.T) {
+	clock := time.Unix(0, 0)
+	blocks := []progressBlock{{cond: "lan", transports: []string{"ssh", "wireguard"}}, {cond: "wan", transports: []string{"ssh", "wireguard"}}}
+	p := newProgress(progressPlan{runs: 3, instruments: []string{"iperf3-1", "ping"}, blocks: blocks}, nil)
+	p.now = func() time.Time { return clock }
+	p.start, p.blocks.mark = clock, clock
+	p.enter(0)
+	p.notApplicable("ssh", "ping")
+	if p.total() != 18 {
+		t.Errorf("total %d, want 18 (ssh's ping out under both conditions)", p.total())
+	}
+	for _, c := range []struct{ tr, inst string }{{"ssh", "iperf3-1"}, {"wireguard", "iperf3-1"}, {"wireguard", "ping"}} {
+		p.begin(c.tr, "lan", c.inst, 1)
+		clock = clock.Add(10 * time.Second)
+		p.finish(func(string, ...any) {}, c.tr, "lan", c.inst, 1, "ok")
+	}
+	p.enter(1)
+	for _, c := range []struct{ tr, inst string }{{"ssh", "iperf3-1"}, {"wireguard", "iperf3-1"}, {"wireguard", "ping"}} {
+		p.begin(c.tr, "wan", c.inst, 1)
+		clock = clock.Add(10 * time.Second)
+		p.finish(func(string, ...any) {}, c.tr, "wan", c.inst, 1, "ok")
+	}
+	if _, guess := p.eta(); guess {
+		t.Errorf("after every condition's first round the estimate is still a first guess")
+	}
+}
+
+// TestProgressForecastAndTail: under --runs auto, a cell that will not run
+// (its path did not come up) is no pilot that added nothing: the forecast
+// of the pilots not yet over rests on the fixed ones only. And the end's
+// drift probe is still ahead after the last sample.
+func TestProgressForecastAndTail(t *testing.T) {
+	clock := time.Unix(0, 0)
+	blocks := []progressBlock{{cond: "lan", transports: []string{"ssh", "tw", "wireguard"}}}
+	p := newProgress(progressPlan{runs: 6, maxRuns: 20, instruments: []string{"iperf3-1"}, blocks: blocks, tail: 3 * time.Second}, nil)
+	p.now = func() time.Time { return clock }
+	p.start, p.blocks.mark = clock, clock
+	p.enter(0)
+	p.cancel("wireguard", "lan", "iperf3-1")
+	for run := 1; run <= 6; run++ {
+		for _, tr := range []string{"ssh", "tw"} {
+			p.begin(tr, "lan", "iperf3-1", run)
+			clock = clock.Add(10 * time.Second)
+			p.finish(func(string, ...any) {}, tr, "lan", "iperf3-1", run, "ok")
 		}
 	}
-	t.Logf("run of %s; the first guess was off by up to %.0f %% (after the LAN's first round: %.0f %%)", total.Round(time.Second), 100*worstGuess, 100*worstLANGuess)
+	p.fix("ssh", "lan", "iperf3-1", 12)
+	// tw's pilot is forecast to add what ssh's did (6), not the mean of
+	// ssh's 6 and the cancelled cell's 0.
+	if eta, guess := p.eta(); eta != 12*10*time.Second+3*time.Second || !guess {
+		t.Errorf("eta %v %v, want 2m3s (12 samples and the drift probe) as a first guess", eta, guess)
+	}
 }

@@ -128,7 +128,7 @@ func (rc setupRecorder) config(plan *Plan, deps Deps) {
 		Congestion: plan.Congestion, Order: plan.Order, Impairment: plan.Impairment, Seed: plan.Seed,
 	}
 	if plan.RunsAuto {
-		c.Runs, c.Precision, c.MaxRuns = "auto", plan.Precision, plan.MaxRuns
+		c.Runs, c.Precision, c.PrecisionMs, c.MaxRuns = "auto", plan.Precision, plan.PrecisionMs, plan.MaxRuns
 	}
 	for _, t := range deps.Transports {
 		c.Transports = append(c.Transports, t.Name())

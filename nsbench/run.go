@@ -100,14 +100,16 @@ func (r *runner) run(ctx context.Context) error {
 	r.cells = &cellLoop{plan: r.plan, instruments: r.deps.Instruments, ready: r.deps.Ready,
 		tb: r.tb, rec: r.rec, wan: wan, logf: r.logf,
 		memory: &memoryMeter{rec: r.rec, logf: r.logf, fixtures: r.tb.view.Fixtures.Procs}}
+	probeStart := time.Now()
 	if err := r.probeDrift(ctx, "start"); err != nil {
 		return err
 	}
+	probeTime := time.Since(probeStart)
 	rows, err := r.prepareRows(ctx)
 	if err != nil {
 		return err
 	}
-	for i, b := range r.schedule(rows) {
+	for i, b := range r.schedule(rows, probeTime) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -206,8 +208,9 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 	return rows, r.rec.save()
 }
 
-// schedule lays out the run in the plan's order and records it.
-func (r *runner) schedule(rows []*row) []block {
+// schedule lays out the run in the plan's order and records it; the end's
+// drift probe will take about probeTime.
+func (r *runner) schedule(rows []*row, probeTime time.Duration) []block {
 	bs, rs := schedule(r.plan.Order, rows, r.rec.doc.Conditions)
 	var names [][]string
 	if r.plan.Order != OrderReference {
@@ -219,7 +222,7 @@ func (r *runner) schedule(rows []*row) []block {
 		}
 	}
 	r.rec.setup.order(r.plan.Order, names)
-	r.cells.progress = r.newProgress(bs)
+	r.cells.progress = r.newProgress(bs, probeTime)
 	return bs
 }
 
@@ -248,23 +251,25 @@ func (r *runner) finish(runErr error) error {
 
 // newProgress plans the progress of the schedule bs: every row's
 // instruments under each block's condition, the payload each condition's
-// copies move, and which instruments copy it.
-func (r *runner) newProgress(bs []block) *progress {
-	var names []string
-	sized := map[string]bool{}
+// copies move and a first guess of their rate, and which instruments copy
+// it, and the time after the last block (the end's drift probe).
+func (r *runner) newProgress(bs []block, tail time.Duration) *progress {
+	plan := progressPlan{runs: r.plan.Runs, sized: map[string]bool{}, payload: map[string]int64{}, copyRate: map[string]float64{}, tail: tail}
+	if r.plan.RunsAuto {
+		plan.maxRuns = r.plan.MaxRuns
+	}
 	for _, in := range r.deps.Instruments {
-		names = append(names, in.Name())
-		sized[in.Name()] = instrument.NeedsPayload([]instrument.Instrument{in})
+		plan.instruments = append(plan.instruments, in.Name())
+		plan.sized[in.Name()] = instrument.NeedsPayload([]instrument.Instrument{in})
 	}
-	payload := map[string]int64{}
 	for _, c := range r.rec.doc.Conditions {
-		payload[c.Name] = c.ScpPayloadBytes
+		plan.payload[c.Name] = c.ScpPayloadBytes
+		plan.copyRate[c.Name] = copyRateGuess(c.Profile)
 	}
-	var blocks []progressBlock
 	for _, b := range bs {
-		blocks = append(blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows)})
+		plan.blocks = append(plan.blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows)})
 	}
-	return newProgress(r.plan.Runs, names, sized, payload, blocks, r.deps.Status)
+	return newProgress(plan, r.deps.Status)
 }
 
 // writeReports renders the reports from the results document as saved,

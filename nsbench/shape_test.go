@@ -22,11 +22,11 @@ var layers = [][]string{
 	{"cell.go", "sample.go", "fault.go"}, // one type, cellLoop, in three files
 	{"wancell.go"},
 	{"wan.go", "memory.go"},
-	{"schedule.go", "progress.go"},
+	{"schedule.go", "progress.go", "progress_times.go"},
 	{"testbed.go", "hostsbed.go"},
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go"},
+	{"options.go", "status.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

@@ -117,7 +117,7 @@ func statusLine(s nsbench.Status, since time.Duration) string {
 			eta += " (first guess)"
 		}
 	}
-	return fmt.Sprintf("▶ %s / %s  %s  run %d/%d  [%d/%d samples]  elapsed %s  %s",
-		s.Transport, s.Condition, s.Instrument, s.Run, s.Runs, s.Done, s.Total,
+	return fmt.Sprintf("▶ %s / %s  %s  run %s  [%d/%d samples]  elapsed %s  %s",
+		s.Transport, s.Condition, s.Instrument, s.Run, s.Done, s.Total,
 		(s.Elapsed + since).Round(time.Second), eta)
 }

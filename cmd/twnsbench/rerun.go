@@ -161,6 +161,9 @@ func runArgs(cfg *results.RunConfig, rows []string, out string) []string {
 		"--congestion", cfg.Congestion, "--order", cfg.Order, "--out", out}
 	if cfg.Runs == "auto" {
 		args = append(args, "--precision", strconv.FormatFloat(100*cfg.Precision, 'f', -1, 64)+"%", "--max-runs", strconv.Itoa(cfg.MaxRuns))
+		if cfg.PrecisionMs > 0 { // absent before --precision-ms: the default then
+			args = append(args, "--precision-ms", strconv.FormatFloat(cfg.PrecisionMs, 'f', -1, 64))
+		}
 	}
 	for _, w := range cfg.WAN {
 		args = append(args, "--wan", w)

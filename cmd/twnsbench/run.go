@@ -86,6 +86,7 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
 			&cli.StringFlag{Name: "runs", Value: strconv.Itoa(d.Runs), EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell, or auto: a pilot of " + strconv.Itoa(nsbench.AutoMinRuns) + " runs per cell fixes the cell's number of runs from its spread, for a 95 % interval of the median within --precision of it (at most --max-runs); every run then counts"},
 			&cli.StringFlag{Name: "precision", Value: "5%", Usage: "with --runs auto: the half-width of the median's 95 % interval to plan for, relative to the median"},
+			&cli.Float64Flag{Name: "precision-ms", Value: d.PrecisionMs, Usage: "with --runs auto: the half-width (ms) a difference's interval may have whatever its median (rrul's latency increase, loaded minus idle, can lie near 0, where no relative precision is reached); it is held to the wider of this and --precision"},
 			&cli.IntFlag{Name: "max-runs", Value: d.MaxRuns, Usage: "with --runs auto: the most runs per cell"},
 			&cli.StringFlag{Name: "order", Value: d.Order, Usage: "interleaved: every transport up together under each condition, run 1 of each, then run 2, … (host drift hits all alike); reference: one transport after the other, as tw's Docker benchmark"},
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "scp payload on the LAN, e.g. 5GiB, 256MiB (env BENCH_SIZE_GB: GiB)"},
@@ -323,9 +324,12 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 			return o, err
 		}
 	}
-	if c.IsSet("precision") || c.IsSet("max-runs") {
+	if c.IsSet("precision") || c.IsSet("precision-ms") || c.IsSet("max-runs") {
 		if !o.RunsAuto {
-			return o, errors.New("--precision and --max-runs need --runs auto")
+			return o, errors.New("--precision, --precision-ms and --max-runs need --runs auto")
+		}
+		if c.IsSet("precision-ms") {
+			o.PrecisionMs = c.Float64("precision-ms")
 		}
 		if c.IsSet("precision") {
 			p, err := parsePercent(c.String("precision"))

@@ -230,7 +230,7 @@ func Declarations(ins []Instrument, ready bool) []results.Instrument {
 		out = append(out, results.Instrument{Name: in.Name(), Tool: in.Tool(), Metrics: in.Metrics()})
 	}
 	if ready {
-		out = append(out, results.Instrument{Name: Ready, Tool: "ssh", Metrics: ReadyMetrics})
+		out = append(out, results.Instrument{Name: Ready, Tool: "ssh", Metrics: ReadyMetrics, OncePerPath: true})
 	}
 	return out
 }

@@ -85,8 +85,12 @@ func runsText(e results.Env) string {
 		return ""
 	}
 	if a := e.RunsAuto; a != nil {
-		return fmt.Sprintf("auto: a pilot of %d timed runs per cell (after 1 warm-up) fixes the cell's n from its spread for a 95 %% interval within ±%s %% of the median "+
-			"(two-stage, at least %d more, at most %d in all), then every run counts; cells show median (min–max; n)", e.Runs, trimNum(100*a.Precision), stats.SecondStageMin, a.MaxRuns)
+		within := "±" + trimNum(100*a.Precision) + " % of the median"
+		if a.PrecisionMs > 0 {
+			within += " (a difference, rrul's latency increase, which can lie near 0: the wider of that and ±" + trimNum(a.PrecisionMs) + " ms)"
+		}
+		return fmt.Sprintf("auto: a pilot of %d timed runs per cell (after 1 warm-up) fixes the cell's n from its spread for a 95 %% interval within %s "+
+			"(two-stage, at least %d more, at most %d in all), then every run counts; the time to ready is recorded once per path; cells show median (min–max; n)", e.Runs, within, stats.SecondStageMin, a.MaxRuns)
 	}
 	return fmt.Sprintf("%d timed (after 1 warm-up); cells show median (min–max)", e.Runs)
 }

@@ -37,7 +37,7 @@ func (v *view) mark(cell, transport, condition, instrument string) string {
 var markWhy = map[string]string{
 	results.MarkBackground: fmt.Sprintf("other work on the host took at least %s %% of its CPU during a run (busy CPU outside this run's cgroups, the harness and kernel threads)", trimNum(results.NoisyBackgroundPct)),
 	results.MarkSteal:      fmt.Sprintf("the hypervisor took at least %s %% of the host's CPU (steal) during a run", trimNum(results.NoisyStealPct)),
-	results.MarkSpread:     fmt.Sprintf("the runs spread with a coefficient of variation of at least %s %%", trimNum(100*results.NoisyCV)),
+	results.MarkSpread:     fmt.Sprintf("the runs spread with a coefficient of variation of at least %s %% (a difference, rrul's latency increase, whose mean can be 0, has none)", trimNum(100*results.NoisyCV)),
 	results.MarkPrecision:  "--runs auto: the median's 95 % interval is wider than the precision asked for, or some of the runs the cell's pilot planned failed (the valid ones cannot claim the precision alone)",
 }
 

@@ -32,7 +32,8 @@ type Cell struct {
 	CI95High *float64 `json:"ci95_high,omitempty"`
 	Warning  string   `json:"warning,omitempty"`
 	// Planned is, under --runs auto, the runs the cell's pilot fixed
-	// (stats.TwoStageRuns); N below it means some of them failed.
+	// (stats.TwoStageRuns), or 1 for a sample recorded once per path (the
+	// time to ready); N below it means some of them failed.
 	Planned *int `json:"planned,omitempty"`
 
 	// CV is the runs' coefficient of variation (from 2 runs on).
@@ -101,7 +102,8 @@ const (
 	MarkSpread = "spread"
 	NoisyCV    = 0.10
 	// MarkPrecision: under --runs auto, the median's 95 % interval is not
-	// within the precision asked for, or the cell has fewer valid runs
+	// within the precision asked for (a difference's: within the wider of
+	// it and RunsAuto.PrecisionMs), or the cell has fewer valid runs
 	// than its pilot fixed (some failed: the rest cannot claim the
 	// precision on their own).
 	MarkPrecision = "precision"
@@ -131,7 +133,7 @@ func Cells(d *Document) []Cell {
 				sum.N, stats.MinSamplesFor(0.95), 100*ci.Level)
 		}
 		c.Censored, c.LowerBounds = Censored(readings[k]), c.lowerBounds(readings[k])
-		if cv, ok := stats.CV(xs); ok && c.Censored == 0 {
+		if cv, ok := stats.CV(xs); ok && c.Censored == 0 && !m.Difference { // a difference's mean can be 0
 			c.CV = &cv
 			if cv >= NoisyCV {
 				c.Marks = append(c.Marks, MarkSpread)
@@ -146,10 +148,10 @@ func Cells(d *Document) []Cell {
 				c.Marks = append(c.Marks, MarkSteal)
 			}
 		}
-		if a := d.Env.RunsAuto; a != nil && k.Metric == "value" {
+		if d.Env.RunsAuto != nil && k.Metric == "value" {
 			planned := d.PlannedRuns(k.Transport, k.Condition, k.Instrument)
 			c.Planned = &planned
-			if sum.N < planned || !stats.WithinPrecision(xs, a.Precision) {
+			if sum.N < planned || !d.oncePerPath(k.Instrument) && !stats.WithinTolerance(xs, d.tolerance(k.Instrument)) {
 				c.Marks = append(c.Marks, MarkPrecision)
 			}
 		}
@@ -181,10 +183,14 @@ func noiseMax(d *Document) map[CellKey]Noise {
 // PlannedRuns is how many runs --runs auto gives a cell: fixed once from
 // its pilot, the valid values of runs 1 to Env.Runs (stats.TwoStageRuns),
 // whatever the later runs show, and never fewer than the pilot: a pilot
-// whose runs failed still planned them. It is Env.Runs without --runs auto.
+// whose runs failed still planned them. It is Env.Runs without --runs
+// auto, and 1 for a sample recorded once per path (Instrument.OncePerPath).
 func (d *Document) PlannedRuns(transport, condition, instrument string) int {
 	a := d.Env.RunsAuto
-	if a == nil {
+	switch {
+	case d.oncePerPath(instrument):
+		return 1
+	case a == nil:
 		return d.Env.Runs
 	}
 	var pilot []float64
@@ -193,5 +199,27 @@ func (d *Document) PlannedRuns(transport, condition, instrument string) int {
 			pilot = append(pilot, s.Value)
 		}
 	}
-	return max(stats.TwoStageRuns(pilot, a.Precision, a.MaxRuns), d.Env.Runs)
+	return max(stats.TwoStageRunsWithin(pilot, d.tolerance(instrument), a.MaxRuns), d.Env.Runs)
+}
+
+// tolerance is what --runs auto asks of instrument's value: the relative
+// precision, and for a difference also the absolute one.
+func (d *Document) tolerance(instrument string) stats.Tolerance {
+	a := d.Env.RunsAuto
+	tol := stats.Tolerance{Relative: a.Precision}
+	if m, _ := d.MetricOf(instrument, "value"); m.Difference {
+		tol.Absolute = a.PrecisionMs
+	}
+	return tol
+}
+
+// oncePerPath reports whether instrument is recorded once per path, not
+// per run (Instrument.OncePerPath).
+func (d *Document) oncePerPath(instrument string) bool {
+	for _, in := range d.Instruments {
+		if in.Name == instrument {
+			return in.OncePerPath
+		}
+	}
+	return false
 }

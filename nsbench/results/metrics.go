@@ -12,6 +12,11 @@ type Metric struct {
 	// a metric) whose presence makes a sample's reading of this metric a
 	// lower bound; "" for a metric that is always exact.
 	CensoredBy string `json:"censored_by,omitempty"`
+	// Difference marks a difference of two readings (rrul's value: loaded
+	// minus idle latency), which can lie at or near 0: it has no CV, and
+	// --runs auto holds it to RunsAuto.PrecisionMs besides the relative
+	// precision (stats.Tolerance).
+	Difference bool `json:"difference,omitempty"`
 }
 
 // The directions a metric improves in.
@@ -25,6 +30,9 @@ type Instrument struct {
 	Name    string   `json:"name"`
 	Tool    string   `json:"tool,omitempty"`
 	Metrics []Metric `json:"metrics"`
+	// OncePerPath marks a sample recorded once per path brought up (the
+	// time to ready), not once per run: --runs does not apply to it.
+	OncePerPath bool `json:"once_per_path,omitempty"`
 }
 
 // referenceMetrics are what a document without declarations (the reference

@@ -66,6 +66,7 @@ type RunConfig struct {
 	Instruments []string `json:"instruments"` // --instruments (ready included when it ran)
 	Runs        string   `json:"runs"`        // a count, or "auto"
 	Precision   float64  `json:"precision,omitempty"`
+	PrecisionMs float64  `json:"precision_ms,omitempty"`
 	MaxRuns     int      `json:"max_runs,omitempty"`
 	SizeBytes   int64    `json:"size_bytes"`
 	DurationSec float64  `json:"duration_sec"`
@@ -160,6 +161,11 @@ type CPUSet struct {
 type RunsAuto struct {
 	Precision float64 `json:"precision"`
 	MaxRuns   int     `json:"max_runs"`
+	// PrecisionMs is the half-width (ms) a difference's interval may have
+	// whatever its median (Metric.Difference): a median near 0 has no
+	// relative precision. Absent in documents written before it, whose
+	// differences were held to Precision alone.
+	PrecisionMs float64 `json:"precision_ms,omitempty"`
 }
 
 // Timings are the harness's own costs, in seconds.

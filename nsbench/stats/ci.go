@@ -112,13 +112,20 @@ func lgammaInt(n int) float64 {
 // to agree, and the interval then covers the median less often than it
 // says (see TwoStageRuns).
 func WithinPrecision(xs []float64, precision float64) bool {
+	return WithinTolerance(xs, Tolerance{Relative: precision})
+}
+
+// WithinTolerance is WithinPrecision for a tolerance (see Tolerance): the
+// interval exists and lies within tol.HalfWidth of the median on both
+// sides.
+func WithinTolerance(xs []float64, tol Tolerance) bool {
 	ci := MedianCI(xs, 0.95)
 	if !ci.Reached {
 		return false
 	}
 	m := Median(xs)
 	half := max(m-ci.Low, ci.High-m)
-	return half <= precision*math.Abs(m)
+	return half <= tol.HalfWidth(m)
 }
 
 // CV is the coefficient of variation (sample standard deviation over the

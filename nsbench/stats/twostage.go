@@ -24,15 +24,36 @@ import (
 // stopping when the interval first looks narrow does not). A pilot of
 // fewer than two values has no spread: n is len(pilot), and the cell
 // cannot claim the precision (see WithinPrecision). A zero median has no
-// relative precision: n is maxRuns.
+// relative precision: n is maxRuns (a difference near 0 is held to an
+// absolute one instead: TwoStageRunsWithin).
 func TwoStageRuns(pilot []float64, precision float64, maxRuns int) int {
+	return TwoStageRunsWithin(pilot, Tolerance{Relative: precision}, maxRuns)
+}
+
+// Tolerance is the half-width --runs auto asks of a median's 95 %
+// interval: Relative·|median|, but at least Absolute (in the values'
+// unit). A ratio or rate needs only the relative part; a difference of two
+// readings (rrul's loaded minus idle latency) can lie at or near 0, where
+// no relative half-width can be reached, so it also gets an absolute one.
+type Tolerance struct{ Relative, Absolute float64 }
+
+// HalfWidth is the half-width asked of an interval around median.
+func (t Tolerance) HalfWidth(median float64) float64 {
+	return max(t.Relative*math.Abs(median), t.Absolute)
+}
+
+// TwoStageRunsWithin is TwoStageRuns for a tolerance: the pilot's n for
+// an interval of the median within tol.HalfWidth of it (Stein's rule as
+// above, with precision·|m| replaced by that half-width); maxRuns when
+// the tolerance is 0.
+func TwoStageRunsWithin(pilot []float64, tol Tolerance, maxRuns int) int {
 	k := len(pilot)
 	if k < 2 {
 		return k
 	}
 	least := min(k+SecondStageMin, max(k, maxRuns))
-	m := Median(pilot)
-	if m == 0 || precision <= 0 {
+	half := tol.HalfWidth(Median(pilot))
+	if half <= 0 {
 		return max(k, maxRuns)
 	}
 	var sum float64
@@ -46,7 +67,7 @@ func TwoStageRuns(pilot []float64, precision float64, maxRuns int) int {
 	}
 	s := math.Sqrt(ss / float64(k-1))
 	t := moremath.InvCDF(moremath.TDist{V: float64(k - 1)})(0.975)
-	r := t * s / (precision * math.Abs(m))
+	r := t * s / half
 	n := math.Ceil(math.Pi / 2 * r * r)
 	if n > float64(maxRuns) {
 		return max(k, maxRuns)
