@@ -215,7 +215,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		HostCPU:       hostCPU,
 	}
 	if tb.tree != nil {
-		tb.sampler.Run = tb.tree.Usage
+		tb.sampler.Run, tb.sampler.RunCgroup = tb.tree.Usage, tb.tree.Name()
 	}
 	for name, r := range roles {
 		tb.sampler.Roles[name] = r.CPUUsec

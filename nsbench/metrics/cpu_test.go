@@ -123,3 +123,28 @@ func TestReadHostCPU(t *testing.T) {
 		t.Errorf("busy ticks went backwards: %d then %d", a.BusyTicks(), b.BusyTicks())
 	}
 }
+
+func TestCPUList(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		n    int
+	}{{"0", 1}, {"0-1", 2}, {"0-3,6,8-9", 7}, {"", 0}} {
+		if n, err := countCPUList(c.list); err != nil || n != c.n {
+			t.Errorf("countCPUList(%q) = %d, %v; want %d", c.list, n, err, c.n)
+		}
+	}
+	if _, err := countCPUList("3-1"); err == nil {
+		t.Error("a backwards range is accepted")
+	}
+	if got := formatCPUList([]int{0, 1, 2, 3, 6, 8, 9}); got != "0-3,6,8-9" {
+		t.Errorf("formatCPUList = %q", got)
+	}
+	on, err := OnlineCPUs()
+	if err != nil || on.Count < 1 {
+		t.Fatalf("online cpus %+v: %v", on, err)
+	}
+	aff, err := Affinity()
+	if err != nil || aff.Count < 1 || aff.Count > on.Count {
+		t.Errorf("affinity %+v (online %+v): %v", aff, on, err)
+	}
+}

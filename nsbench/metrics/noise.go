@@ -7,42 +7,33 @@ import (
 
 // Noise is what the host did besides this run during a sample.
 //
-// Background is the host's busy time less every task this run accounts
-// for: busy = the window's wall time × the online CPUs, less their idle,
-// iowait and steal time; less the run's cgroup (usage_usec), the
-// harness's own CPU and the kernel threads in view (the kernel's
-// WireGuard and IPsec crypto workers and ksoftirqd run there). What
-// remains is another program's work, and interrupt work done on a CPU
-// that was otherwise idle (in no task: a timer, a device's interrupt).
-// In a PID namespace that hides the kernel threads, their time counts as
-// background.
+// Background is the CPU that other programs ran: the window's CPU of the
+// user processes in view outside the run's cgroup, the harness left out
+// (ReadTaskCPU: their threads' and their reaped children's utime+stime).
+// It is the tasks' runtime on the scheduler's clock, whole processes
+// counted or not, so none of the run's own work can leak in or out of it
+// however the kernel files it: without CONFIG_IRQ_TIME_ACCOUNTING
+// (Debian's kernels and this project's) a task's runtime holds the
+// softirqs run in its context — a veth transmit runs the receiver's
+// NET_RX softirq in the sender's — which /proc/stat's tick sampling files
+// as softirq. Two estimates before this one set the run's cgroup against
+// /proc/stat and came out wrong under network load: user+nice+system less
+// the run, the harness and the kernel threads was −6 % to −43 % of an
+// idle 2-core host (the run's softirq was in its runtime but not in those
+// columns; ksoftirqd's too), enough to hide a busy loop's whole core;
+// busy time as wall time less idle, less the same, was +5.5 % on an idle
+// host under TCP_RR (about 3·10⁴ transactions/s), because interrupts and
+// wake-ups that land on an idle CPU run in no task: the run's own
+// overhead, counted as another program's.
 //
-// Every term is on one basis, time the CPUs ran something, by the
-// scheduler's clock. The run's usage_usec is its tasks' runtime, which,
-// without CONFIG_IRQ_TIME_ACCOUNTING (the default of Debian's kernels and
-// of this project's), holds the interrupts and softirqs the kernel ran in
-// their context: a veth transmit runs the receiver's NET_RX softirq in the
-// sender's context. /proc/stat's tick sampling files that time as softirq,
-// not as user or system; ksoftirqd's too, though it is in the kernel
-// threads' utime+stime. Set against user+nice+system alone (the estimate
-// before), the run and ksoftirqd were subtracted for work that sum never
-// held: under iperf3 through SSH or WireGuard on an otherwise idle 2-core
-// host every sample came out at −6 % to −43 % of the host, enough to hide
-// a busy loop's whole core. Idle and iowait, unlike the busy columns, are
-// measured, not sampled, on a tickless kernel (NO_HZ: /proc/stat reads
-// get_cpu_idle_time_us), so busy as wall time less idle carries no
-// sampling error of the 4 ms tick (500 ticks a second on 2 CPUs sampling
-// a half-busy host: a standard deviation of 2 % of it); the run's, the
-// host's and the harness's counters are read together within a bracket
-// of at most maxBracket (readTogether). The kernel's own root-cgroup
-// usage likewise counts irq and softirq time as busy. Steal is taken off
-// busy because the tasks' runtime leaves it out too (with
-// PARAVIRT_TIME_ACCOUNTING, as here).
-//
-// It stays an estimate: /proc/stat prints 10 ms units, so it can come out
-// below zero by a few hundredths of a CPU-s, and is kept as it came out,
-// never clamped, so that an estimate below zero can be told from a
-// measured 0. Cores is the CPUs online, whose idle time /proc/stat sums.
+// What it leaves out: interrupt and softirq work done in no task (the
+// run's, chiefly; also another program's network traffic landing on an
+// idle CPU), kernel threads (the kernel's WireGuard and IPsec crypto
+// workers run there), processes outside this PID namespace, and the other
+// cases ReadTaskCPU names. /proc prints 10 ms units per process, so it
+// can come out below zero by a few hundredths of a CPU-s, and is kept as
+// it came out, never clamped, so that an estimate below zero can be told
+// from a measured 0. Cores is the CPUs online.
 type Noise struct {
 	BackgroundCPUSec float64
 	StealSec         float64
@@ -71,18 +62,11 @@ func (s Snapshot) noiseSince(prev Snapshot) *Noise {
 	if s.Cores <= 0 || s.Cores != prev.Cores {
 		return nil
 	}
-	window := s.At.Sub(prev.At).Seconds()
 	sec := func(now, before uint64) float64 { return float64(int64(now-before)) / UserHZ }
-	idle := sec(s.Host.Idle+s.Host.IOWait, prev.Host.Idle+prev.Host.IOWait)
-	steal := sec(s.Host.Steal, prev.Host.Steal)
-	busy := window*float64(s.Cores) - idle - steal
-	run := float64(int64(s.RunUsageUsec-prev.RunUsageUsec)) / 1e6
-	kthreads := float64(s.Kthreads.TicksSince(prev.Kthreads)) / UserHZ
-	harness := s.HarnessCPUSec - prev.HarnessCPUSec
 	return &Noise{
-		BackgroundCPUSec: busy - run - harness - kthreads,
-		StealSec:         steal,
-		WindowSec:        window,
+		BackgroundCPUSec: float64(s.Tasks.TicksSince(prev.Tasks)) / UserHZ,
+		StealSec:         sec(s.Host.Steal, prev.Host.Steal),
+		WindowSec:        s.At.Sub(prev.At).Seconds(),
 		Cores:            s.Cores,
 	}
 }
@@ -97,9 +81,8 @@ const (
 
 // readTogether reads the run's cgroup, the host's CPU times and the
 // harness's own CPU close together and stamps them with the middle of the
-// bracket: Background sets the idle time against the wall time times the
-// CPUs, so a read preempted for 20 ms would move 40 ms of a 2-core host
-// from idle to busy. A read over maxBracket is tried again, up to
+// bracket, the window's edge that the host's busy CPU and steal are set
+// against. A read over maxBracket (preempted) is tried again, up to
 // maxReads times, and the narrowest kept.
 func readTogether(run func() (uint64, error), host func() (CPUTimes, error)) (Snapshot, error) {
 	var best Snapshot

@@ -1,11 +1,14 @@
 package metrics
 
 import (
-	"bufio"
+	"context"
+	"fmt"
+	"maps"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -23,16 +26,16 @@ func TestNoiseShares(t *testing.T) {
 	}
 }
 
-// Background is the host's busy time (wall time × CPUs, less idle,
-// iowait and steal) less the run, the harness and the kernel threads.
+// Background is the task CPU of every user process outside the run and
+// the harness; the host's busy columns and idle time are not used, steal
+// is counted apart.
 func TestSubNoise(t *testing.T) {
 	prev := Snapshot{Host: CPUTimes{User: 1000, System: 500, Idle: 2000, IOWait: 10, Steal: 10}, RunUsageUsec: 5_000_000,
-		HarnessCPUSec: 1, Cores: 2, At: time.Unix(100, 0)}
-	// 2 s on 2 CPUs: 4 CPU-s, of them idle +0.4 s, iowait +0.1 s and
-	// steal +0.1 s: busy 3.4 s. Run +1.5 s, harness +0.5 s, kthreads
-	// +0.2 s → background 1.2 s. The busy columns are not used.
+		Tasks: TaskCPU{Ticks: 900}, HarnessCPUSec: 1, Cores: 2, At: time.Unix(100, 0)}
+	// 2 s on 2 CPUs: other programs' tasks +1.2 s → background 1.2 s,
+	// whatever the run (+1.5 s) and the host's columns did.
 	now := Snapshot{Host: CPUTimes{User: 1100, System: 550, SoftIRQ: 90, Idle: 2040, IOWait: 20, Steal: 20}, RunUsageUsec: 6_500_000,
-		HarnessCPUSec: 1.5, Kthreads: KthreadCPU{2: 20}, Cores: 2, At: time.Unix(102, 0)}
+		Tasks: TaskCPU{Ticks: 1020}, HarnessCPUSec: 1.5, Cores: 2, At: time.Unix(102, 0)}
 	d := now.Sub(prev)
 	if d.Noise == nil {
 		t.Fatal("no noise")
@@ -55,13 +58,13 @@ func TestSubNoise(t *testing.T) {
 	}
 }
 
-// A background estimate below zero (the run's microsecond counter ahead
-// of the host's 10 ms units) is kept as it came out, not clamped to 0,
-// and its share is negative too: a reader can tell it from a measured 0.
+// A background estimate below zero (a counted process reaped by no one
+// counted took its history with it) is kept as it came out, not clamped
+// to 0, and its share is negative too: a reader can tell it from a
+// measured 0.
 func TestSubNoiseBelowZeroKept(t *testing.T) {
-	prev := Snapshot{Host: CPUTimes{Idle: 500}, RunUsageUsec: 5_000_000, Cores: 1, At: time.Unix(100, 0)}
-	// 1 s on 1 CPU, never idle: busy 1 s; run +1.05 s.
-	now := Snapshot{Host: CPUTimes{Idle: 500}, RunUsageUsec: 6_050_000, Cores: 1, At: time.Unix(101, 0)}
+	prev := Snapshot{RunUsageUsec: 5_000_000, Tasks: TaskCPU{Ticks: 500}, Cores: 1, At: time.Unix(100, 0)}
+	now := Snapshot{RunUsageUsec: 6_050_000, Tasks: TaskCPU{Ticks: 495}, Cores: 1, At: time.Unix(101, 0)}
 	d := now.Sub(prev)
 	if d.Noise == nil {
 		t.Fatal("no noise")
@@ -74,109 +77,148 @@ func TestSubNoiseBelowZeroKept(t *testing.T) {
 	}
 }
 
-// A kernel thread that exits within the window (an idle worker reaped)
-// takes its history with it: only what the threads still running added,
-// and all of a thread started meanwhile, count. A plain sum of the two
-// readings took the exited thread's whole 5 s off the kernel threads'
-// CPU and showed them as 5 s of background.
-func TestSubNoiseKthreadExited(t *testing.T) {
-	prev := Snapshot{Host: CPUTimes{Idle: 700}, RunUsageUsec: 1_000_000, Kthreads: KthreadCPU{10: 500, 11: 9}, Cores: 1, At: time.Unix(100, 0)}
-	// 1 s on 1 CPU, never idle: busy 1 s. Run +0.95 s; thread 11 +0.03 s,
-	// thread 12 (new) 0.02 s, thread 10 gone → background 0.
-	now := Snapshot{Host: CPUTimes{Idle: 700}, RunUsageUsec: 1_950_000, Kthreads: KthreadCPU{11: 12, 12: 2}, Cores: 1, At: time.Unix(101, 0)}
-	d := now.Sub(prev)
-	if d.Noise == nil {
-		t.Fatal("no noise")
-	}
-	if got := d.Noise.BackgroundCPUSec; math.Abs(got) > 1e-9 {
-		t.Errorf("background = %v CPU-s, want 0: the exited thread's history is none of the window's", got)
-	}
+// fakeProc is one process of a stand-in for /proc.
+type fakeProc struct {
+	ppid                                int
+	flags, utime, stime, cutime, cstime uint64
+	cgroup                              string // its unified-hierarchy path
 }
 
-// recordedWindow is one line of testdata/noise-recorded.txt: the counters
-// before and after a real window, with the reference readings.
-type recordedWindow struct {
-	load                string
-	before, after       Snapshot
-	cpuacctNs, busyLoop [2]float64 // before, after: ns, usec
-}
-
-func readRecordedWindows(t *testing.T) []recordedWindow {
+// writeProc makes a stand-in for /proc holding procs (PID → process).
+func writeProc(t *testing.T, dir string, procs map[int]fakeProc) {
 	t.Helper()
-	f, err := os.Open("testdata/noise-recorded.txt")
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+	for pid, p := range procs {
+		d := filepath.Join(dir, strconv.Itoa(pid))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// Fields 1–17; the name holds a space and a ')', as names may.
+		stat := fmt.Sprintf("%d (a b) c) S %d %d %d 0 -1 %d 0 0 0 0 %d %d %d %d 20 0 1 0 %d 0 0\n",
+			pid, p.ppid, pid, pid, p.flags, p.utime, p.stime, p.cutime, p.cstime, 1000+pid)
+		cgroup := "12:cpu,cpuacct:/\n0::" + p.cgroup + "\n"
+		if err := os.WriteFile(filepath.Join(d, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "cgroup"), []byte(cgroup), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ReadTaskCPU counts the own and reaped CPU of every user process
+// outside the run's cgroup and the harness: no kernel thread, nothing in
+// the run's cgroup or below it (a cgroup whose name only begins like it
+// is another's), nothing of the harness, its reaped children included
+// (the run's clients). A process that exits moves its CPU into its
+// reaper's: the sum moves by what it ran in the window only. A run's
+// process orphaned to init brings its history into init's cutime when
+// reaped: taken back out.
+func TestReadTaskCPU(t *testing.T) {
+	dir := t.TempDir()
+	const self, user, kthread = 100, 0x400100, 0x208040
+	const run = "/twnsb-3fa9c1"
+	writeProc(t, dir, map[int]fakeProc{
+		1:    {0, user, 3, 2, 4, 3, "/init.scope"},        // 5 own, 7 reaped
+		2:    {0, kthread, 600, 400, 0, 0, "/"},           // kthreadd
+		self: {1, user, 40, 10, 20, 10, "/user.slice"},    // the harness
+		200:  {1, user, 15, 5, 0, 0, "/user.slice"},       // another program
+		300:  {self, user, 70, 10, 9, 0, run + "/server"}, // the run's sshd
+		301:  {self, user, 30, 0, 0, 0, run},              // the run's client
+		302:  {1, user, 40, 0, 0, 0, run + "/server"},     // its session, orphaned
+		400:  {1, user, 2, 0, 0, 0, "/twnsb-3fa9c1x"},     // another cgroup's
+	})
+	before, err := ReadTaskCPU(dir, self, run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []recordedWindow
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 29 {
-			t.Fatalf("%q: %d fields, want 29", line, len(f))
-		}
-		v := make([]float64, 28)
-		for i, s := range f[1:] {
-			if v[i], err = strconv.ParseFloat(s, 64); err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-		}
-		w := recordedWindow{load: f[0]}
-		for k, s := range []*Snapshot{&w.before, &w.after} {
-			r := v[14*k : 14*k+14]
-			u := func(i int) uint64 { return uint64(r[i]) }
-			*s = Snapshot{
-				At:   time.Unix(0, int64(r[0])),
-				Host: CPUTimes{User: u(1), Nice: u(2), System: u(3), Idle: u(4), IOWait: u(5), IRQ: u(6), SoftIRQ: u(7), Steal: u(8)},
-				// The recorder summed the kernel threads: one entry.
-				RunUsageUsec: u(9), Kthreads: KthreadCPU{0: u(10)}, HarnessCPUSec: r[11], Cores: 2,
-			}
-			w.cpuacctNs[k], w.busyLoop[k] = r[12], r[13]
-		}
-		out = append(out, w)
+	if want := uint64(5 + 7 + 20 + 2); before.Ticks != want {
+		t.Errorf("sum %d ticks, want %d: other programs' own and reaped CPU only", before.Ticks, want)
 	}
-	if err := sc.Err(); err != nil {
+	if want := map[ProcID]uint64{{302, 1302}: 40}; !maps.Equal(before.RunOrphans, want) {
+		t.Errorf("run's orphans %v, want %v", before.RunOrphans, want)
+	}
+	// 200 runs 3 more ticks and exits, reaped by init, as is the run's
+	// orphan 302 (40 ticks); the run's 301 is reaped by the harness, which
+	// spins 500 ticks itself; the run spins.
+	writeProc(t, dir, map[int]fakeProc{
+		1:    {0, user, 3, 2, 4 + 23 + 40, 3, "/init.scope"},
+		2:    {0, kthread, 900, 400, 0, 0, "/"},
+		self: {1, user, 540, 10, 20 + 30, 10, "/user.slice"},
+		300:  {self, user, 900, 10, 9, 0, run + "/server"},
+		400:  {1, user, 2, 0, 0, 0, "/twnsb-3fa9c1x"},
+	})
+	after, err := ReadTaskCPU(dir, self, run)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	if got := after.TicksSince(before); got != 3 {
+		t.Errorf("the window's background %d ticks, want 3: what the exited program ran in it", got)
+	}
+	for _, bad := range []string{"", "/", "twnsb-3fa9c1"} {
+		if _, err := ReadTaskCPU(dir, self, bad); err == nil {
+			t.Errorf("run cgroup %q: want an error (it would take every process, or none, for the run's)", bad)
+		}
+	}
+	if _, err := ReadTaskCPU(filepath.Join(dir, "missing"), self, run); err == nil {
+		t.Error("a missing /proc: want an error")
+	}
 }
 
-// On counters recorded around real windows under network load, the
-// background is every other task's CPU within 1 % of the host, and never
-// hides the busy loop that ran beside. The reference is cgroup v1
-// cpuacct's root usage (every task's runtime, by the scheduler's clock)
-// less the run, the harness and the kernel threads. The estimate before
-// (user+nice+system of /proc/stat less the same) came out 6 to 13 % of
-// the host below it: the run's softirq work is in its usage_usec, but
-// /proc/stat's ticks file it as softirq.
-func TestBackgroundOnRecordedWindows(t *testing.T) {
-	windows := readRecordedWindows(t)
-	if len(windows) == 0 {
-		t.Fatal("no recorded windows")
+// On the real kernel, another program that keeps spawning short-lived
+// children and reaping them is counted with them: their CPU moves into
+// its cutime as each exits, and none of it is lost between two readings.
+func TestReadTaskCPULive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts processes")
 	}
-	for i, w := range windows {
-		d := w.after.Sub(w.before)
-		if d.Noise == nil {
-			t.Fatalf("window %d: no noise", i)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spawner := exec.CommandContext(ctx, "sh", "-c", `while :; do sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'; done`)
+	if err := spawner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer spawner.Wait()
+	defer spawner.Process.Kill()
+	read := func() (own, children uint64) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", spawner.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
 		}
-		capacity := d.Noise.WindowSec * float64(d.Noise.Cores)
-		accounted := float64(w.after.RunUsageUsec-w.before.RunUsageUsec)/1e6 + d.HarnessCPUSec +
-			float64(w.after.Kthreads[0]-w.before.Kthreads[0])/UserHZ
-		others := (w.cpuacctNs[1]-w.cpuacctNs[0])/1e9 - accounted
-		busyLoop := (w.busyLoop[1] - w.busyLoop[0]) / 1e6
-		got := d.Noise.BackgroundCPUSec
-		if math.Abs(got-others) > 0.01*capacity {
-			t.Errorf("window %d (%s): background %.1f %% of the host, every other task's CPU %.1f %%: want within 1 %%",
-				i, w.load, 100*got/capacity, 100*others/capacity)
+		st, ok := parseTaskStat(b)
+		if !ok {
+			t.Fatalf("unparsed stat %q", b)
 		}
-		if got < busyLoop-0.01*capacity {
-			t.Errorf("window %d (%s): background %.1f %% of the host hides the busy loop's %.1f %%",
-				i, w.load, 100*got/capacity, 100*busyLoop/capacity)
+		return st.own, st.children
+	}
+	notRun := "/twnsbench-no-such-run" // every process is outside it
+	ownBefore, childrenBefore := read()
+	before, err := ReadTaskCPU("/proc", os.Getpid(), notRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Until the spawner's children have run a good part of a second.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, children := read(); children-childrenBefore >= 30 {
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatal("the spawner's children ran under 0.3 CPU-s in 30 s")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the counter, bounded above
+	}
+	after, err := ReadTaskCPU("/proc", os.Getpid(), notRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownAfter, childrenAfter := read()
+	ran := (ownAfter - ownBefore) + (childrenAfter - childrenBefore)
+	// The spawner is read last: it may have run a tick or two more by then.
+	if got := after.TicksSince(before); got+3 < int64(ran) {
+		t.Errorf("the window's task CPU %d ticks, want at least the spawner's and its reaped children's %d", got, ran)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -19,13 +20,13 @@ type Snapshot struct {
 	ClientRxBytes      uint64  // rx_bytes of the client's interface
 	HarnessCPUSec      float64 // SelfCPUSec: the harness's own CPU
 	// Host is the host's CPU times; RunUsageUsec the run's whole cgroup
-	// (every role, transport and the impairment); Kthreads the CPU of
-	// the kernel threads this PID namespace sees; Cores the CPUs online.
-	// Together with the harness's own CPU they tell the host's work for
-	// others (Noise). At is when Host was read.
+	// (every role, transport and the impairment); Tasks the CPU of the
+	// user processes this PID namespace sees outside the run and the
+	// harness (ReadTaskCPU), the host's work for others (Noise); Cores
+	// the CPUs online. At is when Host was read.
 	Host         CPUTimes
 	RunUsageUsec uint64
-	Kthreads     KthreadCPU
+	Tasks        TaskCPU
 	Cores        int
 	At           time.Time
 }
@@ -106,7 +107,11 @@ type Sampler struct {
 	Transport     map[string]func() (uint64, error)
 	ClientRxBytes func() (uint64, error) // rx_bytes of the client's interface
 	// Run reads the run's whole cgroup's usage_usec; nil: no Noise.
-	Run func() (uint64, error)
+	// RunCgroup names that cgroup as /proc/PID/cgroup does
+	// ("/twnsb-3fa9c1"): the processes there are the run's, not another
+	// program's (Noise).
+	Run       func() (uint64, error)
+	RunCgroup string
 	// HostCPU reads the CPU times the host figures count; nil is this
 	// host's /proc/stat. Roles on other hosts: their hosts' together.
 	HostCPU func() (CPUTimes, error)
@@ -154,12 +159,10 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 		readHost = ReadHostCPU
 	}
 	if sm.Run != nil {
-		// The kernel threads first: their scan of /proc is slow, and
-		// their CPU small enough that its skew does not matter.
-		kthreads, kerr := ReadKthreads()
 		together, terr := readTogether(sm.Run, readHost)
-		errs = append(errs, kerr, terr)
-		s.Kthreads, s.RunUsageUsec, s.Host = kthreads, together.RunUsageUsec, together.Host
+		tasks, werr := ReadTaskCPU("/proc", os.Getpid(), sm.RunCgroup)
+		errs = append(errs, terr, werr)
+		s.Tasks, s.RunUsageUsec, s.Host = tasks, together.RunUsageUsec, together.Host
 		s.HarnessCPUSec, s.Cores, s.At = together.HarnessCPUSec, together.Cores, together.At
 	} else {
 		s.At = time.Now()

@@ -35,7 +35,7 @@ func (v *view) mark(cell, transport, condition, instrument string) string {
 
 // markWhy says what each mark means, with its threshold.
 var markWhy = map[string]string{
-	results.MarkBackground: fmt.Sprintf("other work on the host took at least %s %% of its CPU during a run (busy CPU outside this run's cgroups, the harness and kernel threads)", trimNum(results.NoisyBackgroundPct)),
+	results.MarkBackground: fmt.Sprintf("other work on the host took at least %s %% of its CPU during a run (CPU of processes outside this run's cgroups, the harness and kernel threads)", trimNum(results.NoisyBackgroundPct)),
 	results.MarkSteal:      fmt.Sprintf("the hypervisor took at least %s %% of the host's CPU (steal) during a run", trimNum(results.NoisyStealPct)),
 	results.MarkSpread:     fmt.Sprintf("the runs spread with a coefficient of variation of at least %s %% (a difference, rrul's latency increase, whose mean can be 0, has none)", trimNum(100*results.NoisyCV)),
 	results.MarkPrecision:  "--runs auto: the median's 95 % interval is wider than the precision asked for, or some of the runs the cell's pilot planned failed (the valid ones cannot claim the precision alone)",
@@ -98,9 +98,9 @@ func (v *view) writeNoise(w *writer) {
 		return
 	}
 	w.block("## Noise")
-	intro := "Each sample records the host's other work while it ran: busy CPU (wall time × CPUs online, less idle and steal) " +
-		"outside this run's cgroups, the harness and kernel threads (another program's work; the interrupt and softirq work " +
-		"the kernel did in this run's processes counts as theirs), and steal time, both as shares of the host's CPU. " +
+	intro := "Each sample records the host's other work while it ran: the CPU that processes outside this run's cgroups " +
+		"ran, the harness and kernel threads aside (each process's own and its reaped children's, by the scheduler's clock; " +
+		"interrupt work done in no process is left out), and steal time, both as shares of the host's CPU. " +
 		"A cell is marked " + noiseMark + " when:"
 	var why []string
 	for _, m := range markOrder {
@@ -192,8 +192,8 @@ func (v *view) belowZeroNote() string {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d samples' background estimate came out below zero (lowest %s %%): the estimate "+
-		"subtracts this run's, the harness's and the kernel threads' CPU (microsecond counters) from the host's "+
-		"busy time (10 ms units), so it can fall below zero by a hundredth of a CPU-s or two. It is shown as it came out, "+
+		"sums other processes' CPU in 10 ms units, and a process reaped by this run or the harness takes its history "+
+		"out of the sum, so it can fall below zero by a hundredth of a CPU-s or two. It is shown as it came out, "+
 		"not as 0: below zero means no other work was seen, within that rounding.", n, total, num(lowest, 1))
 }
 

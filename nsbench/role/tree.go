@@ -31,6 +31,9 @@ func NewTree(root, prefix string) *Tree { return &Tree{root: root, prefix: prefi
 // Dir is the run's cgroup.
 func (t *Tree) Dir() string { return filepath.Join(t.root, t.prefix) }
 
+// Name is the run's cgroup as /proc/PID/cgroup names it: "/twnsb-3fa9c1".
+func (t *Tree) Name() string { return "/" + t.prefix }
+
 // PrivateDirMode is the mode of a run's private directories and of each
 // role's: other users may not list them nor write there, and may only pass
 // through, as the bench account must to its home and to the scp payload.
