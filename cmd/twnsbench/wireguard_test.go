@@ -206,7 +206,7 @@ func TestQuickWireGuardRun(t *testing.T) {
 	// rrul has its own table per condition and probe (the report's
 	// "Latency under load (RRUL)"), with the bufferbloat grade.
 	for _, want := range []string{"### Latency under load (RRUL) — ",
-		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade |",
+		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade (DSLReports' thresholds) |",
 		"| Pure SSH | ", "probe: ICMP — latency by ICMP echo every 100 ms"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
