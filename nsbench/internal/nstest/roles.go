@@ -3,6 +3,7 @@ package nstest
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,7 +33,21 @@ func Roles(t *testing.T, logDir string) (*topology.Topology, *role.Tree, map[str
 		t.Fatal(err)
 	}
 	tree := role.NewTree(root, prefix)
-	roles, err := tree.Roles(topo, role.Dirs{Log: logDir, Private: logDir})
+	// The roles' files go in a directory named for the run, with a run's
+	// own mode (the bench account passes through to its keys): generated
+	// keys pass through a scratch directory named after the run
+	// (transport's newScratch), which refuses a directory of no run.
+	parent := t.TempDir()
+	private := filepath.Join(parent, prefix)
+	for _, d := range []string{parent, private} {
+		if err := os.Mkdir(d, role.PrivateDirMode); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, role.PrivateDirMode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roles, err := tree.Roles(topo, role.Dirs{Log: logDir, Private: private})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
