@@ -2,13 +2,10 @@ package report
 
 import (
 	"bytes"
-	"encoding/xml"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
@@ -50,111 +47,6 @@ var palettes = map[Theme]palette{
 		transports: []string{"#4493f8", "#d29922", "#3fb950", "#ab7df8", "#f85149"},
 		roles:      []string{"#39c5cf", "#f0883e", "#db61a2"},
 	},
-}
-
-// chartPanel is one small chart: one condition, one quantity, one bar per
-// transport.
-type chartPanel struct {
-	id         string // stable: the SVG group's id, "panel-" + id
-	condition  string
-	instrument string
-	metric     string // "value" or "p50_us", as results.Cell names them
-	title      string
-	unit       string
-	prec       int
-	stacked    bool   // CPU-s by role: one stacked bar per transport
-	relative   bool   // the values divided by the plain row's median
-	probe      string // rrul's latency: only the transports probed so (probeOf); "" for all
-}
-
-// lanPanels and impairedPanels are the reference chart's panels: three of
-// the LAN and its CPU split, and two for the impaired condition.
-var (
-	lanPanels = []chartPanel{
-		{id: "lan-iperf3-1", condition: "lan", instrument: instIperf1, metric: "value", title: "iperf3, 1 stream", unit: "Gbit/s · higher is better", prec: precGbps},
-		{id: "lan-scp", condition: "lan", instrument: instScp, metric: "value", title: "scp", unit: "MB/s · higher is better", prec: precMBps},
-		{id: "lan-tcp_rr-p50", condition: "lan", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
-	}
-	lanCPUPanel = chartPanel{id: "lan-scp-cpu", condition: "lan", instrument: instScp, metric: "cpu", title: "scp CPU-s by role", unit: "CPU-s per run · lower is better", prec: precCPU, stacked: true}
-	// An impaired condition's panels; id is suffixed to its name.
-	impairedPanels = []chartPanel{
-		{id: "iperf3-4", instrument: instIperf4, metric: "value", title: "iperf3, 4 streams", unit: "Gbit/s · higher is better", prec: precGbps},
-		{id: "tcp_rr-p50", instrument: instTCPRR, metric: "p50_us", title: "TCP_RR p50 latency", unit: "µs · lower is better", prec: precMicros},
-	}
-)
-
-// tunnelPanels are the tunnel comparison's (seed 002's view), drawn when
-// the report has that section.
-var tunnelPanels = []chartPanel{
-	{id: "lan-iperf3-1-relative", condition: tunnelCondition, instrument: instIperf1, metric: "value", relative: true,
-		title: "iperf3, 1 stream, relative to plain", unit: "× the network without a tunnel · higher is better", prec: precRatio},
-	{id: "lan-iperf3-1-cpu-per-gb", condition: tunnelCondition, instrument: instIperf1, metric: results.HostCPUPerGB,
-		title: "host CPU-s per GB (iperf3, 1 stream)", unit: "CPU-s per 10^9 bytes moved · lower is better", prec: precCPUPerGB},
-}
-
-// panelsFor lays out the panels in reading order, two per row: with one
-// impaired condition, the reference chart's six (LAN iperf3, scp, TCP_RR;
-// WAN iperf3 4 streams; LAN CPU; WAN TCP_RR); every further impaired
-// condition adds its own pair, and a tunnel comparison its pair. A panel
-// of a condition the run did not have, or of an instrument it did not
-// run, is not drawn (a panel of an instrument that ran says "no data" for
-// a transport it measured nothing through).
-func panelsFor(v *view) []chartPanel {
-	d := v.doc
-	var lan bool
-	var impaired []string
-	for _, c := range d.Conditions {
-		if c.Name == "lan" {
-			lan = true
-		} else {
-			impaired = append(impaired, c.Name)
-		}
-	}
-	pair := func(cond string) []chartPanel {
-		var ps []chartPanel
-		for _, p := range impairedPanels {
-			p.condition, p.id = cond, cond+"-"+p.id
-			ps = append(ps, p)
-		}
-		return ps
-	}
-	var panels []chartPanel
-	if lan {
-		panels = append(panels, lanPanels...)
-	}
-	if len(impaired) > 0 {
-		panels = append(panels, pair(impaired[0])[0])
-	}
-	if lan {
-		panels = append(panels, lanCPUPanel)
-	}
-	if len(impaired) > 0 {
-		panels = append(panels, pair(impaired[0])[1])
-		for _, cond := range impaired[1:] {
-			panels = append(panels, pair(cond)...)
-		}
-	}
-	if v.twnsbench && v.hasTunnelComparison() {
-		panels = append(panels, tunnelPanels...)
-	}
-	ran := v.instrumentsRun()
-	return slices.DeleteFunc(panels, func(p chartPanel) bool { return !ran[p.instrument] })
-}
-
-// instrumentsRun are the instruments the run measured with: those it
-// declared, or, in a document without declarations (the reference
-// harness's), those with a sample.
-func (v *view) instrumentsRun() map[string]bool {
-	ran := map[string]bool{}
-	for _, in := range v.doc.Instruments {
-		ran[in.Name] = true
-	}
-	if len(ran) == 0 {
-		for _, s := range v.doc.Samples {
-			ran[s.Instrument] = true
-		}
-	}
-	return ran
 }
 
 // Layout, in SVG user units (px).
@@ -561,82 +453,4 @@ func (c *chart) text(x, y, size float64, weight, fill, anchor, s string) {
 		attrs += ` text-anchor="` + anchor + `"`
 	}
 	c.printf("<text %s>%s</text>\n", attrs, esc(s))
-}
-
-// maxExtent is the largest value a panel must show: bar ends and whisker
-// ends.
-func maxExtent(bars []bar) float64 {
-	m := 0.0
-	for _, b := range bars {
-		if b.note == "" {
-			m = max(m, b.spread.center, b.spread.hi)
-		}
-	}
-	return m
-}
-
-// niceScale returns an axis maximum at or above m and a tick step of 1, 2,
-// 2.5 or 5 times a power of ten, giving 3 to 6 ticks.
-func niceScale(m float64) (top, step float64) {
-	if m <= 0 || math.IsNaN(m) || math.IsInf(m, 0) {
-		return 1, 0.25
-	}
-	raw := m / 4
-	pow := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, f := range []float64{1, 2, 2.5, 5, 10} {
-		if step = f * pow; step >= raw {
-			break
-		}
-	}
-	return math.Ceil(m/step-1e-9) * step, step
-}
-
-// tickLabel prints v with the decimals step needs.
-func tickLabel(v, step float64) string {
-	prec := 0
-	for s := step; prec < 6 && math.Abs(s-math.Round(s)) > 1e-9; s *= 10 {
-		prec++
-	}
-	return strconv.FormatFloat(v, 'f', prec, 64)
-}
-
-// textWidth estimates the rendered width of s: an average glyph of 0.6 em,
-// which holds for the sans-serif fonts above and errs wide.
-func textWidth(s string, size float64) float64 {
-	return float64(utf8.RuneCountInString(s)) * size * 0.6
-}
-
-// fitSize is the font size, at most size and at least least, at which s
-// fits width: a long condition label stays whole in a panel's title.
-func fitSize(s string, width, size, least float64) float64 {
-	if w := textWidth(s, size); w > width {
-		size = max(least, math.Floor(size*width/w*2)/2)
-	}
-	return size
-}
-
-// truncate shortens s with an ellipsis so that it fits width.
-func truncate(s string, width, size float64) string {
-	if textWidth(s, size) <= width {
-		return s
-	}
-	r := []rune(s)
-	keep := max(1, int(width/(size*0.6))-1)
-	if keep >= len(r) {
-		return s
-	}
-	return string(r[:keep]) + "…"
-}
-
-// n1 formats a coordinate with at most one decimal: stable bytes, no
-// exponent notation.
-func n1(x float64) string {
-	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
-}
-
-// esc escapes text for XML character data and attribute values.
-func esc(s string) string {
-	var b strings.Builder
-	xml.EscapeText(&b, []byte(s)) // writing to a strings.Builder cannot fail
-	return b.String()
 }
