@@ -10,9 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"slices"
 )
 
 // SchemaVersion is bumped when a field changes meaning. The reference
@@ -216,71 +213,6 @@ func (d *Document) TransportOf(name string) (Transport, bool) {
 		}
 	}
 	return Transport{}, false
-}
-
-// Fact is one thing a part of the run states about itself: a program's
-// version, the implementation a path used, a relay's parts. A fact with a
-// Label is a row of the report's Environment; one without stays with its
-// transport's entry (Transport.Facts) only.
-type Fact struct {
-	Key   string `json:"key"`             // stable name, e.g. "wireguard"
-	Label string `json:"label,omitempty"` // the Environment's row, e.g. "WireGuard"
-	Value string `json:"value"`
-	// Implementation marks a fact that changes what is measured (a
-	// kernel or a userspace tunnel): compare refuses two runs that differ
-	// in it. Other facts are versions, whose differences compare lists
-	// but accepts.
-	Implementation bool `json:"implementation,omitempty"`
-}
-
-// Facts is an ordered list of facts, one per key.
-type Facts []Fact
-
-// Get returns the value of the fact named key, or "".
-func (fs Facts) Get(key string) string {
-	for _, f := range fs {
-		if f.Key == key {
-			return f.Value
-		}
-	}
-	return ""
-}
-
-// Add records f unless a fact of its key is already there (the first
-// transport to state it wins: every condition builds the same path again).
-// The reference's own rows come first, in its order, so the Environment
-// reads as its table; the others follow in the order they came.
-func (fs *Facts) Add(f Fact) {
-	if f.Value == "" || slices.ContainsFunc(*fs, func(g Fact) bool { return g.Key == f.Key }) {
-		return
-	}
-	rank := referenceRank(f.Key)
-	i := len(*fs)
-	for i > 0 && referenceRank((*fs)[i-1].Key) > rank {
-		i--
-	}
-	*fs = slices.Insert(*fs, i, f)
-}
-
-// RecordFacts keeps a transport's facts with its entry in Transports, and
-// those with a label in the Environment (Env.Facts).
-func (d *Document) RecordFacts(transport string, facts Facts) {
-	for i := range d.Transports {
-		if d.Transports[i].Name != transport {
-			continue
-		}
-		for _, f := range facts {
-			if d.Transports[i].Facts == nil {
-				d.Transports[i].Facts = map[string]string{}
-			}
-			d.Transports[i].Facts[f.Key] = f.Value
-		}
-	}
-	for _, f := range facts {
-		if f.Label != "" {
-			d.Env.Facts.Add(f)
-		}
-	}
 }
 
 // Condition is a network condition the transports were measured under.
@@ -548,63 +480,4 @@ func (d *Document) IncompleteReason() string {
 	default:
 		return "no completion mark: the harness was killed, crashed, or is still running"
 	}
-}
-
-// Read loads a results document, refusing a file that is not one: a
-// document needs at least a condition, a sample or a transport, and a
-// schema this harness knows.
-func Read(path string) (*Document, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
-	}
-	var d Document
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("parse results %s: %w", path, err)
-	}
-	if d.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("results %s: schema_version %d is newer than this twnsbench reads (%d)", path, d.SchemaVersion, SchemaVersion)
-	}
-	if len(d.Conditions) == 0 && len(d.Samples) == 0 && len(d.Transports) == 0 {
-		return nil, fmt.Errorf("results %s: not a benchmark results document (no conditions, transports or samples)", path)
-	}
-	return &d, nil
-}
-
-// WriteAtomic writes d to path through a temporary file and a rename, so a
-// reader (or an interrupted run) never sees a half-written document.
-func WriteAtomic(path string, d *Document) error { return writeJSONAtomic(path, d) }
-
-// WriteSelfCheck writes a self-check document atomically.
-func WriteSelfCheck(path string, c *SelfCheck) error { return writeJSONAtomic(path, c) }
-
-func writeJSONAtomic(path string, d any) error {
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	b = append(b, '\n')
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".bench-results-*.json")
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return nil
 }

@@ -1,0 +1,67 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Read loads a results document, refusing a file that is not one: a
+// document needs at least a condition, a sample or a transport, and a
+// schema this harness knows.
+func Read(path string) (*Document, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var d Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("parse results %s: %w", path, err)
+	}
+	if d.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("results %s: schema_version %d is newer than this twnsbench reads (%d)", path, d.SchemaVersion, SchemaVersion)
+	}
+	if len(d.Conditions) == 0 && len(d.Samples) == 0 && len(d.Transports) == 0 {
+		return nil, fmt.Errorf("results %s: not a benchmark results document (no conditions, transports or samples)", path)
+	}
+	return &d, nil
+}
+
+// WriteAtomic writes d to path through a temporary file and a rename, so a
+// reader (or an interrupted run) never sees a half-written document.
+func WriteAtomic(path string, d *Document) error { return writeJSONAtomic(path, d) }
+
+// WriteSelfCheck writes a self-check document atomically.
+func WriteSelfCheck(path string, c *SelfCheck) error { return writeJSONAtomic(path, c) }
+
+func writeJSONAtomic(path string, d any) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	b = append(b, '\n')
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".bench-results-*.json")
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
