@@ -13,10 +13,13 @@ import (
 )
 
 // A rerun runs exactly the recorded configuration again — the drawn loss
-// seed included — and prints the comparison, environment first.
+// seed included — and prints the comparison, environment first. iperf3
+// alone: through a lossy WAN a 1 s TCP_RR may see no transaction answered
+// (a retransmission timeout longer than the test), a failed sample that
+// would fail the run for a reason this test is not about.
 func TestRerunReproducesConfiguration(t *testing.T) {
 	requireRoot(t)
-	orig, out := runAndRead(t, "--transports", "ssh", "--instruments", "iperf3-1,tcp_rr", "--runs", "2",
+	orig, out := runAndRead(t, "--transports", "ssh", "--instruments", "iperf3-1", "--runs", "2",
 		"--duration", "1s", "--warmup", "0s", "--size", "1MiB", "--wan", "20ms:0.5%", "--order", "reference")
 	if orig.Config == nil || orig.Config.Seed == nil {
 		t.Fatalf("no configuration or seed recorded: %+v", orig.Config)
