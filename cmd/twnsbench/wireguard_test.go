@@ -79,14 +79,9 @@ func TestWireGuardKernelNamedWithoutKernel(t *testing.T) {
 // run with real namespaces and tools, plausible values for every
 // instrument, the implementation named, and nothing left behind.
 func TestQuickWireGuardRun(t *testing.T) {
-	requireRoot(t)
-	mode := os.Getenv(wireguardModeEnv)
-	if mode == "" {
-		mode = "auto"
-	}
+	doc, out, mode := quickRun(t)
 	has, how := preflight.KernelFeature("wireguard")
 	kernel := mode == "kernel" || mode == "auto" && has
-	doc, out := runAndRead(t, "--transports", "ssh,wireguard", "--wireguard", mode, "--wan", "off", "--quick")
 	if len(doc.Skipped) > 0 || len(doc.Failures) > 0 {
 		t.Fatalf("skipped %+v failures %+v", doc.Skipped, doc.Failures)
 	}

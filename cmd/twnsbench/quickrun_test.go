@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// The default quick run of Pure SSH and WireGuard on the LAN, made once and
+// read by every test that asks what such a run records (TestQuickSSHRun,
+// TestQuickWireGuardRun, TestReportReproducesRun): one run instead of three
+// takes about 75 s off the suite. The tests only read its directory.
+var quick struct {
+	once sync.Once
+	mode string // --wireguard
+	dir  string
+	doc  *results.Document
+	err  error
+}
+
+// quickRun returns the shared run's document, its output directory and the
+// --wireguard mode it ran with (TWNSBENCH_TEST_WIREGUARD, default auto).
+func quickRun(t *testing.T) (*results.Document, string, string) {
+	t.Helper()
+	requireRoot(t)
+	quick.once.Do(func() {
+		quick.mode = os.Getenv(wireguardModeEnv)
+		if quick.mode == "" {
+			quick.mode = "auto"
+		}
+		if quick.dir, quick.err = os.MkdirTemp("", "twnsbench-quick-run-"); quick.err != nil {
+			return
+		}
+		code, stdout, stderr := runInProcess("run", "--transports", "ssh,wireguard", "--wireguard", quick.mode,
+			"--wan", "off", "--quick", "--out", quick.dir)
+		if code != exitOK {
+			quick.err = fmt.Errorf("the shared quick run: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			return
+		}
+		quick.doc, quick.err = results.Read(filepath.Join(quick.dir, results.FileName))
+	})
+	if quick.err != nil {
+		t.Fatal(quick.err)
+	}
+	return quick.doc, quick.dir, quick.mode
+}
+
+// removeQuickRun deletes the shared run's directory (TestMain, after the
+// tests).
+func removeQuickRun() {
+	if quick.dir != "" {
+		os.RemoveAll(quick.dir)
+	}
+}
