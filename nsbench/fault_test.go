@@ -36,10 +36,11 @@ type faultCase struct {
 	repair       string // what the failure's repairs must name
 }
 
-// faultRuns and faultDuration keep each case short: 3 runs so the run
-// after the fault proves the repair, 1 s samples.
+// faultRuns and faultDuration keep each case short: the fault strikes
+// run faultRun, and the run after it proves the repair; 1 s samples.
 const (
-	faultRuns     = 3
+	faultRuns     = 2
+	faultRun      = 1
 	faultDuration = time.Second
 )
 
@@ -100,7 +101,7 @@ func runFaultCase(t *testing.T, tc faultCase) {
 	var struck []int
 	var strikeErr error
 	strike := func(s Status) {
-		if struck != nil || s.Transport != tc.row || s.Condition != cond || s.Instrument != tc.instrument || s.Run.Run != 2 {
+		if struck != nil || s.Transport != tc.row || s.Condition != cond || s.Instrument != tc.instrument || s.Run.Run != faultRun {
 			return
 		}
 		struck = []int{}
@@ -114,7 +115,7 @@ func runFaultCase(t *testing.T, tc faultCase) {
 				struck = append(struck, pid)
 			}
 		}
-		t.Logf("%v to %v (%s %s) as %s / %s / %s run 2 began", tc.sig, struck, tc.cgroup, tc.comm, tc.row, cond, tc.instrument)
+		t.Logf("%v to %v (%s %s) as %s / %s / %s run %d began", tc.sig, struck, tc.cgroup, tc.comm, tc.row, cond, tc.instrument, faultRun)
 	}
 	start := time.Now()
 	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf, Status: strike})
@@ -138,8 +139,8 @@ func runFaultCase(t *testing.T, tc faultCase) {
 	}
 	f := d.Failures[0]
 	t.Logf("failure: %s\n  checks: %v\n  repairs: %v\n  lost: %.1f s; run wall %.1f s", f.Error, f.Checks, f.Repairs, deref(f.LostSec), wall.Seconds())
-	if f.Transport != tc.row || f.Condition != cond || f.Instrument != tc.instrument || f.Run != 2 {
-		t.Errorf("failed sample %s/%s/%s run %d, want %s/%s/%s run 2", f.Transport, f.Condition, f.Instrument, f.Run, tc.row, cond, tc.instrument)
+	if f.Transport != tc.row || f.Condition != cond || f.Instrument != tc.instrument || f.Run != faultRun {
+		t.Errorf("failed sample %s/%s/%s run %d, want %s/%s/%s run %d", f.Transport, f.Condition, f.Instrument, f.Run, tc.row, cond, tc.instrument, faultRun)
 	}
 	if tc.sig == syscall.SIGSTOP && !strings.Contains(f.Error, "no result 10 s after its 1 s test") {
 		t.Errorf("a frozen daemon's sample should end at its deadline: %q", f.Error)

@@ -136,7 +136,9 @@ func (r *runner) run(ctx context.Context) error {
 	return nil
 }
 
-// driftProbeTime is how long each drift probe's iperf3 runs.
+// driftProbeTime is how long each drift probe's iperf3 runs, at most: a
+// run of shorter samples gets probes as long as its samples, the same kind
+// of figure.
 const driftProbeTime = 2 * time.Second
 
 // probeDrift measures the host itself (iperf3, one stream, straight to the
@@ -145,7 +147,7 @@ const driftProbeTime = 2 * time.Second
 // Only an interruption is returned.
 func (r *runner) probeDrift(ctx context.Context, when string) error {
 	job := r.tb.job(r.tb.direct())
-	job.Duration = driftProbeTime
+	job.Duration = min(driftProbeTime, max(job.Duration, time.Second))
 	in := instrument.IPerf3{Streams: 1}
 	if _, err := r.tb.waitExclusive(ctx, in); err != nil {
 		if ctx.Err() != nil {
