@@ -18,13 +18,24 @@ const (
 	probeTCPRR = "TCP_RR"
 )
 
-// probeOf names a sample's probe from its method ("latency by ICMP echo
-// …", "latency by netperf TCP_RR …").
+// probeOf names a sample's headline probe from its method ("latency by
+// ICMP echo …", "latency by netperf TCP_RR …"; a flow beside it is named
+// after it: see probeOfKey).
 func probeOf(s results.Sample) string {
-	if strings.Contains(s.Method, "TCP_RR") {
+	if strings.HasPrefix(s.Method, "latency by netperf TCP_RR") {
 		return probeTCPRR
 	}
 	return probeICMP
+}
+
+// probeOfKey names the probe behind a metric or series key of s: the
+// TCP_RR flow beside ICMP has keys of its own (results.TCPRRFlow); every
+// other key is the headline probe's.
+func probeOfKey(s results.Sample, key string) string {
+	if strings.HasPrefix(key, results.TCPRRFlow) {
+		return probeTCPRR
+	}
+	return probeOf(s)
 }
 
 // bufferbloatGrade applies DSLReports' bufferbloat thresholds to an added
