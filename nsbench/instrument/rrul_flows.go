@@ -297,4 +297,3 @@ func quantileAtLeast(readings, waits []float64, q float64) bool {
 	slices.Sort(xs)
 	return results.OrderStatAtLeast(rs, xs[int(math.Ceil(q*float64(len(xs)-1)))])
 }
-
