@@ -54,14 +54,20 @@ var pingProbe = latencyProbe{
 	},
 }
 
+// netperfProbe's demo interval is negative: netperf then reads the clock
+// at every transaction and closes an interval each 100 ms. With a
+// positive one it reads the clock only after as many transactions as the
+// last rate predicts, so when the load slows transactions from thousands
+// a second to tens, one interval spans seconds (over wireguard-go here:
+// one or two readings in a 2 s test, against ~20).
 var netperfProbe = latencyProbe{
 	tool: "netperf",
-	method: "latency by netperf TCP_RR with interim results every 100 ms (-D 0.1), " +
+	method: "latency by netperf TCP_RR with interim results every 100 ms (-D -0.1, the clock read at every transaction), " +
 		"each interval's mean round trip (1 / transaction rate, as flent reads it)",
 	prefix: results.TCPRRFlow,
 	args: func(t transport.Target, d time.Duration) []string {
 		return []string{"-H", t.Host, "-p", strconv.Itoa(t.Port(transport.ServiceNetperf)),
-			"-t", "TCP_RR", "-l", seconds(d), "-P", "0", "-D", "0.1", "--",
+			"-t", "TCP_RR", "-l", seconds(d), "-P", "0", "-D", "-0.1", "--",
 			"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(t.Port(transport.ServiceNetperfData)),
 			"-o", "THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY"}
 	},

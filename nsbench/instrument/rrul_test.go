@@ -308,16 +308,16 @@ func TestRRULMeasure(t *testing.T) {
 	}{
 		{transport.DirectTarget("10.77.0.4"), []string{
 			"ping -n -D -i 0.1 -w 2 10.77.0.4",
-			"netperf -H 10.77.0.4 -p 12865 -t TCP_RR -l 2 -P 0 -D 0.1 -- -r 64,64 -P 12867,12866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"netperf -H 10.77.0.4 -p 12865 -t TCP_RR -l 2 -P 0 -D -0.1 -- -r 64,64 -P 12867,12866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
 		}, []string{
 			"ping -n -D -i 0.1 -w 4 10.77.0.4",
-			"netperf -H 10.77.0.4 -p 12865 -t TCP_RR -l 4 -P 0 -D 0.1 -- -r 64,64 -P 12867,12866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"netperf -H 10.77.0.4 -p 12865 -t TCP_RR -l 4 -P 0 -D -0.1 -- -r 64,64 -P 12867,12866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
 			"iperf3 -c 10.77.0.4 -p 5201 --bidir -t 2 -P 4 -J",
 		}, "latency by ICMP echo", 20, true},
 		{forwarder, []string{
-			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 2 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 2 -P 0 -D -0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
 		}, []string{
-			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 4 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 4 -P 0 -D -0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
 			"iperf3 -c 127.0.0.1 -p 18201 --bidir -t 2 -P 4 -J",
 		}, "latency by netperf TCP_RR", 25, false},
 	} {
