@@ -8,7 +8,8 @@ import (
 )
 
 // noiseMark follows a figure whose cell is marked: its runs met other work
-// on the host, spread widely, or never reached --precision.
+// on the host, spread widely, never reached --precision, or hold lower
+// bounds that leave the precision unknown (censored).
 const noiseMark = "†"
 
 // marked returns the marks of a cell's primary metric and its noise,
