@@ -53,7 +53,7 @@ func (RRUL) Tool() string { return "iperf3" }
 // and TCP_RR's beside ICMP (results.TCPRRFlow).
 func (RRUL) Metrics() []results.Metric {
 	ms := []results.Metric{
-		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50)", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p50_ms"), Difference: true},
+		{Key: "value", Label: "latency increase under load (loaded p50 − idle p50) of the headline flow (ICMP where the path carries it, else TCP_RR)", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p50_ms"), Difference: true},
 		{Key: "down_gbps", Label: "throughput down under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "up_gbps", Label: "throughput up under load (4 streams)", Unit: "Gbit/s", Better: results.BetterHigher},
 		{Key: "idle_p50_ms", Label: "idle latency p50", Unit: "ms", Better: results.BetterLower},
