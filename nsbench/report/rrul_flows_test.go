@@ -124,3 +124,32 @@ func TestRRULFlowsCharts(t *testing.T) {
 		t.Errorf("TCP_RR beside ICMP: %d censored ticks, want 1", n)
 	}
 }
+
+// TestRRULFlowsTimeSeriesMedianRun: a series of the TCP_RR flow beside
+// ICMP is drawn from the run whose TCP_RR increase is the median (run 3,
+// 20 ms, of 30, 10, 20), not the run whose headline ICMP increase is
+// (run 2, of 1, 2, 3).
+func TestRRULFlowsTimeSeriesMedianRun(t *testing.T) {
+	d := &results.Document{SchemaVersion: results.SchemaVersion, Env: results.Env{Runs: 3},
+		Transports: []results.Transport{{Name: "ssh", Label: "Pure SSH"}},
+		Conditions: []results.Condition{{Name: "wan"}}}
+	for i, rr := range []float64{30, 10, 20} {
+		d.Samples = append(d.Samples, results.Sample{Transport: "ssh", Condition: "wan", Instrument: "rrul", Run: i + 1, Value: float64(i + 1),
+			Extra: map[string]float64{"tcp_rr_value": rr},
+			Series: []results.Series{{Key: "latency_loaded", Unit: "ms", T: []float64{1}, V: []float64{1}},
+				{Key: "tcp_rr_latency_loaded", Unit: "ms", T: []float64{1}, V: []float64{rr}}}})
+	}
+	root := parseSVG(t, TimeSeriesChart(d, Light))
+	want := map[string]string{"ts-0-rrul-latency_loaded-wan": "run 2 (median of 3)", "ts-1-rrul-tcp_rr_latency_loaded-wan": "run 3 (median of 3)"}
+	for _, sec := range root.all("ts-section") {
+		if w, ok := want[sec.attr("id")]; ok {
+			delete(want, sec.attr("id"))
+			if texts := strings.Join(sec.texts(), "|"); !strings.Contains(texts, w) {
+				t.Errorf("%s: %q lacks %q", sec.attr("id"), texts, w)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("sections missing: %v", want)
+	}
+}
