@@ -202,7 +202,8 @@ func TestQuickWireGuardRun(t *testing.T) {
 	// "Latency under load (RRUL)"), with the bufferbloat grade.
 	for _, want := range []string{"### Latency under load (RRUL) — ",
 		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade (DSLReports' thresholds) |",
-		"| Pure SSH | ", "probe: ICMP — latency by ICMP echo every 100 ms"} {
+		"| Pure SSH | ", "probe: ICMP — latency by ICMP echo every 100 ms",
+		"| Transport (probe: TCP_RR) |", "| Pure SSH (TCP_RR beside ICMP) | ", "| SSH over WireGuard (TCP_RR beside ICMP) | "} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -245,16 +246,31 @@ func checkRRUL(t *testing.T, s results.Sample, grows bool) {
 	if !strings.HasPrefix(s.Method, "latency by ICMP echo") || e["loaded_probes"] < 5 || e["idle_probes"] < 5 {
 		t.Errorf("rrul %s: method %q, probes idle %v loaded %v", s.Transport, s.Method, e["idle_probes"], e["loaded_probes"])
 	}
+	// The TCP_RR flow probed at the same time, beside ICMP: its own
+	// figures under tcp_rr_ keys, measured through the same path, a
+	// reading every 100 ms under load too (netperf -D -0.1; with -D 0.1
+	// wireguard-go's gave 1 or 2 in its 2 s test).
+	rr := results.TCPRRFlow
+	t.Logf("rrul %s/%s TCP_RR beside ICMP: idle p50 %.3f ms; loaded p50 %.3f p90 %.3f p99 %.3f ms; increase %.3f ms; %v transactions",
+		s.Transport, s.Condition, e[rr+"idle_p50_ms"], e[rr+"loaded_p50_ms"], e[rr+"loaded_p90_ms"], e[rr+"loaded_p99_ms"], e[rr+"value"], e[rr+"probe_sent"])
+	if !strings.Contains(s.Method, "; beside it, at the same time, latency by netperf TCP_RR") ||
+		e[rr+"idle_p50_ms"] <= 0 || e[rr+"loaded_p50_ms"] <= 0 || e[rr+"loaded_p90_ms"] < e[rr+"loaded_p50_ms"] ||
+		e[rr+"loaded_p99_ms"] < e[rr+"loaded_p90_ms"] || e[rr+"probe_sent"] < 5 || e[rr+"idle_probes"] < 5 || e[rr+"loaded_probes"] < 10 ||
+		math.Abs(e[rr+"value"]-(e[rr+"loaded_p50_ms"]-e[rr+"idle_p50_ms"])) > 1e-9 {
+		t.Errorf("rrul %s: the TCP_RR flow beside ICMP: method %q, %v", s.Transport, s.Method, e)
+	}
 	keys := map[string]int{}
 	for _, se := range s.Series {
 		keys[se.Key] = len(se.V)
 	}
 	// A probe unanswered within the window is censored there: it counts
 	// among the loaded probes, in a series of its own (the lower bound).
-	if keys["throughput"] == 0 || keys["throughput_up"] == 0 || keys["latency_idle"] != int(e["idle_probes"]) ||
-		keys["latency_loaded"]+keys["latency_loaded_censored"] != int(e["loaded_probes"]) ||
-		keys["latency_loaded_censored"] != int(e["probe_unanswered"]) {
-		t.Errorf("rrul %s: series lengths %v", s.Transport, keys)
+	for _, p := range []string{"", rr} {
+		if keys["throughput"] == 0 || keys["throughput_up"] == 0 || keys[p+"latency_idle"] != int(e[p+"idle_probes"]) ||
+			keys[p+"latency_loaded"]+keys[p+"latency_loaded_censored"] != int(e[p+"loaded_probes"]) ||
+			keys[p+"latency_loaded_censored"] != int(e[p+"probe_unanswered"]) {
+			t.Errorf("rrul %s: series lengths %v (flow %q)", s.Transport, keys, p)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ package compare
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -146,7 +147,8 @@ func BenjaminiHochberg(ps []float64) []float64 {
 // warm-up, run order or payload (the LAN's, or any condition's scp copy)
 // measures something else. So does scp's form (SFTP, the legacy protocol
 // or ssh … cat move the payload differently) and what its MB/s divides
-// the payload by (scpRateDefinition), when both documents copied.
+// the payload by (scpRateDefinition), when both documents copied; and
+// rrul's probe flows (rrulProbeDiffs), per transport both probed.
 func EnvDiffs(old, cur *results.Document) []string {
 	a, b := old.Env, cur.Env
 	var diffs []string
@@ -169,6 +171,7 @@ func EnvDiffs(old, cur *results.Document) []string {
 		check("scp form", a.ScpForm, b.ScpForm)
 		check("scp MB/s", scpRateDefinition(old), scpRateDefinition(cur))
 	}
+	diffs = append(diffs, rrulProbeDiffs(old, cur)...)
 	sa, sb := settingsOf(old), settingsOf(cur)
 	check("duration", sa.duration, sb.duration)
 	check("warm-up", sa.warmup, sb.warmup)
@@ -181,6 +184,39 @@ func EnvDiffs(old, cur *results.Document) []string {
 		}
 	}
 	return diffs
+}
+
+// rrulProbeDiffs lists the transports both documents probed with rrul
+// whose probes differ, as the samples' methods name them (the flows,
+// headline first: ICMP alone, ICMP beside a TCP_RR flow, TCP_RR alone):
+// ICMP figures measured beside TCP_RR's own load are not those measured
+// alone. A transport in one document only is not compared.
+func rrulProbeDiffs(a, b *results.Document) []string {
+	ma, mb := rrulProbes(a), rrulProbes(b)
+	var diffs []string
+	for _, t := range slices.Sorted(maps.Keys(mb)) {
+		if x, ok := ma[t]; ok && x != mb[t] {
+			diffs = append(diffs, fmt.Sprintf("rrul probes of %s %q vs %q", t, x, mb[t]))
+		}
+	}
+	return diffs
+}
+
+// rrulProbes is, per transport, its rrul samples' distinct methods,
+// sorted and joined.
+func rrulProbes(d *results.Document) map[string]string {
+	by := map[string][]string{}
+	for _, s := range d.Samples {
+		if s.Instrument == "rrul" && s.Method != "" && !slices.Contains(by[s.Transport], s.Method) {
+			by[s.Transport] = append(by[s.Transport], s.Method)
+		}
+	}
+	out := make(map[string]string, len(by))
+	for t, ms := range by {
+		slices.Sort(ms)
+		out[t] = strings.Join(ms, " | ")
+	}
+	return out
 }
 
 // copies reports whether d has scp samples.

@@ -415,3 +415,36 @@ func TestCensoredRowsAreNotTested(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvDiffsRRULProbes: rrul's ICMP figures measured alone and measured
+// beside a TCP_RR flow (its own load), or TCP_RR read with another demo
+// interval, are other measurements: the probe flows, as a transport's
+// samples' methods name them, differ, and the comparison is refused. A
+// side without rrul, or without the transport, is not refused for it.
+func TestEnvDiffsRRULProbes(t *testing.T) {
+	const alone = "latency by ICMP echo every 100 ms (ping -i 0.1), each probe's round trip"
+	const beside = alone + "; beside it, at the same time, latency by netperf TCP_RR with interim results every 100 ms (-D -0.1, the clock read at every transaction) (its figures under tcp_rr_ keys)"
+	rrulDoc := func(methods ...string) *results.Document {
+		d := doc("6.18", 1, 1)
+		for i, m := range methods {
+			d.Samples = append(d.Samples, results.Sample{Transport: "ssh", Condition: "lan", Instrument: "rrul", Run: i + 1, Value: 3, Method: m})
+		}
+		return d
+	}
+	if d := EnvDiffs(rrulDoc(beside, beside), rrulDoc(beside)); len(d) != 0 {
+		t.Errorf("same flows: %q", d)
+	}
+	if d := EnvDiffs(rrulDoc(alone), rrulDoc(beside)); len(d) != 1 || d[0] != fmt.Sprintf("rrul probes of ssh %q vs %q", alone, beside) {
+		t.Errorf("ICMP alone vs beside TCP_RR: %q", d)
+	}
+	if d := EnvDiffs(doc("6.18", 1, 1), rrulDoc(beside)); len(d) != 0 {
+		t.Errorf("one side without rrul: %q", d)
+	}
+	// A transport the other side did not probe (a rerun that left tw
+	// out) is not compared.
+	tw := rrulDoc(beside)
+	tw.Samples = append(tw.Samples, results.Sample{Transport: "tw", Condition: "lan", Instrument: "rrul", Run: 1, Value: 9, Method: "latency by netperf TCP_RR"})
+	if d := EnvDiffs(tw, rrulDoc(beside)); len(d) != 0 {
+		t.Errorf("tw on one side only: %q", d)
+	}
+}

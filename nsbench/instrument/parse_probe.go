@@ -85,7 +85,7 @@ func parsePingReply(l string) (probeRTT, bool) {
 	return probeRTT{At: at - rtt/1000, RTTMs: rtt, Seq: n}, true
 }
 
-// parseNetperfDemo reads `netperf -t TCP_RR -P 0 -D 0.1 -- … -o
+// parseNetperfDemo reads `netperf -t TCP_RR -P 0 -D -0.1 -- … -o
 // THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY`: netperf 2.7.0's demo
 // mode prints an interim line at least every 0.1 s,
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +38,7 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 	// its 2 s test is the window [306.7, 308.7], 19 of the 29 probes.
 	loadStart := unixTime(1796171306.5)
 	m, err := rrulMeasurement(rrulRun{
-		probe: pingProbe, idle: idle, loaded: loaded, sent: sum.Transmitted, load: load,
+		flows: []flowRun{{probe: pingProbe, idle: idle, loaded: loaded, sent: sum.Transmitted}}, load: load,
 		start: unixTime(1796171305.4), loadStart: loadStart, loadEnd: loadStart.Add(2200 * time.Millisecond),
 		done:     loadStart.Add(3 * time.Second),
 		duration: 2 * time.Second,
@@ -92,7 +93,7 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 	if sent, lost := lostInWindow(gaps, 30, 0, math.MaxFloat64); sent != 30 || len(lost) != 4 {
 		t.Errorf("lost %d of %d in all, want 4 of 30 (one more sent than answered at the end)", len(lost), sent)
 	}
-	_, err = rrulMeasurement(rrulRun{probe: pingProbe, idle: idle, loaded: loaded, load: load,
+	_, err = rrulMeasurement(rrulRun{flows: []flowRun{{probe: pingProbe, idle: idle, loaded: loaded}}, load: load,
 		start: loadStart, loadStart: loadStart.Add(time.Hour), loadEnd: loadStart.Add(time.Hour), duration: 2 * time.Second})
 	parseWantErr(t, err, "none of the probe's 29 readings fell within iperf3's test")
 }
@@ -110,8 +111,8 @@ func TestRRULCensored(t *testing.T) {
 	// One reading for the interval 200.2–200.3; iperf3's 10 s test ends
 	// at 210.7; the probe stopped at 212.7, its transaction unanswered.
 	run := rrulRun{
-		probe: netperfProbe, idle: idle, loaded: []probeRTT{{At: 200.25, RTTMs: 31, Span: 0.1, Transactions: 3.2}},
-		start: unixTime(95), loadStart: loadStart, loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+		flows: []flowRun{{probe: netperfProbe, idle: idle, loaded: []probeRTT{{At: 200.25, RTTMs: 31, Span: 0.1, Transactions: 3.2}}, stop: unixTime(212.7)}},
+		start: unixTime(95), loadStart: loadStart, loadEnd: unixTime(210.7), done: unixTime(212.7),
 		duration: 10 * time.Second,
 	}
 	m, err := rrulMeasurement(run)
@@ -135,7 +136,7 @@ func TestRRULCensored(t *testing.T) {
 	for i := range 50 {
 		ps = append(ps, probeRTT{At: 200.75 + 0.1*float64(i), RTTMs: 100, Span: 0.1, Transactions: 1})
 	}
-	run.loaded = ps // the last ends at 205.7: 7 s unanswered; p99 is halfway between 100 and 7000
+	run.flows[0].loaded = ps // the last ends at 205.7: 7 s unanswered; p99 is halfway between 100 and 7000
 	m, err = rrulMeasurement(run)
 	if err != nil {
 		t.Fatal(err)
@@ -146,16 +147,16 @@ func TestRRULCensored(t *testing.T) {
 	}
 	// A transaction that completed after the test (its interval spans
 	// the test's end) is a reading, not a censored one.
-	run.loaded = append(ps, probeRTT{At: 208.2, RTTMs: 5000, Span: 5, Transactions: 1})
+	run.flows[0].loaded = append(ps, probeRTT{At: 208.2, RTTMs: 5000, Span: 5, Transactions: 1})
 	m, err = rrulMeasurement(run)
 	if _, censored := m.Extra["censored_wait_ms"]; err != nil || censored || m.Extra["probe_unanswered"] != 0 || m.Extra["loaded_probes"] != 51 {
 		t.Errorf("a completed slow transaction: %v, %+v", err, m.Extra)
 	}
 
 	// ping: 100 probes sent in the test, none answered.
-	run = rrulRun{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 30, Seq: 1}},
-		loaded: []probeRTT{{At: 200.1, RTTMs: 31, Seq: 1}, {At: 200.2, RTTMs: 31, Seq: 2}}, sent: 125,
-		start: unixTime(95), loadStart: loadStart, loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+	run = rrulRun{flows: []flowRun{{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 30, Seq: 1}},
+		loaded: []probeRTT{{At: 200.1, RTTMs: 31, Seq: 1}, {At: 200.2, RTTMs: 31, Seq: 2}}, sent: 125, stop: unixTime(212.7)}},
+		start: unixTime(95), loadStart: loadStart, loadEnd: unixTime(210.7), done: unixTime(212.7),
 		duration: 10 * time.Second}
 	m, err = rrulMeasurement(run)
 	if err != nil {
@@ -184,8 +185,8 @@ func TestRRULPingPartlyCensored(t *testing.T) {
 			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
 		}
 	}
-	run := rrulRun{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120,
-		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+	run := rrulRun{flows: []flowRun{{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120, stop: unixTime(212.7)}},
+		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), done: unixTime(212.7),
 		duration: 10 * time.Second}
 	m, err := rrulMeasurement(run)
 	if err != nil {
@@ -221,15 +222,18 @@ func TestRRULPingPartlyCensored(t *testing.T) {
 }
 
 // fakeTools answers rrul's tool runs: iperf3 with the captured --bidir run,
-// the probe with readings timed like a real run's (idle rtt ms, then the
-// loaded ones), recording every command.
+// each probe with readings timed like a real run's (idle rtt ms on its
+// first run, then the loaded ones: loadedRR for netperf when set),
+// recording every command.
 type fakeTools struct {
-	mu            sync.Mutex
-	argv          []string
-	idle, loaded  float64
-	probes        int
-	iperf3Refused bool
-	iperf3Stalls  bool // blocks until its context ends, as proc.Run's kill
+	mu             sync.Mutex
+	argv           []string
+	idle, loaded   float64
+	loadedRR       float64
+	calls          map[string]int
+	iperf3Refused  bool
+	iperf3Stalls   bool // blocks until its context ends, as proc.Run's kill
+	loadedRRStalls bool // netperf's loaded run blocks so
 }
 
 func (f *fakeTools) run(t *testing.T) func(context.Context, string, ...string) (proc.Result, error) {
@@ -238,12 +242,22 @@ func (f *fakeTools) run(t *testing.T) func(context.Context, string, ...string) (
 	return func(ctx context.Context, name string, args ...string) (proc.Result, error) {
 		f.mu.Lock()
 		f.argv = append(f.argv, name+" "+strings.Join(args, " "))
-		f.probes += map[bool]int{true: 1}[name != "iperf3"]
-		first := f.probes == 1
+		if f.calls == nil {
+			f.calls = map[string]int{}
+		}
+		f.calls[name]++
+		first := f.calls[name] == 1
 		f.mu.Unlock()
 		rtt := f.loaded
+		if name == "netperf" && f.loadedRR > 0 {
+			rtt = f.loadedRR
+		}
 		if first {
 			rtt = f.idle
+		}
+		if name == "netperf" && !first && f.loadedRRStalls {
+			<-ctx.Done()
+			return proc.Result{}, fmt.Errorf("client/netperf: %w", ctx.Err())
 		}
 		// A probe reading every 100 ms over the last 3 s: the loaded
 		// probe's run covers iperf3's, which returns at once here.
@@ -276,46 +290,56 @@ func (f *fakeTools) run(t *testing.T) func(context.Context, string, ...string) (
 	}
 }
 
-// TestRRULMeasure: the probe follows the path (ICMP where it is carried,
-// netperf TCP_RR through a port forwarder), iperf3 runs --bidir with 4
-// streams, and the sample carries both directions and the increase.
+// TestRRULMeasure: the probe flows follow the path (ICMP and TCP_RR at
+// once where ICMP is carried, netperf TCP_RR alone through a port
+// forwarder), iperf3 runs --bidir with 4 streams, and the sample carries
+// both directions and each flow's increase under its own keys: the
+// headline flow's unprefixed, TCP_RR's beside ICMP under tcp_rr_ (ping
+// loaded at 20.5 ms, TCP_RR at 25.5 ms: never pooled).
 func TestRRULMeasure(t *testing.T) {
 	forwarder := transport.Target{Host: "127.0.0.1", Carries: transport.CarriesTCP,
 		Ports: map[transport.Service]int{transport.ServiceIPerf3: 18201, transport.ServiceNetperf: 18865, transport.ServiceNetperfData: 18866}}
 	for _, tc := range []struct {
-		target transport.Target
-		want   []string
-		method string
+		target     transport.Target
+		idle, load []string // the idle runs, then the loaded ones with iperf3, in any order
+		method     string
+		value      float64
+		besideRR   bool // a TCP_RR flow beside the headline one
 	}{
 		{transport.DirectTarget("10.77.0.4"), []string{
 			"ping -n -D -i 0.1 -w 2 10.77.0.4",
+			"netperf -H 10.77.0.4 -p 12865 -t TCP_RR -l 2 -P 0 -D -0.1 -- -r 64,64 -P 12867,12866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+		}, []string{
 			"ping -n -D -i 0.1 -w 4 10.77.0.4",
+			"netperf -H 10.77.0.4 -p 12865 -t TCP_RR -l 4 -P 0 -D -0.1 -- -r 64,64 -P 12867,12866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
 			"iperf3 -c 10.77.0.4 -p 5201 --bidir -t 2 -P 4 -J",
-		}, "latency by ICMP echo"},
+		}, "latency by ICMP echo", 20, true},
 		{forwarder, []string{
-			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 2 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
-			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 4 -P 0 -D 0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 2 -P 0 -D -0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
+		}, []string{
+			"netperf -H 127.0.0.1 -p 18865 -t TCP_RR -l 4 -P 0 -D -0.1 -- -r 64,64 -P 12867,18866 -o THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY",
 			"iperf3 -c 127.0.0.1 -p 18201 --bidir -t 2 -P 4 -J",
-		}, "latency by netperf TCP_RR"},
+		}, "latency by netperf TCP_RR", 25, false},
 	} {
 		t.Run(tc.target.Carries.String(), func(t *testing.T) {
 			if err := Applicable(RRUL{}, tc.target); err != nil {
 				t.Fatal(err)
 			}
-			f := &fakeTools{idle: 0.5, loaded: 20.5}
+			f := &fakeTools{idle: 0.5, loaded: 20.5, loadedRR: 25.5}
 			env := &Job{Target: tc.target, Duration: 2 * time.Second, Run: f.run(t)}
 			m, err := RRUL{}.Measure(context.Background(), env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The idle probe first; then the loaded one and iperf3 at once.
-			if len(f.argv) != 3 || f.argv[0] != tc.want[0] ||
-				!(f.argv[1] == tc.want[1] && f.argv[2] == tc.want[2] || f.argv[1] == tc.want[2] && f.argv[2] == tc.want[1]) {
-				t.Errorf("commands:\n%s\nwant\n%s", strings.Join(f.argv, "\n"), strings.Join(tc.want, "\n"))
+			// The idle probes first, at once; then the loaded ones and
+			// iperf3 at once.
+			n := len(tc.idle)
+			if len(f.argv) != n+len(tc.load) || !sameSet(f.argv[:n], tc.idle) || !sameSet(f.argv[n:], tc.load) {
+				t.Errorf("commands:\n%s\nwant\n%s", strings.Join(f.argv, "\n"), strings.Join(append(tc.idle, tc.load...), "\n"))
 			}
-			// netperf's rates have two decimals: 1000/48.78 is 20.5002 ms.
-			close := func(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
-			if !close(m.Value, 20) || !close(m.Extra["idle_p50_ms"], 0.5) || !close(m.Extra["loaded_p99_ms"], 20.5) ||
+			// netperf's rates have two decimals: 1000/39.22 is 25.4972 ms.
+			close := func(a, b float64) bool { return math.Abs(a-b) < 5e-3 }
+			if !close(m.Value, tc.value) || !close(m.Extra["idle_p50_ms"], 0.5) || !close(m.Extra["loaded_p99_ms"], tc.value+0.5) ||
 				!near(m.Extra["down_gbps"], 2.453853088868859) || !near(m.Extra["up_gbps"], 7.00144522619382) {
 				t.Errorf("measurement %v %+v", m.Value, m.Extra)
 			}
@@ -335,16 +359,43 @@ func TestRRULMeasure(t *testing.T) {
 			if _, hasLoss := m.Extra["probe_loss_pct"]; hasLoss != tc.target.Carries.Has(transport.CarriesICMP) {
 				t.Errorf("probe loss present %v: want it with ICMP only", hasLoss)
 			}
-			if !strings.HasPrefix(m.Method, tc.method) || len(m.Series) != 4+min(1, int(unanswered)) {
-				t.Errorf("method %q, %d series", m.Method, len(m.Series))
+			// The TCP_RR flow beside ICMP: its own increase (25 ms, not
+			// the ping's 20), quantiles, transactions (≈ 39.22/s over
+			// 2 s) and series; none through a forwarder, where TCP_RR is
+			// the headline.
+			_, beside := m.Extra["tcp_rr_value"]
+			if beside != tc.besideRR || beside && (!close(m.Extra["tcp_rr_value"], 25) || !close(m.Extra["tcp_rr_idle_p50_ms"], 0.5) ||
+				!close(m.Extra["tcp_rr_loaded_p50_ms"], 25.5) || m.Extra["tcp_rr_probe_unanswered"] != 0 || m.Extra["tcp_rr_probe_sent"] < 70) {
+				t.Errorf("TCP_RR beside: %v, want %v: %+v", beside, tc.besideRR, m.Extra)
+			}
+			keys := map[string]int{}
+			for _, se := range m.Series {
+				keys[se.Key] = len(se.V)
+			}
+			flows := map[bool]int{true: 2, false: 1}[tc.besideRR]
+			if !strings.HasPrefix(m.Method, tc.method) || len(m.Series) != 2+2*flows+min(1, int(unanswered)) ||
+				tc.besideRR && (keys["tcp_rr_latency_idle"] != int(m.Extra["tcp_rr_idle_probes"]) || keys["tcp_rr_latency_loaded"] != int(m.Extra["tcp_rr_loaded_probes"])) {
+				t.Errorf("method %q, series %v", m.Method, keys)
+			}
+			if tc.besideRR && !strings.Contains(m.Method, "; beside it, at the same time, latency by netperf TCP_RR") {
+				t.Errorf("method %q does not name the TCP_RR flow beside", m.Method)
 			}
 		})
 	}
+	// A flow that stalls: the TCP_RR beside ICMP never returns under load
+	// while ping and iperf3 end; the sample's deadline ends it, and the
+	// sample fails (its figures would be one flow short).
+	f := &fakeTools{idle: 0.5, loaded: 20.5, loadedRRStalls: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := RRUL{}.Measure(ctx, &Job{Target: transport.DirectTarget("10.77.0.4"), Duration: time.Second, Run: f.run(t)})
+	cancel()
+	parseWantErr(t, err, "loaded latency: ")
+	parseWantErr(t, err, "deadline exceeded")
 	// A path that stalls under load: iperf3 never returns; the sample's
 	// deadline (the orchestrator's, from Budget) ends it.
-	f := &fakeTools{idle: 0.5, loaded: 20.5, iperf3Stalls: true}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, err := RRUL{}.Measure(ctx, &Job{Target: forwarder, Duration: time.Second, Run: f.run(t)})
+	f = &fakeTools{idle: 0.5, loaded: 20.5, iperf3Stalls: true}
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err = RRUL{}.Measure(ctx, &Job{Target: forwarder, Duration: time.Second, Run: f.run(t)})
 	cancel()
 	parseWantErr(t, err, "deadline exceeded")
 	if b := (RRUL{}).Budget(&Job{Duration: 10 * time.Second}); b.Planned != 17*time.Second || b.Deadline() != 27*time.Second {
@@ -366,8 +417,8 @@ func TestRRULQuantileBounds(t *testing.T) {
 			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
 		}
 	}
-	m, err := rrulMeasurement(rrulRun{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120,
-		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), probeStop: unixTime(212.7), done: unixTime(212.7),
+	m, err := rrulMeasurement(rrulRun{flows: []flowRun{{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120, stop: unixTime(212.7)}},
+		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), done: unixTime(212.7),
 		duration: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -386,4 +437,85 @@ func TestRRULQuantileBounds(t *testing.T) {
 		by["censored_wait_ms"] != "censored_wait_ms" || by["idle_p50_ms"] != "" {
 		t.Errorf("declared censored_by: %v", by)
 	}
+}
+
+// sameSet says whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// TestRRULTwoFlows: ICMP and TCP_RR probed at once are reduced apart, each
+// censored on its own. Ping: 100 probes through iperf3's test [200.7,
+// 210.7], every one answered in 20 ms (idle 10 ms): increase 10 ms,
+// exact. TCP_RR beside it: readings of 40 ms through 205.7 (idle 30 ms),
+// then a transaction in flight across the test's end until the flow
+// stopped at 212.7: a 7000 ms wait, censored in the TCP_RR flow alone.
+func TestRRULTwoFlows(t *testing.T) {
+	var ping, rr []probeRTT
+	for seq := 1; seq <= 120; seq++ {
+		ping = append(ping, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
+	}
+	for i := range 50 {
+		rr = append(rr, probeRTT{At: 200.75 + 0.1*float64(i), RTTMs: 40, Span: 0.1, Transactions: 2.5})
+	}
+	run := rrulRun{flows: []flowRun{
+		{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}, {At: 100.1, RTTMs: 12, Seq: 2}}, loaded: ping, sent: 120, stop: unixTime(212.6)},
+		{probe: netperfProbe, idle: []probeRTT{{At: 100.05, RTTMs: 30, Span: 0.1, Transactions: 3.3}}, loaded: rr, stop: unixTime(212.7)},
+	}, start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), done: unixTime(212.7), duration: 10 * time.Second}
+	m, err := rrulMeasurement(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		// the headline flow, ICMP: unprefixed, as before the second flow
+		"idle_p50_ms": 11, "loaded_p50_ms": 20, "loaded_p99_ms": 20, "probe_sent": 100, "probe_unanswered": 0, "probe_loss_pct": 0,
+		"loaded_probes": 100, "idle_probes": 2,
+		// TCP_RR beside it: 50 readings and the censored wait; p50 is a
+		// reading, p99 (at 0.99 · 50 = 49.5) halfway between the 50th
+		// reading and the 7000 ms bound; 50 · 2.5 transactions and the
+		// one in flight
+		"tcp_rr_value": 10, "tcp_rr_idle_p50_ms": 30, "tcp_rr_loaded_p50_ms": 40, "tcp_rr_loaded_p99_ms": 40 + 0.5*(7000-40),
+		"tcp_rr_probe_sent": 126, "tcp_rr_probe_unanswered": 1, "tcp_rr_censored_wait_ms": 7000, "tcp_rr_loaded_probes": 51,
+		"tcp_rr_loaded_p99_ms_at_least": 1,
+	}
+	for k, v := range want {
+		if got, ok := m.Extra[k]; !ok || !near(got, v) {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	if !near(m.Value, 9) {
+		t.Errorf("value %v, want the ICMP flow's increase, 20 − 11 = 9", m.Value)
+	}
+	for _, k := range []string{"censored_wait_ms", "loaded_p99_ms_at_least", "tcp_rr_loaded_p50_ms_at_least", "tcp_rr_probe_loss_pct", "tcp_rr_down_gbps"} {
+		if _, ok := m.Extra[k]; ok {
+			t.Errorf("%s present: %+v", k, m.Extra)
+		}
+	}
+	keys := map[string]int{}
+	for _, se := range m.Series {
+		keys[se.Key] = len(se.V)
+	}
+	for k, n := range map[string]int{"latency_idle": 2, "latency_loaded": 100, "tcp_rr_latency_idle": 1, "tcp_rr_latency_loaded": 50,
+		"tcp_rr_latency_loaded_censored": 1, "latency_loaded_censored": 0} {
+		if keys[k] != n {
+			t.Errorf("series %s: %d points, want %d (%v)", k, keys[k], n, keys)
+		}
+	}
+	// The declarations: each TCP_RR figure beside ICMP is censored by its
+	// own marks, never by the headline flow's.
+	by := map[string]string{}
+	for _, d := range (RRUL{}).Metrics() {
+		by[d.Key] = d.CensoredBy
+	}
+	if by["tcp_rr_value"] != "tcp_rr_loaded_p50_ms_at_least" || by["tcp_rr_loaded_p99_ms"] != "tcp_rr_loaded_p99_ms_at_least" ||
+		by["tcp_rr_censored_wait_ms"] != "tcp_rr_censored_wait_ms" || by["tcp_rr_idle_p50_ms"] != "" || by["value"] != "loaded_p50_ms_at_least" {
+		t.Errorf("declared censored_by: %v", by)
+	}
+	// A flow beside without idle readings fails the sample, named.
+	run.flows[1].idle = nil
+	_, err = rrulMeasurement(run)
+	parseWantErr(t, err, "netperf flow: idle latency: no readings")
 }

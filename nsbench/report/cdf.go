@@ -49,16 +49,17 @@ var quantileKeys = []struct {
 }{{"p50_us", 0.50}, {"p99_us", 0.99}}
 
 // cdfPanels finds, per condition: every series whose key starts with
-// "latency" and whose unit is a time (probes, in ms), then every
+// "latency" (after results.TCPRRFlow, rrul's TCP_RR flow beside ICMP) and
+// whose unit is a time (probes, in ms), then every
 // instrument whose samples carry p50 and p99 (TCP_RR's percentiles, in µs).
 func (v *view) cdfPanels() []cdfPanel {
 	var panels []cdfPanel
 	for _, c := range v.doc.Conditions {
 		for _, sec := range v.seriesKeys(c.Name) {
-			if !strings.HasPrefix(sec.key, "latency") || strings.HasSuffix(sec.key, results.CensoredSeries("")) {
+			if !strings.HasPrefix(strings.TrimPrefix(sec.key, results.TCPRRFlow), "latency") || strings.HasSuffix(sec.key, results.CensoredSeries("")) {
 				continue
 			}
-			for _, probe := range v.probesOf(c.Name, sec.instrument) {
+			for _, probe := range v.probesOfKey(c.Name, sec.instrument, sec.key) {
 				p := cdfPanel{condition: c.Name, instrument: sec.instrument, key: sec.key, unit: "ms", probe: probe}
 				for _, t := range v.order {
 					if l := v.probeLine(t, c.Name, sec, probe); len(l.values)+len(l.censored) > 0 {

@@ -15,7 +15,7 @@ import (
 func (v *view) probeLine(transport, condition string, sec seriesKey, probe string) cdfLine {
 	l := cdfLine{transport: transport}
 	for _, s := range v.samples(transport, condition, sec.instrument) {
-		if probe != "" && probeOf(s) != probe {
+		if probe != "" && probeOfKey(s, sec.key) != probe {
 			continue
 		}
 		held, censoredSeries := false, false

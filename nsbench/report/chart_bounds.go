@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -19,11 +20,12 @@ func atLeastMark(atLeast bool) string {
 }
 
 // readings are the samples' readings of one metric, as results.Cells
-// collects them, of the samples probed so (probeOf) when probe is set.
+// collects them, of the samples whose metric was probed so (probeOfKey)
+// when probe is set.
 func (v *view) readings(ss []results.Sample, metric, probe string) []results.Reading {
 	var rs []results.Reading
 	for _, s := range ss {
-		if probe != "" && probeOf(s) != probe {
+		if probe != "" && probeOfKey(s, metric) != probe {
 			continue
 		}
 		if r, ok := v.doc.ReadingOf(s, metric); ok {
@@ -41,6 +43,16 @@ func (c *chart) boundsCaption(bars [][]bar) string {
 		}
 	}
 	return ""
+}
+
+// probesOfKey are the panels a time metric or latency series key of
+// instrument gets under condition, one per probe: TCP_RR alone for a key
+// of the TCP_RR flow beside ICMP (probeOfKey), else probesOf's.
+func (v *view) probesOfKey(condition, instrument, key string) []string {
+	if instrument == instRRUL && strings.HasPrefix(key, results.TCPRRFlow) {
+		return []string{probeTCPRR}
+	}
+	return v.probesOf(condition, instrument)
 }
 
 // probesOf are the latency probes instrument's samples under condition

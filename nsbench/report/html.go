@@ -140,7 +140,7 @@ func (v *view) warnings(ids map[string]int) []pageWarning {
 		ws = append(ws, pageWarning{"Fallback used: " + f + ".", link("Environment")})
 	}
 	if cells, marked, _ := noiseCounts(d); marked > 0 {
-		ws = append(ws, pageWarning{fmt.Sprintf("%d of %d cells marked %s: their runs met other work on the host, spread widely, or missed the precision asked for.",
+		ws = append(ws, pageWarning{fmt.Sprintf("%d of %d cells marked %s: their runs met other work on the host, spread widely, missed the precision asked for, or hold lower bounds that leave it unknown.",
 			marked, cells, noiseMark), link("Noise")})
 	}
 	seen := map[string]int{}

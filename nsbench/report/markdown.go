@@ -113,7 +113,7 @@ func (v *view) writeResults(w *writer, c results.Condition) {
 		w.block(verificationFootnote())
 	}
 	if noisy {
-		w.block(noiseMark + " Marked: the runs met other work on the host, spread widely, or missed the precision asked for: see Noise.")
+		w.block(noiseMark + " Marked: the runs met other work on the host, spread widely, missed the precision asked for, or hold lower bounds that leave it unknown: see Noise.")
 	}
 }
 

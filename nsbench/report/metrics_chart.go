@@ -72,7 +72,7 @@ func declaredPanels(v *view) []chartPanel {
 			title, unit := v.metricTitle(x.instrument, x.metric)
 			probes := []string{""}
 			if m, _ := v.doc.MetricOf(x.instrument, x.metric); msPer[m.Unit] > 0 {
-				probes = v.probesOf(c.Name, x.instrument)
+				probes = v.probesOfKey(c.Name, x.instrument, x.metric)
 			}
 			for _, probe := range probes {
 				p := chartPanel{

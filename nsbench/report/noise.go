@@ -8,7 +8,8 @@ import (
 )
 
 // noiseMark follows a figure whose cell is marked: its runs met other work
-// on the host, spread widely, or never reached --precision.
+// on the host, spread widely, never reached --precision, or hold lower
+// bounds that leave the precision unknown (censored).
 const noiseMark = "†"
 
 // marked returns the marks of a cell's primary metric and its noise,
@@ -39,9 +40,10 @@ var markWhy = map[string]string{
 	results.MarkSteal:      fmt.Sprintf("the hypervisor took at least %s %% of the host's CPU (steal) during a run", trimNum(results.NoisyStealPct)),
 	results.MarkSpread:     fmt.Sprintf("the runs spread with a coefficient of variation of at least %s %% (a difference, rrul's latency increase, whose mean can be 0, has none)", trimNum(100*results.NoisyCV)),
 	results.MarkPrecision:  "--runs auto: the median's 95 % interval is wider than the precision asked for, or some of the runs the cell's pilot planned failed (the valid ones cannot claim the precision alone)",
+	results.MarkCensored:   "--runs auto: a run's reading is a lower bound (≥, a probe outlasted its test) at or below an end of the median's 95 % interval, so the interval is unbounded above and the precision is neither reached nor missed; a pilot holding such a reading planned --max-runs",
 }
 
-var markOrder = []string{results.MarkBackground, results.MarkSteal, results.MarkSpread, results.MarkPrecision}
+var markOrder = []string{results.MarkBackground, results.MarkSteal, results.MarkSpread, results.MarkCensored, results.MarkPrecision}
 
 // noiseCounts counts the marked primary cells, in total and per mark.
 func noiseCounts(d *results.Document) (cells, marked int, per map[string]int) {

@@ -18,13 +18,24 @@ const (
 	probeTCPRR = "TCP_RR"
 )
 
-// probeOf names a sample's probe from its method ("latency by ICMP echo
-// …", "latency by netperf TCP_RR …").
+// probeOf names a sample's headline probe from its method ("latency by
+// ICMP echo …", "latency by netperf TCP_RR …"; a flow beside it is named
+// after it: see probeOfKey).
 func probeOf(s results.Sample) string {
-	if strings.Contains(s.Method, "TCP_RR") {
+	if strings.HasPrefix(s.Method, "latency by netperf TCP_RR") {
 		return probeTCPRR
 	}
 	return probeICMP
+}
+
+// probeOfKey names the probe behind a metric or series key of s: the
+// TCP_RR flow beside ICMP has keys of its own (results.TCPRRFlow); every
+// other key is the headline probe's.
+func probeOfKey(s results.Sample, key string) string {
+	if s.Instrument == instRRUL && strings.HasPrefix(key, results.TCPRRFlow) {
+		return probeTCPRR
+	}
+	return probeOf(s)
 }
 
 // bufferbloatGrade applies DSLReports' bufferbloat thresholds to an added
@@ -55,19 +66,49 @@ const gradeNote = "Grade: DSLReports' bufferbloat thresholds (A+ < 5 ms, A < 30,
 	"It is not DSLReports' grade, which takes the mean increase averaged over a download-only and an upload-only phase " +
 	"(this test loads both ways at once), so it only places the figure on their scale."
 
-// writeRRUL renders, per condition and per probe, latency under load: idle
-// and loaded quantiles, the probes left unanswered, the added latency and
-// its grade, and the load's throughput. Each table holds one probe's rows.
-func (v *view) writeRRUL(w *writer, c results.Condition) {
-	byProbe := map[string][]string{}
+// rrulFlow is one table row's source: a transport's samples and the key
+// prefix of the flow it reads ("" for the headline one, results.TCPRRFlow
+// for TCP_RR beside ICMP).
+type rrulFlow struct {
+	transport, prefix string
+	samples           []results.Sample
+}
+
+// besideICMP labels a row of the TCP_RR flow probed beside ICMP.
+const besideICMP = "TCP_RR beside ICMP"
+
+// rrulFlows are condition's rrul rows per probe, in transport order: each
+// transport's headline flow under its probe, and its TCP_RR flow beside
+// ICMP, where it has one, under TCP_RR.
+func (v *view) rrulFlows(condition string) map[string][]rrulFlow {
+	out := map[string][]rrulFlow{}
 	for _, t := range v.order {
-		for _, s := range v.samples(t, c.Name, instRRUL) {
-			p := probeOf(s)
-			if len(byProbe[p]) == 0 || byProbe[p][len(byProbe[p])-1] != t {
-				byProbe[p] = append(byProbe[p], t)
+		by := map[string][]results.Sample{}
+		var beside []results.Sample
+		for _, s := range v.samples(t, condition, instRRUL) {
+			by[probeOf(s)] = append(by[probeOf(s)], s)
+			if _, ok := s.Extra[results.TCPRRFlow+"value"]; ok {
+				beside = append(beside, s)
 			}
 		}
+		for _, p := range []string{probeICMP, probeTCPRR} {
+			if len(by[p]) > 0 {
+				out[p] = append(out[p], rrulFlow{transport: t, samples: by[p]})
+			}
+		}
+		if len(beside) > 0 {
+			out[probeTCPRR] = append(out[probeTCPRR], rrulFlow{transport: t, prefix: results.TCPRRFlow, samples: beside})
+		}
 	}
+	return out
+}
+
+// writeRRUL renders, per condition and per probe, latency under load: idle
+// and loaded quantiles, the probes left unanswered, the added latency and
+// its grade, and the load's throughput. Each table holds one probe's rows:
+// a transport probed by ICMP and TCP_RR at once has a row in each.
+func (v *view) writeRRUL(w *writer, c results.Condition) {
+	byProbe := v.rrulFlows(c.Name)
 	if len(byProbe) == 0 {
 		return
 	}
@@ -80,36 +121,41 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 		gradeNote + " " +
 		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, and a figure it reaches is one too.")
 	for _, p := range []string{probeICMP, probeTCPRR} {
-		ts := byProbe[p]
-		if len(ts) == 0 {
+		flows := byProbe[p]
+		if len(flows) == 0 {
 			continue
 		}
 		header := []string{"Transport (probe: " + p + ")", "Idle p50 (ms)", "Loaded p50 / p90 / p99 (ms)",
 			"Unanswered under load", "Added latency (ms)", "Grade (DSLReports' thresholds)", "Down / up under load (Gbit/s)"}
 		lines := []string{tableRow(header...), separatorRow(len(header))}
-		method := ""
-		for _, t := range ts {
-			var ss []results.Sample
-			for _, s := range v.samples(t, c.Name, instRRUL) {
-				if probeOf(s) == p {
-					ss = append(ss, s)
-					method = s.Method
-				}
+		method, beside := "", false
+		for _, f := range flows {
+			label := v.label(f.transport)
+			if f.prefix != "" {
+				label, beside = label+" ("+besideICMP+")", true
+			} else {
+				method = f.samples[len(f.samples)-1].Method
 			}
-			lines = append(lines, tableRow(v.rrulRow(v.label(t), ss)...))
+			lines = append(lines, tableRow(v.rrulRow(label, f.samples, f.prefix)...))
 		}
 		w.block(lines...)
 		if method != "" {
 			w.block("probe: " + p + " — " + method + ".")
 		}
+		if beside {
+			w.block(besideICMP + ": TCP_RR probed at the same time as the ICMP flow, through the same path and load " +
+				"(netperf TCP_RR, each 100 ms interval's mean round trip); its own idle and loaded figures, never pooled with the ICMP ones.")
+		}
 	}
 }
 
-// rrulRow is one transport's cells. A figure that is a lower bound reads
-// "≥": the median of runs one of which is censored at or below it (a
-// censored reading above the median cannot move it).
-func (v *view) rrulRow(label string, ss []results.Sample) []string {
-	bound := func(key string) string { return atLeastMark(results.MedianAtLeast(v.readings(ss, key, ""))) }
+// rrulRow is one flow's cells (prefix: its keys'). A figure that is a
+// lower bound reads "≥": the median of runs one of which is censored at
+// or below it (a censored reading above the median cannot move it).
+func (v *view) rrulRow(label string, ss []results.Sample, prefix string) []string {
+	bound := func(key string) string {
+		return atLeastMark(results.MedianAtLeast(v.readings(ss, prefix+key, "")))
+	}
 	med := func(key string) (float64, bool) {
 		s := stats.Summarize(extras(ss, key))
 		return s.Median, s.N > 0
@@ -121,13 +167,15 @@ func (v *view) rrulRow(label string, ss []results.Sample) []string {
 		return dash
 	}
 	loaded := dash
-	if _, ok := med("loaded_p50_ms"); ok {
-		loaded = bound("loaded_p50_ms") + cell("loaded_p50_ms", 2) + " / " + bound("loaded_p90_ms") + cell("loaded_p90_ms", 2) +
-			" / " + bound("loaded_p99_ms") + cell("loaded_p99_ms", 2)
+	if _, ok := med(prefix + "loaded_p50_ms"); ok {
+		loaded = bound("loaded_p50_ms") + cell(prefix+"loaded_p50_ms", 2) + " / " + bound("loaded_p90_ms") + cell(prefix+"loaded_p90_ms", 2) +
+			" / " + bound("loaded_p99_ms") + cell(prefix+"loaded_p99_ms", 2)
 	}
 	var values []float64
 	for _, s := range ss {
-		values = append(values, s.Value)
+		if x, ok := s.Metric(prefix + "value"); ok {
+			values = append(values, x)
+		}
 	}
 	added, grade := dash, dash
 	if a := stats.Summarize(values); a.N > 0 {
@@ -137,25 +185,25 @@ func (v *view) rrulRow(label string, ss []results.Sample) []string {
 			grade += " or worse"
 		}
 	}
-	return []string{label, cell("idle_p50_ms", 2), loaded, unansweredCell(ss), added, grade,
+	return []string{label, cell(prefix+"idle_p50_ms", 2), loaded, unansweredCell(ss, prefix), added, grade,
 		cell("down_gbps", 2) + " / " + cell("up_gbps", 2)}
 }
 
-// unansweredCell sums the runs' unanswered probes against those sent in
-// the test, with the longest censored wait; a dash for documents from
-// before the count.
-func unansweredCell(ss []results.Sample) string {
+// unansweredCell sums the runs' unanswered probes of a flow (prefix: its
+// keys') against those sent in the test, with the longest censored wait;
+// a dash for documents from before the count.
+func unansweredCell(ss []results.Sample, prefix string) string {
 	var sent, unanswered, wait float64
 	counted := false
 	for _, s := range ss {
-		u, ok := s.Extra["probe_unanswered"]
+		u, ok := s.Extra[prefix+"probe_unanswered"]
 		if !ok {
 			continue
 		}
 		counted = true
 		unanswered += u
-		sent += s.Extra["probe_sent"]
-		wait = max(wait, s.Extra["censored_wait_ms"])
+		sent += s.Extra[prefix+"probe_sent"]
+		wait = max(wait, s.Extra[prefix+results.CensoredWaitMs])
 	}
 	if !counted {
 		return dash

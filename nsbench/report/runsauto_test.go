@@ -30,3 +30,24 @@ func TestSpreadMarkSaysADifferenceHasNoCV(t *testing.T) {
 		t.Errorf("spread mark: %q", why)
 	}
 }
+
+// TestNoiseCensoredMark: under --runs auto a cell whose median interval
+// ends at a lower bound (a censored rrul run) is listed as "censored" in
+// the Noise table, with what that means, and counted under its mark.
+func TestNoiseCensoredMark(t *testing.T) {
+	d := rrulDoc()
+	d.Env.Runs = 2
+	d.Env.RunsAuto = &results.RunsAuto{Precision: 0.05, PrecisionMs: 1, MaxRuns: 4}
+	d.Instruments[0].Metrics[0].CensoredBy = results.CensoredWaitMs
+	d.Cells = results.Cells(d)
+	md := string(Markdown(d))
+	for _, want := range []string{
+		"- censored: --runs auto: a run's reading is a lower bound",
+		"| wan | SSH over tw | rrul | 2 of 4 planned | — | — | — | censored, precision |",
+		"2 of 2 cells are marked (1 spread, 1 censored, 2 precision).",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -94,7 +94,8 @@ func (v *view) instrumentRank(name string) int {
 
 // medianRun picks, among the samples carrying series key, the run whose
 // value is the median (the lower one of an even count; the earlier run
-// on a tie), so the drawing shows a typical run rather than the best.
+// on a tie), so the drawing shows a typical run rather than the best. A
+// series of rrul's TCP_RR flow beside ICMP goes by that flow's value.
 func medianRun(ss []results.Sample, key string) (tsRun, bool) {
 	type cand struct {
 		s  results.Sample
@@ -112,9 +113,15 @@ func medianRun(ss []results.Sample, key string) (tsRun, bool) {
 	if len(cs) == 0 {
 		return tsRun{}, false
 	}
+	value := func(s results.Sample) float64 { // the series' flow's value (rrul's TCP_RR beside ICMP has its own)
+		if s.Instrument == instRRUL && strings.HasPrefix(key, results.TCPRRFlow) {
+			return s.Extra[results.TCPRRFlow+"value"]
+		}
+		return s.Value
+	}
 	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].s.Value != cs[j].s.Value {
-			return cs[i].s.Value < cs[j].s.Value
+		if vi, vj := value(cs[i].s), value(cs[j].s); vi != vj {
+			return vi < vj
 		}
 		return cs[i].s.Run < cs[j].s.Run
 	})

@@ -107,6 +107,11 @@ const (
 	// than its pilot fixed (some failed: the rest cannot claim the
 	// precision on their own).
 	MarkPrecision = "precision"
+	// MarkCensored: under --runs auto, an end of the median's 95 %
+	// interval is a lower bound (a censored reading at or below it), so
+	// the interval is unbounded above and no precision can be claimed or
+	// denied; its pilot planned --max-runs if a censored reading was in it.
+	MarkCensored = "censored"
 )
 
 // Cells summarises d's samples per transport, condition, instrument and
@@ -151,7 +156,13 @@ func Cells(d *Document) []Cell {
 		if d.Env.RunsAuto != nil && k.Metric == "value" {
 			planned := d.PlannedRuns(k.Transport, k.Condition, k.Instrument)
 			c.Planned = &planned
-			if sum.N < planned || !d.oncePerPath(k.Instrument) && !stats.WithinTolerance(xs, d.tolerance(k.Instrument)) {
+			// An end of the interval that is a lower bound leaves it
+			// unbounded: no precision verdict, reached or missed.
+			unbounded := slices.Contains(c.LowerBounds, BoundCILow) || slices.Contains(c.LowerBounds, BoundCIHigh)
+			if unbounded {
+				c.Marks = append(c.Marks, MarkCensored)
+			}
+			if sum.N < planned || !d.oncePerPath(k.Instrument) && !unbounded && !stats.WithinTolerance(xs, d.tolerance(k.Instrument)) {
 				c.Marks = append(c.Marks, MarkPrecision)
 			}
 		}
@@ -183,8 +194,10 @@ func noiseMax(d *Document) map[CellKey]Noise {
 // PlannedRuns is how many runs --runs auto gives a cell: fixed once from
 // its pilot, the valid values of runs 1 to Env.Runs (stats.TwoStageRuns),
 // whatever the later runs show, and never fewer than the pilot: a pilot
-// whose runs failed still planned them. It is Env.Runs without --runs
-// auto, and 1 for a sample recorded once per path (Instrument.OncePerPath).
+// whose runs failed still planned them. A pilot with a censored reading
+// (a lower bound: Metric.CensoredBy) plans RunsAuto.MaxRuns. It is
+// Env.Runs without --runs auto, and 1 for a sample recorded once per path
+// (Instrument.OncePerPath).
 func (d *Document) PlannedRuns(transport, condition, instrument string) int {
 	a := d.Env.RunsAuto
 	switch {
@@ -193,9 +206,20 @@ func (d *Document) PlannedRuns(transport, condition, instrument string) int {
 	case a == nil:
 		return d.Env.Runs
 	}
+	value, ok := d.MetricOf(instrument, "value")
+	if !ok {
+		value = Metric{Key: "value"}
+	}
 	var pilot []float64
 	for _, s := range d.Samples {
 		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument && s.Run <= d.Env.Runs {
+			r, _ := s.Reading(value)
+			if r.AtLeast {
+				// A lower bound: the quantity may lie anywhere above it
+				// (+Inf, taken conservatively), so the pilot's spread
+				// is unbounded and Stein's rule asks for every run.
+				return max(a.MaxRuns, d.Env.Runs)
+			}
 			pilot = append(pilot, s.Value)
 		}
 	}

@@ -93,3 +93,11 @@ func MedianAtLeast(rs []Reading) bool {
 	sort.Float64s(xs)
 	return OrderStatAtLeast(rs, xs[len(xs)/2])
 }
+
+// TCPRRFlow prefixes the metric and series keys of rrul's TCP_RR probe
+// flow where it runs beside the ICMP one (a path that carries ICMP):
+// "tcp_rr_loaded_p50_ms", "tcp_rr_latency_loaded", "tcp_rr_value" (its
+// increase). The unprefixed keys stay the headline flow's, the probe the
+// sample's Method names first (ICMP where carried, else TCP_RR), so that
+// documents written before the second flow read as they did.
+const TCPRRFlow = "tcp_rr_"

@@ -73,3 +73,62 @@ func TestDifferenceHeldToAbsolutePrecision(t *testing.T) {
 		t.Errorf("non-difference cell lost its CV: %+v", c)
 	}
 }
+
+// TestCensoredPilotPlansMaxRuns: a censored pilot reading (rrul's value
+// when a probe outlasted its test) is a lower bound, not the figure.
+// Taken as +Inf the pilot's spread is unbounded, so the cell plans
+// --max-runs rather than Stein's n from a bound read as exact (6 runs
+// within ±0.3 ms but one censored at 0.1 ms planned the least, 8). When
+// an end of the median's interval is a bound, the cell can claim no
+// precision either way: it is marked "censored", not "precision".
+func TestCensoredPilotPlansMaxRuns(t *testing.T) {
+	d := autoDoc()
+	d.Instruments[0].Metrics[0].CensoredBy = AtLeastKey("loaded_p50_ms")
+	add := func(transport string, vs []float64, censored map[int]bool) {
+		for i, v := range vs {
+			s := Sample{Transport: transport, Condition: "lan", Instrument: "rrul", Run: i + 1, Value: v, Extra: map[string]float64{}}
+			if censored[i] {
+				s.Extra[AtLeastKey("loaded_p50_ms")] = 1
+			}
+			d.Samples = append(d.Samples, s)
+		}
+	}
+	pilot := []float64{-0.2, 0.1, 0.3, 0.0, -0.1, 0.2}
+	add("exact", append(pilot, 0.05, -0.05), nil)
+	add("bound", append(pilot, 0.05, -0.05), map[int]bool{1: true})
+	if n := d.PlannedRuns("exact", "lan", "rrul"); n != 8 {
+		t.Errorf("PlannedRuns(exact pilot) = %d, want 8", n)
+	}
+	if n := d.PlannedRuns("bound", "lan", "rrul"); n != 20 {
+		t.Errorf("PlannedRuns(pilot with a censored reading) = %d, want --max-runs 20", n)
+	}
+	marks := map[string]string{}
+	for _, c := range Cells(d) {
+		marks[c.Transport] = strings.Join(c.Marks, ",")
+	}
+	// exact: 8 of 8 within 1 ms, no mark. bound: the censored 0.1 lies
+	// at or below the interval's upper end, which is then a bound; and 8
+	// of the 20 planned ran (the precision mark's "failed runs" stays).
+	if marks["exact"] != "" || marks["bound"] != "censored,precision" {
+		t.Errorf("marks %v, want exact none and bound \"censored,precision\"", marks)
+	}
+	// The same runs all made (20 of 20): censored alone, never a
+	// precision verdict on a bound.
+	d.Samples = nil
+	var vs []float64
+	for i := range 20 {
+		vs = append(vs, pilot[i%6])
+	}
+	add("bound", vs, map[int]bool{1: true})
+	if c := Cells(d)[0]; strings.Join(c.Marks, ",") != "censored" || c.Planned == nil || *c.Planned != 20 {
+		t.Errorf("20 of 20 with a censored run: marks %v planned %v, want censored and 20", c.Marks, c.Planned)
+	}
+	// A censored reading after the pilot and above the interval's upper
+	// end cannot move it: the verdict stands on exact figures.
+	d.Samples = nil
+	vs[19] = 5000
+	add("bound", vs, map[int]bool{19: true})
+	if c := Cells(d)[0]; strings.Join(c.Marks, ",") != "" {
+		t.Errorf("a censored reading above the interval: marks %v, want none", c.Marks)
+	}
+}
