@@ -124,9 +124,10 @@ func Decide(cells []Cell, o Options) []Result {
 	return rs
 }
 
-// usable returns the log ratios of c's pairs in round order, leaving out
-// censored pairs and pairs with a reading ≤ 0 or not a number.
-func usable(c Cell) (d []float64, censored, invalid int) {
+// Readings returns the A and B readings of the pairs the verdict uses, in
+// round order: censored pairs and pairs with a reading ≤ 0 or not a
+// number are left out. censored and invalid count them.
+func (c Cell) Readings() (as, bs []float64, censored, invalid int) {
 	pairs := slices.Clone(c.Pairs)
 	slices.SortStableFunc(pairs, func(a, b Pair) int { return a.Round - b.Round })
 	for _, p := range pairs {
@@ -136,8 +137,17 @@ func usable(c Cell) (d []float64, censored, invalid int) {
 		case !(p.A > 0) || !(p.B > 0) || math.IsInf(p.A, 0) || math.IsInf(p.B, 0):
 			invalid++
 		default:
-			d = append(d, math.Log(p.B/p.A))
+			as, bs = append(as, p.A), append(bs, p.B)
 		}
+	}
+	return as, bs, censored, invalid
+}
+
+// usable returns the log ratios ln(B/A) of the pairs Readings keeps.
+func usable(c Cell) (d []float64, censored, invalid int) {
+	as, bs, censored, invalid := c.Readings()
+	for i := range as {
+		d = append(d, math.Log(bs[i]/as[i]))
 	}
 	return d, censored, invalid
 }
