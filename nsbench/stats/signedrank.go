@@ -190,3 +190,34 @@ func SignedRankCI(d []float64, level float64) Interval {
 
 // normalQuantile is Φ⁻¹(p) for 0 < p < 1.
 func normalQuantile(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }
+
+// SignedRankCritical is the smallest c with P(T+ ≥ c) ≤ tail for n untied
+// nonzero differences under the null: the signed-rank test at one-sided
+// level tail rejects when T+ ≥ c (and, by symmetry, when T+ ≤ n(n+1)/2 −
+// c). Exact for n ≤ ExactSignedRankMax, the normal approximation with
+// continuity correction above. It is n(n+1)/2 + 1 when no T+ is extreme
+// enough (n too small for the level).
+func SignedRankCritical(n int, tail float64) int {
+	total := n * (n + 1) / 2
+	if n > ExactSignedRankMax {
+		fn := float64(n)
+		mu, sd := fn*(fn+1)/4, math.Sqrt(fn*(fn+1)*(2*fn+1)/24)
+		// P(T+ ≥ c) ≈ 1 − Φ((c − ½ − μ)/σ) ≤ tail.
+		return min(total+1, int(math.Ceil(mu+0.5-sd*normalQuantile(tail))))
+	}
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = 2 * (i + 1)
+	}
+	dist := signedRankDist(ranks)
+	var above float64 // P(T+ ≥ c)
+	c := total + 1
+	for ; c > 0; c-- {
+		next := above + dist[2*(c-1)]
+		if next > tail {
+			break
+		}
+		above = next
+	}
+	return c
+}

@@ -103,3 +103,19 @@ func TestSignedRankCI(t *testing.T) {
 		t.Errorf("n = 60: %+v, want [W(649), W(1182)] = [0.255, 0.355]", ci)
 	}
 }
+
+// TestSignedRankCritical: by enumeration, six ranks: P(T+ ≥ 21) = 1/64,
+// P(T+ ≥ 20) = 2/64, P(T+ ≥ 19) = 3/64, P(T+ ≥ 18) = 5/64; five ranks
+// cannot reach 2.5 % (1/32); twelve ranks at 2.5 %: 65 (the interval's
+// k = 14 of TestSignedRankCI, mirrored: 78 − 13).
+func TestSignedRankCritical(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		tail float64
+		want int
+	}{{6, 0.025, 21}, {6, 0.05, 19}, {5, 0.025, 16}, {12, 0.025, 65}, {60, 0.025, 1830 - 649 + 1}} {
+		if got := SignedRankCritical(c.n, c.tail); got != c.want {
+			t.Errorf("n %d, tail %v: %d, want %d", c.n, c.tail, got, c.want)
+		}
+	}
+}

@@ -1,11 +1,5 @@
 package verdict
 
-import (
-	"math"
-
-	moremath "github.com/aclements/go-moremath/stats"
-)
-
 // FirstLook is the fewest rounds a run measures before its first look: the
 // first batch and its confirmation batch.
 const FirstLook = 2 * ConfirmPairs
@@ -36,39 +30,4 @@ func Plan(rs []Result, rounds, maxRounds int, o Options) int {
 		}
 	}
 	return 0
-}
-
-// power is the power the MDE is computed for.
-const power = 0.8
-
-// mde is the smallest relative change the verdict's three tests would each
-// detect with 80 % power at these pair counts and this spread, by the
-// normal-theory formula δ = (t₁₋ₐ + t₀.₈)·s / √(n·3/π) with Student's t
-// at n−1 degrees of freedom and 3/π the signed-rank test's efficiency
-// against the t-test for normal differences: for all pairs and for the
-// first part (two-sided Alpha), and for the confirmation batch (one-sided
-// Alpha); the largest of the three, as exp(δ) − 1. It is approximate, and
-// optimistic for the six-pair batch, whose exact test is coarser than the
-// formula assumes (TestPower measures the rule itself). NaN below
-// FirstLook pairs, where no change can be called.
-func mde(d []float64, o Options) float64 {
-	n := len(d)
-	if n < FirstLook {
-		return math.NaN()
-	}
-	var sum, ss float64
-	for _, x := range d {
-		sum += x
-	}
-	mean := sum / float64(n)
-	for _, x := range d {
-		ss += (x - mean) * (x - mean)
-	}
-	s := math.Sqrt(ss / float64(n-1))
-	delta := func(m int, tail float64) float64 {
-		q := moremath.InvCDF(moremath.TDist{V: float64(m - 1)})
-		return (q(1-tail) + q(power)) * s / math.Sqrt(float64(m)*3/math.Pi)
-	}
-	worst := max(delta(n, o.Alpha/2), delta(n-ConfirmPairs, o.Alpha/2), delta(ConfirmPairs, o.Alpha))
-	return math.Expm1(worst)
 }

@@ -2,10 +2,12 @@ package verdict
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // cellOf is a cell whose round i has A = 100 and B = 100·ratios[i].
@@ -130,6 +132,40 @@ func TestPlan(t *testing.T) {
 	} {
 		if got := Plan(c.rs, c.rounds, c.max, Options{}); got != c.want {
 			t.Errorf("%s: Plan = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMDEIsDetectedFourTimesInFive: cells whose log ratios are normal
+// with spread 0.1, shifted by the MDE their spread gives, are called
+// slower by Decide in about 80 % of cases (the MDE's promise), at 12 and
+// 24 pairs. (The spread is large enough that the MDE is far above the min
+// effect, which the MDE leaves out.)
+func TestMDEIsDetectedFourTimesInFive(t *testing.T) {
+	const cells, sigma = 2000, 0.1
+	for _, n := range []int{12, 24} {
+		shift := detectableShift(n, DefaultAlpha) * sigma
+		rng := rand.New(rand.NewPCG(uint64(n), 7))
+		hits := 0
+		var mdes []float64
+		for range cells {
+			c := Cell{Better: results.BetterHigher}
+			for i := range n {
+				c.Pairs = append(c.Pairs, Pair{Round: i + 1, A: 1, B: math.Exp(-shift + sigma*rng.NormFloat64())})
+			}
+			r := Decide([]Cell{c}, Options{})[0]
+			mdes = append(mdes, r.MDE)
+			if r.Verdict == Slower {
+				hits++
+			}
+		}
+		power := float64(hits) / cells
+		t.Logf("%d pairs: θ %.3f, shift %.1f %%, median MDE %.1f %%, called slower in %.1f %%", n, shift/sigma, 100*math.Expm1(shift), 100*stats.Median(mdes), 100*power)
+		if math.Abs(power-mdePower) > 0.03 {
+			t.Errorf("%d pairs: a change of the MDE was called slower in %.1f %% of cells, want 80 ± 3 %%", n, 100*power)
+		}
+		if m := stats.Median(mdes); math.Abs(m-math.Expm1(shift)) > 0.02 {
+			t.Errorf("%d pairs: median MDE %.3f, want about %.3f", n, m, math.Expm1(shift))
 		}
 	}
 }
