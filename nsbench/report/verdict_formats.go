@@ -121,12 +121,18 @@ func WriteBMF(w io.Writer, rs []verdict.Result) error {
 		m["B/A"] = bmfMetric{Value: c.r.Ratio, Lower: bound(c.r.Lo), Upper: bound(c.r.Hi)}
 		doc[c.key()] = m
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
+	return writeJSON(w, doc, "bmf")
+}
+
+// writeJSON writes v as indented JSON and a newline; what names it in an
+// error.
+func writeJSON(w io.Writer, v any, what string) error {
+	out, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode bmf: %w", err)
+		return fmt.Errorf("encode %s: %w", what, err)
 	}
 	if _, err := fmt.Fprintf(w, "%s\n", out); err != nil {
-		return fmt.Errorf("write bmf: %w", err)
+		return fmt.Errorf("write %s: %w", what, err)
 	}
 	return nil
 }
@@ -168,14 +174,7 @@ func WriteActionBenchmark(w io.Writer, rs []verdict.Result, better string) error
 		}
 		entries = append(entries, e)
 	}
-	out, err := json.MarshalIndent(entries, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode action benchmark: %w", err)
-	}
-	if _, err := fmt.Fprintf(w, "%s\n", out); err != nil {
-		return fmt.Errorf("write action benchmark: %w", err)
-	}
-	return nil
+	return writeJSON(w, entries, "action benchmark")
 }
 
 // WriteActionBenchmarkFiles writes one github-action-benchmark file per

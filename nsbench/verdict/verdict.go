@@ -80,6 +80,18 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
+// Validate refuses thresholds the rule cannot use, in one line: a min
+// effect outside [0, 1) or an alpha outside [0, 0.5] (0 takes the default).
+func (o Options) Validate() error {
+	if !(o.MinEffect >= 0 && o.MinEffect < 1) {
+		return fmt.Errorf("min effect %v: want a fraction in [0, 1), e.g. 0.05 for 5 %%", o.MinEffect)
+	}
+	if !(o.Alpha >= 0 && o.Alpha <= 0.5) {
+		return fmt.Errorf("alpha %v: want a level in (0, 0.5], e.g. 0.05", o.Alpha)
+	}
+	return nil
+}
+
 // Result is one cell's verdict.
 type Result struct {
 	Cell

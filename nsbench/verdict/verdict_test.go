@@ -169,3 +169,16 @@ func TestMDEIsDetectedFourTimesInFive(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsValidate(t *testing.T) {
+	for _, o := range []Options{{}, {MinEffect: 0.1, Alpha: 0.01}} {
+		if err := o.Validate(); err != nil {
+			t.Errorf("%+v: %v, want accepted", o, err)
+		}
+	}
+	for _, o := range []Options{{MinEffect: -0.05}, {MinEffect: 5}, {MinEffect: math.NaN()}, {Alpha: 0.9}, {Alpha: -1}, {Alpha: math.NaN()}} {
+		if err := o.Validate(); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v, want a one-line refusal", o, err)
+		}
+	}
+}
