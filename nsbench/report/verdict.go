@@ -111,7 +111,7 @@ func (c abCell) sentence() string {
 	default:
 		s = fmt.Sprintf("B/A %s", sig3(r.Ratio))
 		if !math.IsNaN(r.Lo) {
-			s += fmt.Sprintf(" (95 %% interval %s to %s)", sig3(r.Lo), sig3(r.Hi))
+			s += fmt.Sprintf(" (interval %s to %s)", sig3(r.Lo), sig3(r.Hi))
 		}
 		s += fmt.Sprintf(", %s over %d pairs", change(r.Ratio), r.N)
 	}
@@ -188,9 +188,9 @@ func WriteStepSummary(w io.Writer, rs []verdict.Result, run ABRun) error {
 	}
 	fmt.Fprintf(&b, "%s of %d cells. A cell is slower or faster when its change is significant "+
 		"(q < %g after Benjamini–Hochberg), at least %s, and confirmed by its last %d pairs alone; "+
-		"no change when its whole 95 %% interval lies within ±%s.\n\n",
-		strings.Join(tally, ", "), len(cells), o.Alpha, pctText(o.MinEffect), verdict.ConfirmPairs, pctText(o.MinEffect))
-	b.WriteString(tableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (95 % interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
+		"no change when its whole %s interval (B against A) lies within ±%s.\n\n",
+		strings.Join(tally, ", "), len(cells), o.Alpha, pctText(o.MinEffect), verdict.ConfirmPairs, pctText(1-o.Alpha), pctText(o.MinEffect))
+	b.WriteString(tableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
 	b.WriteString(separatorRow(8) + "\n")
 	for _, c := range cells {
 		v := string(c.r.Verdict)

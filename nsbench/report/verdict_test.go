@@ -109,7 +109,7 @@ func TestVerdictGolden(t *testing.T) {
 
 	// What the golden files must show, stated so a failure names it.
 	if lines := strings.Split(strings.TrimSpace(ann.String()), "\n"); len(lines) != 3 ||
-		!strings.HasPrefix(lines[0], "::error title=tw · lan · iperf3-1%3A slower::B/A 0.855 (95 %25 interval 0.830 to 0.880), -14.5 %25 over 12 pairs") ||
+		!strings.HasPrefix(lines[0], "::error title=tw · lan · iperf3-1%3A slower::B/A 0.855 (interval 0.830 to 0.880), -14.5 %25 over 12 pairs") ||
 		!strings.HasPrefix(lines[1], "::warning title=tw · wan · tcp_rr · p50_us%3A undecided::") {
 		t.Errorf("annotations: want an error for the slower cell and a warning per undecided one, got\n%s", ann.String())
 	}
