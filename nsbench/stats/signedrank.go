@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"sort"
+	"sync"
 )
 
 // ExactSignedRankMax is the largest number of differences whose signed-rank
@@ -52,7 +53,10 @@ func WilcoxonSignedRank(d []float64) SignedRank {
 	}
 	s := SignedRank{N: n, TPlus: float64(t2) / 2}
 	if n <= ExactSignedRankMax {
-		dist := signedRankDist(ranks2)
+		dist := untiedDist(n)
+		if ties > 0 {
+			dist = signedRankDist(ranks2)
+		}
 		for sum, p := range dist {
 			if sum <= t2 {
 				s.PLess += p
@@ -122,6 +126,24 @@ func signedRankDist(ranks2 []int) []float64 {
 	return dist
 }
 
+// untied caches signedRankDist of the ranks 1…n, by n.
+var untied sync.Map
+
+// untiedDist is the null distribution of the doubled T+ for n untied
+// ranks (shared: do not modify).
+func untiedDist(n int) []float64 {
+	if d, ok := untied.Load(n); ok {
+		return d.([]float64)
+	}
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = 2 * (i + 1)
+	}
+	d := signedRankDist(ranks)
+	untied.Store(n, d)
+	return d
+}
+
 func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
 // walsh returns the n(n+1)/2 Walsh averages (dᵢ + dⱼ)/2, i ≤ j, sorted.
@@ -156,16 +178,22 @@ func HodgesLehmann(d []float64) float64 {
 // values for any such k (fewer than 6 at 95 %) Reached is false and the
 // bounds are NaN.
 func SignedRankCI(d []float64, level float64) Interval {
+	_, ci := HodgesLehmannCI(d, level)
+	return ci
+}
+
+// HodgesLehmannCI is HodgesLehmann and SignedRankCI of d together, from
+// one sorting of the Walsh averages.
+func HodgesLehmannCI(d []float64, level float64) (float64, Interval) {
 	n := len(d)
+	if n == 0 {
+		return math.NaN(), Interval{Low: math.NaN(), High: math.NaN(), Level: math.NaN()}
+	}
 	tail := (1 - level) / 2
 	k, cov := 0, math.NaN()
-	if n > 0 && n <= ExactSignedRankMax {
-		ranks := make([]int, n)
-		for i := range ranks {
-			ranks[i] = 2 * (i + 1)
-		}
-		dist := signedRankDist(ranks) // over doubled sums: even indices only
-		var below float64             // P(T ≤ k−1)
+	if n <= ExactSignedRankMax {
+		dist := untiedDist(n) // over doubled sums: even indices only
+		var below float64     // P(T ≤ k−1)
 		for k = 0; ; k++ {
 			next := below + dist[2*k] // P(T ≤ k)
 			if next > tail {
@@ -181,11 +209,11 @@ func SignedRankCI(d []float64, level float64) Interval {
 		k = int(math.Floor(mu - z*sd + 0.5))
 		cov = 1 - 2*normalCDF((float64(k)-1+0.5-mu)/sd)
 	}
-	if k < 1 {
-		return Interval{Low: math.NaN(), High: math.NaN(), Level: cov}
-	}
 	w := walsh(d)
-	return Interval{Low: w[k-1], High: w[len(w)-k], Level: cov, Reached: true}
+	if k < 1 {
+		return medianSorted(w), Interval{Low: math.NaN(), High: math.NaN(), Level: cov}
+	}
+	return medianSorted(w), Interval{Low: w[k-1], High: w[len(w)-k], Level: cov, Reached: true}
 }
 
 // normalQuantile is Φ⁻¹(p) for 0 < p < 1.
@@ -205,11 +233,7 @@ func SignedRankCritical(n int, tail float64) int {
 		// P(T+ ≥ c) ≈ 1 − Φ((c − ½ − μ)/σ) ≤ tail.
 		return min(total+1, int(math.Ceil(mu+0.5-sd*normalQuantile(tail))))
 	}
-	ranks := make([]int, n)
-	for i := range ranks {
-		ranks[i] = 2 * (i + 1)
-	}
-	dist := signedRankDist(ranks)
+	dist := untiedDist(n)
 	var above float64 // P(T+ ≥ c)
 	c := total + 1
 	for ; c > 0; c-- {

@@ -176,8 +176,9 @@ func estimate(c Cell, o Options) (Result, []float64) {
 	if len(d) == 0 {
 		return r, d
 	}
-	r.Ratio = math.Exp(stats.HodgesLehmann(d))
-	if ci := stats.SignedRankCI(d, 1-o.Alpha); ci.Reached {
+	hl, ci := stats.HodgesLehmannCI(d, 1-o.Alpha)
+	r.Ratio = math.Exp(hl)
+	if ci.Reached {
 		r.Lo, r.Hi = math.Exp(ci.Low), math.Exp(ci.High)
 	}
 	r.P = stats.WilcoxonSignedRank(d).P()
