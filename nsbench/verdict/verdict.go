@@ -260,7 +260,7 @@ func confirmed(d []float64, up bool, o Options) (bool, string) {
 	return true, ""
 }
 
-// pct writes a relative change as a whole or one-decimal percentage.
+// pct writes a relative change as a percentage of three significant digits.
 func pct(x float64) string {
 	return fmt.Sprintf("%.3g %%", 100*x)
 }
