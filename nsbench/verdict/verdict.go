@@ -12,8 +12,9 @@
 //
 // A cell is "slower" or "faster" only when its change is significant, at
 // least MinEffect, and confirmed: the pairs before the last ConfirmPairs
-// show it on their own, and the last ConfirmPairs pairs (a fresh batch
-// under Plan) show it again on their own. It is "no change" only when its
+// show it on their own, and the last ConfirmPairs pairs — a disjoint batch;
+// after Plan's first look, one measured after the look before — show it
+// again on their own. It is "no change" only when its
 // whole interval lies within the equivalence band, and "undecided"
 // otherwise. The band is symmetric in log space: [1/(1+MinEffect),
 // 1+MinEffect], so a 5 % band is 0.952…1.05 in ratio.
