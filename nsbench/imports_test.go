@@ -19,7 +19,7 @@ const module = "github.com/twnsbench/twnsbench/"
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki"},
 	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
-	{"nsbench/role"},
+	{"nsbench/role", "nsbench/verdict"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
 	{"nsbench/instrument"},
@@ -28,10 +28,12 @@ var importLevels = [][]string{
 }
 
 // onlyImports narrows some packages further: the report and compare know
-// results and statistics only.
+// results and statistics only (the report also the A/B verdicts it
+// writes, which are statistics over results).
 var onlyImports = map[string][]string{
-	"nsbench/report":  {"nsbench/results", "nsbench/stats"},
+	"nsbench/report":  {"nsbench/results", "nsbench/stats", "nsbench/verdict"},
 	"nsbench/compare": {"nsbench/results", "nsbench/stats"},
+	"nsbench/verdict": {"nsbench/results", "nsbench/stats"},
 }
 
 // moduleImports lists, per package directory of the module, the module's

@@ -1,0 +1,241 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+	"github.com/twnsbench/twnsbench/nsbench/verdict"
+)
+
+// ABRun is what an A/B verdict's summary states beside its cells: which
+// builds were compared, under which thresholds, and on what.
+type ABRun struct {
+	A, B        string // the variants' labels, e.g. "tw@old" and "tw@new"
+	Options     verdict.Options
+	Versions    results.Facts // per variant: the version its program reports and the binary's SHA-256
+	Environment results.Facts // kernel, CPU model, cores online, tool versions
+}
+
+// abCell is a verdict's cell as the CI formats name and summarise it.
+type abCell struct {
+	r      verdict.Result
+	as, bs []float64 // the readings the verdict used
+}
+
+func abCells(rs []verdict.Result) []abCell {
+	out := make([]abCell, len(rs))
+	for i, r := range rs {
+		as, bs, _, _ := r.Readings()
+		out[i] = abCell{r: r, as: as, bs: bs}
+	}
+	return out
+}
+
+// parts are the cell's names, the metric left out when it is the
+// instrument's one "value".
+func (c abCell) parts() []string {
+	var ps []string
+	for _, p := range []string{c.r.Transport, c.r.Condition, c.r.Instrument} {
+		if p != "" {
+			ps = append(ps, p)
+		}
+	}
+	if c.r.Metric != "" && c.r.Metric != "value" {
+		ps = append(ps, c.r.Metric)
+	}
+	return ps
+}
+
+// title is the cell for people: "tw · lan · iperf3-1".
+func (c abCell) title() string { return strings.Join(c.parts(), " · ") }
+
+// key is the cell for machines that track it across runs: "tw/lan/iperf3-1".
+func (c abCell) key() string { return strings.Join(c.parts(), "/") }
+
+// median of xs, or NaN for none.
+func median(xs []float64) float64 { return stats.Median(xs) }
+
+// sig3 writes x with three significant digits, never in exponent form
+// (1.523 → 1.52, 45012 → 45012, 0.01234 → 0.0123); a dash for NaN.
+func sig3(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return dash
+	}
+	if x == 0 {
+		return "0"
+	}
+	dec := max(0, 2-int(math.Floor(math.Log10(math.Abs(x)))))
+	return strconv.FormatFloat(x, 'f', dec, 64)
+}
+
+// change writes a ratio as a signed percentage: 0.854 → "-14.6 %".
+func change(ratio float64) string {
+	if math.IsNaN(ratio) {
+		return dash
+	}
+	return fmt.Sprintf("%+.1f %%", 100*(ratio-1))
+}
+
+// changeWithInterval is "-14.6 % (-17.0 to -12.0)", or without the
+// interval when there is none.
+func (c abCell) changeWithInterval() string {
+	r := c.r
+	if math.IsNaN(r.Lo) || math.IsNaN(r.Hi) {
+		return change(r.Ratio)
+	}
+	return fmt.Sprintf("%s (%+.1f to %+.1f)", change(r.Ratio), 100*(r.Lo-1), 100*(r.Hi-1))
+}
+
+// mdeText is the smallest detectable change, or a dash.
+func (c abCell) mdeText() string {
+	if math.IsNaN(c.r.MDE) {
+		return dash
+	}
+	return fmt.Sprintf("%.1f %%", 100*c.r.MDE)
+}
+
+// sentence says a cell's verdict in one line: what changed, by how much,
+// and why the verdict is what it is.
+func (c abCell) sentence() string {
+	r := c.r
+	var s string
+	switch {
+	case math.IsNaN(r.Ratio):
+		s = "no usable pairs"
+	default:
+		s = fmt.Sprintf("B/A %s", sig3(r.Ratio))
+		if !math.IsNaN(r.Lo) {
+			s += fmt.Sprintf(" (interval %s to %s)", sig3(r.Lo), sig3(r.Hi))
+		}
+		s += fmt.Sprintf(", %s over %d pairs", change(r.Ratio), r.N)
+	}
+	if r.Censored > 0 {
+		s += fmt.Sprintf(", %s left out", plural(r.Censored, "censored pair", "censored pairs"))
+	}
+	if r.Reason != "" {
+		s += "; " + r.Reason
+	}
+	if !math.IsNaN(r.MDE) {
+		s += fmt.Sprintf("; smallest detectable change %s", c.mdeText())
+	}
+	return s
+}
+
+// WriteGitHubAnnotations writes one GitHub Actions workflow command per
+// cell that needs attention: "::error" for a slower cell (a regression),
+// "::warning" for an undecided one. Other cells write nothing. Titles and
+// messages are escaped as the Actions toolkit does (% CR LF in both, and
+// ":" "," in the title), so a name cannot end the command or start
+// another.
+func WriteGitHubAnnotations(w io.Writer, rs []verdict.Result) error {
+	for _, c := range abCells(rs) {
+		var cmd string
+		switch c.r.Verdict {
+		case verdict.Slower:
+			cmd = "error"
+		case verdict.Undecided:
+			cmd = "warning"
+		default:
+			continue
+		}
+		title := fmt.Sprintf("%s: %s", c.title(), c.r.Verdict)
+		if _, err := fmt.Fprintf(w, "::%s title=%s::%s\n", cmd, escapeActionProperty(title), escapeActionData(c.sentence())); err != nil {
+			return fmt.Errorf("write annotation: %w", err)
+		}
+	}
+	return nil
+}
+
+// escapeActionData escapes a workflow command's message
+// (actions/toolkit, packages/core/src/command.ts, escapeData).
+func escapeActionData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// escapeActionProperty escapes a workflow command's property value
+// (command.ts, escapeProperty).
+func escapeActionProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// WriteStepSummary writes the Markdown a GitHub Actions job appends to
+// $GITHUB_STEP_SUMMARY: the count of verdicts, the verdict table (cell, A,
+// B, change with its interval, smallest detectable change, verdict and
+// why), the versions and the environment.
+func WriteStepSummary(w io.Writer, rs []verdict.Result, run ABRun) error {
+	o := run.Options.WithDefaults()
+	cells := abCells(rs)
+	var b strings.Builder
+	fmt.Fprintf(&b, "## A/B verdict: %s (A) against %s (B)\n\n", mdText(run.A), mdText(run.B))
+	count := map[verdict.Kind]int{}
+	for _, c := range cells {
+		count[c.r.Verdict]++
+	}
+	var tally []string
+	for _, k := range []verdict.Kind{verdict.Slower, verdict.Undecided, verdict.Faster, verdict.NoChange} {
+		if count[k] > 0 {
+			tally = append(tally, fmt.Sprintf("%d %s", count[k], k))
+		}
+	}
+	if len(tally) == 0 {
+		tally = []string{"no cells"}
+	}
+	fmt.Fprintf(&b, "%s of %d cells. A cell is slower or faster when its change is significant "+
+		"(q < %g after Benjamini–Hochberg), at least %s, and confirmed by its last %d pairs alone; "+
+		"no change when its whole %s interval (B against A) lies within ±%s.\n\n",
+		strings.Join(tally, ", "), len(cells), o.Alpha, pctText(o.MinEffect), verdict.ConfirmPairs, pctText(1-o.Alpha), pctText(o.MinEffect))
+	b.WriteString(tableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
+	b.WriteString(separatorRow(8) + "\n")
+	for _, c := range cells {
+		v := string(c.r.Verdict)
+		if c.r.Verdict == verdict.Slower {
+			v = "**" + v + "**"
+		}
+		if c.r.Reason != "" {
+			v += ": " + mdText(c.r.Reason)
+		}
+		pairs := strconv.Itoa(c.r.N)
+		if c.r.Censored > 0 {
+			pairs += fmt.Sprintf(" (+%d censored)", c.r.Censored)
+		}
+		b.WriteString(tableRow(mdText(c.title()), mdText(c.r.Unit), sig3(median(c.as)), sig3(median(c.bs)),
+			c.changeWithInterval(), c.mdeText(), pairs, v) + "\n")
+	}
+	for _, sec := range []struct {
+		name  string
+		facts results.Facts
+	}{{"Versions", run.Versions}, {"Environment", run.Environment}} {
+		if len(sec.facts) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n", sec.name)
+		b.WriteString(tableRow("", "") + "\n" + separatorRow(2) + "\n")
+		for _, f := range sec.facts {
+			label := f.Label
+			if label == "" {
+				label = f.Key
+			}
+			b.WriteString(tableRow(mdText(label), mdText(f.Value)) + "\n")
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write step summary: %w", err)
+	}
+	return nil
+}
+
+// mdText makes a name safe inside GitHub's Markdown: HTML specials
+// escaped (the summary renders HTML) and line breaks made spaces; a "|" in
+// a table cell is tableRow's to escape.
+func mdText(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(html.EscapeString(s))
+}
+
+// pctText writes a fraction as a percentage: 0.05 → "5 %".
+func pctText(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) + " %" }

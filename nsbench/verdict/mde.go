@@ -1,0 +1,121 @@
+package verdict
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+// mdePower is the power the MDE is the smallest change for.
+const mdePower = 0.8
+
+// mdeReps is how many simulated cells estimate the rule's power at a shift.
+const mdeReps = 4000
+
+// mde is the smallest relative change this cell could have detected with
+// 80 % power at its pair count and spread: exp(θ·s) − 1, where s is the
+// standard deviation of its log ratios and θ (detectableShift) the
+// smallest shift, in those standard deviations, at which the verdict's
+// tests together — all pairs two-sided, the pairs before the last
+// ConfirmPairs two-sided, the last ConfirmPairs one-sided, each at Alpha —
+// call a change in 80 % of simulated cells with normal differences. It
+// leaves out the Benjamini–Hochberg adjustment (which depends on the other
+// cells) and MinEffect (a change must also be at least that). NaN below
+// FirstLook pairs, where no change can be called.
+func mde(d []float64, o Options) float64 {
+	n := len(d)
+	if n < FirstLook {
+		return math.NaN()
+	}
+	var sum, ss float64
+	for _, x := range d {
+		sum += x
+	}
+	mean := sum / float64(n)
+	for _, x := range d {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Expm1(detectableShift(n, o.Alpha) * math.Sqrt(ss/float64(n-1)))
+}
+
+type shiftKey struct {
+	n     int
+	alpha float64
+}
+
+// shifts caches detectableShift: it depends on n and alpha only.
+var shifts sync.Map
+
+// detectableShift is θ for n pairs at level alpha (see mde): the power is
+// estimated from mdeReps cells of n standard normal draws (a fixed seed,
+// the same draws for every θ, so the power grows with θ) and θ found by
+// bisection to 0.001.
+func detectableShift(n int, alpha float64) float64 {
+	key := shiftKey{n, alpha}
+	if v, ok := shifts.Load(key); ok {
+		return v.(float64)
+	}
+	cAll := stats.SignedRankCritical(n, alpha/2)
+	cFirst := stats.SignedRankCritical(n-ConfirmPairs, alpha/2)
+	cLast := stats.SignedRankCritical(ConfirmPairs, alpha)
+	rng := rand.New(rand.NewPCG(uint64(n), 31))
+	draws := make([][]float64, mdeReps)
+	for i := range draws {
+		draws[i] = make([]float64, n)
+		for j := range draws[i] {
+			draws[i][j] = rng.NormFloat64()
+		}
+	}
+	d := make([]float64, n)
+	power := func(theta float64) float64 {
+		hits := 0
+		for _, z := range draws {
+			for j := range z {
+				d[j] = z[j] + theta
+			}
+			if tPlus(d) >= cAll && tPlus(d[:n-ConfirmPairs]) >= cFirst && tPlus(d[n-ConfirmPairs:]) >= cLast {
+				hits++
+			}
+		}
+		return float64(hits) / mdeReps
+	}
+	lo, hi := 0.0, 8.0
+	for hi-lo > 0.001 {
+		mid := (lo + hi) / 2
+		if power(mid) >= mdePower {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	shifts.Store(key, hi)
+	return hi
+}
+
+// tPlus is the signed-rank statistic of d (no zeros or ties: normal draws).
+func tPlus(d []float64) int {
+	idx := make([]int, len(d))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		x, y := math.Abs(d[a]), math.Abs(d[b])
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	t := 0
+	for rank, i := range idx {
+		if d[i] > 0 {
+			t += rank + 1
+		}
+	}
+	return t
+}

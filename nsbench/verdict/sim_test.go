@@ -1,0 +1,195 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// simMetric is one cell of a simulated A/B run, with noise like this
+// host's: each reading lognormal around its median with the given CV, one
+// reading in twenty meeting other work (15 % worse), and a slow drift of
+// ±10 % over the run that the alternating order of each round should
+// cancel.
+type simMetric struct {
+	name, better string
+	cvLo, cvHi   float64 // each run draws its CV from [cvLo, cvHi]
+}
+
+var simMetrics = []simMetric{
+	{"iperf3-1", results.BetterHigher, 0.05, 0.10},
+	{"tcp_rr", results.BetterHigher, 0.03, 0.03},
+	{"tcp_rr p50", results.BetterLower, 0.03, 0.03},
+}
+
+// simRun runs the whole procedure once: Plan from no rounds, Decide at
+// every look, until Plan says stop or maxRounds. slowdown makes B that much
+// slower than A in every cell (0 for an A/A run).
+func simRun(rng *rand.Rand, metrics []simMetric, slowdown float64, maxRounds int) ([]Result, int) {
+	cells := make([]Cell, len(metrics))
+	cvs := make([]float64, len(metrics))
+	for i, m := range metrics {
+		cells[i] = Cell{Transport: "tw", Instrument: m.name, Metric: "value", Better: m.better}
+		cvs[i] = m.cvLo + (m.cvHi-m.cvLo)*rng.Float64()
+	}
+	period := 20 + 60*rng.Float64() // readings per drift cycle
+	phase := 2 * math.Pi * rng.Float64()
+	drift := func(t int) float64 { return 1 + 0.10*math.Sin(2*math.Pi*float64(t)/period+phase) }
+	read := func(i, t int, slow float64) float64 {
+		worse := (1 - slow) * math.Exp(cvs[i]*rng.NormFloat64())
+		if rng.Float64() < 0.05 {
+			worse *= 0.85
+		}
+		if metrics[i].better == results.BetterLower {
+			return 100 * drift(t) / worse
+		}
+		return 100 * drift(t) * worse
+	}
+	rounds := 0
+	var rs []Result
+	for {
+		more := Plan(rs, rounds, maxRounds, Options{})
+		if more == 0 {
+			return rs, rounds
+		}
+		for range more {
+			rounds++
+			tA, tB := 2*rounds, 2*rounds+1 // A then B, then B then A
+			if rounds%2 == 0 {
+				tA, tB = tB, tA
+			}
+			for i := range cells {
+				cells[i].Pairs = append(cells[i].Pairs, Pair{Round: rounds, A: read(i, tA, 0), B: read(i, tB, slowdown)})
+			}
+		}
+		rs = Decide(cells, Options{})
+	}
+}
+
+// simTally counts a batch of simulated runs.
+type simTally struct {
+	runs, cells, rounds int
+	perMetric           []map[Kind]int
+	runsSlower          int // runs with at least one cell slower: a failed job
+}
+
+func simulate(seed uint64, runs int, metrics []simMetric, slowdown float64, maxRounds int) simTally {
+	rng := rand.New(rand.NewPCG(seed, 31))
+	s := simTally{runs: runs, perMetric: make([]map[Kind]int, len(metrics))}
+	for i := range s.perMetric {
+		s.perMetric[i] = map[Kind]int{}
+	}
+	for range runs {
+		rs, rounds := simRun(rng, metrics, slowdown, maxRounds)
+		s.rounds += rounds
+		anySlower := false
+		for i, r := range rs {
+			s.perMetric[i][r.Verdict]++
+			s.cells++
+			anySlower = anySlower || r.Verdict == Slower
+		}
+		if anySlower {
+			s.runsSlower++
+		}
+	}
+	return s
+}
+
+func (s simTally) total(k Kind) int {
+	n := 0
+	for _, m := range s.perMetric {
+		n += m[k]
+	}
+	return n
+}
+
+// StatedFalseAlarms is the level the README states for A/A runs: at most
+// this share of runs fails (a cell "slower") at the default options, in
+// the scenarios TestAAFalseAlarms simulates.
+const StatedFalseAlarms = 0.01
+
+// TestAAFalseAlarms simulates 3,000 A/A runs (one build as both A and B)
+// through the whole procedure, Plan and Decide: three cells each up to 30
+// rounds (looks at 12, 18, 24, 30) and up to 60 (nine looks), and twelve
+// cells each (the three four times) up to 30. The share of runs that end
+// with any cell "slower" must stay at or below the stated 1 % — and at
+// this fixed seed it is the figure the README states.
+func TestAAFalseAlarms(t *testing.T) {
+	const runs = 3000
+	twelve := slices.Concat(simMetrics, simMetrics, simMetrics, simMetrics)
+	for _, c := range []struct {
+		metrics   []simMetric
+		maxRounds int
+	}{{simMetrics, 30}, {simMetrics, 60}, {twelve, 30}} {
+		s := simulate(2026, runs, c.metrics, 0, c.maxRounds)
+		rate := float64(s.runsSlower) / float64(runs)
+		t.Logf("A/A, %d cells, cap %d: %d runs, %d cells: %d slower, %d faster, %d no change, %d undecided; %d runs with a slower cell (%.2f %%); %.1f rounds per run",
+			len(c.metrics), c.maxRounds, runs, s.cells, s.total(Slower), s.total(Faster), s.total(NoChange), s.total(Undecided), s.runsSlower, 100*rate, float64(s.rounds)/runs)
+		if runs < 2000 {
+			t.Fatalf("%d A/A runs simulated, want ≥ 2000", runs)
+		}
+		if rate > StatedFalseAlarms {
+			t.Errorf("%d cells, cap %d: %d of %d A/A runs ended slower (%.2f %%), above the stated %.0f %%",
+				len(c.metrics), c.maxRounds, s.runsSlower, runs, 100*rate, 100*StatedFalseAlarms)
+		}
+		wantREADME(t, fmt.Sprintf("%d cells, cap %d rounds: %d of %s runs (%.2f %%, %.1f rounds per run; per cell %.2f %%)",
+			len(c.metrics), c.maxRounds, s.runsSlower, thousands(runs), 100*rate, float64(s.rounds)/runs,
+			100*float64(s.total(Slower))/float64(s.cells)))
+	}
+}
+
+// TestPower simulates 1,000 runs each with B 20 % and 10 % slower in every
+// cell, up to 30 rounds, and states, per cell, how often the procedure ends "slower". The
+// figures at this fixed seed are pinned in the README; the 20 % one must
+// find nearly every regression.
+func TestPower(t *testing.T) {
+	const runs = 1000
+	for _, c := range []struct {
+		slowdown float64
+		least    float64 // the power below which the test fails
+	}{{0.20, 0.9}, {0.10, 0.3}} {
+		s := simulate(2027, runs, simMetrics, c.slowdown, 30)
+		var parts []string
+		for i, m := range simMetrics {
+			p := float64(s.perMetric[i][Slower]) / runs
+			parts = append(parts, fmt.Sprintf("%s %.1f %%", m.name, 100*p))
+			if p < c.least {
+				t.Errorf("%.0f %% slower, %s: called slower in %.1f %% of runs, want ≥ %.0f %%", 100*c.slowdown, m.name, 100*p, 100*c.least)
+			}
+			if s.perMetric[i][Faster] > 0 {
+				t.Errorf("%.0f %% slower, %s: called faster %d times", 100*c.slowdown, m.name, s.perMetric[i][Faster])
+			}
+		}
+		line := fmt.Sprintf("%.0f %% slower: %s (%.1f rounds per run)", 100*c.slowdown, strings.Join(parts, ", "), float64(s.rounds)/runs)
+		t.Log(line)
+		wantREADME(t, line)
+	}
+}
+
+// wantREADME fails unless the README states line (spaces and line breaks
+// folded).
+func wantREADME(t *testing.T, line string) {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), line) {
+		t.Errorf("the README does not state this seed's figures: it lacks %q", line)
+	}
+}
+
+// thousands writes n with a comma between thousands, as the README does.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

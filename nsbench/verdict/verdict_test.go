@@ -1,0 +1,184 @@
+package verdict
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+// cellOf is a cell whose round i has A = 100 and B = 100·ratios[i].
+func cellOf(better string, ratios ...float64) Cell {
+	c := Cell{Transport: "tw", Condition: "lan", Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s", Better: better}
+	for i, r := range ratios {
+		c.Pairs = append(c.Pairs, Pair{Round: i + 1, A: 100, B: 100 * r})
+	}
+	return c
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func seq(from, step float64, n int) []float64 {
+	var xs []float64
+	for i := range n {
+		xs = append(xs, from+step*float64(i))
+	}
+	return xs
+}
+
+// TestDecideKnownAnswers: the numbers were computed apart from the code
+// (the Walsh averages of the logs enumerated; the p-values counted: all 12
+// of one sign is 2/4096 two-sided).
+func TestDecideKnownAnswers(t *testing.T) {
+	// Ratios 0.80, 0.81, … 0.91: HL 0.854459, interval [W(14), W(65)] =
+	// [0.829759, 0.879943]; all below 1, the first six alone p = 2/64, the
+	// last six alone one-sided 1/64: confirmed.
+	down := seq(0.80, 0.01, 12)
+	rs := Decide([]Cell{cellOf(results.BetterHigher, down...)}, Options{})
+	r := rs[0]
+	if r.N != 12 || !near(r.Ratio, 0.854458857034442) || !near(r.Lo, 0.8297590011563599) ||
+		!near(r.Hi, 0.8799431799837988) || !near(r.P, 2./4096) || !near(r.Q, 2./4096) || r.Verdict != Slower {
+		t.Errorf("0.80…0.91, higher better: %+v; want slower, ratio 0.8545 (0.8298–0.8799), p = q = 2/4096", r)
+	}
+	if math.IsNaN(r.MDE) || r.MDE <= 0 || r.MDE >= 0.1 {
+		t.Errorf("MDE %v: want a small positive change for so tight a cell", r.MDE)
+	}
+	// The same ratios for a metric better when lower (latency) are faster.
+	if r := Decide([]Cell{cellOf(results.BetterLower, down...)}, Options{})[0]; r.Verdict != Faster {
+		t.Errorf("0.80…0.91, lower better: %s (%s), want faster", r.Verdict, r.Reason)
+	}
+	// Within ±2 %: interval [0.99, 1.01] lies inside [1/1.05, 1.05].
+	eq := Decide([]Cell{cellOf(results.BetterHigher, 1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01)}, Options{})[0]
+	if eq.Verdict != NoChange || !near(eq.Ratio, 1) || !near(eq.Lo, 0.99) || !near(eq.Hi, 1.01) {
+		t.Errorf("±2 %%: %+v, want no change, 1 (0.99–1.01)", eq)
+	}
+	// Significant (all below 1) but 3 %, and the interval reaches 0.908:
+	// neither a change nor equivalence.
+	small := Decide([]Cell{cellOf(results.BetterHigher, append(append([]float64{0.85}, seq(0.97, 0, 10)...), 0.85)...)}, Options{})[0]
+	if small.Verdict != Undecided || !near(small.Ratio, 0.97) || !near(small.Lo, 0.9080198235721508) ||
+		!strings.Contains(small.Reason, "significant but 3 % < min effect 5 %") {
+		t.Errorf("3 %% significant: %s, ratio %v lo %v, %q; want undecided, 0.97, 0.908, significant but 3 %% < min effect 5 %%",
+			small.Verdict, small.Ratio, small.Lo, small.Reason)
+	}
+	// 25 % slower on all 12 pairs (T+ = 3: p = 10/4096), but the first
+	// six alone have T+ = 3 of 21: p = 10/64, not significant.
+	unconf := Decide([]Cell{cellOf(results.BetterHigher, 0.70, 0.71, 0.72, 0.73, 1.02, 1.03, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79)}, Options{})[0]
+	if unconf.Verdict != Undecided || !near(unconf.P, 10./4096) ||
+		!strings.Contains(unconf.Reason, "slower on all 12 pairs, not confirmed: the first 6 pairs alone: p 0.16") {
+		t.Errorf("unconfirmed: %s p %v %q; want undecided, p 10/4096, not confirmed by the first 6", unconf.Verdict, unconf.P, unconf.Reason)
+	}
+	// Six pairs of 20 % slower: significant (2/64) and big, but no fresh
+	// batch to confirm it.
+	six := Decide([]Cell{cellOf(results.BetterHigher, seq(0.8, 0, 6)...)}, Options{})[0]
+	if six.Verdict != Undecided || !math.IsNaN(six.MDE) || !strings.Contains(six.Reason, "needs 12 pairs") {
+		t.Errorf("six pairs: %s MDE %v %q; want undecided, no MDE, needs 12 pairs", six.Verdict, six.MDE, six.Reason)
+	}
+	// Five pairs: no 95 % interval at all.
+	five := Decide([]Cell{cellOf(results.BetterHigher, seq(0.8, 0, 5)...)}, Options{})[0]
+	if five.Verdict != Undecided || !math.IsNaN(five.Lo) || !math.IsNaN(five.Hi) || !near(five.Ratio, 0.8) {
+		t.Errorf("five pairs: %+v; want undecided, ratio 0.8, no interval", five)
+	}
+}
+
+// TestDecideLeavesOut: a censored reading is never paired as exact, and a
+// reading ≤ 0 or NaN is left out with a reason.
+func TestDecideLeavesOut(t *testing.T) {
+	c := cellOf(results.BetterHigher, seq(0.80, 0.01, 12)...)
+	c.Pairs = append(c.Pairs,
+		Pair{Round: 13, A: 100, B: 500, BCensored: true},
+		Pair{Round: 14, A: 100, B: 500, ACensored: true},
+		Pair{Round: 15, A: 0, B: 50},
+		Pair{Round: 16, A: math.NaN(), B: 50})
+	r := Decide([]Cell{c}, Options{})[0]
+	if r.N != 12 || r.Censored != 2 || r.Verdict != Slower || !near(r.Ratio, 0.854458857034442) ||
+		!strings.Contains(r.Reason, "2 pairs left out: a reading ≤ 0 or not a number") {
+		t.Errorf("%+v; want N 12, 2 censored, the same slower verdict, and the 2 invalid pairs named", r)
+	}
+}
+
+// TestDecideAdjustsAcrossCells: Q is the Benjamini–Hochberg value over
+// the call's cells. Cell 1: p = 2/4096; cell 2: T+ = 3 of 12, p = 10/4096;
+// cell 3: three pairs all below, p = 2/8. m·p/rank = 6/4096, 15/4096, 0.25,
+// already increasing, so they are the q-values.
+func TestDecideAdjustsAcrossCells(t *testing.T) {
+	rs := Decide([]Cell{
+		cellOf(results.BetterHigher, seq(0.80, 0.01, 12)...),
+		cellOf(results.BetterHigher, 0.70, 0.71, 0.72, 0.73, 1.02, 1.03, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79),
+		cellOf(results.BetterHigher, seq(0.8, 0, 3)...),
+	}, Options{})
+	if !near(rs[0].Q, 6./4096) || !near(rs[1].Q, 15./4096) || !near(rs[2].Q, 0.25) {
+		t.Errorf("q = %v, %v, %v; want 6/4096, 15/4096, 0.25", rs[0].Q, rs[1].Q, rs[2].Q)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	und := []Result{{Verdict: NoChange}, {Verdict: Undecided}}
+	done := []Result{{Verdict: NoChange}, {Verdict: Slower}, {Verdict: Faster}}
+	for _, c := range []struct {
+		name              string
+		rs                []Result
+		rounds, max, want int
+	}{
+		{"first batch", nil, 0, 30, FirstLook},
+		{"first batch, capped", nil, 0, 8, 8},
+		{"first batch topped up", und, 7, 30, FirstLook - 7},
+		{"undecided", und, 12, 30, ConfirmPairs},
+		{"undecided near the cap", und, 28, 30, 2},
+		{"undecided at the cap", und, 30, 30, 0},
+		{"all decided", done, 12, 30, 0},
+	} {
+		if got := Plan(c.rs, c.rounds, c.max, Options{}); got != c.want {
+			t.Errorf("%s: Plan = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMDEIsDetectedFourTimesInFive: cells whose log ratios are normal
+// with spread 0.1, shifted by the MDE their spread gives, are called
+// slower by Decide in about 80 % of cases (the MDE's promise), at 12 and
+// 24 pairs. (The spread is large enough that the MDE is far above the min
+// effect, which the MDE leaves out.)
+func TestMDEIsDetectedFourTimesInFive(t *testing.T) {
+	const cells, sigma = 2000, 0.1
+	for _, n := range []int{12, 24} {
+		shift := detectableShift(n, DefaultAlpha) * sigma
+		rng := rand.New(rand.NewPCG(uint64(n), 7))
+		hits := 0
+		var mdes []float64
+		for range cells {
+			c := Cell{Better: results.BetterHigher}
+			for i := range n {
+				c.Pairs = append(c.Pairs, Pair{Round: i + 1, A: 1, B: math.Exp(-shift + sigma*rng.NormFloat64())})
+			}
+			r := Decide([]Cell{c}, Options{})[0]
+			mdes = append(mdes, r.MDE)
+			if r.Verdict == Slower {
+				hits++
+			}
+		}
+		power := float64(hits) / cells
+		t.Logf("%d pairs: θ %.3f, shift %.1f %%, median MDE %.1f %%, called slower in %.1f %%", n, shift/sigma, 100*math.Expm1(shift), 100*stats.Median(mdes), 100*power)
+		if math.Abs(power-mdePower) > 0.03 {
+			t.Errorf("%d pairs: a change of the MDE was called slower in %.1f %% of cells, want 80 ± 3 %%", n, 100*power)
+		}
+		if m := stats.Median(mdes); math.Abs(m-math.Expm1(shift)) > 0.02 {
+			t.Errorf("%d pairs: median MDE %.3f, want about %.3f", n, m, math.Expm1(shift))
+		}
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, o := range []Options{{}, {MinEffect: 0.1, Alpha: 0.01}} {
+		if err := o.Validate(); err != nil {
+			t.Errorf("%+v: %v, want accepted", o, err)
+		}
+	}
+	for _, o := range []Options{{MinEffect: -0.05}, {MinEffect: 5}, {MinEffect: math.NaN()}, {Alpha: 0.9}, {Alpha: -1}, {Alpha: math.NaN()}} {
+		if err := o.Validate(); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v, want a one-line refusal", o, err)
+		}
+	}
+}
