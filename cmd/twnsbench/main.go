@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
@@ -121,7 +122,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			agentCommand(),
 		},
 		OnUsageError: usageError,
+		// --version: the build's version, commit and Go (runtime/debug).
+		Version: nsbench.ReadProvenance().Version,
 	}
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprint(c.App.Writer, nsbench.ReadProvenance().Long()) }
 	for _, c := range app.Commands {
 		c.OnUsageError = usageError
 	}
