@@ -41,6 +41,9 @@ type tally struct {
 // block measures b. A path that does not come up is reported as skipped
 // for this condition.
 func (c *cellLoop) block(ctx context.Context, b block) (err error) {
+	if b.paired {
+		return c.pairedBlock(ctx, b)
+	}
 	cond := b.cond
 	var wan *wanCell
 	if _, impaired := c.wan.impaired(cond.Name); impaired {

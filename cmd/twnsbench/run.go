@@ -27,10 +27,8 @@ var errInterrupted = errors.New("interrupted: results measured so far are kept")
 // flags.
 func transportFlags() []cli.Flag {
 	var flags []cli.Flag
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			flags = append(flags, &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: o.File})
-		}
+	for _, o := range transport.Options() {
+		flags = append(flags, &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: o.File})
 	}
 	return flags
 }
@@ -44,10 +42,8 @@ func buildTransports(c *cli.Context, names []string) ([]transport.Transport, err
 // transportValues are the transports' option values from the flags.
 func transportValues(c *cli.Context) map[string]string {
 	values := map[string]string{}
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			values[o.Name] = c.String(o.Name)
-		}
+	for _, o := range transport.Options() {
+		values[o.Name] = c.String(o.Name)
 	}
 	return values
 }
@@ -57,11 +53,9 @@ func transportValues(c *cli.Context) map[string]string {
 // the run will start there (the same paths as here).
 func transportArgs(c *cli.Context) []string {
 	var args []string
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			if c.IsSet(o.Name) {
-				args = append(args, "--"+o.Name, c.String(o.Name))
-			}
+	for _, o := range transport.Options() {
+		if c.IsSet(o.Name) {
+			args = append(args, "--"+o.Name, c.String(o.Name))
 		}
 	}
 	return args
@@ -222,11 +216,9 @@ func recordedOptions(c *cli.Context) map[string]string {
 // measurement: every registered one but host paths.
 func recordableOptions() map[string]bool {
 	names := map[string]bool{}
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			if !o.File {
-				names[o.Name] = true
-			}
+	for _, o := range transport.Options() {
+		if !o.File {
+			names[o.Name] = true
 		}
 	}
 	return names

@@ -33,7 +33,9 @@ type Document struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Failures      []Failure    `json:"failures,omitempty"`
 	Cells         []Cell       `json:"cells,omitempty"`
-	Interrupted   string       `json:"interrupted,omitempty"`
+	// Verdicts, in a run of two builds of a transport, are its verdicts.
+	Verdicts    *Verdicts `json:"verdicts,omitempty"`
+	Interrupted string    `json:"interrupted,omitempty"`
 
 	// Complete is set only when the run reached its end: a document
 	// without it (a killed harness, one still running) is incomplete.
@@ -189,6 +191,8 @@ type Transport struct {
 	// transport did that work, so its CPU and memory are not attributable
 	// to it (they show only in the host's CPU).
 	InKernel string `json:"in_kernel,omitempty"`
+	// Build, on a build's row (NAME@LABEL), is its label and programs.
+	Build *Build `json:"build,omitempty"`
 }
 
 // OwnCPUAbsent says why the transport's own CPU is not a figure, or "":

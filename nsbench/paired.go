@@ -1,0 +1,130 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/verdict"
+)
+
+// pairedBlock measures the two builds of a transport under b's condition
+// in rounds. Their paths cannot be up together, so in round k each build
+// in runOrder's order (A B in odd rounds, B A in even ones: ABBA) brings
+// its path up, warms up, takes its sample of every instrument and closes
+// it: a pair is one round's A and B samples of a cell, taken minutes
+// apart at most, and what drifts over the block falls on A first as often
+// as on B. After the planned rounds (--runs), the verdict decides; while
+// it asks for more (verdict.Plan), more rounds follow, up to
+// --max-rounds.
+func (c *cellLoop) pairedBlock(ctx context.Context, b block) (err error) {
+	cond := b.cond
+	var wan *wanCell
+	if _, impaired := c.wan.impaired(cond.Name); impaired {
+		if wan, err = c.wan.set(ctx, cond, rowNames(b.rows)); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
+	}
+	defer func() {
+		for _, rw := range b.rows {
+			c.closePath(rw)
+		}
+	}()
+	gone := map[*row]bool{} // builds given up under this condition
+	rounds := c.plan.Runs
+	for run := 1; run <= rounds; run++ {
+		for _, rw := range runOrder(b.rows, run) {
+			if gone[rw] {
+				continue
+			}
+			if err := c.pairedTurn(ctx, rw, cond, run, wan); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				c.logf("%s / %s round %d: %v", rw.t.Label(), cond.Name, run, err)
+				gone[rw] = true
+			}
+		}
+		if run == rounds && len(gone) == 0 {
+			rounds += c.moreRounds(b, rounds)
+		}
+	}
+	if err := c.rec.save(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// pairedTurn is one build's turn in round run: path up, warm-up, one
+// sample of every instrument, path closed. An error gives the build up
+// under this condition (it was recorded as skipped).
+func (c *cellLoop) pairedTurn(ctx context.Context, rw *row, cond results.Condition, run int, wan *wanCell) error {
+	c.logf("%s / %s: round %d: setting up", rw.t.Label(), cond.Name, run)
+	path, err := c.bringUp(ctx, rw, cond, run == 1)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.skip(rw.t, cond.Name, fmt.Sprintf("set-up failed in round %d: %v", run, err))
+		c.dropPlanned(rw.t, cond)
+		return err
+	}
+	c.rec.path(rw.t, path)
+	rw.path, rw.pathFaults, rw.copyRate = path, 0, 0
+	defer c.dropPath(rw)
+	if run == 1 {
+		dropNotApplicable(c.progress, c.instruments, rw)
+		if wan != nil {
+			wan.probe(ctx)
+		}
+	}
+	if err := c.warmUp(ctx, rw, cond); err != nil {
+		return err
+	}
+	job := c.tb.job(path.Target)
+	job.Payload, job.PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
+	jobs := map[*row]*instrument.Job{rw: job}
+	for _, in := range c.instruments {
+		if rw.path == nil {
+			return errors.New("its path was given up")
+		}
+		fault, err := c.sample(ctx, rw, in, jobs[rw], cond, run)
+		if err != nil {
+			return err
+		}
+		if fault != nil {
+			if err := c.afterFault(ctx, fault, jobs, wan); err != nil {
+				return err
+			}
+		}
+	}
+	return c.rec.save()
+}
+
+// moreRounds asks the verdict, over the block's cells so far, how many
+// more rounds to measure (0: stop), within --max-rounds, and adds them to
+// the progress plan.
+func (c *cellLoop) moreRounds(b block, done int) int {
+	doc := c.rec.doc
+	var cells []verdict.Cell
+	for _, cell := range pairCells(doc, buildPairs(rowNames(b.rows))) {
+		if cell.Condition == b.cond.Name {
+			cells = append(cells, cell)
+		}
+	}
+	o := verdict.Options{MinEffect: c.plan.Builds.MinEffect, Alpha: verdictAlpha}
+	n := min(verdict.Plan(verdict.Decide(cells, o), done, c.plan.Builds.MaxRounds, o), c.plan.Builds.MaxRounds-done)
+	if n <= 0 {
+		return 0
+	}
+	c.logf("%s: the verdict asks for %d more rounds (after %d)", b.cond.Name, n, done)
+	for _, rw := range b.rows {
+		for _, in := range c.instruments {
+			c.progress.more(rw.t.Name(), b.cond.Name, in.Name(), n)
+		}
+	}
+	return n
+}
