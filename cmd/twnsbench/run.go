@@ -34,9 +34,27 @@ func transportFlags() []cli.Flag {
 }
 
 // buildTransports makes the selected transports (the default set when
-// none is named) with their options' values from the flags.
+// none is named) with their options' values from the flags, and the
+// builds' programs from --build.
 func buildTransports(c *cli.Context, names []string) ([]transport.Transport, error) {
-	return transport.Build(names, transportValues(c))
+	defs, err := buildDefs(c)
+	if err != nil {
+		return nil, err
+	}
+	return transport.BuildWith(names, transportValues(c), defs)
+}
+
+// buildDefs reads every --build LABEL:OPTION=PATH.
+func buildDefs(c *cli.Context) ([]transport.BuildDef, error) {
+	var defs []transport.BuildDef
+	for _, v := range c.StringSlice("build") {
+		d, err := transport.ParseBuild(v)
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, d)
+	}
+	return defs, nil
 }
 
 // transportValues are the transports' option values from the flags.
@@ -91,7 +109,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			impairmentFlag(), seedFlag(), strictFlag(),
-		}, append(hostFlags(), transportFlags()...)...),
+		}, append(append(buildFlags(), hostFlags()...), transportFlags()...)...),
 		Action: runAction,
 	}
 }
@@ -108,6 +126,13 @@ func runAction(c *cli.Context) error {
 	}
 	plan, err := nsbench.NewPlan(opts, append(transport.Names(), transport.SetNames()...))
 	if err != nil {
+		return refuse(err)
+	}
+	defs, err := buildDefs(c)
+	if err != nil {
+		return refuse(err)
+	}
+	if err := transport.CheckBuilds(opts.Transports, defs); err != nil {
 		return refuse(err)
 	}
 	if err := checkImpairment(plan); err != nil {
@@ -198,6 +223,9 @@ func runAction(c *cli.Context) error {
 	}
 	if len(res.Doc.Samples) == 0 {
 		return fmt.Errorf("the run measured nothing: every transport was skipped (reasons in %s)", filepath.Join(res.OutDir, nsbench.ReportFile))
+	}
+	if err := buildsOutcome(c, res); err != nil {
+		return err
 	}
 	return verr
 }
@@ -333,6 +361,9 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 		if c.IsSet("max-runs") {
 			o.MaxRuns = c.Int("max-runs")
 		}
+	}
+	if err := buildsOptions(c, &o); err != nil {
+		return o, err
 	}
 	o.Order = c.String("order")
 	if c.IsSet("duration") {

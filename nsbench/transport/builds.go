@@ -185,7 +185,11 @@ func (b *Built) Name() string { return b.row }
 func (b *Built) Label() string { return b.Transport.Label() + " @" + b.build.Label }
 
 // Build is what the results record of the build.
-func (b *Built) Build() results.Build { return b.build }
+func (b *Built) Build() results.Build {
+	c := b.build
+	c.Programs = slices.Clone(c.Programs)
+	return c
+}
 
 // Up builds the transport's path. A program's version is the one the
 // transport's own facts state under the option's name (what the program
