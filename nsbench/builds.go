@@ -179,8 +179,10 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 				continue
 			}
 			as, bs := byRun[k], byRun[key{p.b, k.cond, k.in}]
+			ta, _ := doc.TransportOf(p.a)
 			for _, m := range declaredMetrics(doc, k.in) {
-				if m.Better == "" {
+				// A kernel tunnel's own CPU is no figure (results.MetricReadings).
+				if m.Better == "" || m.Key == results.TransportCPUPerGB && ta.OwnCPUAbsent() != "" {
 					continue
 				}
 				c := verdict.Cell{Transport: p.transport, Condition: k.cond, Instrument: k.in, Metric: m.Key, Unit: m.Unit, Better: m.Better}
