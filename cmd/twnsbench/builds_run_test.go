@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// buildWireGuardGo builds wireguard-go's own program at the version in
+// go.mod into a temporary directory: a real program for both builds.
+func buildWireGuardGo(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "wireguard-go")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "golang.zx2c4.com/wireguard")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build wireguard-go: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBuildsAA runs the same wireguard-go program as both builds (A/A)
+// with iperf3-1 and tcp_rr, 1 s samples: both rows exist with their
+// label, the program's version and SHA-256; every cell has a verdict and
+// none says slower; the exit code follows the verdicts of the cells
+// --fail-on selects (3 when one is undecided, else 0, never 1).
+func TestBuildsAA(t *testing.T) {
+	requireRoot(t)
+	wgGo := buildWireGuardGo(t)
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b",
+		"--build", "a:wireguard-go="+wgGo, "--build", "b:wireguard-go="+wgGo,
+		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
+		"--wan", "off", "--out", out)
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
+	}
+	sha := regexp.MustCompile(`^[0-9a-f]{64}$`)
+	var sum string
+	for _, row := range []string{"wireguard-go@a", "wireguard-go@b"} {
+		tr, ok := doc.TransportOf(row)
+		if !ok || tr.Build == nil {
+			t.Fatalf("row %s missing or without its build (transports %+v)", row, doc.Transports)
+		}
+		label := strings.TrimPrefix(row, "wireguard-go@")
+		if tr.Build.Label != label || len(tr.Build.Programs) != 1 {
+			t.Fatalf("%s build %+v", row, tr.Build)
+		}
+		p := tr.Build.Programs[0]
+		if p.Option != "wireguard-go" || p.Path != wgGo || !sha.MatchString(p.SHA256) || !strings.HasPrefix(p.Version, "golang.zx2c4.com/wireguard v") {
+			t.Errorf("%s program %+v: want wireguard-go at %s with a version and a SHA-256", row, p, wgGo)
+		}
+		if sum != "" && p.SHA256 != sum {
+			t.Errorf("the same program hashed %s and %s", sum, p.SHA256)
+		}
+		sum = p.SHA256
+		n := 0
+		for _, s := range doc.Samples {
+			if s.Transport == row && s.Condition == results.LAN {
+				n++
+			}
+		}
+		if n < 6 {
+			t.Errorf("%s has %d LAN samples, want 3 rounds of 2 instruments at least", row, n)
+		}
+	}
+	v := doc.Verdicts
+	if v == nil || v.Order != "ABBA" || len(v.Cells) == 0 {
+		t.Fatalf("verdicts %+v", v)
+	}
+	undecided, counted := false, 0
+	seen := map[string]bool{}
+	for _, c := range v.Cells {
+		seen[c.Instrument+"/"+c.Metric] = true
+		if c.A != "wireguard-go@a" || c.B != "wireguard-go@b" || c.Pairs < 3 {
+			t.Errorf("cell %+v: want A, B and at least 3 pairs", c)
+		}
+		switch c.Verdict {
+		case "slower":
+			t.Errorf("A/A: %s/%s is slower", c.Instrument, c.Metric)
+		case "faster", "no change", "undecided":
+		default:
+			t.Errorf("%s/%s: verdict %q", c.Instrument, c.Metric, c.Verdict)
+		}
+		if c.Counts != (c.Metric == "value") {
+			t.Errorf("%s/%s counts %v: the default --fail-on is every cell's value", c.Instrument, c.Metric, c.Counts)
+		}
+		if c.Counts {
+			counted++
+			undecided = undecided || c.Verdict == "undecided"
+		}
+	}
+	if !seen["iperf3-1/value"] || !seen["tcp_rr/value"] || counted != 2 {
+		t.Errorf("verdict cells %v (%d counted): want iperf3-1/value and tcp_rr/value counted", seen, counted)
+	}
+	want := exitOK
+	if undecided {
+		want = exitInconclusive
+	}
+	if code != want {
+		t.Errorf("exit %d, want %d (undecided where it counts: %v)\nstdout: %s\nstderr: %s", code, want, undecided, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "verdict: wireguard-go@b vs wireguard-go@a, lan / iperf3-1 / value: ") {
+		t.Errorf("stdout lacks the verdict lines: %s", stdout)
+	}
+}
