@@ -42,7 +42,7 @@ type tally struct {
 // for this condition.
 func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	if b.paired {
-		return c.pairedBlock(ctx, b)
+		return (&pairing{c: c, b: b}).measure(ctx)
 	}
 	cond := b.cond
 	var wan *wanCell
@@ -163,7 +163,7 @@ func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 		c.rec.diagnostic(d)
 	}
 	for _, rw := range live {
-		if rw.path.Diagnose != nil {
+		if rw.path != nil && rw.path.Diagnose != nil {
 			for _, d := range rw.path.Diagnose() {
 				c.rec.diagnostic(results.Diagnostic{Transport: rw.t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
 			}

@@ -6,11 +6,10 @@ import (
 	"fmt"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
-	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
-// pairedBlock measures the two builds of a transport under b's condition
+// pairing measures the two builds of a transport under b's condition
 // in rounds. Their paths cannot be up together, so in round k each build
 // in runOrder's order (A B in odd rounds, B A in even ones: ABBA) brings
 // its path up, warms up, takes its sample of every instrument and closes
@@ -19,7 +18,17 @@ import (
 // as on B. After the planned rounds (--runs), the verdict decides; while
 // it asks for more (verdict.Plan), more rounds follow, up to
 // --max-rounds.
-func (c *cellLoop) pairedBlock(ctx context.Context, b block) (err error) {
+type pairing struct {
+	c   *cellLoop
+	b   block
+	wan *wanCell // nil on an unimpaired condition
+	// probed is set once the WAN condition was probed, with the first
+	// path up.
+	probed bool
+}
+
+func (p *pairing) measure(ctx context.Context) (err error) {
+	c, b := p.c, p.b
 	cond := b.cond
 	var wan *wanCell
 	if _, impaired := c.wan.impaired(cond.Name); impaired {
@@ -28,6 +37,7 @@ func (c *cellLoop) pairedBlock(ctx context.Context, b block) (err error) {
 		}
 		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
 	}
+	p.wan = wan
 	defer func() {
 		for _, rw := range b.rows {
 			c.closePath(rw)
@@ -40,7 +50,7 @@ func (c *cellLoop) pairedBlock(ctx context.Context, b block) (err error) {
 			if gone[rw] {
 				continue
 			}
-			if err := c.pairedTurn(ctx, rw, cond, run, wan); err != nil {
+			if err := p.turn(ctx, rw, run); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -49,19 +59,20 @@ func (c *cellLoop) pairedBlock(ctx context.Context, b block) (err error) {
 			}
 		}
 		if run == rounds && len(gone) == 0 {
-			rounds += c.moreRounds(b, rounds)
+			rounds += p.moreRounds(rounds)
 		}
 	}
-	if err := c.rec.save(); err != nil {
-		return err
+	if wan != nil {
+		c.endWAN(ctx, wan, b.rows) // the paths are closed: no diagnostics of theirs
 	}
-	return nil
+	return c.rec.save()
 }
 
-// pairedTurn is one build's turn in round run: path up, warm-up, one
-// sample of every instrument, path closed. An error gives the build up
-// under this condition (it was recorded as skipped).
-func (c *cellLoop) pairedTurn(ctx context.Context, rw *row, cond results.Condition, run int, wan *wanCell) error {
+// turn is one build's turn in round run: path up, warm-up, one sample of
+// every instrument, path closed. An error gives the build up under this
+// condition (it was recorded as skipped).
+func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
+	c, cond, wan := p.c, p.b.cond, p.wan
 	c.logf("%s / %s: round %d: setting up", rw.t.Label(), cond.Name, run)
 	path, err := c.bringUp(ctx, rw, cond, run == 1)
 	if err != nil {
@@ -77,7 +88,8 @@ func (c *cellLoop) pairedTurn(ctx context.Context, rw *row, cond results.Conditi
 	defer c.dropPath(rw)
 	if run == 1 {
 		dropNotApplicable(c.progress, c.instruments, rw)
-		if wan != nil {
+		if wan != nil && !p.probed {
+			p.probed = true
 			wan.probe(ctx)
 		}
 	}
@@ -107,7 +119,8 @@ func (c *cellLoop) pairedTurn(ctx context.Context, rw *row, cond results.Conditi
 // moreRounds asks the verdict, over the block's cells so far, how many
 // more rounds to measure (0: stop), within --max-rounds, and adds them to
 // the progress plan.
-func (c *cellLoop) moreRounds(b block, done int) int {
+func (p *pairing) moreRounds(done int) int {
+	c, b := p.c, p.b
 	doc := c.rec.doc
 	var cells []verdict.Cell
 	for _, cell := range pairCells(doc, buildPairs(rowNames(b.rows))) {
