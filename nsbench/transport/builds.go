@@ -200,12 +200,20 @@ func (b *Built) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Label != "" {
-		p.Label += " @" + b.build.Label
-	}
 	for i, pr := range b.build.Programs {
 		if v := p.Facts.Get(pr.Option); v != "" {
 			b.build.Programs[i].Version = v
+		}
+	}
+	if p.Label != "" {
+		p.Label += " @" + b.build.Label
+	}
+	// What the Environment shows (facts with a label) is each build's
+	// own: "WireGuard @old" and "WireGuard @new", not the first one's.
+	for i, f := range p.Facts {
+		if f.Label != "" {
+			p.Facts[i].Key += "@" + b.build.Label
+			p.Facts[i].Label += " @" + b.build.Label
 		}
 	}
 	return p, nil

@@ -130,6 +130,19 @@ func TestBuildRows(t *testing.T) {
 	if v := fake.Build().Programs[0].Version; v != "wireguard-go v9" {
 		t.Errorf("version %q, want the path's own", v)
 	}
+	// The Environment's facts (those with a label) are each build's own.
+	p, err := fake.Up(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Facts.Get("wireguard@a") != "wireguard-go wireguard-go v9" || p.Facts.Get("wireguard") != "" || p.Facts.Get("wireguard-go@a") != "wireguard-go v9" {
+		t.Errorf("facts %+v: want the labelled one named for build a, the others kept", p.Facts)
+	}
+	for _, f := range p.Facts {
+		if !strings.HasSuffix(f.Label, " @a") {
+			t.Errorf("labelled fact %+v, want its label for build a", f)
+		}
+	}
 }
 
 // factsTransport is a fake whose path states a wireguard-go version.
@@ -140,6 +153,7 @@ type factsTransport struct {
 
 func (f factsTransport) Up(context.Context, *Testbed) (*Path, error) {
 	p := &Path{Close: func() error { return nil }}
-	p.Facts.Add(results.Fact{Key: "wireguard-go", Value: f.version})
+	p.Facts.Add(results.Fact{Key: "wireguard-go", Label: "wireguard-go", Value: f.version})
+	p.Facts.Add(results.Fact{Key: "wireguard", Label: "WireGuard", Value: "wireguard-go " + f.version})
 	return p, nil
 }
