@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
@@ -181,5 +182,46 @@ func TestPlanRefusesBadBuilds(t *testing.T) {
 		if _, err := NewPlan(o, known); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewPlan = %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// TestMoreRounds: the rounds the verdict asks for, over the block's own
+// cells, are capped by --max-rounds and added to the progress plan of
+// both builds' every instrument.
+func TestMoreRounds(t *testing.T) {
+	var asked []verdict.Cell
+	var askedDone, askedMax int
+	planRounds = func(rs []verdict.Result, done, maxRounds int, _ verdict.Options) int {
+		for _, r := range rs {
+			asked = append(asked, r.Cell)
+		}
+		askedDone, askedMax = done, maxRounds
+		return 5
+	}
+	t.Cleanup(func() { planRounds = verdict.Plan })
+	doc := builtDoc()
+	plan := &Plan{Options: Defaults()}
+	plan.Builds.MaxRounds = 6
+	ins, _, err := instrument.Select([]string{"iperf3-1", "rrul"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rowsOf("wireguard-go@a", "wireguard-go@b")
+	b := block{cond: results.Condition{Name: "lan"}, rows: rows, paired: true}
+	prog := newProgress(progressPlan{runs: 3, instruments: []string{"iperf3-1", "rrul"}, blocks: []progressBlock{{cond: "lan", transports: rowNames(rows)}}}, nil)
+	c := &cellLoop{plan: plan, rec: newRecorder(doc, t.TempDir()), progress: prog, instruments: ins, logf: func(string, ...any) {}}
+	before := prog.total()
+	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 3 {
+		t.Errorf("more rounds = %d, want 3 (asked 5, capped at --max-rounds 6 after 3)", n)
+	}
+	if askedDone != 3 || askedMax != 6 || len(asked) != 2 {
+		t.Errorf("asked with done %d, max %d, %d cells; want 3, 6 and the block's 2 cells", askedDone, askedMax, len(asked))
+	}
+	if got := prog.total() - before; got != 3*2*2 {
+		t.Errorf("progress plan grew by %d samples, want 3 rounds × 2 builds × 2 instruments", got)
+	}
+	planRounds = func([]verdict.Result, int, int, verdict.Options) int { return 0 }
+	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 0 {
+		t.Errorf("more rounds = %d when the verdict asks none", n)
 	}
 }

@@ -116,6 +116,10 @@ func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 	return c.rec.save()
 }
 
+// planRounds is the verdict's rule for more rounds (a test's fake may
+// stand in for it).
+var planRounds = verdict.Plan
+
 // moreRounds asks the verdict, over the block's cells so far, how many
 // more rounds to measure (0: stop), within --max-rounds, and adds them to
 // the progress plan.
@@ -129,7 +133,7 @@ func (p *pairing) moreRounds(done int) int {
 		}
 	}
 	o := verdict.Options{MinEffect: c.plan.Builds.MinEffect, Alpha: verdictAlpha}
-	n := min(verdict.Plan(verdict.Decide(cells, o), done, c.plan.Builds.MaxRounds, o), c.plan.Builds.MaxRounds-done)
+	n := min(planRounds(verdict.Decide(cells, o), done, c.plan.Builds.MaxRounds, o), c.plan.Builds.MaxRounds-done)
 	if n <= 0 {
 		return 0
 	}
