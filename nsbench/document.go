@@ -28,6 +28,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 			Runs:        plan.Runs,
 			SizeGB:      results.GiBOf(plan.SizeBytes),
 			Harness:     harnessVersion(),
+			Provenance:  ReadProvenance().results(),
 			SizeBytes:   plan.SizeBytes,
 			DurationSec: plan.Duration.Seconds(),
 			WarmupSec:   plan.Warmup.Seconds(),

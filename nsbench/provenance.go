@@ -3,6 +3,8 @@ package nsbench
 import (
 	"runtime"
 	"runtime/debug"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // Provenance is what this binary says of its own build: its module
@@ -41,6 +43,12 @@ func provenanceOf(bi *debug.BuildInfo, p Provenance) Provenance {
 		}
 	}
 	return p
+}
+
+// results is p as the results document records it (env.provenance).
+func (p Provenance) results() *results.Provenance {
+	r := results.Provenance(p)
+	return &r
 }
 
 // String is the one line the results' env.harness and the report show:

@@ -14,6 +14,9 @@ func TestProvenanceOf(t *testing.T) {
 	if p != want {
 		t.Fatalf("provenanceOf = %+v, want %+v", p, want)
 	}
+	if r := p.results(); r.Commit != want.Commit || !r.Modified || r.Go != "go1.99.1" || r.Version != "devel" {
+		t.Errorf("recorded as %+v", r)
+	}
 	if got := p.String(); got != "twnsbench devel 0123456789ab-dirty (go1.99.1)" {
 		t.Errorf("String = %q", got)
 	}

@@ -1,5 +1,14 @@
 package results
 
+// Provenance is what twnsbench's own build information says: its module
+// version, the VCS commit and whether the tree had changes, and Go.
+type Provenance struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go"`
+}
+
 // Build is one build of a transport (a row NAME@LABEL): the programs it
 // was run with, as --build named them.
 type Build struct {

@@ -104,16 +104,18 @@ type Env struct {
 	// reference's loader requires; SizeBytes holds the exact size.
 	SizeGB WholeGiB `json:"size_gb"`
 
-	Harness        string   `json:"harness,omitempty"`
-	SizeBytes      int64    `json:"size_bytes,omitempty"`
-	DurationSec    float64  `json:"duration_sec,omitempty"`
-	WarmupSec      float64  `json:"warmup_sec,omitempty"`
-	Congestion     string   `json:"congestion,omitempty"`
-	CongestionNote string   `json:"congestion_note,omitempty"`
-	Impairment     string   `json:"impairment,omitempty"`
-	Topology       string   `json:"topology,omitempty"`
-	SysctlChanges  []string `json:"sysctl_changes,omitempty"`
-	Fallbacks      []string `json:"fallbacks,omitempty"`
+	Harness string `json:"harness,omitempty"`
+	// Provenance is Harness in fields: the build that made the run.
+	Provenance     *Provenance `json:"provenance,omitempty"`
+	SizeBytes      int64       `json:"size_bytes,omitempty"`
+	DurationSec    float64     `json:"duration_sec,omitempty"`
+	WarmupSec      float64     `json:"warmup_sec,omitempty"`
+	Congestion     string      `json:"congestion,omitempty"`
+	CongestionNote string      `json:"congestion_note,omitempty"`
+	Impairment     string      `json:"impairment,omitempty"`
+	Topology       string      `json:"topology,omitempty"`
+	SysctlChanges  []string    `json:"sysctl_changes,omitempty"`
+	Fallbacks      []string    `json:"fallbacks,omitempty"`
 
 	// ImpairmentMethod is "netem" or "userspace"; WANSeed is the loss
 	// sequence's seed where the method uses one.
