@@ -221,6 +221,17 @@ func sortedRuns(m map[int]results.Sample) []int {
 	return runs
 }
 
+// VerdictResults are the verdicts of a document's builds as the verdict
+// package gives them (for the CI formats), decided again from its samples
+// with the thresholds it recorded; nil without builds.
+func VerdictResults(doc *results.Document) []verdict.Result {
+	if doc == nil || doc.Verdicts == nil {
+		return nil
+	}
+	o := verdict.Options{MinEffect: doc.Verdicts.MinEffect, Alpha: doc.Verdicts.Alpha}
+	return verdict.Decide(pairCells(doc, buildPairs(transportNames(doc))), o)
+}
+
 // decideBuilds gives every paired cell of the document its verdict.
 func decideBuilds(doc *results.Document, b Builds) *results.Verdicts {
 	pairs := buildPairs(transportNames(doc))

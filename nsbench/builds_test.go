@@ -133,6 +133,20 @@ func TestDecideBuildsAndOutcome(t *testing.T) {
 			t.Errorf("%v: outcome %d regressed, %d undecided, %d counted; want %d, %d, %d", tc.cells, len(o.Regressed), len(o.Undecided), o.Counted, tc.regressed, tc.undecided, tc.seen)
 		}
 	}
+	// The CI formats' hook decides again from the same samples and
+	// thresholds: the same cells and verdicts.
+	rs := VerdictResults(doc)
+	if len(rs) != len(v.Cells) {
+		t.Fatalf("VerdictResults gave %d cells, the document %d", len(rs), len(v.Cells))
+	}
+	for i, r := range rs {
+		if string(r.Verdict) != v.Cells[i].Verdict || r.Instrument != v.Cells[i].Instrument || r.Metric != v.Cells[i].Metric {
+			t.Errorf("cell %d: %s/%s %s, recorded %s/%s %s", i, r.Instrument, r.Metric, r.Verdict, v.Cells[i].Instrument, v.Cells[i].Metric, v.Cells[i].Verdict)
+		}
+	}
+	if VerdictResults(&results.Document{}) != nil {
+		t.Error("verdict results without builds")
+	}
 	if _, ok := VerdictOutcome(&results.Document{}); ok {
 		t.Error("a document without builds has an outcome")
 	}
