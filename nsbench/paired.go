@@ -74,7 +74,7 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 	c, cond, wan := p.c, p.b.cond, p.wan
 	c.logf("%s / %s: round %d: setting up", rw.t.Label(), cond.Name, run)
-	path, err := c.bringUp(ctx, rw, cond, run == 1)
+	path, err := c.bringUp(ctx, rw, cond, run) // every round times its path's set-up: ready pairs too
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

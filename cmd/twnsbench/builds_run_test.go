@@ -24,7 +24,7 @@ func buildWireGuardGo(t *testing.T) string {
 }
 
 // TestBuildsAA runs the same wireguard-go program as both builds (A/A)
-// with iperf3-1 and tcp_rr, 1 s samples: both rows exist with their
+// with iperf3-1, tcp_rr and the time to ready, 1 s samples: both rows exist with their
 // label, the program's version and SHA-256; every cell has a verdict and
 // none says slower; the exit code follows the verdicts of the cells
 // --fail-on selects (3 when one is undecided, else 0, never 1).
@@ -34,7 +34,7 @@ func TestBuildsAA(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b",
 		"--build", "a:wireguard-go="+wgGo, "--build", "b:wireguard-go="+wgGo,
-		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
+		"--instruments", "iperf3-1,tcp_rr,ready", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
 		"--wan", "off", "--out", out)
 	doc, err := results.Read(filepath.Join(out, results.FileName))
 	if err != nil {
@@ -101,8 +101,10 @@ func TestBuildsAA(t *testing.T) {
 			undecided = undecided || c.Verdict == "undecided"
 		}
 	}
-	if !seen["iperf3-1/value"] || !seen["tcp_rr/value"] || counted != 2 {
-		t.Errorf("verdict cells %v (%d counted): want iperf3-1/value and tcp_rr/value counted", seen, counted)
+	// Each round brings each build's path up: the time to ready pairs
+	// like the other instruments (once per run, it could never decide).
+	if !seen["iperf3-1/value"] || !seen["tcp_rr/value"] || !seen["ready/value"] || counted != 3 {
+		t.Errorf("verdict cells %v (%d counted): want iperf3-1/value, tcp_rr/value and ready/value counted", seen, counted)
 	}
 	want := exitOK
 	if undecided {
