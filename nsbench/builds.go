@@ -52,9 +52,25 @@ var DefaultFailOn = []FailOn{{"*", "*", "value"}}
 
 func (f FailOn) String() string { return f.Condition + "/" + f.Instrument + "/" + f.Metric }
 
-func (f FailOn) matches(c results.VerdictCell) bool {
+func (f FailOn) matches(cond, in, metric string) bool {
 	m := func(pat, s string) bool { return pat == "*" || pat == s }
-	return m(f.Condition, c.Condition) && m(f.Instrument, c.Instrument) && m(f.Metric, c.Metric)
+	return m(f.Condition, cond) && m(f.Instrument, in) && m(f.Metric, metric)
+}
+
+// failOns are the --fail-on selectors in force.
+type failOns []FailOn
+
+// failOnOf is b's --fail-on, DefaultFailOn when none was given.
+func failOnOf(b Builds) failOns {
+	if len(b.FailOn) == 0 {
+		return DefaultFailOn
+	}
+	return b.FailOn
+}
+
+// selects reports whether a cell's verdict sets the exit code.
+func (fs failOns) selects(cond, in, metric string) bool {
+	return slices.ContainsFunc(fs, func(f FailOn) bool { return f.matches(cond, in, metric) })
 }
 
 var failOnWord = regexp.MustCompile(`^(\*|[a-z0-9_.-]+)$`)
@@ -235,10 +251,7 @@ func VerdictResults(doc *results.Document) []verdict.Result {
 // decideBuilds gives every paired cell of the document its verdict.
 func decideBuilds(doc *results.Document, b Builds) *results.Verdicts {
 	pairs := buildPairs(transportNames(doc))
-	failOn := b.FailOn
-	if len(failOn) == 0 {
-		failOn = DefaultFailOn
-	}
+	failOn := failOnOf(b)
 	v := &results.Verdicts{Order: BuildsOrder, MinEffect: b.MinEffect, Alpha: verdictAlpha, MaxRounds: b.MaxRounds, Cells: []results.Verdict{}}
 	for _, f := range failOn {
 		v.FailOn = append(v.FailOn, f.String())
@@ -255,7 +268,7 @@ func decideBuilds(doc *results.Document, b Builds) *results.Verdicts {
 			VerdictCell: c,
 			Estimate:    results.Estimate{Ratio: finite(r.Ratio), Lo: finite(r.Lo), Hi: finite(r.Hi), P: finite(r.P), Q: finite(r.Q), MDE: finite(r.MDE)},
 			Pairs:       r.N, Censored: r.Censored, Verdict: string(r.Verdict), Reason: r.Reason,
-			Counts: slices.ContainsFunc(failOn, func(f FailOn) bool { return f.matches(c) }),
+			Counts: failOn.selects(c.Condition, c.Instrument, c.Metric),
 		})
 	}
 	return v

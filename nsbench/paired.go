@@ -133,7 +133,16 @@ func (p *pairing) moreRounds(done int) int {
 		}
 	}
 	o := verdict.Options{MinEffect: c.plan.Builds.MinEffect, Alpha: verdictAlpha}
-	n := min(planRounds(verdict.Decide(cells, o), done, c.plan.Builds.MaxRounds, o), c.plan.Builds.MaxRounds-done)
+	// Decided together (the p-values are adjusted across cells), planned
+	// on the cells --fail-on selects: a metric nobody acts on (a
+	// retransmit count that is mostly 0, never decided) buys no rounds.
+	var counted []verdict.Result
+	for _, r := range verdict.Decide(cells, o) {
+		if failOnOf(c.plan.Builds).selects(r.Condition, r.Instrument, r.Metric) {
+			counted = append(counted, r)
+		}
+	}
+	n := min(planRounds(counted, done, c.plan.Builds.MaxRounds, o), c.plan.Builds.MaxRounds-done)
 	if n <= 0 {
 		return 0
 	}
