@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // TestBuildsBadInputIsRefused: every malformed form of builds is refused
@@ -63,5 +64,27 @@ func TestBuildsBadInputIsRefused(t *testing.T) {
 	}
 	if after := newLeftovers(before); len(after) > 0 {
 		t.Errorf("refused runs created %v", after)
+	}
+}
+
+// TestRerunRefusesBuilds: a run of builds names its programs by path,
+// which rerun never takes from a file: refused, nothing created.
+func TestRerunRefusesBuilds(t *testing.T) {
+	dir := t.TempDir()
+	doc := results.Document{SchemaVersion: results.SchemaVersion, Complete: true,
+		Transports: []results.Transport{{Name: "wireguard-go@a"}, {Name: "wireguard-go@b"}},
+		Config: &results.RunConfig{Transports: []string{"wireguard-go@a", "wireguard-go@b"}, WAN: []string{"off"}, Instruments: []string{"iperf3-1"},
+			Runs: "3", SizeBytes: 1 << 20, DurationSec: 1, Congestion: "cubic", Order: "interleaved"}}
+	f := filepath.Join(dir, "in.json")
+	if err := results.WriteAtomic(f, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := runInProcess("rerun", f, "--out", out)
+	if code != exitRefused || !strings.Contains(stderr, "wireguard-go@a") || !strings.Contains(stderr, "run --build") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming the build and run --build", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused rerun created %s", out)
 	}
 }
