@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -73,7 +74,7 @@ func TestBuildsAA(t *testing.T) {
 	if v == nil || v.Order != "ABBA" || len(v.Cells) == 0 {
 		t.Fatalf("verdicts %+v", v)
 	}
-	undecided, counted := false, 0
+	counted := 0
 	seen := map[string]bool{}
 	for _, c := range v.Cells {
 		seen[c.Instrument+"/"+c.Metric] = true
@@ -98,7 +99,6 @@ func TestBuildsAA(t *testing.T) {
 		}
 		if c.Counts {
 			counted++
-			undecided = undecided || c.Verdict == "undecided"
 		}
 	}
 	// Each round brings each build's path up: the time to ready pairs
@@ -106,14 +106,88 @@ func TestBuildsAA(t *testing.T) {
 	if !seen["iperf3-1/value"] || !seen["tcp_rr/value"] || !seen["ready/value"] || counted != 3 {
 		t.Errorf("verdict cells %v (%d counted): want iperf3-1/value, tcp_rr/value and ready/value counted", seen, counted)
 	}
-	want := exitOK
-	if undecided {
-		want = exitInconclusive
-	}
-	if code != want {
-		t.Errorf("exit %d, want %d (undecided where it counts: %v)\nstdout: %s\nstderr: %s", code, want, undecided, stdout, stderr)
+	if want := verdictExit(v.Cells); code != want {
+		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "verdict: wireguard-go@b vs wireguard-go@a, lan / iperf3-1 / value: ") {
 		t.Errorf("stdout lacks the verdict lines: %s", stdout)
+	}
+}
+
+// verdictExit is the exit code the counted verdicts call for: 1 when one
+// is slower, else 3 when one is undecided or none counts, else 0.
+func verdictExit(cells []results.Verdict) int {
+	code, counted := exitOK, 0
+	for _, c := range cells {
+		if !c.Counts {
+			continue
+		}
+		counted++
+		switch c.Verdict {
+		case "slower":
+			return exitFailed
+		case "undecided":
+			code = exitInconclusive
+		}
+	}
+	if counted == 0 {
+		return exitInconclusive
+	}
+	return code
+}
+
+// publishedWireGuardGo is an older published wireguard-go than go.mod's.
+const publishedWireGuardGo = "golang.zx2c4.com/wireguard@v0.0.0-20230325221338-052af4a8072b"
+
+// TestBuildsPublishedVersions runs two published versions of wireguard-go
+// side by side, the older one fetched through the Go module proxy and
+// built here (so it needs the network: set TWNSBENCH_NET_TESTS=1): each
+// row carries its own version and SHA-256, both are measured in every
+// round, and the exit code follows the counted verdicts.
+func TestBuildsPublishedVersions(t *testing.T) {
+	requireRoot(t)
+	if os.Getenv("TWNSBENCH_NET_TESTS") != "1" {
+		t.Skip("fetches " + publishedWireGuardGo + " through the Go module proxy: set TWNSBENCH_NET_TESTS=1")
+	}
+	newer := buildWireGuardGo(t)
+	gobin := t.TempDir()
+	install := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "install", publishedWireGuardGo)
+	install.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s: %v\n%s", publishedWireGuardGo, err, out)
+	}
+	older := filepath.Join(gobin, "wireguard") // go install names it after the module's last element
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@old,wireguard-go@new",
+		"--build", "old:wireguard-go="+older, "--build", "new:wireguard-go="+newer,
+		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
+		"--wan", "off", "--out", out)
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
+	}
+	_, wantOld, _ := strings.Cut(publishedWireGuardGo, "@")
+	ps := map[string]results.BuildProgram{}
+	for _, row := range []string{"wireguard-go@old", "wireguard-go@new"} {
+		tr, ok := doc.TransportOf(row)
+		if !ok || tr.Build == nil || len(tr.Build.Programs) != 1 {
+			t.Fatalf("row %s missing or without its build", row)
+		}
+		ps[row] = tr.Build.Programs[0]
+	}
+	if !strings.HasSuffix(ps["wireguard-go@old"].Version, " "+wantOld) || strings.HasSuffix(ps["wireguard-go@new"].Version, " "+wantOld) {
+		t.Errorf("versions old %q, new %q: want old at %s and new at go.mod's", ps["wireguard-go@old"].Version, ps["wireguard-go@new"].Version, wantOld)
+	}
+	if ps["wireguard-go@old"].SHA256 == ps["wireguard-go@new"].SHA256 {
+		t.Error("two versions with one SHA-256")
+	}
+	if doc.Verdicts == nil {
+		t.Fatal("no verdicts")
+	}
+	for _, c := range doc.Verdicts.Cells {
+		t.Logf("%s/%s: %s, %d pairs (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, c.Reason)
+	}
+	if want := verdictExit(doc.Verdicts.Cells); code != want {
+		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
 	}
 }
