@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,7 +44,13 @@ func ParseBuild(s string) (BuildDef, error) {
 	if !buildLabelRE.MatchString(label) {
 		return BuildDef{}, fmt.Errorf("--build %q: label %q: want 1 to 32 of a-z 0-9 . _ - starting with a letter or digit", s, label)
 	}
-	return BuildDef{Label: label, Option: opt, Path: path}, nil
+	// Absolute: the program starts in the role's namespace, from
+	// wherever its launcher runs.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return BuildDef{}, fmt.Errorf("--build %q: %w", s, err)
+	}
+	return BuildDef{Label: label, Option: opt, Path: abs}, nil
 }
 
 // SplitBuild splits a --transports word into its row (NAME or

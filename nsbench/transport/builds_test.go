@@ -23,9 +23,13 @@ func exe(t *testing.T, dir, name string) string {
 }
 
 func TestParseBuild(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	d, err := ParseBuild("new:tw=./bin/tw")
-	if err != nil || d != (BuildDef{Label: "new", Option: "tw", Path: "./bin/tw"}) {
-		t.Fatalf("ParseBuild = %+v, %v", d, err)
+	if err != nil || d != (BuildDef{Label: "new", Option: "tw", Path: filepath.Join(wd, "bin/tw")}) {
+		t.Fatalf("ParseBuild = %+v, %v; want the path made absolute", d, err)
 	}
 	for _, bad := range []string{"", "new", "new:tw", "new:tw=", ":tw=x", "new:=x", "New:tw=x", "a b:tw=x", "-x:tw=x", "new=tw:x"} {
 		if _, err := ParseBuild(bad); err == nil || !strings.HasPrefix(err.Error(), "--build ") {
