@@ -161,3 +161,26 @@ func (f factsTransport) Up(context.Context, *Testbed) (*Path, error) {
 	p.Facts.Add(results.Fact{Key: "wireguard", Label: "WireGuard", Value: "wireguard-go " + f.version})
 	return p, nil
 }
+
+// TestTWBuildsEnrolApart: each tw build keeps its enrolment in a directory
+// of its own in every role (tw refuses to create a user twice); a tw row
+// that is no build keeps tw's.
+func TestTWBuildsEnrolApart(t *testing.T) {
+	dir := t.TempDir()
+	a, b := exe(t, dir, "tw-a"), exe(t, dir, "tw-b")
+	ts, err := BuildWith([]string{"tw@old", "tw@new"}, nil, []BuildDef{{"old", "tw", a}, {"new", "tw", b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, nw := ts[0].(*Built).Transport.(*TW), ts[1].(*Built).Transport.(*TW)
+	if old.subDir() != "tw@old" || nw.subDir() != "tw@new" || old.Bin != a || nw.Bin != b {
+		t.Errorf("builds' tw dirs %q, %q and programs %q, %q", old.subDir(), nw.subDir(), old.Bin, nw.Bin)
+	}
+	plain, err := Build([]string{"tw"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := plain[0].(*TW).subDir(); d != "tw" {
+		t.Errorf("tw's dir %q, want tw", d)
+	}
+}

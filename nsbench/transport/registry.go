@@ -71,6 +71,10 @@ type Config struct {
 	Options map[string]string
 	// Variant is the chosen variant ("" for a transport without any).
 	Variant string
+	// Build is the build's label of a row NAME@LABEL, "" for another: a
+	// transport that keeps state in its roles' directories keeps each
+	// build's apart.
+	Build string
 }
 
 // RowName is the results' transport id of a variant: the transport's name
@@ -293,7 +297,7 @@ func BuildWith(names []string, values map[string]string, defs []BuildDef) ([]Tra
 				mine = append(mine, d)
 			}
 		}
-		t, err := s.New(Config{Options: opts, Variant: variant})
+		t, err := s.New(Config{Options: opts, Variant: variant, Build: label})
 		if err != nil {
 			return nil, err
 		}
