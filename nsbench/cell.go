@@ -41,6 +41,9 @@ type tally struct {
 // block measures b. A path that does not come up is reported as skipped
 // for this condition.
 func (c *cellLoop) block(ctx context.Context, b block) (err error) {
+	if b.paired {
+		return (&pairing{c: c, b: b}).measure(ctx)
+	}
 	cond := b.cond
 	var wan *wanCell
 	if _, impaired := c.wan.impaired(cond.Name); impaired {
@@ -57,7 +60,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	}()
 	for _, rw := range b.rows {
 		c.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
-		path, err := c.bringUp(ctx, rw, cond, true)
+		path, err := c.bringUp(ctx, rw, cond, 1)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -160,7 +163,7 @@ func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 		c.rec.diagnostic(d)
 	}
 	for _, rw := range live {
-		if rw.path.Diagnose != nil {
+		if rw.path != nil && rw.path.Diagnose != nil {
 			for _, d := range rw.path.Diagnose() {
 				c.rec.diagnostic(results.Diagnostic{Transport: rw.t.Name(), Condition: cond.Name, Name: d.Name, Output: d.Output})
 			}
@@ -196,8 +199,10 @@ func (c *cellLoop) dropPath(rw *row) {
 const readyTimeout = 60 * time.Second
 
 // bringUp builds t's path and waits for the first SSH exchange through it;
-// the time from the start of set-up to that exchange is the ready sample.
-func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition, recordReady bool) (*transport.Path, error) {
+// the time from the start of set-up to that exchange is the ready sample,
+// recorded as run readyRun (0: not recorded). A block brings each path up
+// once (run 1); a paired block once per round, each a sample.
+func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition, readyRun int) (*transport.Path, error) {
 	t := rw.t
 	c.tb.sampler.Transport = rw.meters
 	before, err := c.tb.sampler.Snapshot()
@@ -222,10 +227,10 @@ func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition,
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	c.logf("%s / %s: ready in %.2f s", t.Name(), cond.Name, ready.Seconds())
-	if c.ready && recordReady {
+	if c.ready && readyRun > 0 {
 		d := after.Sub(before)
 		c.rec.sample(results.Sample{
-			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: 1,
+			Transport: t.Name(), Condition: cond.Name, Instrument: instrument.Ready, Run: readyRun,
 			WallSec: ready.Seconds(), Value: ready.Seconds(), Unit: "s",
 			HostCPUSec: d.HostCPUSec, RoleCPUSec: d.RoleCPUSec, TransportCPUSec: d.TransportCPUSec,
 		}, d.HarnessCPUSec)

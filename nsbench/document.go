@@ -3,7 +3,6 @@ package nsbench
 import (
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -29,6 +28,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 			Runs:        plan.Runs,
 			SizeGB:      results.GiBOf(plan.SizeBytes),
 			Harness:     harnessVersion(),
+			Provenance:  ReadProvenance().results(),
 			SizeBytes:   plan.SizeBytes,
 			DurationSec: plan.Duration.Seconds(),
 			WarmupSec:   plan.Warmup.Seconds(),
@@ -121,26 +121,4 @@ func kernelRelease() string {
 	return "unknown"
 }
 
-func harnessVersion() string {
-	v := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "-dirty"
-				}
-			}
-		}
-		if len(rev) >= 12 {
-			v += " " + rev[:12] + dirty
-		}
-	}
-	return "twnsbench " + v + " (" + runtime.Version() + ")"
-}
+func harnessVersion() string { return ReadProvenance().String() }

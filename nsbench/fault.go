@@ -172,7 +172,7 @@ func (c *cellLoop) rebuild(ctx context.Context, rw *row, cond results.Condition,
 	start := time.Now()
 	c.logf("%s / %s: building the path again", rw.t.Label(), cond.Name)
 	c.dropPath(rw)
-	path, err := c.bringUp(ctx, rw, cond, false)
+	path, err := c.bringUp(ctx, rw, cond, 0)
 	if err != nil {
 		return time.Since(start), err
 	}

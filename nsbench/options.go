@@ -22,6 +22,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	Order string
 	// Hosts puts roles on other machines (run --host); empty: this one.
 	Hosts Hosts
+	// Builds are a run of two builds of a transport's options (rows
+	// NAME@LABEL).
+	Builds Builds
 }
 
 // Measure is how much each cell measures.
@@ -92,6 +96,7 @@ func Defaults() Options {
 		OutDir:     "results",
 		Congestion: "cubic",
 		Order:      OrderInterleaved,
+		Builds:     BuildsDefaults,
 	}
 }
 
@@ -299,7 +304,7 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	seen := map[string]bool{}
 	for _, t := range o.Transports {
 		switch {
-		case !slices.Contains(known, strings.SplitN(t, ":", 2)[0]):
+		case !slices.Contains(known, strings.SplitN(strings.SplitN(t, "@", 2)[0], ":", 2)[0]):
 			errs = append(errs, fmt.Errorf("--transports: unknown transport %q (known: %s)", t, strings.Join(known, ", ")))
 		case seen[t]:
 			errs = append(errs, fmt.Errorf("--transports: %q given twice", t))
@@ -311,6 +316,11 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, o.Hosts.validate(o)...)
+	conds := []string{results.LAN}
+	for _, w := range wans {
+		conds = append(conds, w.Name)
+	}
+	errs = append(errs, o.validateBuilds(conds)...)
 	switch o.Impairment {
 	case ImpairmentAuto, ImpairmentNetem, ImpairmentUserspace:
 	default:

@@ -111,6 +111,13 @@ func (p *progress) fix(transport, cond, inst string, planned int) {
 	p.plans.planned[k], p.plans.fixed[k] = planned, true
 }
 
+// more adds n samples to a cell's plan: more rounds a verdict asked for.
+func (p *progress) more(transport, cond, inst string, n int) {
+	k := cellKey{transport, cond, inst}
+	p.left[k] += n
+	p.plans.planned[k] += n
+}
+
 // drop removes n planned samples of a cell that will not run.
 func (p *progress) drop(transport, cond, inst string, n int) {
 	k := cellKey{transport, cond, inst}

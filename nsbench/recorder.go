@@ -169,7 +169,18 @@ func (rc setupRecorder) order(order string, rounds [][]string) {
 
 func (rc *recorder) transport(t transport.Transport) {
 	spec, _ := transport.SpecOf(t.Name())
-	rc.doc.Transports = append(rc.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label(), About: t.About(), Plain: spec.Plain})
+	rc.doc.Transports = append(rc.doc.Transports, results.Transport{Name: t.Name(), Label: t.Label(), About: t.About(), Plain: spec.Plain, Build: buildOf(t)})
+}
+
+// buildOf is what the results record of a build's row (its programs'
+// versions once its path was up), nil for another row.
+func buildOf(t transport.Transport) *results.Build {
+	b, ok := t.(*transport.Built)
+	if !ok {
+		return nil
+	}
+	build := b.Build()
+	return &build
 }
 
 // path records a transport's facts, fallbacks and whether a kernel part
@@ -182,12 +193,16 @@ func (rc *recorder) path(t transport.Transport, p *transport.Path) {
 				rc.doc.Transports[i].Label = p.Label
 			}
 			rc.doc.Transports[i].InKernel = p.InKernel
+			rc.doc.Transports[i].Build = buildOf(t)
 		}
 	}
 	for _, f := range p.Fallbacks {
 		rc.fallback(t.Name() + ": " + f)
 	}
 }
+
+// verdicts records the verdicts on two builds of a transport.
+func (rc *recorder) verdicts(v *results.Verdicts) { rc.doc.Verdicts = v }
 
 // skip records that t cannot run under condition ("" for every condition).
 func (rc *recorder) skip(t transport.Transport, condition, reason string) {

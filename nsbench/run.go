@@ -242,6 +242,9 @@ func (r *runner) finish(runErr error) error {
 	if r.cells != nil {
 		r.res.Failures, r.res.Unverified = r.cells.tally.failures, r.cells.tally.unverified
 	}
+	if r.plan.HasBuilds() {
+		r.rec.verdicts(decideBuilds(doc, r.plan.Builds))
+	}
 	r.rec.end(interrupted, runErr, time.Since(r.start), time.Since(t0))
 	werr := r.rec.save()
 	errs = append(errs, werr, r.writeReports(werr == nil))

@@ -41,6 +41,12 @@ func newRow(t transport.Transport, view *transport.Testbed) *row {
 type block struct {
 	cond results.Condition
 	rows []*row
+	// paired marks the two builds of a transport (rows NAME@LABEL, A
+	// first): their paths cannot be up together (the same devices,
+	// addresses and ports), so each round brings each up in turn, in
+	// runOrder's order — A B, then B A (ABBA) — and closes it after its
+	// samples (paired.go).
+	paired bool
 }
 
 // rounds splits rows, in order, into groups whose paths can be up at the
@@ -79,12 +85,17 @@ func schedule(order string, rows []*row, conds []results.Condition) ([]block, []
 			}
 		}
 	} else {
-		rs = rounds(rows)
+		plain, pairs := splitBuilds(rows)
+		rs = rounds(plain)
 		for _, c := range conds {
 			for _, round := range rs {
 				bs = append(bs, block{cond: c, rows: round})
 			}
+			for _, p := range pairs {
+				bs = append(bs, block{cond: c, rows: p, paired: true})
+			}
 		}
+		rs = append(rs, pairs...)
 	}
 	for _, b := range bs {
 		for _, rw := range b.rows {
@@ -92,6 +103,34 @@ func schedule(order string, rows []*row, conds []results.Condition) ([]block, []
 		}
 	}
 	return bs, rs
+}
+
+// splitBuilds takes the two builds of each transport out of rows, as
+// pairs (A, the first named, then B); the other rows stay in order.
+func splitBuilds(rows []*row) (plain []*row, pairs [][]*row) {
+	var names []string
+	for _, rw := range rows {
+		names = append(names, rw.t.Name())
+	}
+	inPair := map[string][]*row{}
+	for _, p := range buildPairs(names) {
+		inPair[p.a], inPair[p.b] = nil, nil
+	}
+	for _, rw := range rows {
+		if _, ok := inPair[rw.t.Name()]; !ok {
+			plain = append(plain, rw)
+		}
+	}
+	for _, p := range buildPairs(names) {
+		var pair []*row
+		for _, rw := range rows {
+			if n := rw.t.Name(); n == p.a || n == p.b {
+				pair = append(pair, rw)
+			}
+		}
+		pairs = append(pairs, pair)
+	}
+	return plain, pairs
 }
 
 // runOrder is the order a block's rows are measured in for run k: the

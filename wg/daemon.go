@@ -64,6 +64,13 @@ var UserspaceDaemon = sync.OnceValue(func() Daemon {
 	return ChooseDaemon(self, filepath.Join(filepath.Dir(self), DaemonProgram), GoVersion())
 })
 
+// ProgramDaemon is the wireguard-go program at path, whatever its version
+// (a build chosen with --build LABEL:wireguard-go=PATH), run as
+// ChooseDaemon runs upstream's.
+func ProgramDaemon(path string) Daemon {
+	return Daemon{Argv: []string{path}, Env: []string{"WG_PROCESS_FOREGROUND=1", "LOG_LEVEL=error"}, Upstream: true}
+}
+
 // ChooseDaemon picks upstream's program at path when it is wireguard-go
 // at version (the one built into self), else the copy built into self,
 // saying why.

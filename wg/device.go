@@ -32,6 +32,9 @@ type Link struct {
 	Impl Impl
 	MTU  int          // 0: DefaultMTU
 	Addr netip.Prefix // the interface's tunnel address, e.g. 10.99.0.1/24
+	// Daemon, for a userspace device, is the daemon to run; nil:
+	// UserspaceDaemon's choice.
+	Daemon *Daemon
 }
 
 // Device is a WireGuard interface in a role, reached only through the
@@ -80,6 +83,9 @@ func Create(ctx context.Context, r *role.Role, l Link) (d *Device, err error) {
 		}
 	case ImplUserspace:
 		daemon := UserspaceDaemon().At(r.Self())
+		if l.Daemon != nil {
+			daemon = *l.Daemon
+		}
 		if len(daemon.Argv) == 0 {
 			return d, fmt.Errorf("wireguard %s: no wireguard-go daemon: %s", l.Name, daemon.Fallback)
 		}

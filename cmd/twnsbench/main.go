@@ -2,8 +2,11 @@
 // namespaces on one host: `sudo twnsbench run`.
 //
 // Exit codes: 0 success; 1 the run failed or some samples could not be
-// measured; 2 refused (bad input or the host is not ready; nothing was
-// created); 130 interrupted (the results measured so far are kept).
+// measured, or (two builds) build B is confirmed slower where --fail-on
+// looks; 2 refused (bad input or the host is not ready; nothing was
+// created); 3 inconclusive (selfcheck; two builds' verdict undecided where
+// --fail-on looks); 130 interrupted (the results measured so far are
+// kept).
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
@@ -30,7 +34,8 @@ const (
 	exitOK      = 0
 	exitFailed  = 1
 	exitRefused = 2
-	// exitInconclusive: selfcheck could not tell (the host is too noisy).
+	// exitInconclusive: selfcheck could not tell (the host is too noisy),
+	// or two builds' verdict is undecided where --fail-on looks.
 	exitInconclusive = 3
 	exitInterrupted  = 130
 )
@@ -121,7 +126,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			agentCommand(),
 		},
 		OnUsageError: usageError,
+		// --version: the build's version, commit and Go (runtime/debug).
+		Version: nsbench.ReadProvenance().Version,
 	}
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprint(c.App.Writer, nsbench.ReadProvenance().Long()) }
 	for _, c := range app.Commands {
 		c.OnUsageError = usageError
 	}

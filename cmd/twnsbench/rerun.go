@@ -55,6 +55,9 @@ func rerunAction(c *cli.Context) error {
 	rerun.Options = kept
 	cfg = &rerun
 	rows := slices.Clone(cfg.Transports)
+	if i := slices.IndexFunc(rows, func(r string) bool { return strings.Contains(r, "@") }); i >= 0 {
+		return refuse(fmt.Errorf("rerun: %s is a build (%s): a results file never names the programs rerun starts; run it again with run --build", file, rows[i]))
+	}
 	if missing := unrunnable(rows, cfg.Options); len(missing) > 0 {
 		if !skipMissing {
 			return refuse(fmt.Errorf("rerun: this host cannot run %s; --skip-missing to rerun the rest", strings.Join(missing, "; ")))

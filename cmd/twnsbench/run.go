@@ -27,27 +27,41 @@ var errInterrupted = errors.New("interrupted: results measured so far are kept")
 // flags.
 func transportFlags() []cli.Flag {
 	var flags []cli.Flag
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			flags = append(flags, &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: o.File})
-		}
+	for _, o := range transport.Options() {
+		flags = append(flags, &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: o.File})
 	}
 	return flags
 }
 
 // buildTransports makes the selected transports (the default set when
-// none is named) with their options' values from the flags.
+// none is named) with their options' values from the flags, and the
+// builds' programs from --build.
 func buildTransports(c *cli.Context, names []string) ([]transport.Transport, error) {
-	return transport.Build(names, transportValues(c))
+	defs, err := buildDefs(c)
+	if err != nil {
+		return nil, err
+	}
+	return transport.BuildWith(names, transportValues(c), defs)
+}
+
+// buildDefs reads every --build LABEL:OPTION=PATH.
+func buildDefs(c *cli.Context) ([]transport.BuildDef, error) {
+	var defs []transport.BuildDef
+	for _, v := range c.StringSlice("build") {
+		d, err := transport.ParseBuild(v)
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, d)
+	}
+	return defs, nil
 }
 
 // transportValues are the transports' option values from the flags.
 func transportValues(c *cli.Context) map[string]string {
 	values := map[string]string{}
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			values[o.Name] = c.String(o.Name)
-		}
+	for _, o := range transport.Options() {
+		values[o.Name] = c.String(o.Name)
 	}
 	return values
 }
@@ -57,11 +71,9 @@ func transportValues(c *cli.Context) map[string]string {
 // the run will start there (the same paths as here).
 func transportArgs(c *cli.Context) []string {
 	var args []string
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			if c.IsSet(o.Name) {
-				args = append(args, "--"+o.Name, c.String(o.Name))
-			}
+	for _, o := range transport.Options() {
+		if c.IsSet(o.Name) {
+			args = append(args, "--"+o.Name, c.String(o.Name))
 		}
 	}
 	return args
@@ -82,7 +94,7 @@ func runCommand() *cli.Command {
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "); default: all"},
-			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
+			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, NAME@LABEL for a build (--build), or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
 			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
 			&cli.StringFlag{Name: "runs", Value: strconv.Itoa(d.Runs), EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell, or auto: a pilot of " + strconv.Itoa(nsbench.AutoMinRuns) + " runs per cell fixes the cell's number of runs from its spread, for a 95 % interval of the median within --precision of it (at most --max-runs); every run then counts"},
 			&cli.StringFlag{Name: "precision", Value: "5%", Usage: "with --runs auto: the half-width of the median's 95 % interval to plan for, relative to the median"},
@@ -97,7 +109,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			impairmentFlag(), seedFlag(), strictFlag(),
-		}, append(hostFlags(), transportFlags()...)...),
+		}, append(append(buildFlags(), hostFlags()...), transportFlags()...)...),
 		Action: runAction,
 	}
 }
@@ -114,6 +126,13 @@ func runAction(c *cli.Context) error {
 	}
 	plan, err := nsbench.NewPlan(opts, append(transport.Names(), transport.SetNames()...))
 	if err != nil {
+		return refuse(err)
+	}
+	defs, err := buildDefs(c)
+	if err != nil {
+		return refuse(err)
+	}
+	if err := transport.CheckBuilds(opts.Transports, defs); err != nil {
 		return refuse(err)
 	}
 	if err := checkImpairment(plan); err != nil {
@@ -205,6 +224,9 @@ func runAction(c *cli.Context) error {
 	if len(res.Doc.Samples) == 0 {
 		return fmt.Errorf("the run measured nothing: every transport was skipped (reasons in %s)", filepath.Join(res.OutDir, nsbench.ReportFile))
 	}
+	if err := buildsOutcome(c, res); err != nil {
+		return err
+	}
 	return verr
 }
 
@@ -222,11 +244,9 @@ func recordedOptions(c *cli.Context) map[string]string {
 // measurement: every registered one but host paths.
 func recordableOptions() map[string]bool {
 	names := map[string]bool{}
-	for _, s := range transport.Registered() {
-		for _, o := range s.Options {
-			if !o.File {
-				names[o.Name] = true
-			}
+	for _, o := range transport.Options() {
+		if !o.File {
+			names[o.Name] = true
 		}
 	}
 	return names
@@ -341,6 +361,9 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 		if c.IsSet("max-runs") {
 			o.MaxRuns = c.Int("max-runs")
 		}
+	}
+	if err := buildsOptions(c, &o); err != nil {
+		return o, err
 	}
 	o.Order = c.String("order")
 	if c.IsSet("duration") {

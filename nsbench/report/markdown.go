@@ -20,6 +20,7 @@ func Markdown(d *results.Document) []byte {
 	w := &writer{}
 	v.writeHeader(w)
 	v.writeEnvironment(w)
+	v.writeBuilds(w)
 	for _, c := range d.Conditions {
 		v.writeResults(w, c)
 		v.writePacketTable(w, c)

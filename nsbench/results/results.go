@@ -33,7 +33,9 @@ type Document struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Failures      []Failure    `json:"failures,omitempty"`
 	Cells         []Cell       `json:"cells,omitempty"`
-	Interrupted   string       `json:"interrupted,omitempty"`
+	// Verdicts, in a run of two builds of a transport, are its verdicts.
+	Verdicts    *Verdicts `json:"verdicts,omitempty"`
+	Interrupted string    `json:"interrupted,omitempty"`
 
 	// Complete is set only when the run reached its end: a document
 	// without it (a killed harness, one still running) is incomplete.
@@ -102,16 +104,18 @@ type Env struct {
 	// reference's loader requires; SizeBytes holds the exact size.
 	SizeGB WholeGiB `json:"size_gb"`
 
-	Harness        string   `json:"harness,omitempty"`
-	SizeBytes      int64    `json:"size_bytes,omitempty"`
-	DurationSec    float64  `json:"duration_sec,omitempty"`
-	WarmupSec      float64  `json:"warmup_sec,omitempty"`
-	Congestion     string   `json:"congestion,omitempty"`
-	CongestionNote string   `json:"congestion_note,omitempty"`
-	Impairment     string   `json:"impairment,omitempty"`
-	Topology       string   `json:"topology,omitempty"`
-	SysctlChanges  []string `json:"sysctl_changes,omitempty"`
-	Fallbacks      []string `json:"fallbacks,omitempty"`
+	Harness string `json:"harness,omitempty"`
+	// Provenance is Harness in fields: the build that made the run.
+	Provenance     *Provenance `json:"provenance,omitempty"`
+	SizeBytes      int64       `json:"size_bytes,omitempty"`
+	DurationSec    float64     `json:"duration_sec,omitempty"`
+	WarmupSec      float64     `json:"warmup_sec,omitempty"`
+	Congestion     string      `json:"congestion,omitempty"`
+	CongestionNote string      `json:"congestion_note,omitempty"`
+	Impairment     string      `json:"impairment,omitempty"`
+	Topology       string      `json:"topology,omitempty"`
+	SysctlChanges  []string    `json:"sysctl_changes,omitempty"`
+	Fallbacks      []string    `json:"fallbacks,omitempty"`
 
 	// ImpairmentMethod is "netem" or "userspace"; WANSeed is the loss
 	// sequence's seed where the method uses one.
@@ -189,6 +193,8 @@ type Transport struct {
 	// transport did that work, so its CPU and memory are not attributable
 	// to it (they show only in the host's CPU).
 	InKernel string `json:"in_kernel,omitempty"`
+	// Build, on a build's row (NAME@LABEL), is its label and programs.
+	Build *Build `json:"build,omitempty"`
 }
 
 // OwnCPUAbsent says why the transport's own CPU is not a figure, or "":

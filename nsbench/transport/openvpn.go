@@ -30,6 +30,21 @@ import (
 type OpenVPN struct {
 	tls    bool
 	cipher string // the variant: "aes-256-gcm", …
+	bin    string // the openvpn program (--openvpn); "" finds openvpn on PATH or in /usr/sbin
+}
+
+// ovpnOption is both OpenVPN transports' program option.
+var ovpnOption = Option{Name: "openvpn", File: true, Usage: "openvpn program of the openvpn-static and openvpn-tls transports (default: openvpn on PATH, else /usr/sbin/openvpn)"}
+
+// program is the openvpn program t runs.
+func (t *OpenVPN) program() (string, error) {
+	if t.bin != "" {
+		if err := checkExecutable(t.bin); err != nil {
+			return "", fmt.Errorf("--openvpn %s: %w", t.bin, err)
+		}
+		return t.bin, nil
+	}
+	return systemProgram("openvpn")
 }
 
 var (
@@ -49,7 +64,8 @@ var openVPNStaticSpec = Spec{
 	Summary:  "SSH over OpenVPN 2.6 in static-key mode (UDP, AES-256-CBC + HMAC-SHA1)",
 	Variants: []string{"aes-256-cbc"},
 	Sets:     []string{"seed-002"},
-	New:      func(c Config) (Transport, error) { return &OpenVPN{cipher: c.Variant}, nil },
+	Options:  []Option{ovpnOption},
+	New:      func(c Config) (Transport, error) { return &OpenVPN{cipher: c.Variant, bin: c.Options["openvpn"]}, nil },
 }
 
 var openVPNTLSSpec = Spec{
@@ -58,7 +74,10 @@ var openVPNTLSSpec = Spec{
 	Summary:  "SSH over OpenVPN 2.6 in TLS mode (UDP, per-run EC certificates, the variant's data channel cipher)",
 	Variants: []string{"aes-256-gcm", "chacha20-poly1305", "aes-128-gcm"},
 	Sets:     []string{"seed-002"},
-	New:      func(c Config) (Transport, error) { return &OpenVPN{tls: true, cipher: c.Variant}, nil },
+	Options:  []Option{ovpnOption},
+	New: func(c Config) (Transport, error) {
+		return &OpenVPN{tls: true, cipher: c.Variant, bin: c.Options["openvpn"]}, nil
+	},
 }
 
 func (t *OpenVPN) spec() Spec {
@@ -85,7 +104,7 @@ func (t *OpenVPN) About() string {
 
 func (t *OpenVPN) Check() error {
 	var missing []string
-	if _, err := systemProgram("openvpn"); err != nil {
+	if _, err := t.program(); err != nil {
 		missing = append(missing, err.Error())
 	}
 	if _, err := os.Stat(tunDevice); err != nil {
@@ -110,7 +129,7 @@ var (
 func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ovpnReady)
 	defer cancel()
-	bin, err := systemProgram("openvpn")
+	bin, err := t.program()
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
@@ -158,6 +177,10 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			facts = append(facts, results.Fact{Key: t.Name() + " control channel", Value: m[1] + " " + m[2]})
 		}
 	}
+	if t.bin != "" {
+		// A chosen program (a build) states its own version.
+		facts = append(facts, results.Fact{Key: "openvpn", Value: ovpnVersion(t.bin)})
+	}
 	return &Path{
 		Target:  DirectTarget(ovpnServer.String()),
 		Facts:   facts,
@@ -169,6 +192,14 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		},
 		Close: u.close,
 	}, nil
+}
+
+// ovpnVersion is the first line of `openvpn --version` ("OpenVPN 2.6.9
+// x86_64-pc-linux-gnu …"), or "" when it says nothing.
+func ovpnVersion(bin string) string {
+	out, _ := exec.Command(bin, "--version").Output() // exits 1 after printing
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
 }
 
 // modeArgs makes the mode's keys in sub of each role's directory (once per

@@ -8,7 +8,9 @@ import (
 )
 
 // Option is a setting of one transport, offered as a flag of `run`
-// (--Name). Option names are unique across all transports.
+// (--Name). Option names are unique across all transports, but for an
+// option two transports share word for word (openvpn-static's and
+// openvpn-tls's --openvpn): one flag sets both.
 type Option struct {
 	Name  string
 	Usage string
@@ -69,6 +71,10 @@ type Config struct {
 	Options map[string]string
 	// Variant is the chosen variant ("" for a transport without any).
 	Variant string
+	// Build is the build's label of a row NAME@LABEL, "" for another: a
+	// transport that keeps state in its roles' directories keeps each
+	// build's apart.
+	Build string
 }
 
 // RowName is the results' transport id of a variant: the transport's name
@@ -107,7 +113,7 @@ func Register(s Spec) {
 			panic(fmt.Sprintf("transport.Register: %q registered twice", s.Name))
 		}
 		for _, o := range s.Options {
-			if slices.ContainsFunc(r.Options, func(x Option) bool { return x.Name == o.Name }) {
+			if slices.ContainsFunc(r.Options, func(x Option) bool { return x.Name == o.Name && x != o }) {
 				panic(fmt.Sprintf("transport.Register: %q: option --%s is %q's already", s.Name, o.Name, r.Name))
 			}
 		}
@@ -122,8 +128,10 @@ func Registered() []Spec {
 	return slices.Clone(registry)
 }
 
-// SpecOf finds the spec of a row name (NAME or NAME:VARIANT).
+// SpecOf finds the spec of a row name (NAME, NAME:VARIANT, either with
+// @LABEL).
 func SpecOf(row string) (Spec, bool) {
+	row, _, _ = SplitBuild(row)
 	name, _, _ := strings.Cut(row, ":")
 	return Lookup(name)
 }
@@ -157,6 +165,19 @@ func (s Spec) holds() []string {
 		return []string{s.Name}
 	}
 	return s.Holds
+}
+
+// Options are every registered transport's options, each once, in order.
+func Options() []Option {
+	var out []Option
+	for _, s := range Registered() {
+		for _, o := range s.Options {
+			if !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // Lookup finds a registered transport by name.
@@ -235,12 +256,20 @@ func expandSets(names []string) []string {
 // is empty) from the options' values; a missing value takes the option's
 // default.
 func Build(names []string, values map[string]string) ([]Transport, error) {
+	return BuildWith(names, values, nil)
+}
+
+// BuildWith is Build with builds: a row NAME@LABEL is the transport made
+// with the programs defs gives LABEL over the options' values, as a
+// *Built (CheckBuilds has checked words and defs).
+func BuildWith(names []string, values map[string]string, defs []BuildDef) ([]Transport, error) {
 	if len(names) == 0 {
 		names = DefaultNames()
 	}
 	var ts []Transport
 	for _, n := range expandSets(names) {
-		name, variant, _ := strings.Cut(n, ":")
+		row, label, at := SplitBuild(n)
+		name, variant, _ := strings.Cut(row, ":")
 		s, ok := Lookup(name)
 		if !ok {
 			return nil, fmt.Errorf("unknown transport %q (known: %v; sets: %v)", name, Names(), SetNames())
@@ -261,9 +290,21 @@ func Build(names []string, values map[string]string) ([]Transport, error) {
 				opts[o.Name] = v
 			}
 		}
-		t, err := s.New(Config{Options: opts, Variant: variant})
+		var mine []BuildDef
+		for _, d := range defs {
+			if at && d.Label == label {
+				opts[d.Option] = d.Path
+				mine = append(mine, d)
+			}
+		}
+		t, err := s.New(Config{Options: opts, Variant: variant, Build: label})
 		if err != nil {
 			return nil, err
+		}
+		if at {
+			if t, err = newBuilt(t, label, mine); err != nil {
+				return nil, err
+			}
 		}
 		ts = append(ts, t)
 	}

@@ -47,6 +47,9 @@ type TW struct {
 	// enrolled is the run's enrolment, made once and reused by every
 	// condition's Up.
 	enrolled *twEnrolled
+	// sub is tw's directory in each role's (Role.Dir()/sub): "tw", or
+	// "tw@LABEL" for a build, whose enrolment is its own.
+	sub string
 }
 
 // twEnrolled is what a run keeps of tw between its conditions: the tenant
@@ -96,7 +99,12 @@ var twSpec = Spec{
 		{Name: "xray", File: true, Usage: "Xray for the tw relay (default: xray on PATH); see scripts/install-relay-tools.sh"},
 	},
 	New: func(c Config) (Transport, error) {
-		return &TW{Bin: c.Options["tw"], Caddy: c.Options["caddy"], Xray: c.Options["xray"]}, nil
+		t := &TW{Bin: c.Options["tw"], Caddy: c.Options["caddy"], Xray: c.Options["xray"], sub: "tw"}
+		if c.Build != "" {
+			// Two builds enrol apart: tw refuses a user that exists.
+			t.sub += "@" + c.Build
+		}
+		return t, nil
 	},
 }
 
@@ -185,6 +193,14 @@ func lookPath(explicit, name, flag string) (string, error) {
 
 var _ Preparer = (*TW)(nil)
 
+// subDir is tw's directory in each role's directory.
+func (t *TW) subDir() string {
+	if t.sub == "" {
+		return "tw"
+	}
+	return t.sub
+}
+
 // Prepare enrols the tw server and client once for the run (tw's offline
 // provisioning); Up reuses the enrolment under every condition.
 func (t *TW) Prepare(ctx context.Context, tb *Testbed) error {
@@ -192,7 +208,7 @@ func (t *TW) Prepare(ctx context.Context, tb *Testbed) error {
 	if err != nil {
 		return err
 	}
-	u := &twUp{tb: tb, bins: b}
+	u := &twUp{tb: tb, bins: b, sub: t.subDir()}
 	if err := u.newPKI(); err != nil {
 		return err
 	}
@@ -205,7 +221,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &twUp{tb: tb, bins: b}
+	u := &twUp{tb: tb, bins: b, sub: t.subDir()}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -259,6 +275,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 type twUp struct {
 	tb   *Testbed
 	bins *twBins
+	sub  string // tw's directory in each role's (TW.sub)
 	// pki is where the run's TLS files are: the CA's in the client's and
 	// the server's directories (newPKI), the leaf's in the relay's.
 	pki    twPKI

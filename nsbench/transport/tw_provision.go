@@ -220,8 +220,9 @@ func (u *twUp) twSpec(role, name string, args ...string) proc.Program {
 	return spec
 }
 
-// dir is tw's directory in role: Role.Dir()/tw, on the role's host.
-func (u *twUp) dir(role string) string { return filepath.Join(u.tb.Roles[role].Dir(), "tw") }
+// dir is tw's directory in role: Role.Dir()/tw (a build's: tw@LABEL), on
+// the role's host.
+func (u *twUp) dir(role string) string { return filepath.Join(u.tb.Roles[role].Dir(), u.sub) }
 
 // workDir is where role's tw commands run and write their files.
 func (u *twUp) workDir(role string) string { return filepath.Join(u.dir(role), "work") }
@@ -241,7 +242,7 @@ type twPKI struct {
 // server, whose tw trusts it, and the leaf and its key to the relay.
 func (u *twUp) newPKI() error {
 	var made *relay.PKI
-	err := generate("tw", func(scratch string) (err error) {
+	err := generate(u.sub, func(scratch string) (err error) {
 		made, err = relay.NewPKI(scratch, twRelayHost)
 		return err
 	}, placement{u.tb.Roles[topology.Client], []string{"ca.crt"}},

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -47,6 +48,11 @@ var kernelFeature = preflight.KernelFeature
 type WireGuard struct {
 	Mode wg.Mode // "" is wg.Auto
 	MTU  int     // 0 is wg.DefaultMTU
+	// Daemon is the wireguard-go program of a userspace device (the
+	// wireguard-go transport's --wireguard-go); "" is
+	// wg.UserspaceDaemon's choice, upstream's beside twnsbench or the
+	// copy built in.
+	Daemon string
 	// name and label tell the registered variants apart: "wireguard"
 	// (the kernel's where present, else wireguard-go), "wireguard-kernel"
 	// and "wireguard-go".
@@ -106,8 +112,10 @@ var (
 		Name:    "wireguard-go",
 		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over wireguard-go, built into twnsbench (needs /dev/net/tun)",
-		New: func(Config) (Transport, error) {
-			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)"}, nil
+		Options: []Option{{Name: "wireguard-go", File: true,
+			Usage: "wireguard-go program of the wireguard-go transport (default: bin/wireguard-go beside twnsbench at the version twnsbench is built with, else the copy built into twnsbench)"}},
+		New: func(c Config) (Transport, error) {
+			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)", Daemon: c.Options["wireguard-go"]}, nil
 		},
 	}
 )
@@ -136,8 +144,8 @@ func (w *WireGuard) About() string {
 	if c.Impl == wg.ImplKernel {
 		return "is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup."
 	}
-	return "is a direct peer-to-peer link between the client and server namespaces, here " + wg.Describe(c, wg.KernelVersion(), wg.GoVersion()) +
-		": one wireguard-go process per namespace (" + wg.UserspaceDaemon().Describe() + "), in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide)."
+	return "is a direct peer-to-peer link between the client and server namespaces, here " + wg.Describe(c, wg.KernelVersion(), w.goVersion()) +
+		": one wireguard-go process per namespace (" + w.daemon("").Describe() + "), in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide)."
 }
 
 // Resolve chooses the implementation from Mode and the running kernel,
@@ -166,6 +174,11 @@ func (w *WireGuard) Check() error {
 	}
 	if err != nil {
 		return &UnavailableError{Transport: w.Name(), Reason: err.Error()}
+	}
+	if w.Daemon != "" {
+		if err := checkExecutable(w.Daemon); err != nil {
+			return &UnavailableError{Transport: w.Name(), Reason: "--wireguard-go " + w.Daemon + ": " + err.Error()}
+		}
 	}
 	if c.Impl == wg.ImplUserspace {
 		if _, err := os.Stat(tunDevice); err != nil {
@@ -207,7 +220,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	if err := tb.Roles[topology.Client].WaitTCP(ctx, net.JoinHostPort(host, strconv.Itoa(SSHPort)), nil); err != nil {
 		return nil, errors.Join(fmt.Errorf("sshd through the tunnel: %w", err), tun.Close())
 	}
-	desc := wg.Describe(c, wg.KernelVersion(), wg.GoVersion())
+	desc := wg.Describe(c, wg.KernelVersion(), w.goVersion())
 	if tb.Logf != nil {
 		tb.Logf("%s: %s, %s ↔ %s, handshake after %.0f ms", w.Label(), desc, tun.Client.Name, tun.Server.Name,
 			float64(handshake)/float64(time.Millisecond))
@@ -225,8 +238,12 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	if c.Impl == wg.ImplKernel {
 		p.InKernel = "kernel WireGuard"
 	} else {
-		daemon := wg.UserspaceDaemon().At(tb.Roles[topology.Client].Self())
+		daemon := w.daemon(tb.Roles[topology.Client].Self())
 		p.Facts = append(p.Facts, results.Fact{Key: "wireguard-go daemon", Value: daemon.Describe()})
+		if w.Daemon != "" {
+			// The chosen program's own version, not the one built in.
+			p.Facts = append(p.Facts, results.Fact{Key: "wireguard-go", Value: goVersion(w.Daemon)})
+		}
 		if !daemon.Upstream {
 			p.Fallbacks = append(p.Fallbacks, "wireguard-go's daemon is the copy built into twnsbench ("+daemon.Fallback+
 				"): its peak RSS also holds twnsbench's own binary, about 6.5 MiB more than upstream's program when idle")
@@ -268,7 +285,33 @@ func (w *WireGuard) end(tb *Testbed, c wg.Choice, role string, addr netip.Prefix
 	if err != nil {
 		return wg.End{}, err
 	}
-	return wg.End{Role: r, Link: wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr}}, nil
+	l := wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr}
+	if w.Daemon != "" {
+		d := wg.ProgramDaemon(w.Daemon)
+		l.Daemon = &d
+	}
+	return wg.End{Role: r, Link: l}, nil
+}
+
+// daemon is the userspace daemon w's devices run in a role whose
+// twnsbench is self ("": this one).
+func (w *WireGuard) daemon(self string) wg.Daemon {
+	if w.Daemon != "" {
+		return wg.ProgramDaemon(w.Daemon)
+	}
+	return wg.UserspaceDaemon().At(self)
+}
+
+// goVersion is the wireguard-go version a userspace device runs: the
+// chosen program's, else the one built into twnsbench.
+func (w *WireGuard) goVersion() string {
+	if w.Daemon != "" {
+		if bi, err := buildinfo.ReadFile(w.Daemon); err == nil {
+			return bi.Main.Version
+		}
+		return "(unknown version)"
+	}
+	return wg.GoVersion()
 }
 
 // wireguardDiagnostics reads each side's MTU and its peer's transfer

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/report"
+)
+
+// buildFlags are run's flags for two builds of a transport.
+func buildFlags() []cli.Flag {
+	d := nsbench.BuildsDefaults
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "build", Usage: "LABEL:OPTION=PATH, several times: the rows NAME@LABEL of --transports run the transport with its program option OPTION (e.g. tw, wireguard-go, openvpn) set to PATH; exactly two builds of a transport, A (named first) and B, measured in alternating rounds (A B, then B A) and compared cell by cell: exit 1 when B is confirmed slower where --fail-on looks, 3 when undecided there"},
+		&cli.StringFlag{Name: "min-effect", Value: strconv.FormatFloat(d.MinEffect*100, 'f', -1, 64) + "%", Usage: "with builds: the smallest change of B against A that counts as slower or faster"},
+		&cli.IntFlag{Name: "max-rounds", Value: d.MaxRounds, Usage: "with builds: the most rounds the verdict may measure when it needs more to decide"},
+		&cli.StringFlag{Name: "fail-on", Value: "*/value", Usage: "with builds: the cells whose verdict sets the exit code: a comma-separated list of INSTRUMENT (its value), INSTRUMENT/METRIC or CONDITION/INSTRUMENT/METRIC, * for any part, or all (every metric with a better direction)"},
+	}
+}
+
+// buildsOptions reads the builds' flags into o; they need builds.
+func buildsOptions(c *cli.Context, o *nsbench.Options) error {
+	set := c.IsSet("min-effect") || c.IsSet("max-rounds") || c.IsSet("fail-on")
+	if !o.HasBuilds() {
+		if set {
+			return errors.New("--min-effect, --max-rounds and --fail-on need builds: --transports NAME@A,NAME@B with --build A:OPTION=PATH --build B:OPTION=PATH")
+		}
+		return nil
+	}
+	if c.IsSet("min-effect") {
+		p, err := parsePercent(c.String("min-effect"))
+		if err != nil {
+			return fmt.Errorf("--min-effect: %w", err)
+		}
+		o.Builds.MinEffect = p
+	}
+	o.Builds.MaxRounds = c.Int("max-rounds")
+	f, err := nsbench.ParseFailOn(c.String("fail-on"))
+	if err != nil {
+		return err
+	}
+	o.Builds.FailOn = f
+	return nil
+}
+
+// buildsOutcome is the exit code's error of a run of builds: exit 1 when
+// a cell --fail-on selects is confirmed slower, 3 when one of them is
+// undecided (or none has a verdict), nil otherwise.
+func buildsOutcome(c *cli.Context, res *nsbench.Result) error {
+	o, ok := nsbench.VerdictOutcome(res.Doc)
+	if !ok {
+		return nil
+	}
+	fmt.Fprint(c.App.Writer, report.VerdictSummary(res.Doc))
+	switch {
+	case len(o.Regressed) > 0:
+		return errors.New(report.RegressionLine(o.Regressed))
+	case o.Counted == 0:
+		return inconclusiveError{"no cell --fail-on selects has a verdict: nothing was compared"}
+	case len(o.Undecided) > 0:
+		return inconclusiveError{report.UndecidedLine(o.Undecided)}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// buildWireGuardGo builds wireguard-go's own program at the version in
+// go.mod into a temporary directory: a real program for both builds.
+func buildWireGuardGo(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "wireguard-go")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "golang.zx2c4.com/wireguard")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build wireguard-go: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBuildsAA runs the same wireguard-go program as both builds (A/A)
+// with iperf3-1, tcp_rr and the time to ready, 1 s samples: both rows exist with their
+// label, the program's version and SHA-256; every cell has a verdict and
+// none says slower; the exit code follows the verdicts of the cells
+// --fail-on selects (3 when one is undecided, else 0, never 1).
+func TestBuildsAA(t *testing.T) {
+	requireRoot(t)
+	wgGo := buildWireGuardGo(t)
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b",
+		"--build", "a:wireguard-go="+wgGo, "--build", "b:wireguard-go="+wgGo,
+		"--instruments", "iperf3-1,tcp_rr,ready", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
+		"--wan", "off", "--out", out)
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
+	}
+	sha := regexp.MustCompile(`^[0-9a-f]{64}$`)
+	var sum string
+	for _, row := range []string{"wireguard-go@a", "wireguard-go@b"} {
+		tr, ok := doc.TransportOf(row)
+		if !ok || tr.Build == nil {
+			t.Fatalf("row %s missing or without its build (transports %+v)", row, doc.Transports)
+		}
+		label := strings.TrimPrefix(row, "wireguard-go@")
+		if tr.Build.Label != label || len(tr.Build.Programs) != 1 {
+			t.Fatalf("%s build %+v", row, tr.Build)
+		}
+		p := tr.Build.Programs[0]
+		if p.Option != "wireguard-go" || p.Path != wgGo || !sha.MatchString(p.SHA256) || !strings.HasPrefix(p.Version, "golang.zx2c4.com/wireguard v") {
+			t.Errorf("%s program %+v: want wireguard-go at %s with a version and a SHA-256", row, p, wgGo)
+		}
+		if sum != "" && p.SHA256 != sum {
+			t.Errorf("the same program hashed %s and %s", sum, p.SHA256)
+		}
+		sum = p.SHA256
+		n := 0
+		for _, s := range doc.Samples {
+			if s.Transport == row && s.Condition == results.LAN {
+				n++
+			}
+		}
+		if n < 6 {
+			t.Errorf("%s has %d LAN samples, want 3 rounds of 2 instruments at least", row, n)
+		}
+	}
+	v := doc.Verdicts
+	if v == nil || v.Order != "ABBA" || len(v.Cells) == 0 {
+		t.Fatalf("verdicts %+v", v)
+	}
+	counted := 0
+	seen := map[string]bool{}
+	for _, c := range v.Cells {
+		seen[c.Instrument+"/"+c.Metric] = true
+		if c.A != "wireguard-go@a" || c.B != "wireguard-go@b" {
+			t.Errorf("cell %+v: want A wireguard-go@a and B wireguard-go@b", c.VerdictCell)
+		}
+		// A value is never 0 here: every round paired it (retransmits
+		// can be 0, which a ratio leaves out).
+		if c.Metric == "value" && c.Pairs < 3 {
+			t.Errorf("%s/value: %d pairs, want one per round (at least 3)", c.Instrument, c.Pairs)
+		}
+		t.Logf("%s/%s: %s, %d pairs (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, c.Reason)
+		switch c.Verdict {
+		case "slower":
+			t.Errorf("A/A: %s/%s is slower", c.Instrument, c.Metric)
+		case "faster", "no change", "undecided":
+		default:
+			t.Errorf("%s/%s: verdict %q", c.Instrument, c.Metric, c.Verdict)
+		}
+		if c.Counts != (c.Metric == "value") {
+			t.Errorf("%s/%s counts %v: the default --fail-on is every cell's value", c.Instrument, c.Metric, c.Counts)
+		}
+		if c.Counts {
+			counted++
+		}
+	}
+	// Each round brings each build's path up: the time to ready pairs
+	// like the other instruments (once per run, it could never decide).
+	if !seen["iperf3-1/value"] || !seen["tcp_rr/value"] || !seen["ready/value"] || counted != 3 {
+		t.Errorf("verdict cells %v (%d counted): want iperf3-1/value, tcp_rr/value and ready/value counted", seen, counted)
+	}
+	if want := verdictExit(v.Cells); code != want {
+		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "verdict: wireguard-go@b vs wireguard-go@a, lan / iperf3-1 / value: ") {
+		t.Errorf("stdout lacks the verdict lines: %s", stdout)
+	}
+}
+
+// verdictExit is the exit code the counted verdicts call for: 1 when one
+// is slower, else 3 when one is undecided or none counts, else 0.
+func verdictExit(cells []results.Verdict) int {
+	code, counted := exitOK, 0
+	for _, c := range cells {
+		if !c.Counts {
+			continue
+		}
+		counted++
+		switch c.Verdict {
+		case "slower":
+			return exitFailed
+		case "undecided":
+			code = exitInconclusive
+		}
+	}
+	if counted == 0 {
+		return exitInconclusive
+	}
+	return code
+}
+
+// publishedWireGuardGo is an older published wireguard-go than go.mod's.
+const publishedWireGuardGo = "golang.zx2c4.com/wireguard@v0.0.0-20230325221338-052af4a8072b"
+
+// TestBuildsPublishedVersions runs two published versions of wireguard-go
+// side by side, the older one fetched through the Go module proxy and
+// built here (so it needs the network: set TWNSBENCH_NET_TESTS=1): each
+// row carries its own version and SHA-256, both are measured in every
+// round, and the exit code follows the counted verdicts.
+func TestBuildsPublishedVersions(t *testing.T) {
+	requireRoot(t)
+	if os.Getenv("TWNSBENCH_NET_TESTS") != "1" {
+		t.Skip("fetches " + publishedWireGuardGo + " through the Go module proxy: set TWNSBENCH_NET_TESTS=1")
+	}
+	newer := buildWireGuardGo(t)
+	gobin := t.TempDir()
+	install := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "install", publishedWireGuardGo)
+	install.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s: %v\n%s", publishedWireGuardGo, err, out)
+	}
+	older := filepath.Join(gobin, "wireguard") // go install names it after the module's last element
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@old,wireguard-go@new",
+		"--build", "old:wireguard-go="+older, "--build", "new:wireguard-go="+newer,
+		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
+		"--wan", "off", "--out", out)
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
+	}
+	_, wantOld, _ := strings.Cut(publishedWireGuardGo, "@")
+	ps := map[string]results.BuildProgram{}
+	for _, row := range []string{"wireguard-go@old", "wireguard-go@new"} {
+		tr, ok := doc.TransportOf(row)
+		if !ok || tr.Build == nil || len(tr.Build.Programs) != 1 {
+			t.Fatalf("row %s missing or without its build", row)
+		}
+		ps[row] = tr.Build.Programs[0]
+	}
+	if !strings.HasSuffix(ps["wireguard-go@old"].Version, " "+wantOld) || strings.HasSuffix(ps["wireguard-go@new"].Version, " "+wantOld) {
+		t.Errorf("versions old %q, new %q: want old at %s and new at go.mod's", ps["wireguard-go@old"].Version, ps["wireguard-go@new"].Version, wantOld)
+	}
+	if ps["wireguard-go@old"].SHA256 == ps["wireguard-go@new"].SHA256 {
+		t.Error("two versions with one SHA-256")
+	}
+	if doc.Verdicts == nil {
+		t.Fatal("no verdicts")
+	}
+	for _, c := range doc.Verdicts.Cells {
+		t.Logf("%s/%s: %s, %d pairs (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, c.Reason)
+	}
+	if want := verdictExit(doc.Verdicts.Cells); code != want {
+		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
+	}
+}

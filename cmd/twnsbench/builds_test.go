@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// TestBuildsBadInputIsRefused: every malformed form of builds is refused
+// with one line and exit 2, before anything is created.
+func TestBuildsBadInputIsRefused(t *testing.T) {
+	before := nsbench.Leftovers()
+	dir := t.TempDir()
+	a := filepath.Join(dir, "wg-a")
+	if err := os.WriteFile(a, []byte("#"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("#"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pair := []string{"--transports", "wireguard-go@a,wireguard-go@b", "--build", "a:wireguard-go=" + a, "--build", "b:wireguard-go=" + a}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--build", "a"}, "--build \"a\": want LABEL:OPTION=PATH"},
+		{[]string{"--transports", "wireguard-go@,wireguard-go@b", "--build", "b:wireguard-go=" + a}, "empty build label"},
+		{[]string{"--transports", "wireguard-go@a,wireguard-go@c", "--build", "a:wireguard-go=" + a}, `build "c" is not defined`},
+		{append(pair, "--build", "c:wireguard-go="+a), `build "c" is used by no --transports word`},
+		{[]string{"--transports", "wireguard-go@a,wireguard-go@b", "--build", "a:tw=" + a, "--build", "b:wireguard-go=" + a}, `no program option "tw"`},
+		{[]string{"--transports", "wireguard-go@a,wireguard-go@b", "--build", "a:wireguard-go=" + plain, "--build", "b:wireguard-go=" + a}, "not executable"},
+		{[]string{"--transports", "wireguard-go@a,wireguard-go@b", "--build", "a:wireguard-go=" + dir, "--build", "b:wireguard-go=" + a}, "not a regular file"},
+		{append(pair, "--build", "a:wireguard-go="+a), "--build a:wireguard-go given twice"},
+		{[]string{"--transports", "wireguard-go@a", "--build", "a:wireguard-go=" + a}, "the verdict compares exactly two"},
+		{[]string{"--transports", "wireguard-go@a,wireguard-go@b,wireguard-go@a", "--build", "a:wireguard-go=" + a, "--build", "b:wireguard-go=" + a}, "given twice"},
+		{[]string{"--transports", "nope@a,nope@b"}, "unknown transport"},
+		{append(pair, "--min-effect", "x"), "--min-effect"},
+		{append(pair, "--min-effect", "0%"), "--min-effect 0 %"},
+		{append(pair, "--max-rounds", "1"), "--max-rounds 1"},
+		{append(pair, "--fail-on", "bogus"), `unknown instrument "bogus"`},
+		{append(pair, "--runs", "auto"), "--runs auto: not with builds"},
+		{[]string{"--transports", "ssh", "--min-effect", "5%"}, "need builds"},
+		{[]string{"--transports", "ssh", "--build", "a:wireguard-go=" + a}, "used by no --transports word"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := runInProcess(append(append([]string{"run"}, tc.args...), "--out", out)...)
+		if code != exitRefused {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, code, exitRefused, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: stderr %q lacks %q", tc.args, stderr, tc.want)
+		}
+		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "twnsbench: ") {
+			t.Errorf("%v: want one line 'twnsbench: …', got %q", tc.args, stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: created the output directory", tc.args)
+		}
+	}
+	if after := newLeftovers(before); len(after) > 0 {
+		t.Errorf("refused runs created %v", after)
+	}
+}
+
+// TestRerunRefusesBuilds: a run of builds names its programs by path,
+// which rerun never takes from a file: refused, nothing created.
+func TestRerunRefusesBuilds(t *testing.T) {
+	dir := t.TempDir()
+	doc := results.Document{SchemaVersion: results.SchemaVersion, Complete: true,
+		Transports: []results.Transport{{Name: "wireguard-go@a"}, {Name: "wireguard-go@b"}},
+		Config: &results.RunConfig{Transports: []string{"wireguard-go@a", "wireguard-go@b"}, WAN: []string{"off"}, Instruments: []string{"iperf3-1"},
+			Runs: "3", SizeBytes: 1 << 20, DurationSec: 1, Congestion: "cubic", Order: "interleaved"}}
+	f := filepath.Join(dir, "in.json")
+	if err := results.WriteAtomic(f, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := runInProcess("rerun", f, "--out", out)
+	if code != exitRefused || !strings.Contains(stderr, "wireguard-go@a") || !strings.Contains(stderr, "run --build") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming the build and run --build", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused rerun created %s", out)
+	}
+}

@@ -1,0 +1,251 @@
+package nsbench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/verdict"
+)
+
+// TestBuildsScheduleABBA: the two builds of a transport are one paired
+// block per condition, A first, beside the other rows' rounds; within it
+// the order alternates A B, then B A, round after round.
+func TestBuildsScheduleABBA(t *testing.T) {
+	conds := []results.Condition{{Name: "lan"}, {Name: "wan"}}
+	rows := rowsOf("ssh", "wireguard-go@new", "wireguard", "wireguard-go@old")
+	bs, rs := schedule(OrderInterleaved, rows, conds)
+	var got []string
+	for _, b := range bs {
+		got = append(got, fmt.Sprintf("%s:%v:%v", b.cond.Name, rowNames(b.rows), b.paired))
+	}
+	want := []string{
+		"lan:[ssh wireguard]:false", "lan:[wireguard-go@new wireguard-go@old]:true",
+		"wan:[ssh wireguard]:false", "wan:[wireguard-go@new wireguard-go@old]:true",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("blocks %v\nwant   %v", got, want)
+	}
+	if fmt.Sprint(namesOf(rs)) != "[[ssh wireguard] [wireguard-go@new wireguard-go@old]]" {
+		t.Errorf("rounds recorded %v", namesOf(rs))
+	}
+	pair := bs[1].rows
+	var order []string
+	for run := 1; run <= 4; run++ {
+		order = append(order, strings.Join(rowNames(runOrder(pair, run)), " "))
+	}
+	wantOrder := []string{"wireguard-go@new wireguard-go@old", "wireguard-go@old wireguard-go@new", "wireguard-go@new wireguard-go@old", "wireguard-go@old wireguard-go@new"}
+	if !slices.Equal(order, wantOrder) {
+		t.Errorf("round orders %q, want ABBA %q", order, wantOrder)
+	}
+}
+
+// builtDoc is a document of two builds of wireguard-go measured in three
+// rounds with rrul's censored latency and iperf3's goodput.
+func builtDoc() *results.Document {
+	d := &results.Document{
+		Transports: []results.Transport{{Name: "ssh"}, {Name: "wireguard-go@a"}, {Name: "wireguard-go@b"}},
+		Instruments: []results.Instrument{
+			{Name: "iperf3-1", Metrics: []results.Metric{{Key: "value", Unit: "Gbit/s", Better: results.BetterHigher}, {Key: "retransmits"}}},
+			{Name: "rrul", Metrics: []results.Metric{{Key: "value", Unit: "ms", Better: results.BetterLower, CensoredBy: results.CensoredWaitMs}}},
+		},
+	}
+	add := func(row, in string, run int, v float64, censored bool) {
+		s := results.Sample{Transport: row, Condition: "lan", Instrument: in, Run: run, Value: v, Extra: map[string]float64{"retransmits": 3}}
+		if censored {
+			s.Extra[results.CensoredWaitMs] = 900
+		}
+		d.Samples = append(d.Samples, s)
+	}
+	for run := 1; run <= 3; run++ {
+		add("ssh", "iperf3-1", run, 9, false)
+		add("wireguard-go@a", "iperf3-1", run, float64(run), false)
+		if run != 2 { // B's round 2 failed: no pair
+			add("wireguard-go@b", "iperf3-1", run, float64(10*run), false)
+		}
+		add("wireguard-go@a", "rrul", run, 5, false)
+		add("wireguard-go@b", "rrul", run, 7, run == 3)
+	}
+	return d
+}
+
+// TestPairCells: a pair is one round's A and B samples of a cell; a
+// round without both is no pair, a censored reading is flagged, and only
+// metrics with a better direction are cells.
+func TestPairCells(t *testing.T) {
+	cells := pairCells(builtDoc(), buildPairs([]string{"ssh", "wireguard-go@a", "wireguard-go@b"}))
+	var got []string
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%s %s/%s/%s %s %v", c.Transport, c.Condition, c.Instrument, c.Metric, c.Better, c.Pairs))
+	}
+	want := []string{
+		"wireguard-go lan/iperf3-1/value higher [{1 1 10 false false} {3 3 30 false false}]",
+		"wireguard-go lan/rrul/value lower [{1 5 7 false false} {2 5 7 false false} {3 5 7 false true}]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDecideBuildsAndOutcome: every paired cell gets a verdict naming A
+// and B, with NaNs absent; --fail-on marks the cells that count, and the
+// outcome reads the exit code's cases from them.
+func TestDecideBuildsAndOutcome(t *testing.T) {
+	fo, err := ParseFailOn("iperf3-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := builtDoc()
+	doc.Verdicts = decideBuilds(doc, Builds{MinEffect: 0.05, MaxRounds: 20, FailOn: fo})
+	v := doc.Verdicts
+	if v.Order != "ABBA" || v.MinEffect != 0.05 || fmt.Sprint(v.FailOn) != "[*/iperf3-1/value]" || len(v.Cells) != 2 {
+		t.Fatalf("verdicts %+v", v)
+	}
+	for _, c := range v.Cells {
+		if c.A != "wireguard-go@a" || c.B != "wireguard-go@b" || c.Transport != "wireguard-go" {
+			t.Errorf("cell %+v: want A wireguard-go@a, B wireguard-go@b", c.VerdictCell)
+		}
+		if c.Counts != (c.Instrument == "iperf3-1") {
+			t.Errorf("%s counts = %v", c.Instrument, c.Counts)
+		}
+		if c.Verdict == "" || c.Pairs == 0 {
+			t.Errorf("cell %s without a verdict or pairs: %+v", c.Instrument, c)
+		}
+	}
+	// Whatever Decide answers, Outcome sorts the counting cells by it.
+	cell := func(k verdict.Kind, counts bool) results.Verdict {
+		return results.Verdict{Verdict: string(k), Counts: counts}
+	}
+	for _, tc := range []struct {
+		cells                      []results.Verdict
+		regressed, undecided, seen int
+	}{
+		{[]results.Verdict{cell(verdict.NoChange, true), cell(verdict.Faster, true)}, 0, 0, 2},
+		{[]results.Verdict{cell(verdict.Slower, true), cell(verdict.Undecided, true)}, 1, 1, 2},
+		{[]results.Verdict{cell(verdict.Slower, false), cell(verdict.Undecided, true)}, 0, 1, 1},
+		{[]results.Verdict{cell(verdict.Slower, false)}, 0, 0, 0},
+	} {
+		o, ok := VerdictOutcome(&results.Document{Verdicts: &results.Verdicts{Cells: tc.cells}})
+		if !ok || len(o.Regressed) != tc.regressed || len(o.Undecided) != tc.undecided || o.Counted != tc.seen {
+			t.Errorf("%v: outcome %d regressed, %d undecided, %d counted; want %d, %d, %d", tc.cells, len(o.Regressed), len(o.Undecided), o.Counted, tc.regressed, tc.undecided, tc.seen)
+		}
+	}
+	// The CI formats' hook decides again from the same samples and
+	// thresholds: the same cells and verdicts.
+	rs := VerdictResults(doc)
+	if len(rs) != len(v.Cells) {
+		t.Fatalf("VerdictResults gave %d cells, the document %d", len(rs), len(v.Cells))
+	}
+	for i, r := range rs {
+		if string(r.Verdict) != v.Cells[i].Verdict || r.Instrument != v.Cells[i].Instrument || r.Metric != v.Cells[i].Metric {
+			t.Errorf("cell %d: %s/%s %s, recorded %s/%s %s", i, r.Instrument, r.Metric, r.Verdict, v.Cells[i].Instrument, v.Cells[i].Metric, v.Cells[i].Verdict)
+		}
+	}
+	if VerdictResults(&results.Document{}) != nil {
+		t.Error("verdict results without builds")
+	}
+	if _, ok := VerdictOutcome(&results.Document{}); ok {
+		t.Error("a document without builds has an outcome")
+	}
+}
+
+func TestParseFailOn(t *testing.T) {
+	got, err := ParseFailOn("iperf3-1, tcp_rr/p99_us,wan/*/value,all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[*/iperf3-1/value */tcp_rr/p99_us wan/*/value */*/*]" {
+		t.Errorf("ParseFailOn = %v", got)
+	}
+	for _, bad := range []string{"", " , ", "nope", "a/b/c/d", "iperf3-1/P99", "lan/iperf3-1/"} {
+		if _, err := ParseFailOn(bad); err == nil || !strings.HasPrefix(err.Error(), "--fail-on") {
+			t.Errorf("ParseFailOn(%q) = %v, want a --fail-on error", bad, err)
+		}
+	}
+}
+
+// TestPlanRefusesBadBuilds: the plan refuses what a run of builds cannot
+// do, each with its flag.
+func TestPlanRefusesBadBuilds(t *testing.T) {
+	known := []string{"ssh", "wireguard-go"}
+	base := func() Options {
+		o := Defaults()
+		o.OutDir = t.TempDir()
+		o.Transports = []string{"wireguard-go@a", "wireguard-go@b"}
+		return o
+	}
+	if _, err := NewPlan(base(), known); err != nil {
+		t.Fatalf("a plan of builds refused: %v", err)
+	}
+	for _, tc := range []struct {
+		change func(*Options)
+		want   string
+	}{
+		{func(o *Options) { o.Builds.MinEffect = 0 }, "--min-effect 0 %"},
+		{func(o *Options) { o.Builds.MinEffect = 1 }, "--min-effect 100 %"},
+		{func(o *Options) { o.Builds.MaxRounds = 2 }, "--max-rounds 2: want 3"},
+		{func(o *Options) { o.RunsAuto, o.Runs = true, AutoMinRuns }, "--runs auto: not with builds"},
+		{func(o *Options) { o.Order = OrderReference }, "--order reference: not with builds"},
+		{func(o *Options) { o.Builds.FailOn = []FailOn{{"wan9", "*", "value"}} }, `no condition "wan9"`},
+	} {
+		o := base()
+		tc.change(&o)
+		if _, err := NewPlan(o, known); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewPlan = %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// TestMoreRounds: the rounds the verdict asks for, over the block's own
+// cells, are capped by --max-rounds and added to the progress plan of
+// both builds' every instrument.
+func TestMoreRounds(t *testing.T) {
+	var asked []verdict.Cell
+	var askedDone, askedMax int
+	planRounds = func(rs []verdict.Result, done, maxRounds int, _ verdict.Options) int {
+		for _, r := range rs {
+			asked = append(asked, r.Cell)
+		}
+		askedDone, askedMax = done, maxRounds
+		return 5
+	}
+	t.Cleanup(func() { planRounds = verdict.Plan })
+	doc := builtDoc()
+	plan := &Plan{Options: Defaults()}
+	plan.Builds.MaxRounds = 6
+	ins, _, err := instrument.Select([]string{"iperf3-1", "rrul"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rowsOf("wireguard-go@a", "wireguard-go@b")
+	b := block{cond: results.Condition{Name: "lan"}, rows: rows, paired: true}
+	prog := newProgress(progressPlan{runs: 3, instruments: []string{"iperf3-1", "rrul"}, blocks: []progressBlock{{cond: "lan", transports: rowNames(rows)}}}, nil)
+	c := &cellLoop{plan: plan, rec: newRecorder(doc, t.TempDir()), progress: prog, instruments: ins, logf: func(string, ...any) {}}
+	before := prog.total()
+	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 3 {
+		t.Errorf("more rounds = %d, want 3 (asked 5, capped at --max-rounds 6 after 3)", n)
+	}
+	// The block's cells --fail-on selects (every value by default): not
+	// iperf3-1's retransmits, which has no better direction here, nor
+	// another block's.
+	if askedDone != 3 || askedMax != 6 || len(asked) != 2 || asked[0].Metric != "value" || asked[1].Metric != "value" {
+		t.Errorf("asked with done %d, max %d, cells %+v; want 3, 6 and the block's 2 values", askedDone, askedMax, asked)
+	}
+	if got := prog.total() - before; got != 3*2*2 {
+		t.Errorf("progress plan grew by %d samples, want 3 rounds × 2 builds × 2 instruments", got)
+	}
+	asked = nil
+	plan.Builds.FailOn = []FailOn{{"*", "rrul", "value"}}
+	(&pairing{c: c, b: b}).moreRounds(3)
+	if len(asked) != 1 || asked[0].Instrument != "rrul" {
+		t.Errorf("with --fail-on rrul the plan saw %+v", asked)
+	}
+	plan.Builds.FailOn = nil
+	planRounds = func([]verdict.Result, int, int, verdict.Options) int { return 0 }
+	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 0 {
+		t.Errorf("more rounds = %d when the verdict asks none", n)
+	}
+}

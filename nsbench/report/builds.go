@@ -1,0 +1,112 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// writeBuilds lists each build's programs (version and SHA-256) and, when
+// the run compared two builds, every cell's verdict and the rounds' order.
+func (v *view) writeBuilds(w *writer) {
+	lines := []string{"| Row | Build | Program | Version | SHA-256 | Path |", "|---|---|---|---|---|---|"}
+	n := 0
+	for _, t := range v.doc.Transports {
+		if t.Build == nil {
+			continue
+		}
+		for _, p := range t.Build.Programs {
+			n++
+			lines = append(lines, tableRow(t.Name, t.Build.Label, p.Option, orDash(p.Version), orDash(p.SHA256), p.Path))
+		}
+	}
+	if n == 0 {
+		return
+	}
+	w.block("## Builds")
+	w.block(lines...)
+	vs := v.doc.Verdicts
+	if vs == nil {
+		return
+	}
+	w.block("## Verdicts")
+	w.block(fmt.Sprintf("Build B against build A, per cell: paired rounds in %s order (A then B in odd rounds, B then A in even ones); "+
+		"slower or faster only when significant and at least %s; no change only when the whole interval lies within ±%s. "+
+		"Cells marked ✱ set the exit code (--fail-on %s).",
+		vs.Order, pct(vs.MinEffect)+" %", pct(vs.MinEffect)+" %", strings.Join(vs.FailOn, ",")))
+	rows := []string{"| Transport | A | B | Condition | Instrument | Metric | Pairs | B/A | Interval | Smallest detectable | Verdict |", "|---|---|---|---|---|---|---|---|---|---|---|"}
+	for _, c := range vs.Cells {
+		verdict := c.Verdict
+		if c.Counts {
+			verdict += " ✱"
+		}
+		rows = append(rows, tableRow(c.Transport, c.A, c.B, c.Condition, c.Instrument, c.Metric, pairsText(c),
+			ratioText(c.Ratio), intervalText(c.Lo, c.Hi), mdeText(c.MDE), verdict))
+	}
+	w.block(rows...)
+}
+
+func pairsText(c results.Verdict) string {
+	if c.Censored > 0 {
+		return fmt.Sprintf("%d (%d censored)", c.Pairs, c.Censored)
+	}
+	return fmt.Sprint(c.Pairs)
+}
+
+func ratioText(x *float64) string {
+	if x == nil {
+		return dash
+	}
+	return num(*x, 3)
+}
+
+func intervalText(lo, hi *float64) string {
+	if lo == nil || hi == nil {
+		return dash
+	}
+	return num(*lo, 3) + "–" + num(*hi, 3)
+}
+
+func mdeText(x *float64) string {
+	if x == nil {
+		return dash
+	}
+	return "±" + pct(*x) + " %"
+}
+
+// VerdictSummary is the run's verdicts in a few lines for the terminal:
+// one per cell --fail-on selects.
+func VerdictSummary(d *results.Document) string {
+	if d == nil || d.Verdicts == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range d.Verdicts.Cells {
+		if c.Counts {
+			fmt.Fprintf(&b, "verdict: %s vs %s, %s / %s / %s: %s (B/A %s, interval %s, %s pairs)\n",
+				c.B, c.A, c.Condition, c.Instrument, c.Metric, c.Verdict, ratioText(c.Ratio), intervalText(c.Lo, c.Hi), pairsText(c))
+		}
+	}
+	return b.String()
+}
+
+// RegressionLine is the one line of a run whose build B is confirmed
+// slower in cells --fail-on selects.
+func RegressionLine(vs []results.Verdict) string {
+	return fmt.Sprintf("regression: %s is slower than %s in %d cell(s): %s", vs[0].B, vs[0].A, len(vs), cellList(vs))
+}
+
+// UndecidedLine is the one line of a run whose verdict is undecided in
+// cells --fail-on selects.
+func UndecidedLine(vs []results.Verdict) string {
+	return fmt.Sprintf("undecided: %d cell(s) could not be decided within the rounds allowed (more rounds, --max-rounds, or a quieter host): %s", len(vs), cellList(vs))
+}
+
+func cellList(vs []results.Verdict) string {
+	var names []string
+	for _, c := range vs {
+		names = append(names, c.Transport+" "+c.Condition+"/"+c.Instrument+"/"+c.Metric)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// TestBuildsSections: each build's program is listed with its version
+// and SHA-256; the verdicts name the rounds' order, mark the cells that
+// set the exit code, and show an estimate that was not computed as a dash.
+func TestBuildsSections(t *testing.T) {
+	ratio, lo, hi, mde := 0.93, 0.90, 0.96, 0.03
+	d := &results.Document{
+		Transports: []results.Transport{
+			{Name: "wireguard-go@old", Label: "SSH over WireGuard (wireguard-go) @old", Build: &results.Build{Label: "old",
+				Programs: []results.BuildProgram{{Option: "wireguard-go", Path: "/opt/wg", Version: "golang.zx2c4.com/wireguard v0.0.0-2023", SHA256: "ab12"}}}},
+			{Name: "wireguard-go@new", Build: &results.Build{Label: "new",
+				Programs: []results.BuildProgram{{Option: "wireguard-go", Path: "./bin/wg", SHA256: "cd34"}}}},
+		},
+		Verdicts: &results.Verdicts{Order: "ABBA", MinEffect: 0.05, FailOn: []string{"*/*/value"}, Cells: []results.Verdict{
+			{VerdictCell: results.VerdictCell{Transport: "wireguard-go", A: "wireguard-go@old", B: "wireguard-go@new", Condition: "lan", Instrument: "iperf3-1", Metric: "value"},
+				Estimate: results.Estimate{Ratio: &ratio, Lo: &lo, Hi: &hi, MDE: &mde}, Pairs: 8, Verdict: "slower", Counts: true},
+			{VerdictCell: results.VerdictCell{Transport: "wireguard-go", A: "wireguard-go@old", B: "wireguard-go@new", Condition: "lan", Instrument: "tcp_rr", Metric: "p99_us"},
+				Pairs: 8, Censored: 1, Verdict: "undecided"},
+		}},
+	}
+	md := string(Markdown(d))
+	for _, want := range []string{
+		"## Builds",
+		"| wireguard-go@old | old | wireguard-go | golang.zx2c4.com/wireguard v0.0.0-2023 | ab12 | /opt/wg |",
+		"| wireguard-go@new | new | wireguard-go | — | cd34 | ./bin/wg |",
+		"## Verdicts",
+		"paired rounds in ABBA order (A then B in odd rounds, B then A in even ones)",
+		"at least 5 %",
+		"| wireguard-go | wireguard-go@old | wireguard-go@new | lan | iperf3-1 | value | 8 | 0.930 | 0.900–0.960 | ±3 % | slower ✱ |",
+		"| wireguard-go | wireguard-go@old | wireguard-go@new | lan | tcp_rr | p99_us | 8 (1 censored) | — | — | — | undecided |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	sum := VerdictSummary(d)
+	if strings.Count(sum, "\n") != 1 || !strings.Contains(sum, "wireguard-go@new vs wireguard-go@old, lan / iperf3-1 / value: slower (B/A 0.930") {
+		t.Errorf("summary %q: want the one counted cell", sum)
+	}
+	if l := RegressionLine(d.Verdicts.Cells[:1]); !strings.HasPrefix(l, "regression: wireguard-go@new is slower than wireguard-go@old in 1 cell(s): wireguard-go lan/iperf3-1/value") {
+		t.Errorf("regression line %q", l)
+	}
+	if md := string(Markdown(&results.Document{Transports: []results.Transport{{Name: "ssh"}}})); strings.Contains(md, "## Builds") || strings.Contains(md, "## Verdicts") {
+		t.Error("a run without builds has builds sections")
+	}
+}

@@ -1,0 +1,79 @@
+package results
+
+// Provenance is what twnsbench's own build information says: its module
+// version, the VCS commit and whether the tree had changes, and Go.
+type Provenance struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go"`
+}
+
+// Build is one build of a transport (a row NAME@LABEL): the programs it
+// was run with, as --build named them.
+type Build struct {
+	Label    string         `json:"label"`
+	Programs []BuildProgram `json:"programs"`
+}
+
+// BuildProgram is one program of a build: the transport's option that
+// chose it, its path, the version it reports and its SHA-256.
+type BuildProgram struct {
+	Option  string `json:"option"`
+	Path    string `json:"path"`
+	Version string `json:"version,omitempty"`
+	SHA256  string `json:"sha256"`
+}
+
+// Verdicts are a run's comparison of two builds of a transport: how
+// rounds were ordered, the thresholds, and each cell's verdict.
+type Verdicts struct {
+	// Order is how each round ordered the two builds: "ABBA" (A then B in
+	// odd rounds, B then A in even ones), so that drift falls on both.
+	Order     string  `json:"order"`
+	MinEffect float64 `json:"min_effect"` // relative, 0.05 for 5 %
+	Alpha     float64 `json:"alpha"`
+	MaxRounds int     `json:"max_rounds"`
+	// FailOn are the --fail-on selectors: the cells whose verdict sets
+	// the exit code (Verdict.Counts).
+	FailOn []string  `json:"fail_on"`
+	Cells  []Verdict `json:"cells"`
+}
+
+// VerdictCell names one metric of one condition × instrument compared
+// between two builds of a transport: rows A and B (NAME@LABEL).
+type VerdictCell struct {
+	Transport  string `json:"transport"` // the transport's row, without @LABEL
+	A          string `json:"a"`
+	B          string `json:"b"`
+	Condition  string `json:"condition"`
+	Instrument string `json:"instrument"`
+	Metric     string `json:"metric"`
+	Unit       string `json:"unit,omitempty"`
+	Better     string `json:"better"`
+}
+
+// Estimate is the paired estimate of B/A with its interval, its p and q
+// values (Benjamini–Hochberg) and the minimal detectable effect; each is
+// absent when it could not be computed.
+type Estimate struct {
+	Ratio *float64 `json:"ratio,omitempty"`
+	Lo    *float64 `json:"lo,omitempty"`
+	Hi    *float64 `json:"hi,omitempty"`
+	P     *float64 `json:"p,omitempty"`
+	Q     *float64 `json:"q,omitempty"`
+	MDE   *float64 `json:"mde,omitempty"`
+}
+
+// Verdict is one cell's verdict on build B against build A.
+type Verdict struct {
+	VerdictCell
+	Estimate
+	Pairs    int    `json:"pairs"`
+	Censored int    `json:"censored,omitempty"` // pairs with a censored reading
+	Verdict  string `json:"verdict"`            // slower, faster, no change, undecided
+	Reason   string `json:"reason,omitempty"`
+	// Counts marks a cell --fail-on selects: its verdict sets the exit
+	// code.
+	Counts bool `json:"counts,omitempty"`
+}
