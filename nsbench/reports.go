@@ -13,7 +13,8 @@ import (
 
 // WriteReports renders d into dir: the Markdown report, the charts in
 // light and dark (the key results, every metric, the time series and the
-// latency distributions) and the one-page HTML report. It returns the paths
+// latency distributions), the one-page HTML report and, for a run of two
+// builds, the verdict's CI files (report.VerdictFiles). It returns the paths
 // written. A chart the document has nothing for is not written, and a file
 // of its name left by an earlier render is removed, so the directory never
 // shows another run's picture. A run calls it at its end and `twnsbench
@@ -21,6 +22,11 @@ import (
 // document, so both give the same bytes.
 func WriteReports(dir string, d *results.Document) ([]string, error) {
 	files := append([]report.File{{Name: ReportFile, Body: report.Markdown(d)}}, report.Files(d)...)
+	ci, err := report.VerdictFiles(d, VerdictResults(d))
+	if err != nil {
+		return nil, fmt.Errorf("render the verdict's CI files: %w", err)
+	}
+	files = append(files, ci...)
 	var paths []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.Name)

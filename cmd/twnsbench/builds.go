@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -56,6 +57,11 @@ func buildsOutcome(c *cli.Context, res *nsbench.Result) error {
 		return nil
 	}
 	fmt.Fprint(c.App.Writer, report.VerdictSummary(res.Doc))
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		if err := githubActions(c, res); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "twnsbench: GitHub Actions: %v\n", err)
+		}
+	}
 	switch {
 	case len(o.Regressed) > 0:
 		return errors.New(report.RegressionLine(o.Regressed))
@@ -65,4 +71,28 @@ func buildsOutcome(c *cli.Context, res *nsbench.Result) error {
 		return inconclusiveError{report.UndecidedLine(o.Undecided)}
 	}
 	return nil
+}
+
+// githubActions annotates the job (an error per slower cell, a warning per
+// undecided one) and appends the verdict's summary to the file GitHub
+// names in $GITHUB_STEP_SUMMARY (it exists: the runner made it; under sudo
+// the variables must be kept, e.g. sudo --preserve-env=GITHUB_ACTIONS,GITHUB_STEP_SUMMARY).
+func githubActions(c *cli.Context, res *nsbench.Result) error {
+	rs := nsbench.VerdictResults(res.Doc)
+	if err := report.WriteGitHubAnnotations(c.App.Writer, rs); err != nil {
+		return err
+	}
+	path := os.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("step summary: %w", err)
+	}
+	err = report.WriteStepSummary(f, rs, report.ABRunOf(res.Doc))
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("step summary: %w", cerr)
+	}
+	return err
 }

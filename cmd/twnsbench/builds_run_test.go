@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -33,6 +36,14 @@ func TestBuildsAA(t *testing.T) {
 	requireRoot(t)
 	wgGo := buildWireGuardGo(t)
 	out := t.TempDir()
+	// As a GitHub Actions job: annotations on stdout, the summary appended
+	// to the file the runner names.
+	summary := filepath.Join(t.TempDir(), "step-summary.md")
+	if err := os.WriteFile(summary, []byte("earlier step\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GITHUB_ACTIONS", "true")
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
 	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b",
 		"--build", "a:wireguard-go="+wgGo, "--build", "b:wireguard-go="+wgGo,
 		"--instruments", "iperf3-1,tcp_rr,ready", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
@@ -111,6 +122,49 @@ func TestBuildsAA(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "verdict: wireguard-go@b vs wireguard-go@a, lan / iperf3-1 / value: ") {
 		t.Errorf("stdout lacks the verdict lines: %s", stdout)
+	}
+	checkCIForms(t, doc, out, summary, stdout)
+}
+
+// checkCIForms checks the verdict's CI forms of an A/A run: an annotation
+// per undecided cell and none as an error, the summary appended after the
+// earlier step's text and also in the output directory, one JUnit test
+// case per cell, and Bencher's format naming every cell.
+func checkCIForms(t *testing.T, doc *results.Document, out, summary, stdout string) {
+	t.Helper()
+	undecided := 0
+	for _, c := range doc.Verdicts.Cells {
+		if c.Verdict == "undecided" {
+			undecided++
+		}
+	}
+	if n := strings.Count(stdout, "::warning "); n != undecided || strings.Contains(stdout, "::error ") {
+		t.Errorf("%d ::warning annotations for %d undecided cells (and errors: %v)", n, undecided, strings.Contains(stdout, "::error "))
+	}
+	got, err := os.ReadFile(summary)
+	if err != nil || !strings.HasPrefix(string(got), "earlier step\n## A/B verdict: wireguard-go@a (A) against wireguard-go@b (B)") {
+		t.Errorf("step summary (%v): %.200q", err, got)
+	}
+	inDir, err := os.ReadFile(filepath.Join(out, report.StepSummaryFile))
+	if err != nil || !strings.HasSuffix(string(got), string(inDir)) {
+		t.Errorf("%s (%v) is not the summary appended", report.StepSummaryFile, err)
+	}
+	var suite struct {
+		Cases []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"testcase"`
+	}
+	if b, err := os.ReadFile(filepath.Join(out, report.JUnitFile)); err != nil || xml.Unmarshal(b, &suite) != nil || len(suite.Cases) != len(doc.Verdicts.Cells) {
+		t.Errorf("%s: %v, %d test cases for %d cells", report.JUnitFile, err, len(suite.Cases), len(doc.Verdicts.Cells))
+	}
+	var bmf map[string]map[string]any
+	if b, err := os.ReadFile(filepath.Join(out, report.BMFFile)); err != nil || json.Unmarshal(b, &bmf) != nil || len(bmf) == 0 {
+		t.Errorf("%s: %v, %d benchmarks", report.BMFFile, err, len(bmf))
+	}
+	for name := range bmf {
+		if !strings.HasPrefix(name, "wireguard-go/lan/") {
+			t.Errorf("BMF benchmark %q: want wireguard-go/lan/…", name)
+		}
 	}
 }
 

@@ -183,12 +183,7 @@ func WriteActionBenchmark(w io.Writer, rs []verdict.Result, better string) error
 func WriteActionBenchmarkFiles(dir string, rs []verdict.Result) ([]string, error) {
 	var paths []string
 	for _, f := range ActionBenchmarkFiles {
-		has := false
-		for _, r := range rs {
-			as, _, _, _ := r.Readings()
-			has = has || (r.Better == f.Better && len(as) > 0)
-		}
-		if !has {
+		if !hasDirection(rs, f.Better) {
 			continue
 		}
 		path := filepath.Join(dir, f.File)
@@ -206,4 +201,15 @@ func WriteActionBenchmarkFiles(dir string, rs []verdict.Result) ([]string, error
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// hasDirection reports whether some cell of rs, better in direction
+// better, has readings to write.
+func hasDirection(rs []verdict.Result, better string) bool {
+	for _, r := range rs {
+		if as, _, _, _ := r.Readings(); r.Better == better && len(as) > 0 {
+			return true
+		}
+	}
+	return false
 }
