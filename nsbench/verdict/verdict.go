@@ -93,13 +93,18 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// Change is B against A: the ratio B/A and its interval.
+type Change struct {
+	Ratio  float64 // B/A, Hodges–Lehmann estimate on per-round log ratios; NaN when N too small
+	Lo, Hi float64 // its confidence interval (signed-rank), same scale; NaN when not computable
+}
+
 // Result is one cell's verdict.
 type Result struct {
 	Cell
 	N        int     // pairs used (censored pairs excluded)
 	Censored int     // pairs left out because a reading was a bound
-	Ratio    float64 // B/A, Hodges–Lehmann estimate on per-round log ratios; NaN when N too small
-	Lo, Hi   float64 // its confidence interval (signed-rank), same scale; NaN when not computable
+	Change           // B/A with its interval
 	P, Q     float64 // signed-rank p-value, and BH-adjusted across all cells of the call
 	MDE      float64 // smallest relative change this cell could have detected at its N and spread
 	Verdict  Kind
@@ -170,7 +175,7 @@ func usable(c Cell) (d []float64, censored, invalid int) {
 func estimate(c Cell, o Options) (Result, []float64) {
 	d, censored, invalid := usable(c)
 	r := Result{Cell: c, N: len(d), Censored: censored,
-		Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Q: math.NaN(), MDE: math.NaN()}
+		Change: Change{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, P: math.NaN(), Q: math.NaN(), MDE: math.NaN()}
 	if invalid > 0 {
 		r.Reason = fmt.Sprintf("%d pairs left out: a reading ≤ 0 or not a number", invalid)
 	}
