@@ -149,16 +149,11 @@ func setCap(tb *testbed, bps uint64) error {
 // tbfOp sets (or with 0 deletes) the tbf cap on the role's link, in the
 // role's namespace.
 var tbfOp = role.NewOp("selfcheck.tbf", func(_ context.Context, bps uint64) (role.Nothing, error) {
-	rate := bps / 8
-	burst := uint32(max(rate/200, 256<<10))
 	link, err := netlink.LinkByName(topology.RoleLink)
 	if err != nil {
 		return role.Nothing{}, fmt.Errorf("cap %s: %w", topology.RoleLink, err)
 	}
-	q := &netlink.Tbf{
-		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
-		Rate:       rate, Buffer: netlink.Xmittime(rate, burst), Limit: burst + uint32(rate/50),
-	}
+	q := tbfCap(link.Attrs().Index, bps)
 	if bps == 0 {
 		if err := netlink.QdiscDel(q); err != nil && !errors.Is(err, unix.ENOENT) {
 			return role.Nothing{}, fmt.Errorf("uncap %s: %w", topology.RoleLink, err)
@@ -170,6 +165,17 @@ var tbfOp = role.NewOp("selfcheck.tbf", func(_ context.Context, bps uint64) (rol
 	}
 	return role.Nothing{}, nil
 })
+
+// tbfCap is the root qdisc that caps link index at bps: burst 5 ms at
+// that rate, at least 256 KiB so GSO frames pass whole; queue 20 ms more.
+func tbfCap(index int, bps uint64) *netlink.Tbf {
+	rate := bps / 8
+	burst := uint32(max(rate/200, 256<<10))
+	return &netlink.Tbf{
+		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+		Rate:       rate, Buffer: netlink.Xmittime(rate, burst), Limit: burst + uint32(rate/50),
+	}
+}
 
 // measureSides measures one side of a pair: the direct side under
 // CapDirect when set, the path's own cap (Cap, or none) put back after.
