@@ -127,21 +127,31 @@ func TestAAFalseAlarms(t *testing.T) {
 		metrics   []simMetric
 		maxRounds int
 	}{{simMetrics, 30}, {simMetrics, 60}, {twelve, 30}} {
-		s := simulate(2026, runs, c.metrics, 0, c.maxRounds)
-		rate := float64(s.runsSlower) / float64(runs)
-		t.Logf("A/A, %d cells, cap %d: %d runs, %d cells: %d slower, %d faster, %d no change, %d undecided; %d runs with a slower cell (%.2f %%); %.1f rounds per run",
-			len(c.metrics), c.maxRounds, runs, s.cells, s.total(Slower), s.total(Faster), s.total(NoChange), s.total(Undecided), s.runsSlower, 100*rate, float64(s.rounds)/runs)
-		if runs < 2000 {
-			t.Fatalf("%d A/A runs simulated, want ≥ 2000", runs)
-		}
-		if rate > StatedFalseAlarms {
-			t.Errorf("%d cells, cap %d: %d of %d A/A runs ended slower (%.2f %%), above the stated %.0f %%",
-				len(c.metrics), c.maxRounds, s.runsSlower, runs, 100*rate, 100*StatedFalseAlarms)
-		}
-		wantREADME(t, fmt.Sprintf("%d cells, cap %d rounds: %d of %s runs (%.2f %%, %.1f rounds per run; per cell %.2f %%)",
-			len(c.metrics), c.maxRounds, s.runsSlower, thousands(runs), 100*rate, float64(s.rounds)/runs,
-			100*float64(s.total(Slower))/float64(s.cells)))
+		t.Run(fmt.Sprintf("%dcells-cap%d", len(c.metrics), c.maxRounds), func(t *testing.T) {
+			t.Parallel() // pure arithmetic, seeded per scenario: both cores
+			aaScenario(t, runs, c.metrics, c.maxRounds)
+		})
 	}
+}
+
+// aaScenario is one scenario of TestAAFalseAlarms: runs A/A runs of
+// metrics' cells, each up to maxRounds rounds.
+func aaScenario(t *testing.T, runs int, metrics []simMetric, maxRounds int) {
+	s := simulate(2026, runs, metrics, 0, maxRounds)
+	n := float64(runs)
+	rate := float64(s.runsSlower) / n
+	t.Logf("A/A, %d cells, cap %d: %d runs, %d cells: %d slower, %d faster, %d no change, %d undecided; %d runs with a slower cell (%.2f %%); %.1f rounds per run",
+		len(metrics), maxRounds, runs, s.cells, s.total(Slower), s.total(Faster), s.total(NoChange), s.total(Undecided), s.runsSlower, 100*rate, float64(s.rounds)/n)
+	if runs < 2000 {
+		t.Fatalf("%d A/A runs simulated, want ≥ 2000", runs)
+	}
+	if rate > StatedFalseAlarms {
+		t.Errorf("%d cells, cap %d: %d of %d A/A runs ended slower (%.2f %%), above the stated %.0f %%",
+			len(metrics), maxRounds, s.runsSlower, runs, 100*rate, 100*StatedFalseAlarms)
+	}
+	wantREADME(t, fmt.Sprintf("%d cells, cap %d rounds: %d of %s runs (%.2f %%, %.1f rounds per run; per cell %.2f %%)",
+		len(metrics), maxRounds, s.runsSlower, thousands(runs), 100*rate, float64(s.rounds)/n,
+		100*float64(s.total(Slower))/float64(s.cells)))
 }
 
 // TestPower simulates 1,000 runs each with B 20 % and 10 % slower in every
@@ -154,22 +164,32 @@ func TestPower(t *testing.T) {
 		slowdown float64
 		least    float64 // the power below which the test fails
 	}{{0.20, 0.9}, {0.10, 0.3}} {
-		s := simulate(2027, runs, simMetrics, c.slowdown, 30)
-		var parts []string
-		for i, m := range simMetrics {
-			p := float64(s.perMetric[i][Slower]) / runs
-			parts = append(parts, fmt.Sprintf("%s %.1f %%", m.name, 100*p))
-			if p < c.least {
-				t.Errorf("%.0f %% slower, %s: called slower in %.1f %% of runs, want ≥ %.0f %%", 100*c.slowdown, m.name, 100*p, 100*c.least)
-			}
-			if s.perMetric[i][Faster] > 0 {
-				t.Errorf("%.0f %% slower, %s: called faster %d times", 100*c.slowdown, m.name, s.perMetric[i][Faster])
-			}
-		}
-		line := fmt.Sprintf("%.0f %% slower: %s (%.1f rounds per run)", 100*c.slowdown, strings.Join(parts, ", "), float64(s.rounds)/runs)
-		t.Log(line)
-		wantREADME(t, line)
+		t.Run(fmt.Sprintf("%.0f%%", 100*c.slowdown), func(t *testing.T) {
+			t.Parallel() // pure arithmetic, seeded per case: both cores
+			powerCase(t, runs, c.slowdown, c.least)
+		})
 	}
+}
+
+// powerCase is one slowdown of TestPower: B slowdown slower in every
+// cell, each metric called slower in at least least of the runs.
+func powerCase(t *testing.T, runs int, slowdown, least float64) {
+	s := simulate(2027, runs, simMetrics, slowdown, 30)
+	n := float64(runs)
+	var parts []string
+	for i, m := range simMetrics {
+		p := float64(s.perMetric[i][Slower]) / n
+		parts = append(parts, fmt.Sprintf("%s %.1f %%", m.name, 100*p))
+		if p < least {
+			t.Errorf("%.0f %% slower, %s: called slower in %.1f %% of runs, want ≥ %.0f %%", 100*slowdown, m.name, 100*p, 100*least)
+		}
+		if s.perMetric[i][Faster] > 0 {
+			t.Errorf("%.0f %% slower, %s: called faster %d times", 100*slowdown, m.name, s.perMetric[i][Faster])
+		}
+	}
+	line := fmt.Sprintf("%.0f %% slower: %s (%.1f rounds per run)", 100*slowdown, strings.Join(parts, ", "), float64(s.rounds)/n)
+	t.Log(line)
+	wantREADME(t, line)
 }
 
 // wantREADME fails unless the README states line (spaces and line breaks
