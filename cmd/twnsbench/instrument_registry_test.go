@@ -50,7 +50,7 @@ func (sshRoundTrip) Budget(*instrument.Job) instrument.Budget {
 // the report.
 func TestRegisteredInstrumentRunsEndToEnd(t *testing.T) {
 	requireRoot(t)
-	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward", "--wan", "off", "--quick", "--instruments", "tcp_rr,ssh-round-trip")
+	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "tcp_rr,ssh-round-trip")
 	n := map[string]int{}
 	for _, s := range doc.Samples {
 		if s.Instrument == "ssh-round-trip" {

@@ -19,7 +19,7 @@ func TestOpenVPN(t *testing.T) {
 		}
 	}
 	doc, out := runAndRead(t, "--transports", "openvpn-static,openvpn-tls,openvpn-tls:chacha20-poly1305",
-		"--wan", "off", "--quick", "--instruments", "iperf3-1,ping")
+		"--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,ping")
 	labels := map[string]string{}
 	for _, tr := range doc.Transports {
 		labels[tr.Name] = tr.Label

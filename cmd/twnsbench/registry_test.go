@@ -206,7 +206,7 @@ func (f *forwarder) close() error {
 // carry marked not applicable.
 func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 	requireRoot(t)
-	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward,tcp-forward:copy-again", "--wan", "off", "--quick",
+	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward,tcp-forward:copy-again", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0",
 		"--instruments", "iperf3-1,tcp_rr,scp,ping", "--tcp-forward-base", "30000")
 	labels := map[string]string{}
 	for _, tr := range doc.Transports {
@@ -271,7 +271,7 @@ func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 func TestBypassIsAFailure(t *testing.T) {
 	requireRoot(t)
 	out := t.TempDir()
-	code, _, stderr := runInProcess("run", "--transports", "tcp-forward:uncounted", "--wan", "off", "--quick", "--instruments", "iperf3-1,tcp_rr", "--out", out)
+	code, _, stderr := runInProcess("run", "--transports", "tcp-forward:uncounted", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,tcp_rr", "--out", out)
 	if code != exitFailed || !strings.Contains(stderr, "1 samples could not be measured") {
 		t.Errorf("exit %d, stderr %q: want exit %d, the failed sample counted", code, stderr, exitFailed)
 	}
@@ -293,7 +293,7 @@ func TestBypassIsAFailure(t *testing.T) {
 // transport named alone refuses the run before anything exists.
 func TestSetSkipsWhatCannotRun(t *testing.T) {
 	requireRoot(t)
-	doc, _ := runAndRead(t, "--transports", "test-set", "--wan", "off", "--quick", "--instruments", "tcp_rr")
+	doc, _ := runAndRead(t, "--transports", "test-set", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "tcp_rr")
 	rows := map[string]int{}
 	for _, s := range doc.Samples {
 		rows[s.Transport]++

@@ -14,7 +14,7 @@ import (
 // layer-3 path), and nothing is left behind.
 func TestSSHTunVariants(t *testing.T) {
 	requireRoot(t)
-	doc, out := runAndRead(t, "--transports", "ssh-tun,ssh-tun:aes128-ctr", "--wan", "off", "--quick",
+	doc, out := runAndRead(t, "--transports", "ssh-tun,ssh-tun:aes128-ctr", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0",
 		"--instruments", "iperf3-1,ping")
 	labels := map[string]string{}
 	for _, tr := range doc.Transports {

@@ -20,7 +20,7 @@ func TestSshuttle(t *testing.T) {
 			}
 		}
 	}
-	doc, out := runAndRead(t, "--transports", "sshuttle", "--wan", "off", "--quick", "--instruments", "iperf3-1,tcp_rr,ping")
+	doc, out := runAndRead(t, "--transports", "sshuttle", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,tcp_rr,ping")
 	if len(doc.Transports) != 1 || !strings.HasPrefix(doc.Transports[0].Label, "SSH over sshuttle (nft") ||
 		doc.Transports[0].Facts["sshuttle"] == "" {
 		t.Errorf("transports %+v: want the sshuttle row with its version", doc.Transports)

@@ -16,7 +16,7 @@ func TestStrongSwan(t *testing.T) {
 	if !haveCharonSystemd() {
 		t.Skip("SKIPPED: charon-systemd not installed (scripts/install-deps.sh installs it)")
 	}
-	doc, out := runAndRead(t, "--transports", "strongswan,strongswan:aes128-sha256", "--wan", "off", "--quick", "--instruments", "iperf3-1,ping")
+	doc, out := runAndRead(t, "--transports", "strongswan,strongswan:aes128-sha256", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,ping")
 	want := map[string]string{
 		"strongswan":               "SSH over strongSwan (userspace ESP, libipsec, AES_GCM_16-256)",
 		"strongswan:aes128-sha256": "SSH over strongSwan (userspace ESP, libipsec, AES_CBC-128/HMAC_SHA2_256_128)",

@@ -68,7 +68,7 @@ func TestWANFlagsRefused(t *testing.T) {
 // jitter's.
 func TestWANProfilesEndToEnd(t *testing.T) {
 	requireRoot(t)
-	doc, out := runAndRead(t, "--transports", "ssh", "--quick", "--instruments", "iperf3-1,tcp_rr,ping",
+	doc, out := runAndRead(t, "--transports", "ssh", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,tcp_rr,ping",
 		"--wan", "20ms:0.5%", "--wan", "40ms:0.2%:jitter=5ms:rate=100mbit")
 	var names []string
 	for _, c := range doc.Conditions {
