@@ -155,11 +155,11 @@ func trendRow(series string, runs []*historyRun, rule stats.Lookback) string {
 	}
 	newest, ok := runs[len(runs)-1].cells[series]
 	if !ok {
-		return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), dash, dash + " (not in the newest run)", dash, dash)
+		return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), dash, dash+" (not in the newest run)", dash, dash)
 	}
 	newestText := sig3(newest.Median)
 	if newest.MedianAtLeast() {
-		return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), dash, "≥ "+newestText, dash, dash + " (a lower bound)")
+		return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), dash, "≥ "+newestText, dash, dash+" (a lower bound)")
 	}
 	t := rule.Test(earlier, newest.Median)
 	if !t.Tested {

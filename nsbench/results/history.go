@@ -29,8 +29,8 @@ type HistoryLine struct {
 
 // HistoryCell is a cell's figures as history keeps them (see Cell).
 type HistoryCell struct {
-	Transport  string `json:"transport"`
-	Condition  string `json:"condition"`
+	Transport string `json:"transport"`
+	Condition string `json:"condition"`
 	// ConditionLabel states the condition's profile ("WAN (30 ms RTT,
 	// 0.1 % loss)"): two runs' "wan" may be different WANs.
 	ConditionLabel string   `json:"condition_label,omitempty"`
