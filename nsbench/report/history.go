@@ -133,7 +133,7 @@ func historySeries(runs []*historyRun) []string {
 // trendRow is one series' row.
 func trendRow(series string, runs []*historyRun, rule stats.Lookback) string {
 	var vals []float64 // NaN where a run lacks the series
-	var last results.HistoryLine
+	var last, previous results.HistoryLine
 	var earlier []float64
 	n := 0
 	for i, r := range runs {
@@ -144,7 +144,7 @@ func trendRow(series string, runs []*historyRun, rule stats.Lookback) string {
 		}
 		n++
 		vals = append(vals, c.Median)
-		last = c
+		previous, last = last, c
 		if i < len(runs)-1 && !c.MedianAtLeast() {
 			earlier = append(earlier, c.Median)
 		}
@@ -166,7 +166,38 @@ func trendRow(series string, runs []*historyRun, rule stats.Lookback) string {
 		return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), dash, newestText, dash,
 			fmt.Sprintf("%s (%s; %d needed)", dash, plural(t.Baseline, "earlier run", "earlier runs"), rule.Min))
 	}
-	return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), sig3(t.Center), newestText, zText(t.Z), changeWord(t, newest.Better))
+	word := changeWord(t, newest.Better)
+	if changed := factChanges(previous, newest); t.Flagged && len(changed) > 0 {
+		word += "; since the run before: " + joinAnd(changed)
+	}
+	return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), sig3(t.Center), newestText, zText(t.Z), word)
+}
+
+// factChanges names what the transport's facts and the harness changed
+// from a line to the next ("tw: tw 2.1.0 → tw 2.2.0"), by key.
+func factChanges(from, to results.HistoryLine) []string {
+	var out []string
+	keys := map[string]bool{}
+	for k := range from.Facts {
+		keys[k] = true
+	}
+	for k := range to.Facts {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	for _, k := range sorted {
+		if a, b := from.Facts[k], to.Facts[k]; a != b {
+			out = append(out, fmt.Sprintf("%s: %s → %s", k, orDash(a), orDash(b)))
+		}
+	}
+	if from.Harness != to.Harness {
+		out = append(out, fmt.Sprintf("twnsbench: %s → %s", orDash(from.Harness), orDash(to.Harness)))
+	}
+	return out
 }
 
 // changeWord says what a test found: worse or better where the metric has

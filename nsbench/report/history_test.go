@@ -36,9 +36,17 @@ func knownHistory() results.History {
 	rr := []float64{9100, 9050, 9120, 9080, 9110, 9090, 9070, 9105}
 	for i := range goodput {
 		day := 1 + 2*i
-		h.Lines = append(h.Lines,
+		tw := map[string]string{"tw": "tw 2.1.0"}
+		if i == len(goodput)-1 {
+			tw = map[string]string{"tw": "tw 2.2.0"}
+		}
+		lines := []results.HistoryLine{
 			historyLine(hereEnv, day, "iperf3-1", "value", "Gbit/s", results.BetterHigher, goodput[i]),
-			historyLine(hereEnv, day, "tcp_rr", "value", "trans/s", results.BetterHigher, rr[i]))
+			historyLine(hereEnv, day, "tcp_rr", "value", "trans/s", results.BetterHigher, rr[i])}
+		for _, l := range lines {
+			l.Facts = tw
+			h.Lines = append(h.Lines, l)
+		}
 		p99 := historyLine(hereEnv, day, "tcp_rr", "p99_us", "µs", results.BetterLower, 180+float64(i))
 		if i == len(goodput)-1 {
 			p99.Interval.LowerBounds = []string{results.BoundMedian}
@@ -60,7 +68,7 @@ func TestHistoryGolden(t *testing.T) {
 	got := History(knownHistory(), "")
 	golden(t, "history.golden.md", got)
 	for _, want := range []string{
-		"| tw · LAN · iperf3-1 · value | Gbit/s (higher is better) | 8 | ██▇█▇██▁ | 2.50 | 2.00 | −20.0 | **worse** (change point) |",
+		"| tw · LAN · iperf3-1 · value | Gbit/s (higher is better) | 8 | ██▇█▇██▁ | 2.50 | 2.00 | −20.0 | **worse** (change point); since the run before: tw: tw 2.1.0 → tw 2.2.0 |",
 		"| tw · LAN · tcp_rr · value | trans/s (higher is better) | 8 |",
 		"| ▆▁█▄▇▅▃▇ | 9090 | 9105 | +0.2 | no change |",
 		"— (2 earlier runs; 5 needed)",

@@ -22,6 +22,10 @@ type HistoryLine struct {
 	// Harness is the twnsbench build that made the run (Env.Harness:
 	// version, commit and Go), when the document records it.
 	Harness string `json:"harness,omitempty"`
+	// Facts are what the cell's transport recorded of its path
+	// (Transport.Facts: its programs' versions, the implementation), so
+	// a change point can be read against what changed.
+	Facts map[string]string `json:"facts,omitempty"`
 	// Env are the fingerprint's parts, so a reader can say why two
 	// fingerprints differ.
 	Env FingerprintEnv `json:"env"`
@@ -190,6 +194,10 @@ func HistoryLines(d *Document) []HistoryLine {
 	for _, c := range d.Conditions {
 		labels[c.Name] = c.Label
 	}
+	facts := map[string]map[string]string{}
+	for _, t := range d.Transports {
+		facts[t.Name] = t.Facts
+	}
 	cells := d.Cells
 	if len(cells) == 0 {
 		cells = Cells(d)
@@ -197,7 +205,7 @@ func HistoryLines(d *Document) []HistoryLine {
 	out := make([]HistoryLine, 0, len(cells))
 	for _, c := range cells {
 		out = append(out, HistoryLine{
-			Time: d.Env.Generated, Fingerprint: fp, Harness: d.Env.Harness, Env: env,
+			Time: d.Env.Generated, Fingerprint: fp, Harness: d.Env.Harness, Facts: facts[c.Transport], Env: env,
 			HistoryCell: HistoryCell{
 				Transport: c.Transport, Condition: c.Condition, ConditionLabel: labels[c.Condition],
 				Instrument: c.Instrument, Metric: c.Metric, Unit: c.Unit, Better: c.Better,

@@ -17,6 +17,7 @@ func historyDoc(generated, kernel, iperf3 string, goodput float64) *Document {
 			Better: BetterHigher, N: 6, Median: goodput, CILow: goodput - 0.1, CIHigh: goodput + 0.1, CILevel: 0.969}},
 	}
 	d.Env.Facts.Add(Fact{Key: "iperf3", Label: "iperf3", Value: iperf3})
+	d.Transports = []Transport{{Name: "tw", Label: "SSH over Tunnel Whisperer", Facts: map[string]string{"tw": "tw 2.1.0"}}}
 	d.Env.Facts.Add(Fact{Key: "tw", Label: "tw", Value: "tw 2.1.0"})
 	return d
 }
@@ -58,7 +59,7 @@ func TestHistoryLinesCarryTheCell(t *testing.T) {
 		t.Fatalf("%d lines, want 1", len(ls))
 	}
 	b, _ := json.Marshal(ls[0])
-	want := `{"time":"2026-12-01T10:00:00Z","fingerprint":"d51d181f4a0c5a4e","transport":"tw","condition":"lan","condition_label":"LAN (0 ms RTT, no loss)","instrument":"iperf3-1","metric":"value","unit":"Gbit/s","better":"higher","n":6,"median":2.5,"interval":{"low":2.4,"high":2.6,"level":0.969,"lower_bounds":["ci_high"]},"harness":"twnsbench devel 0123456789ab (go1.26.0)","env":{"kernel":"6.8.0-49-generic","cpu_model":"AMD EPYC 7B13","cores_online":2,"tools":{"iperf3":"iperf 3.16"}}}`
+	want := `{"time":"2026-12-01T10:00:00Z","fingerprint":"d51d181f4a0c5a4e","transport":"tw","condition":"lan","condition_label":"LAN (0 ms RTT, no loss)","instrument":"iperf3-1","metric":"value","unit":"Gbit/s","better":"higher","n":6,"median":2.5,"interval":{"low":2.4,"high":2.6,"level":0.969,"lower_bounds":["ci_high"]},"harness":"twnsbench devel 0123456789ab (go1.26.0)","facts":{"tw":"tw 2.1.0"},"env":{"kernel":"6.8.0-49-generic","cpu_model":"AMD EPYC 7B13","cores_online":2,"tools":{"iperf3":"iperf 3.16"}}}`
 	if string(b) != want {
 		t.Errorf("line:\n got %s\nwant %s", b, want)
 	}
