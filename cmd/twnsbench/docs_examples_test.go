@@ -22,12 +22,6 @@ const (
 	gitlabExample = "../../docs/examples/gitlab-ab.yml"
 )
 
-// pendingFlags are run's flags of two builds (branch h-builds), which the
-// examples use before that branch is merged here. Once run has them, this
-// test fails until they are removed from this list: from then on the
-// examples are checked against the real flags only.
-var pendingFlags = []string{"build", "min-effect", "max-rounds", "fail-on"}
-
 func readExample(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -112,11 +106,6 @@ func TestCIExamplesUseRealFlags(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range pendingFlags {
-		if flags["run"][p] {
-			t.Errorf("run has --%s now: remove it from pendingFlags", p)
-		}
-	}
 	line := regexp.MustCompile(`bin/twnsbench"? (\w+)([^\n]*)`)
 	for _, path := range []string{githubExample, gitlabExample} {
 		found := 0
@@ -134,7 +123,7 @@ func TestCIExamplesUseRealFlags(t *testing.T) {
 						continue
 					}
 					name, _, _ = strings.Cut(name, "=")
-					if !flags[cmd][name] && !(cmd == "run" && slices.Contains(pendingFlags, name)) {
+					if !flags[cmd][name] {
 						t.Errorf("%s passes unknown flag --%s to %s", filepath.Base(path), name, cmd)
 					}
 					if i+1 < len(words) {

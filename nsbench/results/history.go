@@ -22,6 +22,9 @@ type HistoryLine struct {
 	// Harness is the twnsbench build that made the run (Env.Harness:
 	// version, commit and Go), when the document records it.
 	Harness string `json:"harness,omitempty"`
+	// Provenance is the same build in fields (Env.Provenance), when the
+	// document records it.
+	Provenance *Provenance `json:"provenance,omitempty"`
 	// Facts are what the cell's transport recorded of its path
 	// (Transport.Facts: its programs' versions, the implementation), so
 	// a change point can be read against what changed.
@@ -205,7 +208,7 @@ func HistoryLines(d *Document) []HistoryLine {
 	out := make([]HistoryLine, 0, len(cells))
 	for _, c := range cells {
 		out = append(out, HistoryLine{
-			Time: d.Env.Generated, Fingerprint: fp, Harness: d.Env.Harness, Facts: facts[c.Transport], Env: env,
+			Time: d.Env.Generated, Fingerprint: fp, Harness: d.Env.Harness, Provenance: d.Env.Provenance, Facts: facts[c.Transport], Env: env,
 			HistoryCell: HistoryCell{
 				Transport: c.Transport, Condition: c.Condition, ConditionLabel: labels[c.Condition],
 				Instrument: c.Instrument, Metric: c.Metric, Unit: c.Unit, Better: c.Better,
