@@ -21,9 +21,9 @@ const HistoryRuns = 20
 // historyRun is one run of a history: its lines share a time and a
 // fingerprint.
 type historyRun struct {
-	time, fingerprint string
-	env               results.FingerprintEnv
-	cells             map[string]results.HistoryLine // by series
+	time, fingerprint, settings string
+	env                         results.FingerprintEnv
+	cells                       map[string]results.HistoryLine // by series
 }
 
 // historyRuns groups lines into runs, oldest first (by time, then
@@ -35,11 +35,11 @@ func historyRuns(lines []results.HistoryLine) []*historyRun {
 		k := [2]string{l.Time, l.Fingerprint}
 		r, ok := byKey[k]
 		if !ok {
-			r = &historyRun{time: l.Time, fingerprint: l.Fingerprint, env: l.Env, cells: map[string]results.HistoryLine{}}
+			r = &historyRun{time: l.Time, fingerprint: l.Fingerprint, settings: l.Settings, env: l.Env, cells: map[string]results.HistoryLine{}}
 			byKey[k] = r
 			runs = append(runs, r)
 		}
-		r.cells[l.Series()] = l
+		r.cells[trendKey(l)] = l
 	}
 	sort.SliceStable(runs, func(i, j int) bool {
 		if runs[i].time != runs[j].time {
@@ -48,6 +48,20 @@ func historyRuns(lines []results.HistoryLine) []*historyRun {
 		return runs[i].fingerprint < runs[j].fingerprint
 	})
 	return runs
+}
+
+// trendKey identifies a trend: a series under one set of run settings
+// (a run with another --duration or --size starts a trend of its own).
+func trendKey(l results.HistoryLine) string { return l.Series() + "\x00" + l.Settings }
+
+// seriesTitle is a trend's name in the table: the series, and its settings
+// when they are not the newest run's.
+func seriesTitle(key, newestSettings string) string {
+	series, settings, _ := strings.Cut(key, "\x00")
+	if settings == newestSettings {
+		return series
+	}
+	return series + " (" + settings + ")"
 }
 
 // History renders the trend report of h: each metric's median over the
@@ -95,6 +109,7 @@ func History(h results.History, fingerprint string) []byte {
 		"median of the previous %d runs (at least %d; fewer: not tested, a dash). On noise alone this flags about 1 %% of "+
 		"metrics per run, so a flag asks for a second look, not a verdict; a lower bound (≥, a censored reading) is not tested.\n\n",
 		l.Z, 100*l.Floor, l.K, l.Min)
+	fmt.Fprintf(&b, "The newest run's settings: %s; a metric measured under other settings is a trend of its own, named with them.\n\n", orDash(mine[len(mine)-1].settings))
 	b.WriteString(tableRow("Metric", "Unit", "Runs", "Trend (oldest → newest)", "Baseline", "Newest", "z", "Change") + "\n")
 	b.WriteString("|---|---|---:|---|---:|---:|---:|---|\n")
 	for _, s := range historySeries(mine) {
@@ -131,13 +146,14 @@ func historySeries(runs []*historyRun) []string {
 }
 
 // trendRow is one series' row.
-func trendRow(series string, runs []*historyRun, rule stats.Lookback) string {
+func trendRow(key string, runs []*historyRun, rule stats.Lookback) string {
+	series := seriesTitle(key, runs[len(runs)-1].settings)
 	var vals []float64 // NaN where a run lacks the series
 	var last, previous results.HistoryLine
 	var earlier []float64
 	n := 0
 	for i, r := range runs {
-		c, ok := r.cells[series]
+		c, ok := r.cells[key]
 		if !ok {
 			vals = append(vals, math.NaN())
 			continue
@@ -153,7 +169,7 @@ func trendRow(series string, runs []*historyRun, rule stats.Lookback) string {
 	if last.Better != "" {
 		unit += " (" + last.Better + " is better)"
 	}
-	newest, ok := runs[len(runs)-1].cells[series]
+	newest, ok := runs[len(runs)-1].cells[key]
 	if !ok {
 		return tableRow(series, unit, fmt.Sprint(n), sparkline(vals), dash, dash+" (not in the newest run)", dash, dash)
 	}

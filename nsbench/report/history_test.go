@@ -43,17 +43,24 @@ func knownHistory() results.History {
 		lines := []results.HistoryLine{
 			historyLine(hereEnv, day, "iperf3-1", "value", "Gbit/s", results.BetterHigher, goodput[i]),
 			historyLine(hereEnv, day, "tcp_rr", "value", "trans/s", results.BetterHigher, rr[i])}
+		settings := "duration 10 s, warm-up 2 s, payload 5120 MiB, congestion cubic, order interleaved"
+		if i < 2 { // the first two runs were quick ones: trends of their own
+			settings = "duration 2 s, warm-up 1 s, payload 64 MiB, congestion cubic, order interleaved"
+		}
 		for _, l := range lines {
-			l.Facts = tw
+			l.Facts, l.Settings = tw, settings
 			h.Lines = append(h.Lines, l)
 		}
 		p99 := historyLine(hereEnv, day, "tcp_rr", "p99_us", "µs", results.BetterLower, 180+float64(i))
+		p99.Settings = settings
 		if i == len(goodput)-1 {
 			p99.Interval.LowerBounds = []string{results.BoundMedian}
 		}
 		h.Lines = append(h.Lines, p99)
 		if i >= 5 {
-			h.Lines = append(h.Lines, historyLine(hereEnv, day, "scp", "value", "MB/s", results.BetterHigher, 300+float64(i)))
+			scp := historyLine(hereEnv, day, "scp", "value", "MB/s", results.BetterHigher, 300+float64(i))
+			scp.Settings = settings
+			h.Lines = append(h.Lines, scp)
 		}
 	}
 	for _, day := range []int{4, 8} {
@@ -68,9 +75,10 @@ func TestHistoryGolden(t *testing.T) {
 	got := History(knownHistory(), "")
 	golden(t, "history.golden.md", got)
 	for _, want := range []string{
-		"| tw · LAN · iperf3-1 · value | Gbit/s (higher is better) | 8 | ██▇█▇██▁ | 2.50 | 2.00 | −20.0 | **worse** (change point); since the run before: tw: tw 2.1.0 → tw 2.2.0 |",
-		"| tw · LAN · tcp_rr · value | trans/s (higher is better) | 8 |",
-		"| ▆▁█▄▇▅▃▇ | 9090 | 9105 | +0.2 | no change |",
+		"| tw · LAN · iperf3-1 · value | Gbit/s (higher is better) | 6 | ··▇█▇██▁ | 2.50 | 2.00 | −20.0 | **worse** (change point); since the run before: tw: tw 2.1.0 → tw 2.2.0 |",
+		"| tw · LAN · tcp_rr · value | trans/s (higher is better) | 6 |",
+		"| tw · LAN · iperf3-1 · value (duration 2 s, warm-up 1 s, payload 64 MiB, congestion cubic, order interleaved) | Gbit/s (higher is better) | 2 | ▁█······ | — | — (not in the newest run) | — | — |",
+		"| ··█▂▇▄▁▆ | 9090 | 9105 | +0.2 | no change |",
 		"— (2 earlier runs; 5 needed)",
 		"≥ 187 | — | — (a lower bound) |",
 		"Left out: 2 runs of 1 other environment,",

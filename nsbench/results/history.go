@@ -19,6 +19,9 @@ type HistoryLine struct {
 	// same fingerprint only.
 	Fingerprint string `json:"fingerprint"`
 	HistoryCell
+	// Settings are the run's settings that change what a figure means
+	// (HistorySettings): a trend compares only runs of the same settings.
+	Settings string `json:"settings"`
 	// Harness is the twnsbench build that made the run (Env.Harness:
 	// version, commit and Go), when the document records it.
 	Harness string `json:"harness,omitempty"`
@@ -197,6 +200,7 @@ func HistoryLines(d *Document) []HistoryLine {
 	for _, c := range d.Conditions {
 		labels[c.Name] = c.Label
 	}
+	settings := HistorySettings(d.Env)
 	facts := map[string]map[string]string{}
 	for _, t := range d.Transports {
 		facts[t.Name] = t.Facts
@@ -208,7 +212,7 @@ func HistoryLines(d *Document) []HistoryLine {
 	out := make([]HistoryLine, 0, len(cells))
 	for _, c := range cells {
 		out = append(out, HistoryLine{
-			Time: d.Env.Generated, Fingerprint: fp, Harness: d.Env.Harness, Provenance: d.Env.Provenance, Facts: facts[c.Transport], Env: env,
+			Time: d.Env.Generated, Fingerprint: fp, Settings: settings, Harness: d.Env.Harness, Provenance: d.Env.Provenance, Facts: facts[c.Transport], Env: env,
 			HistoryCell: HistoryCell{
 				Transport: c.Transport, Condition: c.Condition, ConditionLabel: labels[c.Condition],
 				Instrument: c.Instrument, Metric: c.Metric, Unit: c.Unit, Better: c.Better,
@@ -218,4 +222,12 @@ func HistoryLines(d *Document) []HistoryLine {
 		})
 	}
 	return out
+}
+
+// HistorySettings are the settings of a run that change what its figures
+// mean, in one line: each sample's duration and warm-up, the scp
+// payload, the congestion control and the order of the runs.
+func HistorySettings(e Env) string {
+	return fmt.Sprintf("duration %g s, warm-up %g s, payload %g MiB, congestion %s, order %s",
+		e.DurationSec, e.WarmupSec, float64(e.SizeBytes)/(1<<20), orNone(e.Congestion), orNone(e.Order))
 }

@@ -11,7 +11,8 @@ import (
 func historyDoc(generated, kernel, iperf3 string, goodput float64) *Document {
 	d := &Document{
 		Env: Env{Generated: generated, CPUModel: "AMD EPYC 7B13", Cores: 2, Kernel: kernel,
-			CPUsOnline: &CPUSet{List: "0-1", Count: 2}, Harness: "twnsbench devel 0123456789ab (go1.26.0)",
+			CPUsOnline: &CPUSet{List: "0-1", Count: 2}, DurationSec: 10, WarmupSec: 2, SizeBytes: 5 << 30,
+			Congestion: "cubic", Order: "interleaved", Harness: "twnsbench devel 0123456789ab (go1.26.0)",
 			Provenance: &Provenance{Version: "devel", Commit: "0123456789abcdef", Go: "go1.26.0"}},
 		Conditions: []Condition{{Name: LAN, Label: "LAN (0 ms RTT, no loss)"}},
 		Cells: []Cell{{Transport: "tw", Condition: LAN, Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s",
@@ -60,7 +61,7 @@ func TestHistoryLinesCarryTheCell(t *testing.T) {
 		t.Fatalf("%d lines, want 1", len(ls))
 	}
 	b, _ := json.Marshal(ls[0])
-	want := `{"time":"2026-12-01T10:00:00Z","fingerprint":"d51d181f4a0c5a4e","transport":"tw","condition":"lan","condition_label":"LAN (0 ms RTT, no loss)","instrument":"iperf3-1","metric":"value","unit":"Gbit/s","better":"higher","n":6,"median":2.5,"interval":{"low":2.4,"high":2.6,"level":0.969,"lower_bounds":["ci_high"]},"harness":"twnsbench devel 0123456789ab (go1.26.0)","provenance":{"version":"devel","commit":"0123456789abcdef","go":"go1.26.0"},"facts":{"tw":"tw 2.1.0"},"env":{"kernel":"6.8.0-49-generic","cpu_model":"AMD EPYC 7B13","cores_online":2,"tools":{"iperf3":"iperf 3.16"}}}`
+	want := `{"time":"2026-12-01T10:00:00Z","fingerprint":"d51d181f4a0c5a4e","transport":"tw","condition":"lan","condition_label":"LAN (0 ms RTT, no loss)","instrument":"iperf3-1","metric":"value","unit":"Gbit/s","better":"higher","n":6,"median":2.5,"interval":{"low":2.4,"high":2.6,"level":0.969,"lower_bounds":["ci_high"]},"settings":"duration 10 s, warm-up 2 s, payload 5120 MiB, congestion cubic, order interleaved","harness":"twnsbench devel 0123456789ab (go1.26.0)","provenance":{"version":"devel","commit":"0123456789abcdef","go":"go1.26.0"},"facts":{"tw":"tw 2.1.0"},"env":{"kernel":"6.8.0-49-generic","cpu_model":"AMD EPYC 7B13","cores_online":2,"tools":{"iperf3":"iperf 3.16"}}}`
 	if string(b) != want {
 		t.Errorf("line:\n got %s\nwant %s", b, want)
 	}
