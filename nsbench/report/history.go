@@ -27,13 +27,20 @@ type historyRun struct {
 }
 
 // historyRuns groups lines into runs, oldest first (by time, then
-// fingerprint: deterministic whatever the files' order).
+// fingerprint: deterministic whatever the files' order). A run's lines
+// share a time and a fingerprint; a cell that comes again under both
+// starts another run (two runs that began in the same second).
 func historyRuns(lines []results.HistoryLine) []*historyRun {
 	byKey := map[[2]string]*historyRun{}
 	var runs []*historyRun
 	for _, l := range lines {
 		k := [2]string{l.Time, l.Fingerprint}
 		r, ok := byKey[k]
+		if ok {
+			if _, again := r.cells[trendKey(l)]; again { // another run in the same second
+				ok = false
+			}
+		}
 		if !ok {
 			r = &historyRun{time: l.Time, fingerprint: l.Fingerprint, settings: l.Settings, env: l.Env, cells: map[string]results.HistoryLine{}}
 			byKey[k] = r

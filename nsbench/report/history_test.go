@@ -128,3 +128,16 @@ func TestSparkline(t *testing.T) {
 		}
 	}
 }
+
+// Two runs that began in the same second are two runs, not one: the
+// second's cell does not replace the first's.
+func TestHistoryRunsOfOneSecond(t *testing.T) {
+	var h results.History
+	for _, g := range []float64{2.5, 2.6} {
+		h.Lines = append(h.Lines, historyLine(hereEnv, 1, "iperf3-1", "value", "Gbit/s", results.BetterHigher, g))
+	}
+	got := string(History(h, ""))
+	if !strings.Contains(got, "2 runs of this environment") || !strings.Contains(got, "| 2 | ▁█ |") {
+		t.Errorf("two runs of one second:\n%s", got)
+	}
+}
