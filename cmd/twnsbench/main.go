@@ -118,6 +118,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			cleanCommand(),
 			reportCommand(),
 			compareCommand(),
+			historyCommand(),
 			selfcheckCommand(),
 			rerunCommand(),
 			wgUserspaceCommand(),

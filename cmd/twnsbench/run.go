@@ -105,6 +105,7 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "length of each iperf3 and TCP_RR sample (whole seconds)"},
 			&cli.DurationFlag{Name: "warmup", Value: d.Warmup, Usage: "length of each untimed warm-up (whole seconds; 0 for none)"},
 			&cli.StringFlag{Name: "out", Value: d.OutDir, Usage: "output directory"},
+			historyFlag(),
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
@@ -120,6 +121,9 @@ func runAction(c *cli.Context) error {
 	}
 	// Everything is validated before anything is created: a refusal
 	// (exit 2) leaves no namespace, link, file or directory behind.
+	if err := checkHistoryFlag(c); err != nil {
+		return refuse(err)
+	}
 	opts, err := optionsFrom(c)
 	if err != nil {
 		return refuse(err)
@@ -215,6 +219,11 @@ func runAction(c *cli.Context) error {
 		return fmt.Errorf("lost %s mid-run (%s): its copy there removes its role by itself; what was measured before is kept in %s", lost.Host, lost.Why, plan.OutDir)
 	}
 	if err != nil {
+		return err
+	}
+	// A complete run only: an interrupted or failed one's cells would
+	// stand in the trend as runs of their own.
+	if err := recordHistory(c, res); err != nil {
 		return err
 	}
 	verr := verificationOutcome(c, plan, res)
