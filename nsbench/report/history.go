@@ -200,19 +200,7 @@ func trendRow(key string, runs []*historyRun, rule stats.Lookback) string {
 // from a line to the next ("tw: tw 2.1.0 → tw 2.2.0"), by key.
 func factChanges(from, to results.HistoryLine) []string {
 	var out []string
-	keys := map[string]bool{}
-	for k := range from.Facts {
-		keys[k] = true
-	}
-	for k := range to.Facts {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	for _, k := range sorted {
+	for _, k := range results.KeysOf(from.Facts, to.Facts) {
 		if a, b := from.Facts[k], to.Facts[k]; a != b {
 			out = append(out, fmt.Sprintf("%s: %s → %s", k, orDash(a), orDash(b)))
 		}

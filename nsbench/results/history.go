@@ -165,19 +165,7 @@ func (f FingerprintEnv) Differences(g FingerprintEnv) []string {
 	diff("kernel", f.Kernel, g.Kernel)
 	diff("CPU", f.CPUModel, g.CPUModel)
 	diff("CPUs online", fmt.Sprint(f.CoresOnline), fmt.Sprint(g.CoresOnline))
-	keys := map[string]bool{}
-	for k := range f.Tools {
-		keys[k] = true
-	}
-	for k := range g.Tools {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	for _, k := range sorted {
+	for _, k := range KeysOf(f.Tools, g.Tools) {
 		diff(k, f.Tools[k], g.Tools[k])
 	}
 	diff("hosts", strings.Join(f.Hosts, " | "), strings.Join(g.Hosts, " | "))
@@ -230,4 +218,16 @@ func HistoryLines(d *Document) []HistoryLine {
 func HistorySettings(e Env) string {
 	return fmt.Sprintf("duration %g s, warm-up %g s, payload %g MiB, congestion %s, order %s",
 		e.DurationSec, e.WarmupSec, float64(e.SizeBytes)/(1<<20), orNone(e.Congestion), orNone(e.Order))
+}
+
+// KeysOf is every key of the maps, sorted, each once.
+func KeysOf(ms ...map[string]string) []string {
+	var keys []string
+	for _, m := range ms {
+		for k := range m {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
