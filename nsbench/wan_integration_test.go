@@ -14,7 +14,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// A quick Pure SSH run with the reference's WAN condition through the
+// A quick Pure SSH run of the reference's instruments with its WAN condition through the
 // userspace impairment: the WAN cell's TCP_RR shows the emulated RTT, the
 // verification measured it, and nothing is left behind.
 func TestWANQuickRunUserspace(t *testing.T) {
@@ -31,9 +31,15 @@ func TestWANQuickRunUserspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The reference's four instruments: the WAN's figures this test reads
+	// are theirs (seed 001's and the rrul have their own tests).
+	ins, _, err := instrument.Select([]string{"iperf3-1", "iperf3-4", "tcp_rr", "scp"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := Run(context.Background(), plan, Deps{
 		Transports:  []transport.Transport{transport.SSH{}},
-		Instruments: instrument.Default(),
+		Instruments: ins,
 		Logf:        t.Logf,
 	})
 	if err != nil {
