@@ -249,13 +249,14 @@ func checkRRUL(t *testing.T, s results.Sample, grows bool) {
 	// The TCP_RR flow probed at the same time, beside ICMP: its own
 	// figures under tcp_rr_ keys, measured through the same path, a
 	// reading every 100 ms under load too (netperf -D -0.1; with -D 0.1
-	// wireguard-go's gave 1 or 2 in its 2 s test).
+	// wireguard-go's gave 1 or 2 in its 2 s test; with -D -0.1 about 20,
+	// and 8 on a host loaded by other tests: at least 5 tells them apart).
 	rr := results.TCPRRFlow
 	t.Logf("rrul %s/%s TCP_RR beside ICMP: idle p50 %.3f ms; loaded p50 %.3f p90 %.3f p99 %.3f ms; increase %.3f ms; %v transactions",
 		s.Transport, s.Condition, e[rr+"idle_p50_ms"], e[rr+"loaded_p50_ms"], e[rr+"loaded_p90_ms"], e[rr+"loaded_p99_ms"], e[rr+"value"], e[rr+"probe_sent"])
 	if !strings.Contains(s.Method, "; beside it, at the same time, latency by netperf TCP_RR") ||
 		e[rr+"idle_p50_ms"] <= 0 || e[rr+"loaded_p50_ms"] <= 0 || e[rr+"loaded_p90_ms"] < e[rr+"loaded_p50_ms"] ||
-		e[rr+"loaded_p99_ms"] < e[rr+"loaded_p90_ms"] || e[rr+"probe_sent"] < 5 || e[rr+"idle_probes"] < 5 || e[rr+"loaded_probes"] < 10 ||
+		e[rr+"loaded_p99_ms"] < e[rr+"loaded_p90_ms"] || e[rr+"probe_sent"] < 5 || e[rr+"idle_probes"] < 5 || e[rr+"loaded_probes"] < 5 ||
 		math.Abs(e[rr+"value"]-(e[rr+"loaded_p50_ms"]-e[rr+"idle_p50_ms"])) > 1e-9 {
 		t.Errorf("rrul %s: the TCP_RR flow beside ICMP: method %q, %v", s.Transport, s.Method, e)
 	}
