@@ -132,7 +132,8 @@ func Applicable(in Instrument, target transport.Target) error {
 type Job struct {
 	Target   transport.Target
 	Duration time.Duration // for time-bound tools
-	// Run runs a program in the client role (namespace and cgroup).
+	// Run runs a program in the client role (namespace and cgroup);
+	// SelfTool runs twnsbench itself, its first argument the subcommand.
 	Run func(ctx context.Context, name string, argv ...string) (proc.Result, error)
 	SSH SSHClient
 	// SocketBuffer is the UDP socket buffer (bytes) the packet-rate test
@@ -214,9 +215,10 @@ func All() []Instrument {
 }
 
 // App is the application-level set (--instruments app): what a user of
-// the tunnel feels per connection and per login. It is not in All, so the
-// default run's time does not grow; it runs when named.
-func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}} }
+// the tunnel feels per connection, per login and with many connections at
+// once. It is not in All, so the default run's time does not grow; it runs
+// when named.
+func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns: 50}} }
 
 // Sets are the named groups of instruments --instruments takes beside
 // single names.
