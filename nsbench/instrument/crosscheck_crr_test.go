@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,17 +18,23 @@ import (
 
 // crrTolerance is how far apart the medians of the hand-run netperf and
 // of the instrument may be on the same plain path. Both run the same
-// netserver one after another, interleaved, so a slow phase of the host
-// hits both; what is left is run-to-run noise of 1–2 s TCP_CRR runs on
-// a 2-core host shared with other runs, seen here at up to ±30 % between
-// consecutive runs (6,557 to 14,174 connections/s at worst, under load).
-// A wrong unit, field or test type is off by far more (TCP_RR's rate on
-// this path is 3–4× TCP_CRR's; µs read as ms, 1000×).
+// netserver one after another in the order ABBA ABBA, so a slow phase of
+// the host hits both alike; what is left is run-to-run noise of 1 s
+// TCP_CRR runs on a 2-core host shared with other runs: within ±30 %
+// between neighbouring runs here when the host is not saturated (e.g.
+// 8,082 to 12,879 connections/s; the medians 10 % apart). A wrong unit,
+// field or test type is off by far more (TCP_RR's rate on this path is
+// 3× TCP_CRR's: the test fails by +200 % with -t TCP_RR). Single runs
+// spread wider than their medians (8,386 to 13,412 by hand, medians 1.5 %
+// apart), so the median of four is compared; when the two middle hand
+// runs, which make that median, are themselves more than the tolerance
+// apart, the host is too busy to tell and the test says so and skips.
 const crrTolerance = 0.35
 
-// TestTCPCRRAgreesWithHandRun runs netperf TCP_CRR by hand (its classic
-// table, parsed here on its own) and the tcp_crr instrument alternately on
-// one plain path in a scratch namespace, and holds their medians together.
+// TestTCPCRRAgreesWithHandRun runs netperf TCP_CRR by hand (its defaults:
+// kernel-chosen ports, the classic table, parsed here on its own) and the
+// tcp_crr instrument (pinned ports, its CSV) alternately on one plain path
+// in a scratch namespace, and holds their medians together.
 func TestTCPCRRAgreesWithHandRun(t *testing.T) {
 	if testing.Short() || os.Geteuid() != 0 {
 		t.Skip("integration test: needs root and not -short")
@@ -76,25 +83,32 @@ func TestTCPCRRAgreesWithHandRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	job := &Job{Target: transport.DirectTarget("10.254.7.1"), Duration: 2 * time.Second, Run: run}
+	job := &Job{Target: transport.DirectTarget("10.254.7.1"), Duration: time.Second, Run: run}
 	if err := Answers(ctx, job, transport.ServiceNetperf); err != nil {
 		t.Fatalf("netserver in %s: %v", ns, err)
 	}
 	var hand, inst []float64
-	for range 3 {
-		res, err := run(ctx, "netperf", "-H", "10.254.7.1", "-p", strconv.Itoa(transport.NetperfPort), "-t", "TCP_CRR", "-l", "2", "--", "-r", "64,64")
+	for _, byHand := range []bool{true, false, false, true, true, false, false, true} {
+		if !byHand {
+			m, err := MeasureBounded(ctx, TCPCRR{}, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inst = append(inst, m.Value)
+			continue
+		}
+		res, err := run(ctx, "netperf", "-H", "10.254.7.1", "-p", strconv.Itoa(transport.NetperfPort), "-t", "TCP_CRR", "-l", "1", "--", "-r", "64,64")
 		if err != nil {
 			t.Fatalf("netperf by hand: %v: %s", err, res.Stdout)
 		}
 		hand = append(hand, classicRate(t, res.Stdout))
-		m, err := MeasureBounded(ctx, TCPCRR{}, job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inst = append(inst, m.Value)
 	}
 	h, i := stats.Median(hand), stats.Median(inst)
 	t.Logf("TCP_CRR on the plain path: by hand %v (median %.0f/s), instrument %v (median %.0f/s)", hand, h, inst, i)
+	mid := slices.Sorted(slices.Values(hand))[1:3]
+	if spread := mid[1]/mid[0] - 1; spread > crrTolerance {
+		t.Skipf("the middle hand runs alone are %.0f%% apart (more than ±%.0f%%): the host is too busy to tell", 100*spread, 100*crrTolerance)
+	}
 	if d := (i - h) / h; d > crrTolerance || d < -crrTolerance {
 		t.Errorf("instrument median %.0f conn/s is %+.0f%% off the hand run's %.0f (tolerance ±%.0f%%)", i, 100*d, h, 100*crrTolerance)
 	}
