@@ -54,19 +54,16 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 // d. Any connection's failure, other than a transaction cut by the end,
 // fails the run.
 func Run(ctx context.Context, addr string, conns int, d time.Duration) (Report, error) {
-	cs := make([]net.Conn, 0, conns)
+	cs, err := dialAll(ctx, addr, conns)
 	defer func() {
 		for _, c := range cs {
-			c.Close()
+			if c != nil {
+				c.Close()
+			}
 		}
 	}()
-	dialer := net.Dialer{Timeout: DialTimeout}
-	for i := range conns {
-		c, err := dialer.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return Report{}, fmt.Errorf("connection %d of %d: %w", i+1, conns, err)
-		}
-		cs = append(cs, c)
+	if err != nil {
+		return Report{}, err
 	}
 	lat := make([][]float64, conns)
 	errs := make([]error, conns)
@@ -86,6 +83,32 @@ func Run(ctx context.Context, addr string, conns int, d time.Duration) (Report, 
 		return Report{}, err
 	}
 	return summarise(lat, elapsed), nil
+}
+
+// dialAll opens conns connections to addr at once (a path with a long
+// round trip pays it once, not conns times); the first failure is
+// returned beside whatever did open, for the caller to close.
+func dialAll(ctx context.Context, addr string, conns int) ([]net.Conn, error) {
+	cs := make([]net.Conn, conns)
+	errs := make([]error, conns)
+	dialer := net.Dialer{Timeout: DialTimeout}
+	var wg sync.WaitGroup
+	for i := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cs[i], errs[i] = dialer.DialContext(ctx, "tcp", addr); errs[i] != nil {
+				errs[i] = fmt.Errorf("connection %d of %d: %w", i+1, conns, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return cs, err
+		}
+	}
+	return cs, nil
 }
 
 // loop runs one connection's transactions until end, returning each one's

@@ -81,3 +81,20 @@ func TestRunFailsOnAClosedConnection(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestRunRefused: a server that is not there fails the run before any
+// transaction, naming a connection and the cause.
+func TestRunRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = Run(ctx, addr, 3, time.Second)
+	if err == nil || !strings.Contains(err.Error(), " of 3: ") || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("got %v", err)
+	}
+}
