@@ -250,13 +250,24 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 		Target:       t,
 		Duration:     tb.cfg.Duration,
 		SSH:          tb.client.ssh,
-		Run:          tb.role(topology.Client).Run,
+		Run:          runIn(tb.role(topology.Client)),
 		SocketBuffer: tb.client.udpBuffer,
 		UDPRcvbufErrors: func() (uint64, error) {
 			st, err := tb.role(topology.Client).UDPStats()
 			return st.RcvbufErrors, err
 		},
 		ServerIdle: tb.serverIdle,
+	}
+}
+
+// runIn runs a tool in role r; instrument.SelfTool is twnsbench itself
+// there, named in its log after its subcommand.
+func runIn(r *role.Role) func(ctx context.Context, name string, args ...string) (proc.Result, error) {
+	return func(ctx context.Context, name string, args ...string) (proc.Result, error) {
+		if name != instrument.SelfTool || len(args) == 0 {
+			return r.Run(ctx, name, args...)
+		}
+		return r.RunProgram(ctx, r.Program(args[0], append([]string{r.Self()}, args...)...))
 	}
 }
 

@@ -112,7 +112,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: true,
 		// Errors are printed once, by run, as one line.
 		ExitErrHandler: func(*cli.Context, error) {},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			runCommand(),
 			doctorCommand(),
 			cleanCommand(),
@@ -125,7 +125,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			forwarderCommand(),
 			probeCommand(),
 			agentCommand(),
-		},
+		}, manyRRCommands()...),
 		OnUsageError: usageError,
 		// --version: the build's version, commit and Go (runtime/debug).
 		Version: nsbench.ReadProvenance().Version,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 )
 
@@ -92,6 +93,16 @@ func forwarderCommand() *cli.Command {
 func probeCommand() *cli.Command {
 	return hiddenCommand(impair.ProbeArg, impair.ProbeMain,
 		"run an end of the WAN probes in the foreground, in the current network namespace")
+}
+
+// manyRRCommands are the hidden `twnsbench many-rr-server --listen
+// HOST:PORT` (a server fixture) and `twnsbench many-rr-client …` (the
+// many_rr instrument's client).
+func manyRRCommands() []*cli.Command {
+	return []*cli.Command{
+		hiddenCommand(manyrr.ServerArg, manyrr.ServerMain, "answer the many-connections request/response test in the foreground"),
+		hiddenCommand(manyrr.ClientArg, manyrr.ClientMain, "run the many-connections request/response test's client and print its report as JSON"),
+	}
 }
 
 // hiddenCommand is a hidden subcommand that hands its arguments to main

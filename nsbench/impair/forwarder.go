@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
 // The forwarder: the userspace impairment's process. It runs in the switch
@@ -105,24 +107,7 @@ const (
 // started as one (os.Args[1] == ForwarderArg); otherwise it returns at
 // once. Test binaries call it first thing in TestMain; the twnsbench binary
 // has a hidden subcommand instead.
-func MaybeRunForwarder() { maybeRun(ForwarderArg, ForwarderMain) }
-
-// maybeRun runs main and exits when this process was started as the hidden
-// subcommand arg; otherwise it returns at once. SIGTERM and SIGINT end
-// main's context.
-func maybeRun(arg string, main func(context.Context, []string, io.Writer) error) {
-	if len(os.Args) < 2 || os.Args[1] != arg {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	err := main(ctx, os.Args[2:], os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "twnsbench %s: %v\n", arg, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
+func MaybeRunForwarder() { proc.MaybeRunHidden(ForwarderArg, ForwarderMain) }
 
 // ForwarderMain is the forwarder's command line: --spec JSON. It runs until
 // ctx ends, prints its counters to out on SIGUSR1 and at exit.

@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
 // A probe process: the listener (in the server role) or the loss probe's
@@ -20,7 +22,7 @@ import (
 // as one (os.Args[1] == ProbeArg); otherwise it returns at once. Test
 // binaries call it first thing in TestMain; the twnsbench binary has a
 // hidden subcommand instead.
-func MaybeRunProbe() { maybeRun(ProbeArg, ProbeMain) }
+func MaybeRunProbe() { proc.MaybeRunHidden(ProbeArg, ProbeMain) }
 
 // ProbeMain is a probe end's command line: [--listen host:port] makes it
 // the listener. It takes requests on probeControl until ctx ends.

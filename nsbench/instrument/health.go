@@ -17,7 +17,8 @@ const ProbeTimeout = 10 * time.Second
 // answers at the application level through job's target — a listening
 // socket is not enough: the kernel accepts connections for a frozen
 // daemon. The exchanges are the smallest each protocol has: `ssh … true`,
-// an iperf3 test of 1 KiB, netperf TCP_RR of 5 one-byte transactions.
+// an iperf3 test of 1 KiB, netperf TCP_RR of 5 one-byte transactions,
+// many_rr's client on one connection for 100 ms.
 func Answers(ctx context.Context, job *Job, svc transport.Service) error {
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
@@ -35,6 +36,12 @@ func Answers(ctx context.Context, job *Job, svc transport.Service) error {
 			"-t", "TCP_RR", "-l", "-5", "-P", "0", "--", "-r", "1,1")
 		if err != nil {
 			return fmt.Errorf("netperf: %w: %s", err, parseFirstLine(res.Stderr))
+		}
+		return nil
+	case transport.ServiceManyRR:
+		res, err := job.Run(ctx, SelfTool, ManyRR{Conns: 1}.Args(&Job{Target: job.Target, Duration: 100 * time.Millisecond})...)
+		if err != nil {
+			return fmt.Errorf("%s: %w: %s", ManyRR{}.Tool(), err, parseFirstLine(res.Stderr))
 		}
 		return nil
 	}

@@ -132,7 +132,8 @@ func Applicable(in Instrument, target transport.Target) error {
 type Job struct {
 	Target   transport.Target
 	Duration time.Duration // for time-bound tools
-	// Run runs a program in the client role (namespace and cgroup).
+	// Run runs a program in the client role (namespace and cgroup);
+	// SelfTool runs twnsbench itself, its first argument the subcommand.
 	Run func(ctx context.Context, name string, argv ...string) (proc.Result, error)
 	SSH SSHClient
 	// SocketBuffer is the UDP socket buffer (bytes) the packet-rate test
@@ -213,6 +214,16 @@ func All() []Instrument {
 	return append(Default(), Ping{}, UDPRate{}, RRUL{})
 }
 
+// App is the application-level set (--instruments app): what a user of
+// the tunnel feels per connection, per login and with many connections at
+// once. It is not in All, so the default run's time does not grow; it runs
+// when named.
+func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns: 50}} }
+
+// Sets are the named groups of instruments --instruments takes beside
+// single names.
+var Sets = map[string]func() []Instrument{"app": App}
+
 // Ready names the time-to-ready sample: seconds from the start of a
 // transport's set-up until the first SSH exchange through it, recorded by
 // the orchestrator once per transport and condition (it is not a tool run
@@ -244,8 +255,8 @@ var registered []Instrument
 // like them; a run without --instruments measures the built-in ones only.
 // Call it from an init function.
 func Register(in Instrument) {
-	for _, known := range append(All(), registered...) {
-		if known.Name() == in.Name() {
+	for _, k := range known() {
+		if k.Name() == in.Name() {
 			panic("instrument " + in.Name() + " registered twice")
 		}
 	}
@@ -253,7 +264,7 @@ func Register(in Instrument) {
 }
 
 // known is every instrument, built-in and registered, in run order.
-func known() []Instrument { return append(All(), registered...) }
+func known() []Instrument { return append(append(All(), App()...), registered...) }
 
 // Names lists every selectable instrument name, Ready included.
 func Names() []string {
@@ -265,13 +276,14 @@ func Names() []string {
 }
 
 // Select returns the named instruments in run order, and whether Ready was
-// named. No names selects everything.
+// named; a set's name (Sets) names its instruments. No names selects All
+// and Ready.
 func Select(names []string) (ins []Instrument, ready bool, err error) {
 	if len(names) == 0 {
 		return All(), true, nil
 	}
 	want := map[string]bool{}
-	for _, n := range names {
+	for _, n := range expandSets(names) {
 		if !slices.Contains(Names(), n) {
 			return nil, false, fmt.Errorf("unknown instrument %q (known: %s)", n, strings.Join(Names(), ", "))
 		}
@@ -286,6 +298,22 @@ func Select(names []string) (ins []Instrument, ready bool, err error) {
 		}
 	}
 	return ins, want[Ready], nil
+}
+
+// expandSets replaces each set's name in names by its instruments' names.
+func expandSets(names []string) []string {
+	var out []string
+	for _, n := range names {
+		set, ok := Sets[n]
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		for _, in := range set() {
+			out = append(out, in.Name())
+		}
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

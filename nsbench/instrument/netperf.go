@@ -32,7 +32,14 @@ func (TCPRR) Needs() Needs {
 }
 
 func (r TCPRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
-	res, err := job.Run(ctx, "netperf", r.Args(job)...)
+	return measureNetperfRR(ctx, job, "TCP_RR", "trans/s", "transactions")
+}
+
+// measureNetperfRR runs netperf's request/response test (TCP_RR or
+// TCP_CRR) with netperfRRArgs and reads its CSV line; unit and what name
+// its rate.
+func measureNetperfRR(ctx context.Context, job *Job, test, unit, what string) (Measurement, error) {
+	res, err := job.Run(ctx, "netperf", netperfRRArgs(job, test)...)
 	rr, perr := parseNetperfRR(res.Stdout)
 	if perr != nil {
 		return Measurement{}, perr
@@ -41,12 +48,12 @@ func (r TCPRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		return Measurement{}, fmt.Errorf("netperf: %w: %s", err, parseFirstLine(res.Stderr))
 	}
 	if rr.TransPerSec <= 0 {
-		return Measurement{}, nothing("netperf TCP_RR reported %g transactions/s (mean latency %g µs): no request was answered",
-			rr.TransPerSec, rr.MeanLatencyUs)
+		return Measurement{}, nothing("netperf %s reported %g %s/s (mean latency %g µs): no request was answered",
+			test, rr.TransPerSec, what, rr.MeanLatencyUs)
 	}
 	return Measurement{
 		Value:   rr.TransPerSec,
-		Unit:    "trans/s",
+		Unit:    unit,
 		WallSec: res.Wall.Seconds(),
 		MeanUs:  ptr(rr.MeanLatencyUs),
 		P50Us:   ptr(rr.P50LatencyUs),
@@ -58,9 +65,13 @@ func (r TCPRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
 func (TCPRR) Budget(job *Job) Budget { return timeBound(job.Duration) }
 
 // Args is the tool's command line after the program name.
-func (TCPRR) Args(job *Job) []string {
+func (TCPRR) Args(job *Job) []string { return netperfRRArgs(job, "TCP_RR") }
+
+// netperfRRArgs is netperf's command line for test (TCP_RR, TCP_CRR): 64-byte
+// requests and responses, the pinned data ports, the CSV line alone.
+func netperfRRArgs(job *Job, test string) []string {
 	return []string{"-H", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceNetperf)),
-		"-t", "TCP_RR", "-l", seconds(job.Duration), "-P", "0", "--",
+		"-t", test, "-l", seconds(job.Duration), "-P", "0", "--",
 		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(job.Target.Port(transport.ServiceNetperfData)),
 		"-o", "THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY"}
 }

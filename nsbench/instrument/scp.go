@@ -197,14 +197,21 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // Exchange runs one SSH exchange (`ssh … true`) to the target: the first
 // end-to-end exchange that makes a path ready.
 func Exchange(ctx context.Context, job *Job) error {
+	_, err := login(ctx, job)
+	return err
+}
+
+// login runs one fresh `ssh … true` to the target (its own TCP connection,
+// key exchange, authentication and session) and returns its wall time.
+func login(ctx context.Context, job *Job) (time.Duration, error) {
 	argv := append([]string{"ssh"}, job.SSH.options()...)
 	argv = append(argv, "-o", "ConnectTimeout=10", "-p", strconv.Itoa(job.Target.Port(transport.ServiceSSH)),
 		job.SSH.User+"@"+job.Target.Host, "true")
 	res, err := job.Run(ctx, argv[0], argv[1:]...)
 	if err != nil {
-		return fmt.Errorf("ssh: %w: %s", err, sshReason(res.Stderr))
+		return 0, fmt.Errorf("ssh: %w: %s", err, sshReason(res.Stderr))
 	}
-	return nil
+	return res.Wall, nil
 }
 
 // sshReason is ssh's last line on stderr: its reason for failing, after a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/account"
+	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
@@ -26,6 +27,7 @@ const (
 	NetperfPort      = 12865
 	NetperfDataPort  = 12866
 	NetperfLocalPort = 12867
+	ManyRRPort       = 12870
 
 	// BenchUser is the account scp logs in as. It exists only inside
 	// sshd's private mount namespace (see benchAccount): no host user is
@@ -39,6 +41,7 @@ func FixturePorts() map[Service]int {
 	return map[Service]int{
 		ServiceSSH: SSHPort, ServiceIPerf3: IPerf3Port,
 		ServiceNetperf: NetperfPort, ServiceNetperfData: NetperfDataPort,
+		ServiceManyRR: ManyRRPort,
 	}
 }
 
@@ -84,8 +87,8 @@ var accountUID = role.NewOp("transport.account-uid", func(ctx context.Context, a
 
 // StartFixtures writes sshd's configuration and keys into the server's
 // directory, ssh/, and the client's key into the client's, and starts
-// sshd, iperf3 and netserver in the server role, each waited for on its
-// port. On failure it stops what it started.
+// sshd, iperf3, netserver and the many-connections server in the server
+// role, each waited for on its port. On failure it stops what it started.
 func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
 	srv, cli := tb.Roles[topology.Server], tb.Roles[topology.Client]
 	f = &Fixtures{}
@@ -140,6 +143,13 @@ func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
 	if err := f.start(ctx, tb, fixtureProc{key: "server / netserver",
 		spec: tb.Program(topology.Server, "netserver", "netserver", "-D", "-4", "-p", strconv.Itoa(NetperfPort)),
 		addr: listenAddr(server, NetperfPort), services: []Service{ServiceNetperf, ServiceNetperfData}}); err != nil {
+		return f, err
+	}
+	// The many-connections server is twnsbench itself (manyrr), on every
+	// address as the others: a tunnel reaches it on its inner one.
+	if err := f.start(ctx, tb, fixtureProc{key: "server / " + manyrr.ServerArg,
+		spec: tb.Program(topology.Server, manyrr.ServerArg, srv.Self(), manyrr.ServerArg, "--listen", listenAddr("0.0.0.0", ManyRRPort)),
+		addr: listenAddr(server, ManyRRPort), services: []Service{ServiceManyRR}}); err != nil {
 		return f, err
 	}
 	return f, nil

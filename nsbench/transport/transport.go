@@ -83,6 +83,7 @@ const (
 	ServiceIPerf3      Service = "iperf3"
 	ServiceNetperf     Service = "netperf"      // netserver's control port
 	ServiceNetperfData Service = "netperf-data" // netperf's pinned remote data port
+	ServiceManyRR      Service = "many-rr"      // the many-connections request/response server (manyrr)
 )
 
 // Carriage is what a path carries from the client to the server.

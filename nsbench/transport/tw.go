@@ -71,6 +71,7 @@ const (
 	TWIPerf3Port      = 18201
 	TWNetperfPort     = 18865
 	TWNetperfDataPort = NetperfDataPort // mapped to itself: netperf pins it
+	TWManyRRPort      = 18870
 )
 
 var twMaps = [][2]int{
@@ -78,6 +79,7 @@ var twMaps = [][2]int{
 	{TWIPerf3Port, IPerf3Port},
 	{TWNetperfPort, NetperfPort},
 	{TWNetperfDataPort, NetperfDataPort},
+	{TWManyRRPort, ManyRRPort},
 }
 
 const (
@@ -259,6 +261,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			Ports: map[Service]int{
 				ServiceSSH: TWSSHPort, ServiceIPerf3: TWIPerf3Port,
 				ServiceNetperf: TWNetperfPort, ServiceNetperfData: TWNetperfDataPort,
+				ServiceManyRR: TWManyRRPort,
 			},
 			Carries: CarriesTCP, // tw forwards TCP ports only
 		},

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAppInstrumentsEndToEnd: --instruments app measures connection
+// set-up (netperf TCP_CRR), SSH logins and 50 connections at once
+// (twnsbench's many-rr client against its server fixture) through Pure SSH
+// and wireguard-go with the real tools, and all reach the report.
+func TestAppInstrumentsEndToEnd(t *testing.T) {
+	requireRoot(t)
+	doc, out := runAndRead(t, "--transports", "ssh,wireguard-go", "--wan", "off", "--quick", "--duration", "2s", "--warmup", "0", "--instruments", "app")
+	if len(doc.Failures) > 0 || len(doc.Skipped) > 0 {
+		t.Fatalf("failures %+v skipped %+v", doc.Failures, doc.Skipped)
+	}
+	seen := map[string]bool{}
+	for _, s := range doc.Samples {
+		seen[s.Transport+" "+s.Instrument] = true
+		switch s.Instrument {
+		case "tcp_crr":
+			// A connection costs at least a few round trips of tens of µs
+			// and at most a second here.
+			if s.Unit != "conn/s" || s.Value < 1 || s.Value > 1e6 || s.P50Us == nil || s.P99Us == nil || *s.P50Us <= 0 || *s.P99Us < *s.P50Us {
+				t.Errorf("%s tcp_crr: %v %s p50 %v p99 %v", s.Transport, s.Value, s.Unit, s.P50Us, s.P99Us)
+			}
+		case "ssh_setup":
+			p50, p99, n := s.Extra["p50_sec"], s.Extra["p99_sec"], s.Extra["logins"]
+			// Logins back to back for 2 s: the rate is their count over their time.
+			if s.Unit != "sessions/s" || n < 1 || p50 <= 0 || p99 < p50 || p99 > 10 || s.Value < 1/p99/1.01 || s.Value > 1/(p50/2) {
+				t.Errorf("%s ssh_setup: %v %s, %v logins, p50 %v p99 %v", s.Transport, s.Value, s.Unit, n, p50, p99)
+			}
+		case "many_rr":
+			// 50 closed-loop connections share the path about equally.
+			if s.Unit != "trans/s" || s.Value <= 0 || s.Extra["per_conn_tps"]*50 < s.Value*0.999 || s.Extra["per_conn_tps"]*50 > s.Value*1.001 ||
+				s.P50Us == nil || s.P99Us == nil || *s.P99Us < *s.P50Us || s.Extra["p999_us"] < *s.P99Us || s.Extra["jain"] < 0.5 || s.Extra["jain"] > 1 {
+				t.Errorf("%s many_rr: %v %s p50 %v p99 %v extra %v", s.Transport, s.Value, s.Unit, s.P50Us, s.P99Us, s.Extra)
+			}
+		default:
+			t.Errorf("%s: instrument %s was not asked for", s.Transport, s.Instrument)
+		}
+	}
+	for _, want := range []string{"ssh tcp_crr", "ssh ssh_setup", "ssh many_rr", "wireguard-go tcp_crr", "wireguard-go ssh_setup", "wireguard-go many_rr"} {
+		if !seen[want] {
+			t.Errorf("no %s sample (have %v)", want, seen)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
+	if err != nil || !strings.Contains(string(md), "SSH login p99") || !strings.Contains(string(md), "conn/s") || !strings.Contains(string(md), "Jain's fairness index") {
+		t.Errorf("the report does not show the app set's metrics (%v)", err)
+	}
+}
