@@ -42,6 +42,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 		logf = func(string, ...any) {}
 	}
 	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, Duration: plan.Duration, Hosts: plan.Hosts}
+	cfg.ManyRR = instrument.NeedsService(deps.Instruments, transport.ServiceManyRR)
 	if instrument.NeedsPayload(deps.Instruments) {
 		cfg.Copies, cfg.Payload, cfg.Warm = true, plan.SizeBytes, plan.WarmBytes()
 	}

@@ -27,6 +27,7 @@ type testbedConfig struct {
 	OutDir     string
 	Congestion string        // "host" keeps the host's default
 	Copies     bool          // an instrument copies the payload; without, none is written
+	ManyRR     bool          // an instrument needs the many-connections server; without, none is started
 	Payload    int64         // bytes of the scp payload
 	Warm       int64         // bytes of the warm-up copy
 	Duration   time.Duration // of each instrument's measurement
@@ -202,7 +203,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		}
 	}
 	tb.view = &transport.Testbed{Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir(), Logf: tb.logf}
-	fx, err := transport.StartFixtures(ctx, tb.view)
+	fx, err := transport.StartFixtures(ctx, tb.view, tb.cfg.ManyRR)
 	if err != nil {
 		return err
 	}

@@ -256,6 +256,15 @@ func TestQuickSSHRun(t *testing.T) {
 	if len(doc.RSS) == 0 || doc.RSS[0].PeakKB["server / sshd"] <= 0 {
 		t.Errorf("baseline RSS missing: %+v", doc.RSS)
 	}
+	// The many-connections server runs only for an instrument of the app
+	// set: a default run's server role holds only the reference's fixtures.
+	for _, r := range doc.RSS {
+		for k := range r.PeakKB {
+			if strings.Contains(k, "many-rr") {
+				t.Errorf("%s: %s runs in a run without many_rr", r.Transport, k)
+			}
+		}
+	}
 	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
 	if err != nil || !strings.Contains(string(md), "## Results — LAN (0 ms RTT, no loss)") || !strings.Contains(string(md), "| Pure SSH | ") {
 		t.Errorf("report: %v\n%s", err, md)

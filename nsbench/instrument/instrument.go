@@ -202,6 +202,16 @@ func NeedsPayload(ins []Instrument) bool {
 	return false
 }
 
+// NeedsService reports whether an instrument of ins needs service s.
+func NeedsService(ins []Instrument, s transport.Service) bool {
+	for _, in := range ins {
+		if slices.Contains(in.Needs().Services, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // Default is the reference's instrument set, in its run order.
 func Default() []Instrument {
 	return []Instrument{IPerf3{Streams: 1}, IPerf3{Streams: 4}, TCPRR{}, Scp{}}

@@ -87,9 +87,10 @@ var accountUID = role.NewOp("transport.account-uid", func(ctx context.Context, a
 
 // StartFixtures writes sshd's configuration and keys into the server's
 // directory, ssh/, and the client's key into the client's, and starts
-// sshd, iperf3, netserver and the many-connections server in the server
-// role, each waited for on its port. On failure it stops what it started.
-func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
+// sshd, iperf3, netserver and, with manyRR (an instrument needs it), the
+// many-connections server in the server role, each waited for on its
+// port. On failure it stops what it started.
+func StartFixtures(ctx context.Context, tb *Testbed, manyRR bool) (f *Fixtures, err error) {
 	srv, cli := tb.Roles[topology.Server], tb.Roles[topology.Client]
 	f = &Fixtures{}
 	defer func() {
@@ -147,6 +148,9 @@ func StartFixtures(ctx context.Context, tb *Testbed) (f *Fixtures, err error) {
 	}
 	// The many-connections server is twnsbench itself (manyrr), on every
 	// address as the others: a tunnel reaches it on its inner one.
+	if !manyRR {
+		return f, nil
+	}
 	if err := f.start(ctx, tb, fixtureProc{key: "server / " + manyrr.ServerArg,
 		spec: tb.Program(topology.Server, manyrr.ServerArg, srv.Self(), manyrr.ServerArg, "--listen", listenAddr("0.0.0.0", ManyRRPort)),
 		addr: listenAddr(server, ManyRRPort), services: []Service{ServiceManyRR}}); err != nil {
