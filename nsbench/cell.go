@@ -45,11 +45,11 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 		return (&pairing{c: c, b: b}).measure(ctx)
 	}
 	cond := b.cond
-	var wan *wanCell
-	if _, impaired := c.wan.impaired(cond.Name); impaired {
-		if wan, err = c.wan.set(ctx, cond, rowNames(b.rows)); err != nil {
-			return err
-		}
+	wan, err := c.wan.setFor(ctx, b)
+	if err != nil {
+		return err
+	}
+	if wan != nil {
 		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
 	}
 	var live []*row

@@ -30,11 +30,11 @@ type pairing struct {
 func (p *pairing) measure(ctx context.Context) (err error) {
 	c, b := p.c, p.b
 	cond := b.cond
-	var wan *wanCell
-	if _, impaired := c.wan.impaired(cond.Name); impaired {
-		if wan, err = c.wan.set(ctx, cond, rowNames(b.rows)); err != nil {
-			return err
-		}
+	wan, err := c.wan.setFor(ctx, b)
+	if err != nil {
+		return err
+	}
+	if wan != nil {
 		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
 	}
 	p.wan = wan
