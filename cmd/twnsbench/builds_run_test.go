@@ -17,7 +17,7 @@ import (
 
 // buildWireGuardGo builds wireguard-go's own program at the version in
 // go.mod into a temporary directory: a real program for both builds.
-func buildWireGuardGo(t *testing.T) string {
+func buildWireGuardGo(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "wireguard-go")
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "golang.zx2c4.com/wireguard")

@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 // theirs).
 func newLeftovers(before []string) []string { return added(before, nsbench.Leftovers()) }
 
-func requireRoot(t *testing.T) {
+func requireRoot(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test (skipped by -short)")
