@@ -43,16 +43,6 @@ type wanRun struct {
 }
 
 // impaired returns the impairment of the condition named name, if it is an
-// setFor sets b's condition on its rows' paths when that condition is
-// impaired and returns the cell, to clear after the block; nil when the
-// condition is not impaired.
-func (w *wanRun) setFor(ctx context.Context, b block) (*wanCell, error) {
-	if _, impaired := w.impaired(b.cond.Name); !impaired {
-		return nil, nil
-	}
-	return w.set(ctx, b.cond, rowNames(b.rows))
-}
-
 // impaired one (never, without a WAN).
 func (w *wanRun) impaired(name string) (impair.Condition, bool) {
 	if w == nil {

@@ -227,3 +227,13 @@ func joinNote(a, b string) string {
 	}
 	return a + "; " + b
 }
+
+// setFor sets b's condition on its rows' paths when that condition is
+// impaired and returns the cell, to clear after the block; nil when the
+// condition is not impaired.
+func (w *wanRun) setFor(ctx context.Context, b block) (*wanCell, error) {
+	if _, impaired := w.impaired(b.cond.Name); !impaired {
+		return nil, nil
+	}
+	return w.set(ctx, b.cond, rowNames(b.rows))
+}
