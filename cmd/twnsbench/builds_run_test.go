@@ -46,7 +46,7 @@ func TestBuildsAA(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", summary)
 	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b",
 		"--build", "a:wireguard-go="+wgGo, "--build", "b:wireguard-go="+wgGo,
-		"--instruments", "iperf3-1,tcp_rr,ready", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
+		"--instruments", "iperf3-1,tcp_rr,ready", "--duration", "1s", "--warmup", "0", "--runs", "2", "--max-rounds", "3",
 		"--wan", "off", "--out", out)
 	doc, err := results.Read(filepath.Join(out, results.FileName))
 	if err != nil {
