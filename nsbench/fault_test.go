@@ -67,6 +67,12 @@ func TestFaultCostsOneSample(t *testing.T) {
 			if tc.row == "tw" && (tw == "" || caddy == "" || xray == "") {
 				t.Skip("SKIPPED a stalled tw path: set TWNSBENCH_TW, TWNSBENCH_CADDY and TWNSBENCH_XRAY to the binaries' paths")
 			}
+			// Two cases at a time (-parallel is the cores): each is its
+			// own run, with its own namespaces, cgroups and directory, and
+			// asserts on failures and repairs, not on figures; a case
+			// spends most of its time waiting (a frozen sample's 10 s
+			// deadline, set-ups).
+			t.Parallel()
 			runFaultCase(t, tc)
 		})
 	}
