@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,16 +95,7 @@ func TestGitLabExampleShape(t *testing.T) {
 // flags twnsbench has, and instruments and transports it knows: the docs
 // cannot drift from the CLI.
 func TestCIExamplesUseRealFlags(t *testing.T) {
-	app := newApp(io.Discard, io.Discard)
-	flags := map[string]map[string]bool{}
-	for _, c := range app.Commands {
-		flags[c.Name] = map[string]bool{}
-		for _, f := range c.Flags {
-			for _, n := range f.Names() {
-				flags[c.Name][n] = true
-			}
-		}
-	}
+	flags := commandFlags()
 	line := regexp.MustCompile(`bin/twnsbench"? (\w+)([^\n]*)`)
 	for _, path := range []string{githubExample, gitlabExample} {
 		found := 0

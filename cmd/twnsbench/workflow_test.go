@@ -74,16 +74,7 @@ func TestBrokenWorkflowFailsLint(t *testing.T) {
 // The workflow's twnsbench command lines use only flags the commands have,
 // so the example cannot drift from the CLI.
 func TestBenchWorkflowUsesRealFlags(t *testing.T) {
-	app := newApp(io.Discard, io.Discard)
-	flags := map[string]map[string]bool{}
-	for _, c := range app.Commands {
-		flags[c.Name] = map[string]bool{}
-		for _, f := range c.Flags {
-			for _, n := range f.Names() {
-				flags[c.Name][n] = true
-			}
-		}
-	}
+	flags := commandFlags()
 	line := regexp.MustCompile(`bin/twnsbench (\w+)([^\n]*)`)
 	found := 0
 	for _, m := range line.FindAllStringSubmatch(string(readWorkflow(t)), -1) {
@@ -103,4 +94,19 @@ func TestBenchWorkflowUsesRealFlags(t *testing.T) {
 	if found < 2 {
 		t.Errorf("found %d twnsbench command lines in %s, want doctor and run", found, filepath.Base(benchWorkflow))
 	}
+}
+
+// commandFlags are the names of every flag of every command, by command:
+// what an example's command line may use.
+func commandFlags() map[string]map[string]bool {
+	flags := map[string]map[string]bool{}
+	for _, c := range newApp(io.Discard, io.Discard).Commands {
+		flags[c.Name] = map[string]bool{}
+		for _, f := range c.Flags {
+			for _, n := range f.Names() {
+				flags[c.Name][n] = true
+			}
+		}
+	}
+	return flags
 }
