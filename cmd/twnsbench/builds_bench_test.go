@@ -1,12 +1,9 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // BenchmarkBuildsAB is the speed of a verdict (issue 31, "Speed"): an A/B
@@ -23,14 +20,11 @@ func BenchmarkBuildsAB(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		out := b.TempDir()
 		start := time.Now()
-		code, _, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b",
-			"--build", "a:wireguard-go="+wgGo, "--build", "b:wireguard-go="+wgGo,
-			"--instruments", "iperf3-1,tcp_rr,scp", "--size", "16MiB", "--duration", "5s", "--warmup", "1s",
-			"--max-rounds", "20", "--wan", "off", "--out", out)
+		doc, code, _, stderr := runTwoBuilds(b, out, [2]string{"a", "b"}, [2]string{wgGo, wgGo},
+			"--instruments", "iperf3-1,tcp_rr,scp", "--size", "16MiB", "--duration", "5s", "--warmup", "1s", "--max-rounds", "20")
 		wall := time.Since(start)
-		doc, err := results.Read(filepath.Join(out, results.FileName))
-		if err != nil || doc.Verdicts == nil {
-			b.Fatalf("exit %d, no verdicts: %v\n%s", code, err, stderr)
+		if doc.Verdicts == nil {
+			b.Fatalf("exit %d, no verdicts\n%s", code, stderr)
 		}
 		decided, rounds := 0, 0
 		for _, c := range doc.Verdicts.Cells {

@@ -44,14 +44,8 @@ func TestBuildsAA(t *testing.T) {
 	}
 	t.Setenv("GITHUB_ACTIONS", "true")
 	t.Setenv("GITHUB_STEP_SUMMARY", summary)
-	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b",
-		"--build", "a:wireguard-go="+wgGo, "--build", "b:wireguard-go="+wgGo,
-		"--instruments", "iperf3-1,tcp_rr,ready", "--duration", "1s", "--warmup", "0", "--runs", "2", "--max-rounds", "3",
-		"--wan", "off", "--out", out)
-	doc, err := results.Read(filepath.Join(out, results.FileName))
-	if err != nil {
-		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
-	}
+	doc, code, stdout, stderr := runTwoBuilds(t, out, [2]string{"a", "b"}, [2]string{wgGo, wgGo},
+		"--instruments", "iperf3-1,tcp_rr,ready", "--duration", "1s", "--warmup", "0", "--runs", "2", "--max-rounds", "3")
 	sha := regexp.MustCompile(`^[0-9a-f]{64}$`)
 	var sum string
 	for _, row := range []string{"wireguard-go@a", "wireguard-go@b"} {
@@ -212,14 +206,8 @@ func TestBuildsPublishedVersions(t *testing.T) {
 	}
 	older := filepath.Join(gobin, "wireguard") // go install names it after the module's last element
 	out := t.TempDir()
-	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@old,wireguard-go@new",
-		"--build", "old:wireguard-go="+older, "--build", "new:wireguard-go="+newer,
-		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6",
-		"--wan", "off", "--out", out)
-	doc, err := results.Read(filepath.Join(out, results.FileName))
-	if err != nil {
-		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
-	}
+	doc, code, stdout, stderr := runTwoBuilds(t, out, [2]string{"old", "new"}, [2]string{older, newer},
+		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6")
 	_, wantOld, _ := strings.Cut(publishedWireGuardGo, "@")
 	ps := map[string]results.BuildProgram{}
 	for _, row := range []string{"wireguard-go@old", "wireguard-go@new"} {
@@ -244,4 +232,19 @@ func TestBuildsPublishedVersions(t *testing.T) {
 	if want := verdictExit(doc.Verdicts.Cells); code != want {
 		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
 	}
+}
+
+// runTwoBuilds runs wireguard-go@LABEL for the two labels, each with its
+// program, on the LAN with args, into out, and reads the document.
+func runTwoBuilds(t testing.TB, out string, labels, bins [2]string, args ...string) (doc *results.Document, code int, stdout, stderr string) {
+	t.Helper()
+	run := []string{"run", "--transports", "wireguard-go@" + labels[0] + ",wireguard-go@" + labels[1],
+		"--build", labels[0] + ":wireguard-go=" + bins[0], "--build", labels[1] + ":wireguard-go=" + bins[1],
+		"--wan", "off", "--out", out}
+	code, stdout, stderr = runInProcess(append(run, args...)...)
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
+	}
+	return doc, code, stdout, stderr
 }
