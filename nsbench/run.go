@@ -150,7 +150,7 @@ func (r *runner) probeDrift(ctx context.Context, when string) error {
 	job := r.tb.job(r.tb.direct())
 	job.Duration = min(driftProbeTime, max(job.Duration, time.Second))
 	in := instrument.IPerf3{Streams: 1}
-	if _, err := r.tb.waitExclusive(ctx, in); err != nil {
+	if _, err := r.tb.waitQuiet(ctx, in); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

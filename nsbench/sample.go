@@ -29,7 +29,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	fault := func(err error, deadline bool) (*sampleFault, error) {
 		return &sampleFault{row: rw, in: in, cond: cond, run: run, err: err, start: start, deadline: deadline}, nil
 	}
-	idle, ierr := c.tb.waitExclusive(ctx, in)
+	quiet, ierr := c.tb.waitQuiet(ctx, in)
 	if ierr != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -42,6 +42,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	// everything the tool moved.
 	tunnel := tunnelMeter(path)
 	tunnelBefore, terr := tunnel()
+	synBefore, serr := synRetrans(ctx, c.tb.view.Roles)
 	before, err := c.tb.sampler.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)
@@ -52,8 +53,14 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	tunnelAfter, terr2 := tunnel()
+	synAfter, serr2 := synRetrans(ctx, c.tb.view.Roles)
+	handshakes := synAfter - synBefore
 	if merr == nil {
-		merr = errors.Join(terr, terr2)
+		merr = errors.Join(terr, terr2, serr, serr2)
+	} else if serr == nil && serr2 == nil && handshakes > 0 {
+		// A short sample on a lossy path can lose its whole time to one
+		// handshake: say so beside the tool's words.
+		merr = fmt.Errorf("%w; %d TCP handshake packet(s) were retransmitted during the sample (a lost SYN or SYN-ACK waits the initial retransmission timeout, 1 s: a test that opens its connection inside its timed window can lose all of it)", merr, handshakes)
 	}
 	if merr != nil {
 		if ctx.Err() != nil {
@@ -85,11 +92,17 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 		Noise:           noiseOf(d),
 		Method:          m.Method,
 	}
-	if idle > 0 {
-		if s.Extra == nil {
-			s.Extra = map[string]float64{}
+	for key, v := range map[string]float64{
+		"server_idle_wait_sec": quiet.Idle.Seconds(),
+		"queue_drain_wait_sec": quiet.Drain.Seconds(),
+		"syn_retransmits":      float64(handshakes),
+	} {
+		if v > 0 {
+			if s.Extra == nil {
+				s.Extra = map[string]float64{}
+			}
+			s.Extra[key] += v
 		}
-		s.Extra["server_idle_wait_sec"] += idle.Seconds()
 	}
 	if len(s.Extra) == 0 {
 		s.Extra = nil

@@ -106,7 +106,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 			}
 			var got [2]float64
 			for _, job := range ways {
-				if _, err := tb.waitExclusive(ctx, in); err != nil {
+				if _, err := tb.waitQuiet(ctx, in); err != nil {
 					return nil, err
 				}
 				m, err := measureSides(ctx, tb, in, job, job == &direct, o)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -285,42 +287,106 @@ func (tb *testbed) forTransport(name string) (*transport.Testbed, error) {
 	return &view, nil
 }
 
-// waitExclusive waits, outside the meters, until every one-test-at-a-time
-// service in needs is idle on the server, and returns how long that took.
-func (tb *testbed) waitExclusive(ctx context.Context, in instrument.Instrument) (time.Duration, error) {
-	var total time.Duration
-	for _, svc := range in.Needs().Exclusive {
-		waited, err := tb.serverIdle(ctx, transport.FixturePorts()[svc])
-		total += waited
-		if err != nil {
-			return total, fmt.Errorf("%s server not idle: %w", svc, err)
-		}
-	}
-	return total, nil
+// quietWait is how long a sample waited for what the previous one left.
+type quietWait struct {
+	Idle  time.Duration // the one-test-at-a-time servers' connections closing
+	Drain time.Duration // the roles' TCP send queues draining
 }
 
-// serverIdleTimeout bounds the wait for a server to close the previous
-// test's connections.
-const serverIdleTimeout = 30 * time.Second
+// quietTimeout bounds each wait of waitQuiet: a path that cannot close a
+// connection or deliver a queue in this long is broken, not slow.
+const quietTimeout = 30 * time.Second
+
+// waitQuiet waits, outside the meters, until the previous sample has left
+// nothing this one would meet. First every one-test-at-a-time service in
+// needs is idle on the server (the previous test's close has come through
+// the transport). Then the TCP send queues of every role are drained: a
+// transport that carries every test in one TCP connection (Pure SSH, tw,
+// sshuttle) still delivers, after a bulk test, what the server side had
+// queued into it, at the rate that test measured — on a lossy WAN for
+// seconds — and the next test's traffic would wait behind it (a 1 s TCP_RR
+// can then see no answer at all).
+func (tb *testbed) waitQuiet(ctx context.Context, in instrument.Instrument) (quietWait, error) {
+	var w quietWait
+	for _, svc := range in.Needs().Exclusive {
+		waited, err := tb.serverIdle(ctx, transport.FixturePorts()[svc])
+		w.Idle += waited
+		if err != nil {
+			return w, fmt.Errorf("%s server not idle: %w", svc, err)
+		}
+	}
+	var err error
+	w.Drain, err = pollUntil(ctx, quietTimeout, func() (bool, string, error) {
+		queued, where, err := sendQueued(ctx, tb.view.Roles)
+		return queued == 0, fmt.Sprintf("%d bytes were queued to send (%s)", queued, where), err
+	})
+	if err != nil {
+		return w, fmt.Errorf("the previous test's data not delivered: %w", err)
+	}
+	return w, nil
+}
 
 // serverIdle waits until no connection to port is open in the server's
-// namespace (the previous test's close has come through the transport),
-// polling its TCP table, and returns how long that took.
+// namespace, and returns how long that took.
 func (tb *testbed) serverIdle(ctx context.Context, port int) (time.Duration, error) {
+	server := tb.role(topology.Server)
+	return pollUntil(ctx, quietTimeout, func() (bool, string, error) {
+		st, err := server.TCP(ctx)
+		n := metrics.OpenConns(st.Sockets, port)
+		return n == 0, fmt.Sprintf("server port %d had %d open connections", port, n), err
+	})
+}
+
+// sendQueued is the bytes the roles' TCP sockets still have to deliver,
+// and which roles hold them.
+func sendQueued(ctx context.Context, roles map[string]*role.Role) (int64, string, error) {
+	var total int64
+	var where []string
+	for _, name := range slices.Sorted(maps.Keys(roles)) {
+		st, err := roles[name].TCP(ctx)
+		if err != nil {
+			return 0, "", fmt.Errorf("%s: %w", name, err)
+		}
+		if q := metrics.SendQueued(st.Sockets); q > 0 {
+			total += q
+			where = append(where, fmt.Sprintf("%s %d", name, q))
+		}
+	}
+	return total, strings.Join(where, ", "), nil
+}
+
+// synRetrans is how many SYNs and SYN-ACKs the roles have retransmitted
+// so far (a cumulative count: the caller subtracts).
+func synRetrans(ctx context.Context, roles map[string]*role.Role) (uint64, error) {
+	var n uint64
+	for name, r := range roles {
+		st, err := r.TCP(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		n += st.SynRetrans
+	}
+	return n, nil
+}
+
+// pollUntil checks done, backing off from 1 ms to 100 ms, until it holds or
+// bound has passed, and returns how long it waited (0 when done held at
+// once). At the bound the error says the last state.
+func pollUntil(ctx context.Context, bound time.Duration, done func() (bool, string, error)) (time.Duration, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, serverIdleTimeout)
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		n, err := tb.role(topology.Server).OpenTCPConns(port)
-		if err != nil || n == 0 {
+		ok, state, err := done()
+		if err != nil || ok {
 			if delay == time.Millisecond {
-				return 0, err // idle at once: no wait to report
+				return 0, err // at once: no wait to report
 			}
 			return time.Since(start), err
 		}
 		select {
 		case <-ctx.Done():
-			return time.Since(start), fmt.Errorf("server port %d still had %d open connections after %s", port, n, time.Since(start).Round(time.Millisecond))
+			return time.Since(start), fmt.Errorf("%s after %s", state, time.Since(start).Round(time.Millisecond))
 		case <-time.After(delay):
 		}
 	}

@@ -22,3 +22,17 @@ func TestParseSNMPUDP(t *testing.T) {
 		}
 	}
 }
+
+func TestParseNetstatTcpExt(t *testing.T) {
+	in := "TcpExt: SyncookiesSent TCPSynRetrans TCPOrigDataSent\n" +
+		"TcpExt: 0 7 123\n" +
+		"IpExt: InNoRoutes TCPSynRetrans\n" +
+		"IpExt: 0 99\n"
+	got, err := parseSNMPSection(strings.NewReader(in), "TcpExt:")
+	if err != nil || got["TCPSynRetrans"] != 7 || got["TCPOrigDataSent"] != 123 {
+		t.Fatalf("got %v, %v; want TCPSynRetrans 7 from TcpExt, not IpExt's 99", got, err)
+	}
+	if _, err := parseSNMPSection(strings.NewReader(in), "MPTcpExt:"); err == nil {
+		t.Error("a missing section: want an error")
+	}
+}

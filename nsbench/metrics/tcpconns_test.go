@@ -5,25 +5,40 @@ import (
 	"testing"
 )
 
-func TestCountOpenConns(t *testing.T) {
-	// A listener on 5201 (0A), an established data connection (01), one
-	// closed by the peer that the server has not closed yet (08), one in
-	// TIME_WAIT (06), and an established connection on another port.
+func TestTCPTable(t *testing.T) {
+	// A listener on 5201 (0A), an established data connection (01) with
+	// 0x2A30 bytes unacknowledged, one closed by the peer that the server
+	// has not closed yet (08), one in TIME_WAIT (06), a closed one still
+	// delivering 0x100 bytes (FIN_WAIT1, 04), and an established
+	// connection on another port.
 	const tcp = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 00000000:1451 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
-   1: 0100007F:1451 0100007F:A2B4 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
+   1: 0100007F:1451 0100007F:A2B4 01 00002A30:00000010 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
    2: 0100007F:1451 0100007F:A2B6 08 00000000:00000000 00:00000000 00000000     0        0 3 1 0000000000000000 20 4 30 10 -1
    3: 0100007F:1451 0100007F:A2B8 06 00000000:00000000 03:00000F5A 00000000     0        0 0 3 0000000000000000
-   4: 0100007F:0016 0100007F:A2BA 01 00000000:00000000 00:00000000 00000000     0        0 4 1 0000000000000000 20 4 30 10 -1
+   4: 0100007F:1452 0100007F:A2BC 04 00000100:00000000 01:00000030 00000002     0        0 0 1 0000000000000000 20 4 30 10 -1
+   5: 0100007F:0016 0100007F:A2BA 01 00000000:00000000 00:00000000 00000000     0        0 4 1 0000000000000000 20 4 30 10 -1
 `
-	n, err := countOpenConns(strings.NewReader(tcp), 5201)
-	if err != nil || n != 2 {
-		t.Errorf("countOpenConns = %d, %v; want 2 (established + close-wait)", n, err)
+	table, err := parseTCPTable(strings.NewReader(tcp))
+	if err != nil || len(table) != 6 {
+		t.Fatalf("parseTCPTable: %d sockets, %v; want 6", len(table), err)
 	}
-	if n, _ := countOpenConns(strings.NewReader(tcp), 22); n != 1 {
-		t.Errorf("port 22: %d, want 1", n)
+	if n := OpenConns(table, 5201); n != 2 {
+		t.Errorf("OpenConns(5201) = %d; want 2 (established + close-wait)", n)
 	}
-	if _, err := countOpenConns(strings.NewReader("hdr\n 0: 0100007F:ZZZZ 0100007F:1 01\n"), 1); err == nil {
-		t.Error("a malformed port: want an error")
+	if n := OpenConns(table, 22); n != 1 {
+		t.Errorf("OpenConns(22) = %d, want 1", n)
+	}
+	if q := SendQueued(table); q != 0x2A30+0x100 {
+		t.Errorf("SendQueued = %d; want %d (the established and the closing socket's)", q, 0x2A30+0x100)
+	}
+	for _, bad := range []string{
+		"hdr\n 0: 0100007F:ZZZZ 0100007F:1 01 00000000:00000000\n",
+		"hdr\n 0: 0100007F:0016 0100007F:1 01 0000ZZ00:00000000\n",
+		"hdr\n 0: 0100007F:0016 0100007F:1 01 00000000\n",
+	} {
+		if _, err := parseTCPTable(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
 	}
 }

@@ -62,8 +62,8 @@ var (
 	udpStatsOp = NewOp("role.udp-stats", func(context.Context, Nothing) (metrics.UDPStats, error) {
 		return metrics.ReadUDPStats()
 	})
-	tcpConnsOp = NewOp("role.open-tcp-conns", func(_ context.Context, port int) (int, error) {
-		return metrics.OpenTCPConns(port)
+	tcpStateOp = NewOp("role.tcp-state", func(context.Context, Nothing) (metrics.TCPState, error) {
+		return metrics.ReadTCPState()
 	})
 	cgroupUsageOp = NewOp("role.cgroup-usage", func(ctx context.Context, path string) (uint64, error) {
 		if err := checkCgroup(ctx, path); err != nil {

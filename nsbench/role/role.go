@@ -37,7 +37,7 @@ import (
 //   - Files the role's processes read are written with WriteFile, and its
 //     own files read with ReadFile: on the role's host.
 //   - Counters are read through the role (CPUUsec, OwnCPUUsec,
-//     OwnMemoryPeakKB, RxBytes, LinkBytes, UDPStats, OpenTCPConns, PIDs):
+//     OwnMemoryPeakKB, RxBytes, LinkBytes, UDPStats, TCP, PIDs):
 //     each is a cumulative reading, and the caller subtracts.
 //   - A Role is immutable and safe for concurrent use; Leaf gives another
 //     Role of the same role whose processes go to their own cgroup leaf
@@ -179,9 +179,9 @@ func (r *Role) UDPStats() (metrics.UDPStats, error) {
 	return udpStatsOp.On(context.Background(), r, Nothing{})
 }
 
-// OpenTCPConns counts the role's TCP connections to or from local port.
-func (r *Role) OpenTCPConns(port int) (int, error) {
-	return tcpConnsOp.On(context.Background(), r, port)
+// TCP reads the TCP sockets and counters of the role's namespace.
+func (r *Role) TCP(ctx context.Context) (metrics.TCPState, error) {
+	return tcpStateOp.On(ctx, r, Nothing{})
 }
 
 // Leaf is the same role with its processes in the leaf cgroup name beside

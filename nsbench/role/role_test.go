@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -78,8 +79,8 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 
 	// Counters read the role's own namespace: nothing listens on 22 in a
 	// fresh namespace, and its /proc/sys is readable.
-	if n, err := server.OpenTCPConns(22); err != nil || n != 0 {
-		t.Errorf("open TCP connections on 22 in a fresh server namespace: %d, %v", n, err)
+	if st, err := server.TCP(ctx); err != nil || metrics.OpenConns(st.Sockets, 22) != 0 {
+		t.Errorf("open TCP connections on 22 in a fresh server namespace: %v, %v", st.Sockets, err)
 	}
 	if _, err := server.UDPStats(); err != nil {
 		t.Error(err)
