@@ -26,6 +26,9 @@ type TCPSocket struct {
 	// SendQueued is the bytes written but not yet acknowledged by the
 	// peer (tx_queue: write_seq − snd_una), unsent ones included.
 	SendQueued uint32
+	// Orphan: no process holds the socket any more (inode 0); the kernel
+	// still delivers what was written before the close, or times out.
+	Orphan bool
 }
 
 // Open reports whether the socket is a connection its local side has not
@@ -97,24 +100,30 @@ func OpenConns(table []TCPSocket, port int) int {
 	return n
 }
 
-// SendQueued is the bytes all sockets of table still have to deliver.
+// SendQueued is the bytes the sockets of table that a process still holds
+// have to deliver. Orphans are left out: a closed connection's tail shares
+// the path's capacity with a new test for a moment but holds none of its
+// data back, and one whose peer is gone (a killed daemon's) can retry for
+// minutes.
 func SendQueued(table []TCPSocket) int64 {
 	var n int64
 	for _, s := range table {
-		n += int64(s.SendQueued)
+		if !s.Orphan {
+			n += int64(s.SendQueued)
+		}
 	}
 	return n
 }
 
 // parseTCPTable parses /proc/net/tcp{,6}: "sl local_address rem_address st
-// tx_queue:rx_queue …", addresses as HEX_IP:HEX_PORT, the state and the
-// queues in hex.
+// tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode …", addresses
+// as HEX_IP:HEX_PORT, the state and the queues in hex.
 func parseTCPTable(r io.Reader) ([]TCPSocket, error) {
 	sc := bufio.NewScanner(r)
 	var socks []TCPSocket
 	for first := true; sc.Scan(); first = false {
 		f := strings.Fields(sc.Text())
-		if first || len(f) < 5 {
+		if first || len(f) < 10 {
 			continue // the header
 		}
 		_, hexPort, ok := strings.Cut(f[1], ":")
@@ -137,7 +146,7 @@ func parseTCPTable(r io.Reader) ([]TCPSocket, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tx_queue %q: %w", hexTx, err)
 		}
-		socks = append(socks, TCPSocket{LocalPort: uint16(p), State: uint8(st), SendQueued: uint32(tx)})
+		socks = append(socks, TCPSocket{LocalPort: uint16(p), State: uint8(st), SendQueued: uint32(tx), Orphan: f[9] == "0"})
 	}
 	return socks, sc.Err()
 }

@@ -8,9 +8,9 @@ import (
 func TestTCPTable(t *testing.T) {
 	// A listener on 5201 (0A), an established data connection (01) with
 	// 0x2A30 bytes unacknowledged, one closed by the peer that the server
-	// has not closed yet (08), one in TIME_WAIT (06), a closed one still
-	// delivering 0x100 bytes (FIN_WAIT1, 04), and an established
-	// connection on another port.
+	// has not closed yet (08), one in TIME_WAIT (06), an orphan (closed,
+	// inode 0) still delivering 0x100 bytes (FIN_WAIT1, 04), and an
+	// established connection on another port.
 	const tcp = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 00000000:1451 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
    1: 0100007F:1451 0100007F:A2B4 01 00002A30:00000010 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
@@ -29,13 +29,16 @@ func TestTCPTable(t *testing.T) {
 	if n := OpenConns(table, 22); n != 1 {
 		t.Errorf("OpenConns(22) = %d, want 1", n)
 	}
-	if q := SendQueued(table); q != 0x2A30+0x100 {
-		t.Errorf("SendQueued = %d; want %d (the established and the closing socket's)", q, 0x2A30+0x100)
+	if q := SendQueued(table); q != 0x2A30 {
+		t.Errorf("SendQueued = %d; want %d (the established socket's, not the orphan's)", q, 0x2A30)
+	}
+	if !table[4].Orphan || table[1].Orphan || table[4].SendQueued != 0x100 {
+		t.Errorf("orphans: %+v", table)
 	}
 	for _, bad := range []string{
-		"hdr\n 0: 0100007F:ZZZZ 0100007F:1 01 00000000:00000000\n",
-		"hdr\n 0: 0100007F:0016 0100007F:1 01 0000ZZ00:00000000\n",
-		"hdr\n 0: 0100007F:0016 0100007F:1 01 00000000\n",
+		"hdr\n 0: 0100007F:ZZZZ 0100007F:1 01 00000000:00000000 00:00000000 00000000 0 0 7\n",
+		"hdr\n 0: 0100007F:0016 0100007F:1 01 0000ZZ00:00000000 00:00000000 00000000 0 0 7\n",
+		"hdr\n 0: 0100007F:0016 0100007F:1 01 00000000 00:00000000 00000000 0 0 7\n",
 	} {
 		if _, err := parseTCPTable(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q: want an error", bad)
