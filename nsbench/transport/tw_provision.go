@@ -241,6 +241,12 @@ type twPKI struct {
 // in a scratch directory here) and writes the CA to the client and the
 // server, whose tw trusts it, and the leaf and its key to the relay.
 func (u *twUp) newPKI() error {
+	// The relay's tw directory holds its sshd's authorized_keys, which
+	// sshd opens as the relay account: passable (not listable) by it, as
+	// the role's own directory is; generate would make it root's alone.
+	if err := u.tb.Roles[topology.Relay].MkdirAll(u.dir(topology.Relay), role.PrivateDirMode); err != nil {
+		return fmt.Errorf("tw: relay directory: %w", err)
+	}
 	var made *relay.PKI
 	err := generate(u.sub, func(scratch string) (err error) {
 		made, err = relay.NewPKI(scratch, twRelayHost)
