@@ -3,8 +3,12 @@ package rpm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"maps"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +143,27 @@ func TestRunAgainstServe(t *testing.T) {
 	var out bytes.Buffer
 	if err := ClientMain(context.Background(), []string{"--addr", ""}, &out); err == nil || !strings.Contains(err.Error(), "--addr") {
 		t.Errorf("no address: %v", err)
+	}
+}
+
+// TestConfigNames: the configuration names the three URLs on the host
+// asked for, under the draft's names and Apple's.
+func TestConfigNames(t *testing.T) {
+	w := httptest.NewRecorder()
+	Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "https://10.77.0.4:12871"+ConfigPath, nil))
+	var raw struct {
+		Version int               `json:"version"`
+		URLs    map[string]string `json:"urls"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &raw); err != nil || raw.Version != 1 {
+		t.Fatalf("config %s: %v", w.Body, err)
+	}
+	want := map[string]string{
+		"large_download_url": "https://10.77.0.4:12871/large", "small_download_url": "https://10.77.0.4:12871/small",
+		"upload_url": "https://10.77.0.4:12871/upload", "large_https_download_url": "https://10.77.0.4:12871/large",
+		"small_https_download_url": "https://10.77.0.4:12871/small", "https_upload_url": "https://10.77.0.4:12871/upload",
+	}
+	if !maps.Equal(raw.URLs, want) {
+		t.Errorf("urls %v\nwant %v", raw.URLs, want)
 	}
 }

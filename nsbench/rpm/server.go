@@ -108,8 +108,9 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET "+ConfigPath, func(w http.ResponseWriter, r *http.Request) {
 		base := "https://" + r.Host
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(Config{Version: 1, URLs: URLs{
-			Large: base + LargePath, Small: base + SmallPath, Upload: base + UploadPath}})
+		u := URLs{Large: base + LargePath, Small: base + SmallPath, Upload: base + UploadPath}
+		u.AppleLarge, u.AppleSmall, u.AppleUpload = u.Large, u.Small, u.Upload
+		json.NewEncoder(w).Encode(Config{Version: 1, URLs: u})
 	})
 	mux.HandleFunc("GET "+SmallPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
@@ -141,11 +142,17 @@ type Config struct {
 	Test    string `json:"test_endpoint,omitempty"`
 }
 
-// URLs are the configuration's three test URLs.
+// URLs are the configuration's three test URLs, under the draft's names
+// and again under the names Apple's servers use, which Apple's
+// networkQuality and goresponsiveness read (clients ignore names they do
+// not know, as the draft requires).
 type URLs struct {
-	Large  string `json:"large_download_url"`
-	Small  string `json:"small_download_url"`
-	Upload string `json:"upload_url"`
+	Large       string `json:"large_download_url"`
+	Small       string `json:"small_download_url"`
+	Upload      string `json:"upload_url"`
+	AppleLarge  string `json:"large_https_download_url,omitempty"`
+	AppleSmall  string `json:"small_https_download_url,omitempty"`
+	AppleUpload string `json:"https_upload_url,omitempty"`
 }
 
 // selfSigned is an ECDSA P-256 certificate for ServerName, valid for a day.
