@@ -19,7 +19,7 @@ const module = "github.com/twnsbench/twnsbench/"
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki"},
 	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
-	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr"},
+	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
 	{"nsbench/instrument"},

@@ -10,6 +10,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
+	"github.com/twnsbench/twnsbench/nsbench/rpm"
 	"github.com/twnsbench/twnsbench/wg"
 )
 
@@ -19,6 +20,7 @@ func TestMain(m *testing.M) {
 	wg.MaybeRunUserspace()     // a wireguard-go row starts this binary as `wg-userspace IFNAME`
 	maybeRunAgent()            // a multi-host test starts this binary as a machine's agent
 	manyrr.MaybeRun()          // and as the many-connections server and client
+	rpm.MaybeRun()             // and as the Responsiveness Test server and client
 	nstest.Main(m)
 }
 

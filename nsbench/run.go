@@ -42,7 +42,11 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 		logf = func(string, ...any) {}
 	}
 	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, Duration: plan.Duration, Hosts: plan.Hosts}
-	cfg.ManyRR = instrument.NeedsService(deps.Instruments, transport.ServiceManyRR)
+	for _, svc := range transport.OwnServices() {
+		if instrument.NeedsService(deps.Instruments, svc) {
+			cfg.Own = append(cfg.Own, svc)
+		}
+	}
 	if instrument.NeedsPayload(deps.Instruments) {
 		cfg.Copies, cfg.Payload, cfg.Warm = true, plan.SizeBytes, plan.WarmBytes()
 	}

@@ -27,13 +27,13 @@ const teardownTimeout = 60 * time.Second
 // testbedConfig is what a testbed is built to.
 type testbedConfig struct {
 	OutDir     string
-	Congestion string        // "host" keeps the host's default
-	Copies     bool          // an instrument copies the payload; without, none is written
-	ManyRR     bool          // an instrument needs the many-connections server; without, none is started
-	Payload    int64         // bytes of the scp payload
-	Warm       int64         // bytes of the warm-up copy
-	Duration   time.Duration // of each instrument's measurement
-	Hosts      Hosts         // roles on other hosts; empty: all on this one
+	Congestion string              // "host" keeps the host's default
+	Copies     bool                // an instrument copies the payload; without, none is written
+	Own        []transport.Service // twnsbench's own servers an instrument needs (many-rr, rpm); the others are not started
+	Payload    int64               // bytes of the scp payload
+	Warm       int64               // bytes of the warm-up copy
+	Duration   time.Duration       // of each instrument's measurement
+	Hosts      Hosts               // roles on other hosts; empty: all on this one
 }
 
 // testbed is what a run and the self-check stand on: the private
@@ -205,7 +205,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		}
 	}
 	tb.view = &transport.Testbed{Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir(), Logf: tb.logf}
-	fx, err := transport.StartFixtures(ctx, tb.view, tb.cfg.ManyRR)
+	fx, err := transport.StartFixtures(ctx, tb.view, tb.cfg.Own)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,9 +9,11 @@ import (
 )
 
 // TestAppInstrumentsEndToEnd: --instruments app measures connection
-// set-up (netperf TCP_CRR), SSH logins and 50 connections at once
-// (twnsbench's many-rr client against its server fixture) through Pure SSH
-// and wireguard-go with the real tools, and all reach the report.
+// set-up (netperf TCP_CRR), SSH logins, 50 connections at once
+// (twnsbench's many-rr client against its server fixture) and
+// responsiveness under working conditions (its rpm client against its
+// HTTP/2 server fixture) through Pure SSH and wireguard-go with the real
+// tools, and all reach the report.
 func TestAppInstrumentsEndToEnd(t *testing.T) {
 	requireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh,wireguard-go", "--wan", "off", "--quick", "--duration", "2s", "--warmup", "0", "--instruments", "app")
@@ -39,17 +42,27 @@ func TestAppInstrumentsEndToEnd(t *testing.T) {
 				s.P50Us == nil || s.P99Us == nil || *s.P99Us < *s.P50Us || s.Extra["p999_us"] < *s.P99Us || s.Extra["jain"] < 0.5 || s.Extra["jain"] > 1 {
 				t.Errorf("%s many_rr: %v %s p50 %v p99 %v extra %v", s.Transport, s.Value, s.Unit, s.P50Us, s.P99Us, s.Extra)
 			}
+		case "rpm":
+			// Responsiveness from probes of both kinds under load in both
+			// directions, the components each a positive time.
+			x := s.Extra
+			if s.Unit != "RPM" || !(s.Value > 0) || math.IsInf(s.Value, 0) || !(x["rpm_p90"] > 0) || x["rpm_p90"] > s.Value*1.001 ||
+				x["foreign_probes"] < 1 || x["self_probes"] < 1 || !(x["download_mbps"] > 0) || !(x["upload_mbps"] > 0) ||
+				!(x["tcp_f_ms"] > 0) || !(x["tls_f_ms"] > 0) || !(x["http_f_ms"] > 0) || !(x["http_l_ms"] > 0) {
+				t.Errorf("%s rpm: %v %s extra %v", s.Transport, s.Value, s.Unit, x)
+			}
 		default:
 			t.Errorf("%s: instrument %s was not asked for", s.Transport, s.Instrument)
 		}
 	}
-	for _, want := range []string{"ssh tcp_crr", "ssh ssh_setup", "ssh many_rr", "wireguard-go tcp_crr", "wireguard-go ssh_setup", "wireguard-go many_rr"} {
+	for _, want := range []string{"ssh tcp_crr", "ssh ssh_setup", "ssh many_rr", "ssh rpm", "wireguard-go tcp_crr", "wireguard-go ssh_setup", "wireguard-go many_rr", "wireguard-go rpm"} {
 		if !seen[want] {
 			t.Errorf("no %s sample (have %v)", want, seen)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
-	if err != nil || !strings.Contains(string(md), "SSH login p99") || !strings.Contains(string(md), "conn/s") || !strings.Contains(string(md), "Jain's fairness index") {
+	if err != nil || !strings.Contains(string(md), "SSH login p99") || !strings.Contains(string(md), "conn/s") || !strings.Contains(string(md), "Jain's fairness index") ||
+		!strings.Contains(string(md), "RPM self probe: HTTP/2 GET on a load-generating connection") {
 		t.Errorf("the report does not show the app set's metrics (%v)", err)
 	}
 }

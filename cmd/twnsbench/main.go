@@ -125,7 +125,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			forwarderCommand(),
 			probeCommand(),
 			agentCommand(),
-		}, manyRRCommands()...),
+		}, ownServerCommands()...),
 		OnUsageError: usageError,
 		// --version: the build's version, commit and Go (runtime/debug).
 		Version: nsbench.ReadProvenance().Version,

@@ -256,12 +256,13 @@ func TestQuickSSHRun(t *testing.T) {
 	if len(doc.RSS) == 0 || doc.RSS[0].PeakKB["server / sshd"] <= 0 {
 		t.Errorf("baseline RSS missing: %+v", doc.RSS)
 	}
-	// The many-connections server runs only for an instrument of the app
-	// set: a default run's server role holds only the reference's fixtures.
+	// The many-connections and Responsiveness Test servers run only for an
+	// instrument of the app set: a default run's server role holds only
+	// the reference's fixtures.
 	for _, r := range doc.RSS {
 		for k := range r.PeakKB {
-			if strings.Contains(k, "many-rr") {
-				t.Errorf("%s: %s runs in a run without many_rr", r.Transport, k)
+			if strings.Contains(k, "many-rr") || strings.Contains(k, "rpm-server") {
+				t.Errorf("%s: %s runs in a run without many_rr and rpm", r.Transport, k)
 			}
 		}
 	}

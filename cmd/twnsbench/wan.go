@@ -13,6 +13,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/rpm"
 )
 
 // impairmentFlag, seedFlag and strictFlag are run's flags for the WAN
@@ -95,13 +96,16 @@ func probeCommand() *cli.Command {
 		"run an end of the WAN probes in the foreground, in the current network namespace")
 }
 
-// manyRRCommands are the hidden `twnsbench many-rr-server --listen
-// HOST:PORT` (a server fixture) and `twnsbench many-rr-client …` (the
-// many_rr instrument's client).
-func manyRRCommands() []*cli.Command {
+// ownServerCommands are the hidden `twnsbench many-rr-server --listen
+// HOST:PORT` and `twnsbench rpm-server --listen HOST:PORT` (server
+// fixtures) and their clients `twnsbench many-rr-client …` and
+// `twnsbench rpm-client …` (the many_rr and rpm instruments').
+func ownServerCommands() []*cli.Command {
 	return []*cli.Command{
 		hiddenCommand(manyrr.ServerArg, manyrr.ServerMain, "answer the many-connections request/response test in the foreground"),
 		hiddenCommand(manyrr.ClientArg, manyrr.ClientMain, "run the many-connections request/response test's client and print its report as JSON"),
+		hiddenCommand(rpm.ServerArg, rpm.ServerMain, "serve the Responsiveness Test (HTTP/2 over TLS 1.3) in the foreground"),
+		hiddenCommand(rpm.ClientArg, rpm.ClientMain, "run the Responsiveness Test's client and print its report as JSON"),
 	}
 }
 

@@ -121,11 +121,11 @@ func TestSelectAppSet(t *testing.T) {
 		return strings.Join(n, ",")
 	}
 	ins, ready, err := Select([]string{"app"})
-	if err != nil || ready || names(ins) != "tcp_crr,ssh_setup,many_rr" {
+	if err != nil || ready || names(ins) != "tcp_crr,ssh_setup,many_rr,rpm" {
 		t.Errorf("app: %s ready %v err %v", names(ins), ready, err)
 	}
 	ins, _, err = Select([]string{"app", "tcp_rr"})
-	if err != nil || names(ins) != "tcp_rr,tcp_crr,ssh_setup,many_rr" {
+	if err != nil || names(ins) != "tcp_rr,tcp_crr,ssh_setup,many_rr,rpm" {
 		t.Errorf("app,tcp_rr: %s err %v", names(ins), err)
 	}
 	if _, _, err := Select([]string{"app", "tcp_crr"}); err == nil || !strings.Contains(err.Error(), `"tcp_crr" given twice`) {
@@ -133,7 +133,7 @@ func TestSelectAppSet(t *testing.T) {
 	}
 	// The default run does not grow: the set runs only when named.
 	ins, _, _ = Select(nil)
-	if n := names(ins); strings.Contains(n, "tcp_crr") || strings.Contains(n, "ssh_setup") {
+	if n := names(ins); strings.Contains(n, "tcp_crr") || strings.Contains(n, "ssh_setup") || strings.Contains(n, "rpm") {
 		t.Errorf("default selection %s", n)
 	}
 }

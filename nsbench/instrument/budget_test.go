@@ -52,6 +52,7 @@ func TestBudgets(t *testing.T) {
 		{TCPRR{}, 20 * time.Second},
 		{TCPCRR{}, 24 * time.Second}, // 10 s + netserver's 4 s wind-down + 10 s
 		{ManyRR{Conns: 50}, 20 * time.Second},
+		{RPM{}, 20 * time.Second},      // the client's time limit + 10 s
 		{SSHSetup{}, 25 * time.Second}, // 10 s of logins + 5 s for the last + 10 s
 		{UDPRate{}, 20 * time.Second},
 		{Ping{}, 14 * time.Second},                              // 200 × 10 ms + 2 s + 10 s

@@ -18,7 +18,8 @@ const ProbeTimeout = 10 * time.Second
 // socket is not enough: the kernel accepts connections for a frozen
 // daemon. The exchanges are the smallest each protocol has: `ssh … true`,
 // an iperf3 test of 1 KiB, netperf TCP_RR of 5 one-byte transactions,
-// many_rr's client on one connection for 100 ms.
+// many_rr's client on one connection for 100 ms, rpm's client --check (the
+// configuration and one foreign probe).
 func Answers(ctx context.Context, job *Job, svc transport.Service) error {
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
@@ -36,6 +37,12 @@ func Answers(ctx context.Context, job *Job, svc transport.Service) error {
 			"-t", "TCP_RR", "-l", "-5", "-P", "0", "--", "-r", "1,1")
 		if err != nil {
 			return fmt.Errorf("netperf: %w: %s", err, parseFirstLine(res.Stderr))
+		}
+		return nil
+	case transport.ServiceRPM:
+		res, err := job.Run(ctx, SelfTool, RPM{}.Tool(), "--addr", RPM{}.addr(job), "--check")
+		if err != nil {
+			return fmt.Errorf("%s: %w: %s", RPM{}.Tool(), err, parseFirstLine(res.Stderr))
 		}
 		return nil
 	case transport.ServiceManyRR:

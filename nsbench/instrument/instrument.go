@@ -225,10 +225,10 @@ func All() []Instrument {
 }
 
 // App is the application-level set (--instruments app): what a user of
-// the tunnel feels per connection, per login and with many connections at
-// once. It is not in All, so the default run's time does not grow; it runs
-// when named.
-func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns: 50}} }
+// the tunnel feels per connection, per login, with many connections at
+// once and while it is loaded (RPM). It is not in All, so the default
+// run's time does not grow; it runs when named.
+func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns: 50}, RPM{}} }
 
 // Sets are the named groups of instruments --instruments takes beside
 // single names.

@@ -17,6 +17,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/rpm"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -28,6 +29,7 @@ const (
 	NetperfDataPort  = 12866
 	NetperfLocalPort = 12867
 	ManyRRPort       = 12870
+	RPMPort          = 12871
 
 	// BenchUser is the account scp logs in as. It exists only inside
 	// sshd's private mount namespace (see benchAccount): no host user is
@@ -41,7 +43,7 @@ func FixturePorts() map[Service]int {
 	return map[Service]int{
 		ServiceSSH: SSHPort, ServiceIPerf3: IPerf3Port,
 		ServiceNetperf: NetperfPort, ServiceNetperfData: NetperfDataPort,
-		ServiceManyRR: ManyRRPort,
+		ServiceManyRR: ManyRRPort, ServiceRPM: RPMPort,
 	}
 }
 
@@ -87,10 +89,10 @@ var accountUID = role.NewOp("transport.account-uid", func(ctx context.Context, a
 
 // StartFixtures writes sshd's configuration and keys into the server's
 // directory, ssh/, and the client's key into the client's, and starts
-// sshd, iperf3, netserver and, with manyRR (an instrument needs it), the
-// many-connections server in the server role, each waited for on its
-// port. On failure it stops what it started.
-func StartFixtures(ctx context.Context, tb *Testbed, manyRR bool) (f *Fixtures, err error) {
+// sshd, iperf3, netserver and those of twnsbench's own servers that own
+// names (OwnServices: an instrument needs them) in the server role, each
+// waited for on its port. On failure it stops what it started.
+func StartFixtures(ctx context.Context, tb *Testbed, own []Service) (f *Fixtures, err error) {
 	srv, cli := tb.Roles[topology.Server], tb.Roles[topology.Client]
 	f = &Fixtures{}
 	defer func() {
@@ -146,18 +148,29 @@ func StartFixtures(ctx context.Context, tb *Testbed, manyRR bool) (f *Fixtures, 
 		addr: listenAddr(server, NetperfPort), services: []Service{ServiceNetperf, ServiceNetperfData}}); err != nil {
 		return f, err
 	}
-	// The many-connections server is twnsbench itself (manyrr), on every
-	// address as the others: a tunnel reaches it on its inner one.
-	if !manyRR {
-		return f, nil
-	}
-	if err := f.start(ctx, tb, fixtureProc{key: "server / " + manyrr.ServerArg,
-		spec: tb.Program(topology.Server, manyrr.ServerArg, srv.Self(), manyrr.ServerArg, "--listen", listenAddr("0.0.0.0", ManyRRPort)),
-		addr: listenAddr(server, ManyRRPort), services: []Service{ServiceManyRR}}); err != nil {
-		return f, err
+	// twnsbench's own servers are twnsbench itself (a hidden subcommand),
+	// on every address as the others: a tunnel reaches them on its inner
+	// one.
+	for _, svc := range own {
+		arg, port := ownServers[svc], FixturePorts()[svc]
+		if arg == "" {
+			return f, fmt.Errorf("server fixtures: %s is none of twnsbench's own servers", svc)
+		}
+		if err := f.start(ctx, tb, fixtureProc{key: "server / " + arg,
+			spec: tb.Program(topology.Server, arg, srv.Self(), arg, "--listen", listenAddr("0.0.0.0", port)),
+			addr: listenAddr(server, port), services: []Service{svc}}); err != nil {
+			return f, err
+		}
 	}
 	return f, nil
 }
+
+// ownServers are the services twnsbench serves itself, by their hidden
+// subcommands: started only when an instrument needs one.
+var ownServers = map[Service]string{ServiceManyRR: manyrr.ServerArg, ServiceRPM: rpm.ServerArg}
+
+// OwnServices are the services of twnsbench's own servers, in start order.
+func OwnServices() []Service { return []Service{ServiceManyRR, ServiceRPM} }
 
 func listenAddr(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 

@@ -84,6 +84,7 @@ const (
 	ServiceNetperf     Service = "netperf"      // netserver's control port
 	ServiceNetperfData Service = "netperf-data" // netperf's pinned remote data port
 	ServiceManyRR      Service = "many-rr"      // the many-connections request/response server (manyrr)
+	ServiceRPM         Service = "rpm"          // the Responsiveness Test server: HTTP/2 over TLS 1.3 (rpm)
 )
 
 // Carriage is what a path carries from the client to the server.

@@ -72,6 +72,7 @@ const (
 	TWNetperfPort     = 18865
 	TWNetperfDataPort = NetperfDataPort // mapped to itself: netperf pins it
 	TWManyRRPort      = 18870
+	TWRPMPort         = 18871
 )
 
 var twMaps = [][2]int{
@@ -80,6 +81,7 @@ var twMaps = [][2]int{
 	{TWNetperfPort, NetperfPort},
 	{TWNetperfDataPort, NetperfDataPort},
 	{TWManyRRPort, ManyRRPort},
+	{TWRPMPort, RPMPort},
 }
 
 const (
@@ -261,7 +263,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			Ports: map[Service]int{
 				ServiceSSH: TWSSHPort, ServiceIPerf3: TWIPerf3Port,
 				ServiceNetperf: TWNetperfPort, ServiceNetperfData: TWNetperfDataPort,
-				ServiceManyRR: TWManyRRPort,
+				ServiceManyRR: TWManyRRPort, ServiceRPM: TWRPMPort,
 			},
 			Carries: CarriesTCP, // tw forwards TCP ports only
 		},

@@ -162,7 +162,7 @@ func envTopo(t *testing.T) (*transport.Testbed, *topology.Topology) {
 	// Generous: under emulation (the stock-kernel VM) daemons start slowly.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	fx, err := transport.StartFixtures(ctx, e, false)
+	fx, err := transport.StartFixtures(ctx, e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
