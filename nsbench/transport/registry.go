@@ -54,13 +54,12 @@ type Spec struct {
 	// New builds the transport. An error is bad input: the run is refused
 	// before anything is created.
 	New func(c Config) (Transport, error)
-	// Leftovers, when set, lists what the transport's paths leave outside
-	// the run's namespaces, cgroups and private directory when the run
-	// dies (wireguard-go's control sockets), for names starting with
-	// prefix; CleanLeftovers removes those of the run named run, once its
-	// processes are dead, and says what it removed ("socket PATH"). `twnsbench clean`
-	// calls both for every registered transport.
-	Leftovers      func(prefix string) []string
+	// CleanLeftovers, when set, removes what the transport's paths of the
+	// run named run left outside the run's namespaces, cgroups and private
+	// directory when the run died (wireguard-go's control sockets), once
+	// its processes are dead, and says what it removed ("socket PATH").
+	// `twnsbench clean` calls it for every registered transport (package
+	// residue finds those leftovers itself).
 	CleanLeftovers func(run string) ([]string, error)
 }
 
