@@ -100,7 +100,6 @@ var shapeExceptions = map[string]shapeException{
 	"fields nsbench/impair.fwdPort":    {15, "not cut yet"},
 	"fields nsbench/impair.PortStatus": {11, "not cut yet"},
 	"fields nsbench/impair.delayLine":  {12, "not cut yet"},
-	"fields nsbench/transport.Spec":    {11, "not cut yet: Alone and Holds say one thing"},
 }
 
 // TestTypeSizes: no file of the module has more than 500 lines and no type

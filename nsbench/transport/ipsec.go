@@ -69,8 +69,7 @@ var ipsecSpec = Spec{
 	Name: "ipsec",
 	// Transport-mode policies on the veth addresses take every packet
 	// between client and server, other tunnels' included.
-	Alone:    true,
-	Holds:    []string{"ipsec SAs and policies"},
+	Holds:    []string{HoldsEveryPacket, "ipsec SAs and policies"},
 	Summary:  "SSH over kernel IPsec ESP, manual SAs in transport mode (keys per run through netlink; a kernel with ESP)",
 	Variants: ipsecVariants,
 	Sets:     []string{"seed-002"},
