@@ -2,6 +2,7 @@ package impair
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -744,5 +745,29 @@ func TestJitterVerdictFalseAlarms(t *testing.T) {
 	}
 	if rate := float64(failed) / trials; rate > 0.002 {
 		t.Errorf("%d of %d correct conditions flagged (%.2f %%); want at most 0.2 %%", failed, trials, 100*rate)
+	}
+}
+
+// TestPortStatusJSON: a port's status crosses the control socket as one
+// flat object, its configuration's keys and its counters' side by side.
+func TestPortStatusJSON(t *testing.T) {
+	ps := PortStatus{PortConfig: PortConfig{Name: "p1", Role: "client", Impaired: true},
+		PortCounts: PortCounts{Received: 9, Forwarded: 7, LossDrops: 1, QueueDrops: 1, Backlog: 0, SocketDrops: 2}}
+	b, err := json.Marshal(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flat map[string]any
+	if err := json.Unmarshal(b, &flat); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"name": "p1", "role": "client", "received": 9.0, "forwarded": 7.0, "loss_drops": 1.0, "socket_drops": 2.0, "backlog": 0.0} {
+		if flat[k] != want {
+			t.Errorf("%s: %v, want %v (in %s)", k, flat[k], want, b)
+		}
+	}
+	var back PortStatus
+	if err := json.Unmarshal(b, &back); err != nil || back != ps {
+		t.Errorf("read back %+v (%v), want %+v", back, err, ps)
 	}
 }
