@@ -92,7 +92,6 @@ var shapeExceptions = map[string]shapeException{
 	// Still to cut by concept (issue 32).
 	"methods nsbench/role.Role":      {25, "the seam: issue 32 item 3 narrows it to 12 methods"},
 	"methods nsbench/report.view":    {67, "the report's sections are methods of one view; not cut yet"},
-	"methods nsbench/report.chart":   {28, "the SVG chart's layout and drawing; not cut yet"},
 	"fields nsbench/impair.Counters": {11, "not cut yet"},
 }
 
