@@ -401,7 +401,7 @@ func TestJudge(t *testing.T) {
 		{"no RTT", c, RTT{Failed: 20}, e2e(30000, 60), nil, counted, false, true, "RTT not measured; 20 of 20 RTT probes failed"},
 		{"zero loss, none lost", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), nil, []Counters{dir(1000, 0)}, true, true, ""},
 		{"zero loss, one lost", Condition{RTT: 0}, rtt(0.1), e2e(30000, 1), nil, []Counters{dir(1000, 0)}, false, true, "1 of 60000 datagrams"},
-		{"outside the emulation noted", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), nil, []Counters{{Sent: 1000, SocketDrops: 3}}, true, true, "3 packets lost outside the emulation"},
+		{"outside the emulation noted", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), nil, []Counters{{Sent: 1000, LostOutside: LostOutside{SocketDrops: 3}}}, true, true, "3 packets lost outside the emulation"},
 		{"overflow noted", c, rtt(30), e2e(30000, 60), nil, []Counters{{Sent: 300000, Dropped: 300, Overlimits: 10}}, true, true, "10 packets dropped by the queue limit"},
 	} {
 		v := Judge(tc.c, tc.rtt, tc.e2e, tc.during, tc.cell)
