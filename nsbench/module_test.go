@@ -86,7 +86,6 @@ var shapeExceptions = map[string]shapeException{
 	"fields nsbench/results.Document":       {19, "results schema; not cut yet"},
 	"fields nsbench/results.RunConfig":      {15, "results schema; not cut yet"},
 	"fields nsbench/results.SelfCheck":      {12, "results schema; not cut yet"},
-	"fields nsbench/results.Host":           {11, "results schema; not cut yet"},
 	"fields nsbench/results.SelfCheckRatio": {11, "results schema; not cut yet"},
 
 	// Still to cut by concept (issue 32).
