@@ -22,7 +22,7 @@ func historyRunDoc(day int, kernel string, goodput float64) *results.Document {
 			Kernel: kernel, CPUsOnline: &results.CPUSet{List: "0-1", Count: 2}},
 		Conditions: []results.Condition{{Name: results.LAN, Label: "LAN"}},
 		Cells: []results.Cell{{CellKey: results.CellKey{Transport: "tw", Condition: results.LAN, Instrument: "iperf3-1", Metric: "value"},
-			Unit: "Gbit/s", Better: results.BetterHigher, Summary: results.Summary{N: 6, Median: goodput, CILow: goodput, CIHigh: goodput, CILevel: 0.969}}},
+			Unit: "Gbit/s", Better: results.BetterHigher, Summary: results.Summary{N: 6, Median: goodput, MedianCI: results.MedianCI{CILow: goodput, CIHigh: goodput, CILevel: 0.969}}}},
 	}
 	d.Env.Facts.Add(results.Fact{Key: "iperf3", Label: "iperf3", Value: "iperf 3.16"})
 	return d

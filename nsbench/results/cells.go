@@ -36,16 +36,21 @@ type Summary struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
-	// CILow..CIHigh covers the true median with probability CILevel. It is
-	// the narrowest order-statistic interval reaching 95 % (stats.MedianCI:
-	// not always symmetric), or, with fewer than 6 runs, [min, max] and its
-	// real (lower) level.
-	CILow   float64 `json:"ci_low"`
-	CIHigh  float64 `json:"ci_high"`
-	CILevel float64 `json:"ci_level"`
+	// The median's interval: the narrowest order-statistic interval
+	// reaching 95 % (stats.MedianCI: not always symmetric), or, with fewer
+	// than 6 runs, [min, max] and its real (lower) level.
+	MedianCI
 	// CI95Low and CI95High are set only when a 95 % interval exists.
 	CI95Low  *float64 `json:"ci95_low,omitempty"`
 	CI95High *float64 `json:"ci95_high,omitempty"`
+}
+
+// MedianCI is an interval of a median: CILow..CIHigh covers the true
+// median with probability CILevel.
+type MedianCI struct {
+	CILow   float64 `json:"ci_low"`
+	CIHigh  float64 `json:"ci_high"`
+	CILevel float64 `json:"ci_level"`
 }
 
 // NoiseMax is the most background CPU and steal any of a cell's samples
@@ -137,7 +142,7 @@ func Cells(d *Document) []Cell {
 		m, _ := d.MetricOf(k.Instrument, k.Metric)
 		c := Cell{CellKey: k, Unit: m.Unit, Better: m.Better, Summary: Summary{
 			N: sum.N, Median: sum.Median, Min: sum.Min, Max: sum.Max,
-			CILow: ci.Low, CIHigh: ci.High, CILevel: ci.Level,
+			MedianCI: MedianCI{CILow: ci.Low, CIHigh: ci.High, CILevel: ci.Level},
 		}}
 		if ci.Reached {
 			c.CI95Low, c.CI95High = &ci.Low, &ci.High
