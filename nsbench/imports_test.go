@@ -2,9 +2,6 @@ package nsbench
 
 import (
 	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,39 +37,20 @@ var onlyImports = map[string][]string{
 // packages its non-test files import.
 func moduleImports(t *testing.T) map[string]map[string]bool {
 	t.Helper()
+	_, pkgs := parseModule(t, parser.ImportsOnly)
 	out := map[string]map[string]bool{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		dir, _ := filepath.Rel("..", filepath.Dir(path))
-		dir = filepath.ToSlash(dir)
-		if out[dir] == nil {
-			out[dir] = map[string]bool{}
-		}
-		for _, im := range f.Imports {
-			p, _ := strconv.Unquote(im.Path.Value)
-			if rest, ok := strings.CutPrefix(p, module); ok {
-				out[dir][rest] = true
-			} else if p == strings.TrimSuffix(module, "/") {
-				out[dir]["."] = true
+	for dir, files := range pkgs {
+		out[dir] = map[string]bool{}
+		for _, f := range files {
+			for _, im := range f.Imports {
+				p, _ := strconv.Unquote(im.Path.Value)
+				if rest, ok := strings.CutPrefix(p, module); ok {
+					out[dir][rest] = true
+				} else if p == strings.TrimSuffix(module, "/") {
+					out[dir]["."] = true
+				}
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"go/types"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -93,61 +92,6 @@ func TestFileLayers(t *testing.T) {
 		if k := from + "→" + to + ":" + obj.Name(); !seen[k] {
 			seen[k] = true
 			t.Errorf("%s uses %s of %s, a layer above it", from, obj.Name(), to)
-		}
-	}
-}
-
-// TestTypeSizes: no type of the package has more than 10 fields or 15
-// methods, and no file more than 500 lines: past that, look for the
-// second concept.
-func TestTypeSizes(t *testing.T) {
-	fset, files, _ := parsePackage(t)
-	methods := map[string]int{}
-	for _, f := range files {
-		if n := fset.Position(f.End()).Line; n > 500 {
-			t.Errorf("%s has %d lines", fset.Position(f.Pos()).Filename, n)
-		}
-		for _, d := range f.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d.Recv != nil {
-					typ := d.Recv.List[0].Type
-					if s, ok := typ.(*ast.StarExpr); ok {
-						typ = s.X
-					}
-					if id, ok := typ.(*ast.Ident); ok {
-						methods[id.Name]++
-					}
-				}
-			case *ast.GenDecl:
-				for _, s := range d.Specs {
-					ts, ok := s.(*ast.TypeSpec)
-					if !ok {
-						continue
-					}
-					st, ok := ts.Type.(*ast.StructType)
-					if !ok {
-						continue
-					}
-					n := 0
-					for _, f := range st.Fields.List {
-						n += max(1, len(f.Names))
-					}
-					if n > 10 {
-						t.Errorf("%s has %d fields", ts.Name.Name, n)
-					}
-				}
-			}
-		}
-	}
-	var names []string
-	for n := range methods {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if methods[n] > 15 {
-			t.Errorf("%s has %d methods", n, methods[n])
 		}
 	}
 }

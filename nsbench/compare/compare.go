@@ -21,21 +21,27 @@ import (
 // Alpha is the significance level of the verdicts.
 const Alpha = 0.05
 
-// Row compares one metric of one cell.
+// Row compares one metric of one cell: the two documents' readings and
+// the change between them.
 type Row struct {
-	Transport, Condition, Instrument, Metric string
-	Unit, Better                             string // as the instrument declared them; "" in undeclared documents
-	Old, New                                 []float64
-	OldMedian, NewMedian                     float64
-	ChangePct                                float64 // (new − old) / old × 100; NaN when old is 0
+	results.CellKey
+	Unit, Better         string // as the instrument declared them; "" in undeclared documents
+	Old, New             []float64
+	OldMedian, NewMedian float64
+	Change
+	// Bounds counts, per side, the runs whose reading is a lower bound
+	// (censored); such a row is not tested.
+	Bounds Bounds
+}
+
+// Change is how far a row's median moved and whether that is significant.
+type Change struct {
+	ChangePct float64 // (new − old) / old × 100; NaN when old is 0
 	// P is the row's own Mann-Whitney p-value; Q is P adjusted for every
 	// row compared (Benjamini–Hochberg), and the verdict's. Both are NaN
 	// in a row with a lower bound (see Bounds).
 	P, Q        float64
 	Significant bool
-	// Bounds counts, per side, the runs whose reading is a lower bound
-	// (censored); such a row is not tested.
-	Bounds Bounds
 }
 
 // Correction names the adjustment of the p-values, for the output.
@@ -83,8 +89,7 @@ func Rows(old, cur *results.Document) []Row {
 		nr := curReadings[k]
 		o, n := results.ValuesOf(or), results.ValuesOf(nr)
 		m, _ := cur.MetricOf(k.Instrument, k.Metric)
-		r := Row{Transport: k.Transport, Condition: k.Condition, Instrument: k.Instrument, Metric: k.Metric,
-			Unit: m.Unit, Better: m.Better, Old: o, New: n,
+		r := Row{CellKey: k, Unit: m.Unit, Better: m.Better, Old: o, New: n,
 			OldMedian: stats.Median(o), NewMedian: stats.Median(n), Bounds: boundsOf(or, nr)}
 		r.ChangePct, r.P, r.Q = math.NaN(), math.NaN(), math.NaN()
 		if r.Bounds.Any() {

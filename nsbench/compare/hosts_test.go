@@ -13,7 +13,7 @@ import (
 // not count.
 func TestHostDiffs(t *testing.T) {
 	host := func(role, login, driver string, mtu int, iperf string) results.Host {
-		return results.Host{Roles: []string{role}, Login: login, Kernel: "6.1", Cores: 4, Iface: "eth1", Driver: driver, MTU: mtu,
+		return results.Host{Roles: []string{role}, Login: login, Kernel: "6.1", Cores: 4, NIC: results.NIC{Iface: "eth1", Driver: driver, MTU: mtu},
 			Tools: map[string]string{"iperf3": iperf}}
 	}
 	a, b := doc("6.18", 1, 1), doc("6.18", 1, 1)

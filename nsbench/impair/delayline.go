@@ -15,19 +15,42 @@ import (
 // ring is the whole scheduler: the releasing goroutine sleeps until the
 // head is due, then passes on every frame that is due.
 type delayLine struct {
-	delay  int64 // ns
-	jitter int64 // ns, ±
-	rate   uint64
-	limit  int
-	rng    *rand.PCG // jitter draws; nil without jitter
+	limit int
 
-	mu      sync.Mutex
-	ring    []delayed // grows up to limit
-	head    int
-	n       int
-	lastDue int64         // the newest frame's due time: the next is never earlier
-	txFree  int64         // with a rate, when the emulated link has sent what it holds
-	wakeup  chan struct{} // signalled when the line goes from empty to not empty
+	mu     sync.Mutex
+	times  dueTimes  // guarded by mu
+	ring   []delayed // grows up to limit
+	head   int
+	n      int
+	wakeup chan struct{} // signalled when the line goes from empty to not empty
+}
+
+// dueTimes gives each frame of one direction, in arrival order, the time
+// it is due under the line's shape (the line's semantics above).
+type dueTimes struct {
+	delay   int64     // ns
+	jitter  int64     // ns, ±
+	rate    uint64    // bits/s on the wire; 0 is unlimited
+	rng     *rand.PCG // jitter draws; nil without jitter
+	lastDue int64     // the newest frame's due time: the next is never earlier
+	txFree  int64     // with a rate, when the emulated link has sent what it holds
+}
+
+// next is the due time of a frame that arrived at now, wire bytes long
+// on the emulated link.
+func (t *dueTimes) next(now int64, wire int) int64 {
+	due := now
+	if t.rate > 0 {
+		t.txFree = max(t.txFree, now) + int64(uint64(wire)*8*1e9/t.rate)
+		due = t.txFree
+	}
+	due += t.delay
+	if t.rng != nil {
+		due += int64(t.rng.Uint64()%uint64(2*t.jitter+1)) - t.jitter
+	}
+	due = max(due, t.lastDue)
+	t.lastDue = due
+	return due
 }
 
 type delayed struct {
@@ -49,10 +72,10 @@ func newDelayLine(delay int64, limit int) *delayLine {
 }
 
 func newShapedLine(s lineShape, limit int) *delayLine {
-	d := &delayLine{delay: s.Delay, jitter: s.Jitter, rate: s.RateBps, limit: limit,
+	d := &delayLine{limit: limit, times: dueTimes{delay: s.Delay, jitter: s.Jitter, rate: s.RateBps},
 		ring: make([]delayed, min(limit, 1024)), wakeup: make(chan struct{}, 1)}
 	if s.Jitter > 0 {
-		d.rng = rand.NewPCG(s.Seed, 0x6a09e667f3bcc909^s.Stream)
+		d.times.rng = rand.NewPCG(s.Seed, 0x6a09e667f3bcc909^s.Stream)
 	}
 	return d
 }
@@ -72,18 +95,7 @@ func (d *delayLine) pushSized(now int64, frame []byte, wire int) bool {
 	if d.n == len(d.ring) {
 		d.growLocked()
 	}
-	due := now
-	if d.rate > 0 {
-		d.txFree = max(d.txFree, now) + int64(uint64(wire)*8*1e9/d.rate)
-		due = d.txFree
-	}
-	due += d.delay
-	if d.rng != nil {
-		due += int64(d.rng.Uint64()%uint64(2*d.jitter+1)) - d.jitter
-	}
-	due = max(due, d.lastDue)
-	d.lastDue = due
-	d.ring[(d.head+d.n)%len(d.ring)] = delayed{due: due, frame: frame}
+	d.ring[(d.head+d.n)%len(d.ring)] = delayed{due: d.times.next(now, wire), frame: frame}
 	d.n++
 	wasEmpty := d.n == 1
 	d.mu.Unlock()

@@ -74,22 +74,6 @@ type Status struct {
 	Ports []PortStatus `json:"ports"`
 }
 
-// PortStatus counts the frames received on one port (the role's egress).
-// Received = Forwarded + LossDrops + QueueDrops + Backlog.
-type PortStatus struct {
-	PortConfig
-	Received       uint64 `json:"received"`
-	ReceivedBytes  uint64 `json:"received_bytes"`
-	Forwarded      uint64 `json:"forwarded"`
-	ForwardedBytes uint64 `json:"forwarded_bytes"`
-	LossDrops      uint64 `json:"loss_drops"`   // the emulated loss
-	QueueDrops     uint64 `json:"queue_drops"`  // the delay line was full (limit)
-	SocketDrops    uint64 `json:"socket_drops"` // the kernel dropped before the forwarder read (PACKET_STATISTICS)
-	SendErrors     uint64 `json:"send_errors"`  // frames from this port that could not be sent on
-	Backlog        int    `json:"backlog"`      // frames in the delay line now
-	BacklogBytes   uint64 `json:"backlog_bytes"`
-}
-
 const (
 	vnetHdrLen = 10 // struct virtio_net_hdr
 	ethHdrLen  = 14
@@ -127,19 +111,11 @@ func ForwarderMain(ctx context.Context, args []string, out io.Writer) error {
 
 type fwdPort struct {
 	PortConfig
+	fwdCounters
 	idx  int
 	fd   int
 	loss *lossGen   // nil: no loss
 	line *delayLine // nil: forwarded at once
-
-	received, receivedBytes   atomic.Uint64
-	forwarded, forwardedBytes atomic.Uint64
-	lossDrops, queueDrops     atomic.Uint64
-	sendErrors                atomic.Uint64
-	backlogBytes              atomic.Int64
-
-	statsMu     sync.Mutex // PACKET_STATISTICS resets on read: one reader at a time
-	socketDrops uint64
 }
 
 type forwarder struct {
@@ -244,27 +220,11 @@ func (f *forwarder) status() Status {
 		st.Sched = *s
 	}
 	for _, p := range f.ports {
-		ps := PortStatus{
-			PortConfig:     p.PortConfig,
-			Received:       p.received.Load(),
-			ReceivedBytes:  p.receivedBytes.Load(),
-			Forwarded:      p.forwarded.Load(),
-			ForwardedBytes: p.forwardedBytes.Load(),
-			LossDrops:      p.lossDrops.Load(),
-			QueueDrops:     p.queueDrops.Load(),
-			SendErrors:     p.sendErrors.Load(),
-			BacklogBytes:   uint64(max(p.backlogBytes.Load(), 0)),
-		}
+		backlog := 0
 		if p.line != nil {
-			ps.Backlog = p.line.backlog()
+			backlog = p.line.backlog()
 		}
-		p.statsMu.Lock()
-		if s, err := unix.GetsockoptTpacketStats(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
-			p.socketDrops += uint64(s.Drops)
-		}
-		ps.SocketDrops = p.socketDrops
-		p.statsMu.Unlock()
-		st.Ports = append(st.Ports, ps)
+		st.Ports = append(st.Ports, PortStatus{PortConfig: p.PortConfig, PortCounts: p.read(p.fd, backlog)})
 	}
 	return st
 }

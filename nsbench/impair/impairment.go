@@ -105,9 +105,13 @@ type Counters struct {
 	Backlog    uint64 // packets held now (a level, not a count)
 	// BacklogBytes is the bytes held now.
 	BacklogBytes uint64
-	// SocketDrops and SendErrors are frames the userspace impairment lost
-	// outside the emulation (kernel drops before it read them, failed
-	// sends); not part of Dropped. Always 0 for netem.
+	LostOutside
+}
+
+// LostOutside are frames the userspace impairment lost outside the
+// emulation: kernel drops before it read them (SocketDrops) and failed
+// sends (SendErrors); not part of Dropped. Always 0 for netem.
+type LostOutside struct {
 	SocketDrops, SendErrors uint64
 }
 

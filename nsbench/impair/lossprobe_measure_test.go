@@ -110,7 +110,7 @@ func TestMeasureLossProbeWhere(t *testing.T) {
 				if p.Impaired {
 					q := st0.Ports[i]
 					during = append(during, Counters{Role: p.Role, Sent: p.Forwarded - q.Forwarded, Dropped: p.LossDrops - q.LossDrops + p.QueueDrops - q.QueueDrops,
-						Overlimits: p.QueueDrops - q.QueueDrops, SocketDrops: p.SocketDrops - q.SocketDrops, SendErrors: p.SendErrors - q.SendErrors})
+						Overlimits: p.QueueDrops - q.QueueDrops, LostOutside: LostOutside{SocketDrops: p.SocketDrops - q.SocketDrops, SendErrors: p.SendErrors - q.SendErrors}})
 				}
 			}
 			v := Judge(c, RTT{Median: c.RTT, N: 1}, e, during, nil)

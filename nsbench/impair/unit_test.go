@@ -2,6 +2,7 @@ package impair
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -400,7 +401,7 @@ func TestJudge(t *testing.T) {
 		{"no RTT", c, RTT{Failed: 20}, e2e(30000, 60), nil, counted, false, true, "RTT not measured; 20 of 20 RTT probes failed"},
 		{"zero loss, none lost", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), nil, []Counters{dir(1000, 0)}, true, true, ""},
 		{"zero loss, one lost", Condition{RTT: 0}, rtt(0.1), e2e(30000, 1), nil, []Counters{dir(1000, 0)}, false, true, "1 of 60000 datagrams"},
-		{"outside the emulation noted", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), nil, []Counters{{Sent: 1000, SocketDrops: 3}}, true, true, "3 packets lost outside the emulation"},
+		{"outside the emulation noted", Condition{RTT: 0}, rtt(0.1), e2e(30000, 0), nil, []Counters{{Sent: 1000, LostOutside: LostOutside{SocketDrops: 3}}}, true, true, "3 packets lost outside the emulation"},
 		{"overflow noted", c, rtt(30), e2e(30000, 60), nil, []Counters{{Sent: 300000, Dropped: 300, Overlimits: 10}}, true, true, "10 packets dropped by the queue limit"},
 	} {
 		v := Judge(tc.c, tc.rtt, tc.e2e, tc.during, tc.cell)
@@ -759,5 +760,29 @@ func TestWilsonEdgesExact(t *testing.T) {
 		if _, hi := Wilson(n, n, LossConfidenceZ); hi != 1 {
 			t.Errorf("Wilson(%d, %d): hi %g, want exactly 1", n, n, hi)
 		}
+	}
+}
+
+// TestPortStatusJSON: a port's status crosses the control socket as one
+// flat object, its configuration's keys and its counters' side by side.
+func TestPortStatusJSON(t *testing.T) {
+	ps := PortStatus{PortConfig: PortConfig{Name: "p1", Role: "client", Impaired: true},
+		PortCounts: PortCounts{Received: 9, Forwarded: 7, LossDrops: 1, QueueDrops: 1, Backlog: 0, SocketDrops: 2}}
+	b, err := json.Marshal(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flat map[string]any
+	if err := json.Unmarshal(b, &flat); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"name": "p1", "role": "client", "received": 9.0, "forwarded": 7.0, "loss_drops": 1.0, "socket_drops": 2.0, "backlog": 0.0} {
+		if flat[k] != want {
+			t.Errorf("%s: %v, want %v (in %s)", k, flat[k], want, b)
+		}
+	}
+	var back PortStatus
+	if err := json.Unmarshal(b, &back); err != nil || back != ps {
+		t.Errorf("read back %+v (%v), want %+v", back, err, ps)
 	}
 }

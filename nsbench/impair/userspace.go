@@ -206,7 +206,7 @@ func portCounters(st Status) []Counters {
 			Dropped:    p.LossDrops + p.QueueDrops,
 			Overlimits: p.QueueDrops,
 			Backlog:    uint64(p.Backlog), BacklogBytes: p.BacklogBytes,
-			SocketDrops: p.SocketDrops, SendErrors: p.SendErrors,
+			LostOutside: LostOutside{SocketDrops: p.SocketDrops, SendErrors: p.SendErrors},
 		})
 	}
 	return out

@@ -57,8 +57,20 @@ func quantile(s []time.Duration, q float64) time.Duration {
 	return s[i] + time.Duration((pos-float64(i))*float64(s[i+1]-s[i]))
 }
 
-// Verdict is a cell's configured condition against what was measured.
+// Verdict is a cell's configured condition against what was measured:
+// the round trip, the loss, and the impairment's own counters over the
+// cell (diagnostics). OK when the round trip and the loss hold; Note says
+// what did not, and what the counters saw.
 type Verdict struct {
+	RTTVerdict
+	LossVerdict
+	CellCounts
+	OK   bool
+	Note string
+}
+
+// RTTVerdict is the probes' round trip against the condition's.
+type RTTVerdict struct {
 	ConfiguredRTT time.Duration
 	MeasuredRTT   time.Duration // the probes' median
 	RTTOK         bool
@@ -67,28 +79,38 @@ type Verdict struct {
 	// against the probes'. JitterOK is true without jitter.
 	ExpectedRTTIQR, MeasuredRTTIQR time.Duration
 	JitterOK                       bool
+}
 
-	// The loss: the loss probe's datagrams offered to the impaired
-	// directions and those that never arrived, lost / offered, and its
-	// interval (Wilson, LossConfidenceZ). When the end-to-end count is not
-	// usable, LossFallback says why and the loss figures are the
-	// impairment's own loss draws over the probe instead (LossDraws of
-	// LossDrawn frames); Packets and Lost stay the datagrams' count.
+// LossVerdict is the loss probe's count against the condition's loss: the
+// probe's datagrams offered to the impaired directions and those that
+// never arrived (Packets, Lost), lost / offered, and its interval (Wilson,
+// LossConfidenceZ). When the end-to-end count is not usable, the loss
+// figures are those of DrawsFallback; Packets and Lost stay the
+// datagrams' count.
+type LossVerdict struct {
 	ConfiguredLossPct       float64
 	MeasuredLossPct         float64
 	LossLowPct, LossHighPct float64
 	Packets                 uint64
 	Lost                    uint64
-	LossFallback            string
-	LossDrawn, LossDraws    uint64
-	LossJudged              bool // the probe (or, falling back, the counters) counted something
-	LossOK                  bool // the interval holds the configured loss, or not judged
-	// The impairment's own counters over the cell (diagnostics).
+	DrawsFallback
+	LossJudged bool // the probe (or, falling back, the counters) counted something
+	LossOK     bool // the interval holds the configured loss, or not judged
+}
+
+// DrawsFallback is the count a loss verdict falls back to when the
+// end-to-end one is not usable: the impairment's own loss draws over the
+// probe (LossDraws of LossDrawn frames), and why ("" when the end-to-end
+// count was used).
+type DrawsFallback struct {
+	LossFallback         string
+	LossDrawn, LossDraws uint64
+}
+
+// CellCounts are the impairment's own counters over the cell.
+type CellCounts struct {
 	CounterPackets, CounterLost uint64
 	CounterLossPct              float64
-
-	OK   bool
-	Note string
 }
 
 // Judge compares c with the RTT probed before a cell, the loss probe's
@@ -102,12 +124,21 @@ type Verdict struct {
 // impairment's loss draws over the probe, and the note says so and why.
 // The cell's counters only add notes.
 func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict {
-	v := Verdict{
-		ConfiguredRTT:     c.RTT,
-		MeasuredRTT:       rtt.Median,
-		ConfiguredLossPct: c.LossPct,
-	}
-	var notes []string
+	var v Verdict
+	var notes, more []string
+	v.RTTVerdict, notes = judgeRTT(c, rtt)
+	v.LossVerdict, more = judgeLoss(c, e2e, during)
+	notes = append(notes, more...)
+	v.CellCounts, more = countCell(cell)
+	notes = append(notes, more...)
+	v.OK = v.RTTOK && v.LossOK && v.JitterOK
+	v.Note = strings.Join(notes, "; ")
+	return v
+}
+
+// judgeRTT judges the probes' round trip and, with jitter, its spread.
+func judgeRTT(c Condition, rtt RTT) (v RTTVerdict, notes []string) {
+	v.ConfiguredRTT, v.MeasuredRTT = c.RTT, rtt.Median
 	off := rtt.Median - c.RTT
 	// A jittered RTT's median moves with the draws: the tolerance widens
 	// by half the spread the jitter makes.
@@ -133,7 +164,13 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict 
 				ms(rtt.IQR), ms(v.ExpectedRTTIQR), JitterIQRLow, JitterIQRHigh))
 		}
 	}
+	return v, notes
+}
 
+// judgeLoss judges the loss probe's end-to-end count, or falls back to
+// the impairment's loss draws over the probe (during).
+func judgeLoss(c Condition, e2e EndToEnd, during []Counters) (v LossVerdict, notes []string) {
+	v.ConfiguredLossPct = c.LossPct
 	v.Packets, v.Lost = e2e.Offered(), e2e.Lost()
 	v.LossFallback = e2e.Unusable()
 	if v.Packets == 0 && v.LossFallback == "" {
@@ -168,7 +205,12 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict 
 	if e2e.SendErrors > 0 {
 		notes = append(notes, fmt.Sprintf("%d loss probe datagrams refused by a socket (not counted)", e2e.SendErrors))
 	}
+	return v, notes
+}
 
+// countCell sums the impaired directions' counters over the cell, with
+// notes on drops by the queue limit and losses outside the emulation.
+func countCell(cell []Counters) (v CellCounts, notes []string) {
 	var overflow, outside uint64
 	for _, d := range cell {
 		v.CounterPackets += d.Offered()
@@ -185,9 +227,7 @@ func Judge(c Condition, rtt RTT, e2e EndToEnd, during, cell []Counters) Verdict 
 	if outside > 0 {
 		notes = append(notes, fmt.Sprintf("%d packets lost outside the emulation", outside))
 	}
-	v.OK = v.RTTOK && v.LossOK && v.JitterOK
-	v.Note = strings.Join(notes, "; ")
-	return v
+	return v, notes
 }
 
 // lossDraws sums the impaired directions' counters over the loss probe:

@@ -126,9 +126,11 @@ func List(prefix string) ([]string, error) {
 	return names, nil
 }
 
-// Netlink returns a netlink handle whose requests act inside n.
-func (n *NS) Netlink() (*netlink.Handle, error) {
-	h, err := netlink.NewHandleAt(n.handle)
+// Netlink returns a netlink handle whose requests act inside n, with a
+// socket for each of families (unix.NETLINK_ROUTE, …; none: every family
+// the netlink package supports).
+func (n *NS) Netlink(families ...int) (*netlink.Handle, error) {
+	h, err := netlink.NewHandleAt(n.handle, families...)
 	if err != nil {
 		return nil, fmt.Errorf("netlink handle in %s: %w", n.Name, err)
 	}

@@ -77,7 +77,7 @@ func HostFacts(ctx context.Context, c *role.Conn, iface string, tools []string) 
 // error; a link speed the interface does not have (a veth's, a macvlan's
 // without one below it) is absent without an error.
 func ReadHost(iface string, tools []string) (results.Host, error) {
-	h := results.Host{Kernel: KernelRelease(), Iface: iface}
+	h := results.Host{Kernel: KernelRelease(), NIC: results.NIC{Iface: iface}}
 	var errs []error
 	if h.Kernel == "" {
 		errs = append(errs, errors.New("kernel release: uname failed"))

@@ -168,12 +168,16 @@ func (p cdfPanel) readable() cdfPanel {
 	return out
 }
 
+// cdfChart is the figure of latency distributions: a panel per
+// instrument, metric and condition, a curve per transport.
+type cdfChart struct{ canvas }
+
 func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 	panels := v.cdfPanels()
 	if len(panels) == 0 {
 		return nil
 	}
-	c := newChart(v, theme, idPrefix)
+	c := &cdfChart{newCanvas(v, theme, idPrefix)}
 	rows := (len(panels) + panelCols - 1) / panelCols
 	// Every panel leaves a legend line per transport of the report, so
 	// that the panels of a row line up.
@@ -196,7 +200,7 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 	return c.buf.Bytes()
 }
 
-func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
+func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 	c.printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.idPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
 	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
@@ -260,7 +264,7 @@ func (c *chart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 
 // stepCDF draws the empirical CDF of sorted xs: it rises by 1/n at each
 // value and is flat between them.
-func (c *chart) stepCDF(f frame, xs []float64, color, dash string) {
+func (c *canvas) stepCDF(f frame, xs []float64, color, dash string) {
 	var b strings.Builder
 	n := float64(len(xs))
 	fmt.Fprintf(&b, "M%s %s", n1(f.px(xs[0])), n1(f.py(0)))

@@ -90,7 +90,7 @@ func kaplanMeier(readings, waits []float64) [][2]float64 {
 
 // kaplanMeierCDF draws l's Kaplan–Meier estimate as a step curve, and a
 // tick on it at each censored wait.
-func (c *chart) kaplanMeierCDF(f frame, l cdfLine, color string) {
+func (c *cdfChart) kaplanMeierCDF(f frame, l cdfLine, color string) {
 	steps := kaplanMeier(l.values, l.censored)
 	at := func(x float64) float64 { // the estimate at x
 		y := 0.0

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -82,31 +81,22 @@ func keyChart(v *view, theme Theme, idPrefix string) []byte {
 	return c.render()
 }
 
-// chart is one SVG figure being drawn: the bar charts (render) and the
-// plots of plot.go share its palette, its text helpers and its buffer.
+// chart is one figure of bar charts being drawn (render): a panel per
+// condition and metric, a bar per transport.
 type chart struct {
-	v      *view
+	canvas
 	panels []chartPanel
 	title  string
 	// cpuNote adds the footer line on stacked CPU bars.
 	cpuNote bool
-	// idPrefix starts every element id, so that several figures (a light
-	// and a dark copy) can sit inline in one HTML page; "" in the files.
-	idPrefix string
-	pal      palette
-	src      spreadSource
-	buf      bytes.Buffer
+	src     spreadSource
 	// levels collects the confidence level of every whisker drawn from
 	// an interval (0 for a min–max whisker), for the footer.
 	levels []float64
 }
 
 func newChart(v *view, theme Theme, idPrefix string) *chart {
-	pal, ok := palettes[theme]
-	if !ok {
-		pal = palettes[Light]
-	}
-	return &chart{v: v, pal: pal, src: spreadFor(v.doc), idPrefix: idPrefix}
+	return &chart{canvas: newCanvas(v, theme, idPrefix), src: spreadFor(v.doc)}
 }
 
 func (c *chart) render() []byte {
@@ -137,41 +127,8 @@ func (c *chart) render() []byte {
 	return c.buf.Bytes()
 }
 
-// open starts the SVG document: its size, accessible title and
-// description, background, heading and the run's one-line subtitle.
-func (c *chart) open(height float64, title, desc string) {
-	c.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="%schart-title %schart-desc" font-family="%s">`+"\n",
-		n1(chartWidth), n1(height), n1(chartWidth), n1(height), c.idPrefix, c.idPrefix, esc(fontFamily))
-	c.printf(`<title id="%schart-title">%s</title>`+"\n", c.idPrefix, esc(title))
-	c.printf(`<desc id="%schart-desc">%s</desc>`+"\n", c.idPrefix, esc(desc))
-	c.printf(`<rect class="background" width="100%%" height="100%%" rx="8" fill="%s"/>`+"\n", c.pal.bg)
-	c.text(chartMargin, 34, 18, "bold", c.pal.text, "", title)
-	c.text(chartMargin, 56, 12, "", c.pal.muted, "", c.subtitle())
-}
-
 func (c *chart) description() string {
 	return "Bar charts of " + c.title + ": one bar per transport and panel; " + c.footerCaption()
-}
-
-func (c *chart) subtitle() string {
-	parts := []string{}
-	if g := c.v.doc.Env.Generated; g != "" {
-		parts = append(parts, "Generated "+g)
-	}
-	if cpu := cpuText(c.v.doc.Env); cpu != "" {
-		parts = append(parts, cpu)
-	}
-	if k := c.v.doc.Env.Kernel; k != "" {
-		parts = append(parts, "kernel "+k)
-	}
-	if r := c.v.doc.Env.Runs; r > 0 {
-		runs := plural(r, "run", "runs") + " per cell"
-		if c.v.doc.Env.RunsAuto != nil {
-			runs = fmt.Sprintf("runs per cell fixed by a %d-run pilot, at most %d (--runs auto)", r, c.v.doc.Env.RunsAuto.MaxRuns)
-		}
-		parts = append(parts, runs)
-	}
-	return strings.Join(parts, " · ")
 }
 
 // footerCaption says what the whiskers of this chart are, from the levels
@@ -421,36 +378,4 @@ func (c *chart) barTitle(p chartPanel, b bar) string {
 		s += fmt.Sprintf("; %s %s–%s%s; n=%d", what, num(b.spread.lo, p.prec), atLeastMark(b.spread.hiAtLeast), num(b.spread.hi, p.prec), b.spread.n)
 	}
 	return s
-}
-
-// conditionLabel is the view's, with an unlabelled condition's name in
-// capitals (the reference chart's "LAN", "WAN").
-func (c *chart) conditionLabel(name string) string {
-	if l := c.v.conditionLabel(name); l != name {
-		return l
-	}
-	return strings.ToUpper(name)
-}
-
-func (c *chart) transportColor(t string) string {
-	for i, name := range c.v.order {
-		if name == t {
-			return c.pal.transports[i%len(c.pal.transports)]
-		}
-	}
-	return c.pal.transports[0]
-}
-
-func (c *chart) printf(format string, args ...any) { fmt.Fprintf(&c.buf, format, args...) }
-
-// text writes one <text> element; s is escaped.
-func (c *chart) text(x, y, size float64, weight, fill, anchor, s string) {
-	attrs := fmt.Sprintf(`x="%s" y="%s" font-size="%s" fill="%s"`, n1(x), n1(y), n1(size), fill)
-	if weight != "" {
-		attrs += ` font-weight="` + weight + `"`
-	}
-	if anchor != "" {
-		attrs += ` text-anchor="` + anchor + `"`
-	}
-	c.printf("<text %s>%s</text>\n", attrs, esc(s))
 }

@@ -14,9 +14,9 @@ func TestHostsTable(t *testing.T) {
 	d := twnsbenchDoc()
 	d.Env.Hosts = []results.Host{
 		{Roles: []string{"client"}, Login: "root@10.0.0.2:22", Kernel: "6.1.0-18-amd64", CPUModel: "Xeon E-2236", Cores: 12,
-			Iface: "eth1", Driver: "ixgbe", SpeedMbps: 10000, MTU: 9000, Offloads: "tso/gso/gro on",
+			NIC:   results.NIC{Iface: "eth1", Driver: "ixgbe", SpeedMbps: 10000, MTU: 9000, Offloads: "tso/gso/gro on"},
 			Tools: map[string]string{"ssh": "OpenSSH_9.2p1", "iperf3": "iperf 3.12"}},
-		{Roles: []string{"server", "relay"}, Login: "bench@10.0.0.3:2222", Kernel: "6.8.0", Iface: "eth0", Driver: "macvlan", MTU: 1500},
+		{Roles: []string{"server", "relay"}, Login: "bench@10.0.0.3:2222", Kernel: "6.8.0", NIC: results.NIC{Iface: "eth0", Driver: "macvlan", MTU: 1500}},
 	}
 	md := string(Markdown(d))
 	for _, want := range []string{

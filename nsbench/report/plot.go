@@ -59,7 +59,7 @@ func clamp01(x float64) float64 { return min(1, max(0, x)) }
 
 // axes draws the frame's grid and tick labels: y labels left of it, x
 // labels under it.
-func (c *chart) axes(f frame) {
+func (c *canvas) axes(f frame) {
 	c.printf(`<rect class="plot-area" x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1"/>`+"\n",
 		n1(f.x), n1(f.y), n1(f.w), n1(f.h), c.pal.grid)
 	for _, v := range f.ys.ticks() {
@@ -78,7 +78,7 @@ func (c *chart) axes(f frame) {
 
 // polyline joins the points (xs[i], ys[i]) in order, with a dot on each
 // point when there are few enough to tell apart.
-func (c *chart) polyline(f frame, xs, ys []float64, color string) {
+func (c *canvas) polyline(f frame, xs, ys []float64, color string) {
 	var pts []string
 	for i := range xs {
 		pts = append(pts, n1(f.px(xs[i]))+","+n1(f.py(ys[i])))
@@ -95,7 +95,7 @@ func (c *chart) polyline(f frame, xs, ys []float64, color string) {
 
 // legendEntry draws a short line in the transport's colour and dash,
 // then its label.
-func (c *chart) legendEntry(x, y float64, color, dash, label string) {
+func (c *canvas) legendEntry(x, y float64, color, dash, label string) {
 	c.printf(`<path class="swatch" d="M%s %sH%s" stroke="%s" stroke-width="3"%s/>`+"\n", n1(x), n1(y-4), n1(x+18), color, dashAttr(dash))
 	c.text(x+24, y, 11, "", c.pal.text, "", label)
 }
@@ -104,7 +104,7 @@ func (c *chart) legendEntry(x, y float64, color, dash, label string) {
 // dash pattern and marker shape, so that lines on one panel stay apart.
 var dashes = []string{"", "6 3", "2 2", "8 3 2 3"}
 
-func (c *chart) transportIndex(t string) int {
+func (c *canvas) transportIndex(t string) int {
 	for i, name := range c.v.order {
 		if name == t {
 			return i
@@ -113,7 +113,7 @@ func (c *chart) transportIndex(t string) int {
 	return 0
 }
 
-func (c *chart) transportDash(t string) string {
+func (c *canvas) transportDash(t string) string {
 	return dashes[(c.transportIndex(t)/len(c.pal.transports))%len(dashes)]
 }
 
@@ -126,7 +126,7 @@ func dashAttr(dash string) string {
 
 // marker draws a quantile point: a ring, then a square, a diamond and a
 // triangle for the colour's later rounds.
-func (c *chart) marker(x, y float64, color string, round int) {
+func (c *canvas) marker(x, y float64, color string, round int) {
 	const r = 3.5
 	attrs := fmt.Sprintf(`class="quantile" fill="none" stroke="%s" stroke-width="1.5"`, color)
 	switch round % 4 {
@@ -142,6 +142,6 @@ func (c *chart) marker(x, y float64, color string, round int) {
 }
 
 // figureNote writes a muted line of text; long lines are cut to the width.
-func (c *chart) figureNote(x, y, width float64, s string) {
+func (c *canvas) figureNote(x, y, width float64, s string) {
 	c.text(x, y, 11.5, "", c.pal.muted, "", truncate(s, width, 11.5))
 }

@@ -162,12 +162,16 @@ const (
 	tsPlotLeft = 44.0 // room for the y tick labels
 )
 
+// tsChart is the figure of time series: a section per series, a panel
+// per transport (the median's run).
+type tsChart struct{ canvas }
+
 func timeSeriesChart(v *view, theme Theme, idPrefix string) []byte {
 	sections := v.timeSeriesSections()
 	if len(sections) == 0 {
 		return nil
 	}
-	c := newChart(v, theme, idPrefix)
+	c := &tsChart{newCanvas(v, theme, idPrefix)}
 	height := headerHeight
 	for _, s := range sections {
 		rows := (len(s.runs) + tsCols - 1) / tsCols
@@ -187,7 +191,7 @@ func timeSeriesChart(v *view, theme Theme, idPrefix string) []byte {
 }
 
 // tsSection draws one section from y and returns where the next begins.
-func (c *chart) tsSection(i int, s tsSection, y float64) float64 {
+func (c *tsChart) tsSection(i int, s tsSection, y float64) float64 {
 	c.printf(`<g class="ts-section" id="%sts-%d-%s">`+"\n", c.idPrefix, i, idSafe(s.instrument+"-"+s.key+"-"+s.condition))
 	unit := s.unit
 	if unit == "" {
@@ -234,7 +238,7 @@ func (c *chart) tsSection(i int, s tsSection, y float64) float64 {
 }
 
 // runNote says which run a panel shows and why.
-func (c *chart) runNote(r tsRun) string {
+func (c *tsChart) runNote(r tsRun) string {
 	n := len(points(r.series))
 	censored := ""
 	for _, se := range r.sample.Series {

@@ -10,27 +10,11 @@ import (
 // Cell summarises one metric of one transport × condition × instrument over
 // its runs. The raw samples stay in Samples; cells are derived from them.
 type Cell struct {
-	Transport  string  `json:"transport"`
-	Condition  string  `json:"condition"`
-	Instrument string  `json:"instrument"`
-	Metric     string  `json:"metric"` // a declared metric's key: "value", "p50_us", "loss_pct", …
-	Unit       string  `json:"unit,omitempty"`
-	Better     string  `json:"better,omitempty"`
-	N          int     `json:"n"`
-	Median     float64 `json:"median"`
-	Min        float64 `json:"min"`
-	Max        float64 `json:"max"`
-	// CILow..CIHigh covers the true median with probability CILevel. It is
-	// the narrowest order-statistic interval reaching 95 % (stats.MedianCI:
-	// not always symmetric), or, with fewer than 6 runs, [min, max] and its
-	// real (lower) level.
-	CILow   float64 `json:"ci_low"`
-	CIHigh  float64 `json:"ci_high"`
-	CILevel float64 `json:"ci_level"`
-	// CI95Low and CI95High are set only when a 95 % interval exists.
-	CI95Low  *float64 `json:"ci95_low,omitempty"`
-	CI95High *float64 `json:"ci95_high,omitempty"`
-	Warning  string   `json:"warning,omitempty"`
+	CellKey
+	Unit   string `json:"unit,omitempty"`
+	Better string `json:"better,omitempty"`
+	Summary
+	Warning string `json:"warning,omitempty"`
 	// Planned is, under --runs auto, the runs the cell's pilot fixed
 	// (stats.TwoStageRuns), or 1 for a sample recorded once per path (the
 	// time to ready); N below it means some of them failed.
@@ -38,19 +22,50 @@ type Cell struct {
 
 	// CV is the runs' coefficient of variation (from 2 runs on).
 	CV *float64 `json:"cv,omitempty"`
-	// BackgroundPctMax and StealPctMax are the most background CPU and
-	// steal any of the cell's samples ran beside (see Noise).
-	BackgroundPctMax *float64 `json:"background_pct_max,omitempty"`
-	StealPctMax      *float64 `json:"steal_pct_max,omitempty"`
+	NoiseMax
 	// Marks say why the cell's numbers deserve doubt: MarkBackground,
 	// MarkSteal, MarkSpread, MarkPrecision.
 	Marks []string `json:"marks,omitempty"`
+	Censoring
+}
 
-	// Censored is how many of the runs' readings are lower bounds (a
-	// probe outlasted its test: see CensoredWaitMs). LowerBounds names the
-	// cell's figures that are lower bounds in turn (BoundMedian, …): those
-	// a censored reading at or below them can raise. CV, undefined on
-	// bounds, is then absent.
+// Summary is a cell's runs: how many, their median and range, and the
+// median's interval.
+type Summary struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// The median's interval: the narrowest order-statistic interval
+	// reaching 95 % (stats.MedianCI: not always symmetric), or, with fewer
+	// than 6 runs, [min, max] and its real (lower) level.
+	MedianCI
+	// CI95Low and CI95High are set only when a 95 % interval exists.
+	CI95Low  *float64 `json:"ci95_low,omitempty"`
+	CI95High *float64 `json:"ci95_high,omitempty"`
+}
+
+// MedianCI is an interval of a median: CILow..CIHigh covers the true
+// median with probability CILevel.
+type MedianCI struct {
+	CILow   float64 `json:"ci_low"`
+	CIHigh  float64 `json:"ci_high"`
+	CILevel float64 `json:"ci_level"`
+}
+
+// NoiseMax is the most background CPU and steal any of a cell's samples
+// ran beside (see Noise).
+type NoiseMax struct {
+	BackgroundPctMax *float64 `json:"background_pct_max,omitempty"`
+	StealPctMax      *float64 `json:"steal_pct_max,omitempty"`
+}
+
+// Censoring is what of a cell is a lower bound. Censored is how many of
+// the runs' readings are lower bounds (a probe outlasted its test: see
+// CensoredWaitMs). LowerBounds names the cell's figures that are lower
+// bounds in turn (BoundMedian, …): those a censored reading at or below
+// them can raise. CV, undefined on bounds, is then absent.
+type Censoring struct {
 	Censored    int      `json:"censored,omitempty"`
 	LowerBounds []string `json:"lower_bounds,omitempty"`
 }
@@ -125,12 +140,10 @@ func Cells(d *Document) []Cell {
 		sum := stats.Summarize(xs)
 		ci := stats.MedianCI(xs, 0.95)
 		m, _ := d.MetricOf(k.Instrument, k.Metric)
-		c := Cell{
-			Transport: k.Transport, Condition: k.Condition, Instrument: k.Instrument, Metric: k.Metric,
-			Unit: m.Unit, Better: m.Better,
+		c := Cell{CellKey: k, Unit: m.Unit, Better: m.Better, Summary: Summary{
 			N: sum.N, Median: sum.Median, Min: sum.Min, Max: sum.Max,
-			CILow: ci.Low, CIHigh: ci.High, CILevel: ci.Level,
-		}
+			MedianCI: MedianCI{CILow: ci.Low, CIHigh: ci.High, CILevel: ci.Level},
+		}}
 		if ci.Reached {
 			c.CI95Low, c.CI95High = &ci.Low, &ci.High
 		} else {

@@ -15,8 +15,8 @@ func historyDoc(generated, kernel, iperf3 string, goodput float64) *Document {
 			Congestion: "cubic", Order: "interleaved", Harness: "twnsbench devel 0123456789ab (go1.26.0)",
 			Provenance: &Provenance{Version: "devel", Commit: "0123456789abcdef", Go: "go1.26.0"}},
 		Conditions: []Condition{{Name: LAN, Label: "LAN (0 ms RTT, no loss)"}},
-		Cells: []Cell{{Transport: "tw", Condition: LAN, Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s",
-			Better: BetterHigher, N: 6, Median: goodput, CILow: goodput - 0.1, CIHigh: goodput + 0.1, CILevel: 0.969}},
+		Cells: []Cell{{CellKey: CellKey{Transport: "tw", Condition: LAN, Instrument: "iperf3-1", Metric: "value"}, Unit: "Gbit/s",
+			Better: BetterHigher, Summary: Summary{N: 6, Median: goodput, MedianCI: MedianCI{CILow: goodput - 0.1, CIHigh: goodput + 0.1, CILevel: 0.969}}}},
 	}
 	d.Env.Facts.Add(Fact{Key: "iperf3", Label: "iperf3", Value: iperf3})
 	d.Transports = []Transport{{Name: "tw", Label: "SSH over Tunnel Whisperer", Facts: map[string]string{"tw": "tw 2.1.0"}}}

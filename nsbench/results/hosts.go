@@ -14,16 +14,20 @@ type Host struct {
 	CPUModel string `json:"cpu_model,omitempty"` // /proc/cpuinfo "model name"
 	Cores    int    `json:"cores,omitempty"`     // CPUs online
 
-	// The benchmark interface the roles stood on, and what it is.
+	NIC
+
+	// Tools are the version lines of the programs the roles run there,
+	// by program name; those not installed are absent.
+	Tools map[string]string `json:"tools,omitempty"`
+}
+
+// NIC is the benchmark interface a host's roles stood on, and what it is.
+type NIC struct {
 	Iface     string `json:"iface,omitempty"`
 	Driver    string `json:"driver,omitempty"`     // ethtool's driver name
 	SpeedMbps int    `json:"speed_mbps,omitempty"` // the link's, as ethtool reports it
 	MTU       int    `json:"mtu,omitempty"`
 	Offloads  string `json:"offloads,omitempty"` // "tso/gso/gro on", … (the host's own, not changed)
-
-	// Tools are the version lines of the programs the roles run there,
-	// by program name; those not installed are absent.
-	Tools map[string]string `json:"tools,omitempty"`
 }
 
 // AddHost records h; a host already recorded under the same login and

@@ -14,11 +14,11 @@ import (
 func TestHostsRoundTrip(t *testing.T) {
 	d := Document{SchemaVersion: SchemaVersion, Env: Env{Kernel: "6.1.0"}}
 	d.Env.AddHost(Host{Roles: []string{"client"}, Login: "root@10.0.0.2:22", Kernel: "6.1.0-18-amd64", CPUModel: "Xeon",
-		Cores: 8, Iface: "eth1", Driver: "ixgbe", SpeedMbps: 10000, MTU: 9000, Offloads: "tso/gso/gro on",
+		Cores: 8, NIC: NIC{Iface: "eth1", Driver: "ixgbe", SpeedMbps: 10000, MTU: 9000, Offloads: "tso/gso/gro on"},
 		Tools: map[string]string{"iperf3": "iperf 3.12"}})
-	d.Env.AddHost(Host{Roles: []string{"server"}, Login: "bench@10.0.0.3:2222", Kernel: "6.8.0", Iface: "eth0", Driver: "veth", MTU: 1500})
+	d.Env.AddHost(Host{Roles: []string{"server"}, Login: "bench@10.0.0.3:2222", Kernel: "6.8.0", NIC: NIC{Iface: "eth0", Driver: "veth", MTU: 1500}})
 	// A second role on the first machine's interface joins its entry.
-	d.Env.AddHost(Host{Roles: []string{"relay"}, Login: "root@10.0.0.2:22", Iface: "eth1"})
+	d.Env.AddHost(Host{Roles: []string{"relay"}, Login: "root@10.0.0.2:22", NIC: NIC{Iface: "eth1"}})
 	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)

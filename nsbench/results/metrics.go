@@ -109,7 +109,12 @@ func (d *Document) ScpTimesCopyApart() bool {
 
 // CellKey names one metric of one transport × condition × instrument: a
 // cell of Cells and a row of compare.
-type CellKey struct{ Transport, Condition, Instrument, Metric string }
+type CellKey struct {
+	Transport  string `json:"transport"`
+	Condition  string `json:"condition"`
+	Instrument string `json:"instrument"`
+	Metric     string `json:"metric"` // a declared metric's key: "value", "p50_us", "loss_pct", …
+}
 
 // MetricOf returns the declaration of instrument's metric key, if d has one.
 func (d *Document) MetricOf(instrument, key string) (Metric, bool) {

@@ -38,14 +38,12 @@ type SelfCheckRatio struct {
 	Harness    []float64 `json:"harness"`
 	Direct     []float64 `json:"direct"`
 	// Ratios are harness ÷ direct per pair; Ratio is their median and
-	// CILow..CIHigh its order-statistic interval at CILevel.
-	Ratios   []float64 `json:"ratios"`
-	Ratio    float64   `json:"ratio"`
-	CILow    float64   `json:"ci_low"`
-	CIHigh   float64   `json:"ci_high"`
-	CILevel  float64   `json:"ci_level"`
-	DirectCV float64   `json:"direct_cv"`
-	Verdict  string    `json:"verdict"`
+	// MedianCI its order-statistic interval.
+	Ratios []float64 `json:"ratios"`
+	Ratio  float64   `json:"ratio"`
+	MedianCI
+	DirectCV float64 `json:"direct_cv"`
+	Verdict  string  `json:"verdict"`
 }
 
 // Self-check verdicts.

@@ -35,8 +35,7 @@ type HostedRole struct {
 	Dir    string // its private directory
 	Self   string // twnsbench on that host
 	// Facts of the role's link as built, for the Environment.
-	Offloads, Congestion string
-	SysctlChanges        []string
+	topology.LinkFacts
 }
 
 // Scope is what everything of role in run prefix is named with on its
@@ -65,7 +64,7 @@ var buildRoleOp = NewHostOp("host.build-role", func(ctx context.Context, a RoleO
 	}
 	r := roles[a.Link.Role]
 	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Cgroup: r.dir.Path, Leaf: r.leaf.Path,
-		LogDir: r.logDir, Dir: r.private, Self: r.self, Offloads: topo.Offloads, Congestion: topo.Congestion, SysctlChanges: topo.SysctlChanges}, nil
+		LogDir: r.logDir, Dir: r.private, Self: r.self, LinkFacts: topo.LinkFacts}, nil
 })
 
 var hostCPUOp = NewHostOp("host.cpu-times", func(context.Context, Nothing) (metrics.CPUTimes, error) {

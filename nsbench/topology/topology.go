@@ -120,11 +120,16 @@ type Topology struct {
 	Spec   Spec
 	Switch *ns.NS
 	Roles  map[string]*Role
-	// Facts read back from the kernel after Up, for the results' env block.
+	LinkFacts
+	hostsFile string // a one-role topology's hosts file, when not under EtcNetns
+}
+
+// LinkFacts are read back from the kernel after Up, for the results' env
+// block (and, for a role built on another host, carried back from there).
+type LinkFacts struct {
 	Congestion    string   // what the namespaces actually use
 	SysctlChanges []string // global sysctls changed and restored during Up
 	Offloads      string   // what was applied, in the reference's words
-	hostsFile     string   // a one-role topology's hosts file, when not under EtcNetns
 }
 
 // Up builds the topology. On failure it removes whatever it had built.

@@ -69,8 +69,7 @@ var ipsecSpec = Spec{
 	Name: "ipsec",
 	// Transport-mode policies on the veth addresses take every packet
 	// between client and server, other tunnels' included.
-	Alone:    true,
-	Holds:    []string{"ipsec SAs and policies"},
+	Holds:    []string{HoldsEveryPacket, "ipsec SAs and policies"},
 	Summary:  "SSH over kernel IPsec ESP, manual SAs in transport mode (keys per run through netlink; a kernel with ESP)",
 	Variants: ipsecVariants,
 	Sets:     []string{"seed-002"},
@@ -234,17 +233,24 @@ func probeESP(transport string, mode netlink.Mode, a espAlgo) (err error) {
 	}()
 	src, dst := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
 	var listErr, algoErr, espErr error
-	err = n.Do(func() error {
-		// Without xfrm's netlink interface every request below fails the
-		// same way a missing ESP does.
-		if _, listErr = netlink.XfrmStateList(netlink.FAMILY_ALL); listErr != nil {
+	err = func() error {
+		// Without xfrm's netlink interface (no NETLINK_XFRM socket) every
+		// request below fails the same way a missing ESP does. The
+		// handle's requests act inside the probe's namespace: nothing
+		// here enters it.
+		var h *netlink.Handle
+		if h, listErr = n.Netlink(unix.NETLINK_XFRM); listErr != nil {
+			return nil
+		}
+		defer h.Close()
+		if _, listErr = h.XfrmStateList(netlink.FAMILY_ALL); listErr != nil {
 			return nil
 		}
 		k, err := a.newKeys()
 		if err != nil {
 			return err
 		}
-		algoErr = netlink.XfrmStateAdd(a.state(src, dst, 0x100, mode, k))
+		algoErr = h.XfrmStateAdd(a.state(src, dst, 0x100, mode, k))
 		if !errors.Is(algoErr, unix.ENOSYS) && !errors.Is(algoErr, unix.ENOENT) {
 			return nil
 		}
@@ -253,12 +259,12 @@ func probeESP(transport string, mode netlink.Mode, a espAlgo) (err error) {
 			if err != nil {
 				return err
 			}
-			if espErr = netlink.XfrmStateAdd(p.state(src, dst, 0x101+i, mode, k)); espErr == nil || errors.Is(espErr, unix.EPROTONOSUPPORT) {
+			if espErr = h.XfrmStateAdd(p.state(src, dst, 0x101+i, mode, k)); espErr == nil || errors.Is(espErr, unix.EPROTONOSUPPORT) {
 				break
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return unavailable("cannot probe the kernel's ESP: "+err.Error(), "")
 	}

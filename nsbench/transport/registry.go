@@ -45,22 +45,20 @@ type Spec struct {
 	// may hold at the same time (inner addresses, ports, device names):
 	// rows that share a word are never up together, and an interleaved
 	// run measures them in separate rounds. Every variant holds its
-	// transport's; empty means the transport's name alone.
+	// transport's; empty means the transport's name alone. A path that
+	// takes every packet between the namespaces (transport-mode IPsec
+	// policies on the veth addresses) holds HoldsEveryPacket: it is up
+	// with no other path.
 	Holds []string
-	// Alone marks a transport whose path takes every packet between the
-	// namespaces (transport-mode IPsec policies on the veth addresses):
-	// it is up with no other path.
-	Alone bool
 	// New builds the transport. An error is bad input: the run is refused
 	// before anything is created.
 	New func(c Config) (Transport, error)
-	// Leftovers, when set, lists what the transport's paths leave outside
-	// the run's namespaces, cgroups and private directory when the run
-	// dies (wireguard-go's control sockets), for names starting with
-	// prefix; CleanLeftovers removes those of the run named run, once its
-	// processes are dead, and says what it removed ("socket PATH"). `twnsbench clean`
-	// calls both for every registered transport.
-	Leftovers      func(prefix string) []string
+	// CleanLeftovers, when set, removes what the transport's paths of the
+	// run named run left outside the run's namespaces, cgroups and private
+	// directory when the run died (wireguard-go's control sockets), once
+	// its processes are dead, and says what it removed ("socket PATH").
+	// `twnsbench clean` calls it for every registered transport (package
+	// residue finds those leftovers itself).
 	CleanLeftovers func(run string) ([]string, error)
 }
 
@@ -140,6 +138,11 @@ func SpecOf(row string) (Spec, bool) {
 // 4500, so strongSwan's and Libreswan's rows are never up together.
 const ikePorts = "IKE udp/500 and 4500"
 
+// HoldsEveryPacket, among a Spec's Holds, is a path that takes every
+// packet between client and server, other tunnels' included: no other
+// path is up with it.
+const HoldsEveryPacket = "every packet between the namespaces"
+
 // Coexist reports whether the paths of rows a and b (NAME or
 // NAME:VARIANT) can be up at the same time. Unregistered rows (tests)
 // coexist with any other.
@@ -149,7 +152,7 @@ func Coexist(a, b string) bool {
 	if !okA || !okB {
 		return true
 	}
-	if sa.Alone || sb.Alone {
+	if slices.Contains(sa.Holds, HoldsEveryPacket) || slices.Contains(sb.Holds, HoldsEveryPacket) {
 		return false
 	}
 	for _, h := range sa.holds() {

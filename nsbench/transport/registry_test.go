@@ -44,3 +44,25 @@ func TestStrongSwanKernelVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestCoexist: a path holding every packet (transport-mode IPsec) is up
+// with no other; others are kept apart only by what they both hold.
+func TestCoexist(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"ipsec", "ssh", false},
+		{"ssh", "ipsec:aes-gcm-256", false},
+		{"ipsec", "ipsec-tunnel", false},
+		{"ipsec-tunnel", "ssh", true},
+		{"strongswan", "libreswan", false}, // IKE's ports
+		{"wireguard", "wireguard-go", false},
+		{"wireguard", "openvpn-static", true},
+		{"ssh", "tw", true},
+	} {
+		if got := Coexist(c.a, c.b); got != c.want {
+			t.Errorf("Coexist(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

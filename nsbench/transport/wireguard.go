@@ -75,7 +75,6 @@ var wireguardSpec = Spec{
 		Usage: "WireGuard implementation of the wireguard transport: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)"}},
 	// wireguard-go's control sockets (every WireGuard row's: the sockets
 	// are named by run and role, not by row).
-	Leftovers: wg.Sockets,
 	CleanLeftovers: func(run string) ([]string, error) {
 		socks, err := wg.CleanSockets(run)
 		for i, s := range socks {
