@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,21 +57,64 @@ func TestBuildsSSHD(t *testing.T) {
 	checkAAVerdicts(t, doc, code, stdout, stderr, "ssh@a", "ssh@b", []string{"ssh_setup/value", "scp/value"})
 }
 
+// TestBuildsTW runs two builds of tw through the relay: both
+// TWNSBENCH_TW (an A/A), or TWNSBENCH_TW_OLD (an older tw built from
+// tw's history) against it. Each row records its tw's path, the version
+// `tw --version` prints and the file's SHA-256; an A/A says no cell is
+// slower; the exit code follows the verdicts.
+func TestBuildsTW(t *testing.T) {
+	requireRoot(t)
+	tw, caddy, xray := twBinaries(t)
+	old := tw
+	if o := os.Getenv("TWNSBENCH_TW_OLD"); o != "" {
+		old = o
+	}
+	version := func(bin string) string {
+		out, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			t.Fatalf("%s --version: %v", bin, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runInProcess("run", "--transports", "tw@old,tw@new",
+		"--build", "old:tw="+old, "--build", "new:tw="+tw, "--caddy", caddy, "--xray", xray,
+		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "2", "--max-rounds", "3",
+		"--wan", "off", "--out", out)
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatalf("exit %d, no results: %v\nstderr: %s", code, err, stderr)
+	}
+	checkBuildPrograms(t, doc, "tw@old", map[string]string{"tw": old}, version(old))
+	checkBuildPrograms(t, doc, "tw@new", map[string]string{"tw": tw}, version(tw))
+	if old != tw {
+		if want := verdictExit(doc); code != want {
+			t.Errorf("exit %d, want %d from the counted verdicts\nstderr: %s", code, want, stderr)
+		}
+		return
+	}
+	checkAAVerdicts(t, doc, code, stdout, stderr, "tw@old", "tw@new", []string{"iperf3-1/value", "tcp_rr/value"})
+}
+
 // checkBuildPrograms checks that row records a build with exactly the
 // programs want (option → path), each with a version starting with
-// version and a SHA-256, and returns them by option.
+// version and the file's SHA-256, and returns them by option.
 func checkBuildPrograms(t *testing.T, doc *results.Document, row string, want map[string]string, version string) map[string]results.BuildProgram {
 	t.Helper()
 	tr, ok := doc.TransportOf(row)
 	if !ok || tr.Build == nil {
 		t.Fatalf("row %s missing or without its build (transports %+v)", row, doc.Transports)
 	}
-	sha := regexp.MustCompile(`^[0-9a-f]{64}$`)
 	got := map[string]results.BuildProgram{}
 	for _, p := range tr.Build.Programs {
 		got[p.Option] = p
-		if want[p.Option] != p.Path || !sha.MatchString(p.SHA256) || !strings.HasPrefix(p.Version, version) {
-			t.Errorf("%s program %+v: want %s at %q with a version %s… and a SHA-256", row, p, p.Option, want[p.Option], version)
+		b, err := os.ReadFile(want[p.Option])
+		if err != nil {
+			t.Fatalf("%s: %v", row, err)
+		}
+		sum := sha256.Sum256(b)
+		if want[p.Option] != p.Path || p.SHA256 != hex.EncodeToString(sum[:]) || !strings.HasPrefix(p.Version, version) {
+			t.Errorf("%s program %+v: want %s at %q with a version %s… and the file's SHA-256", row, p, p.Option, want[p.Option], version)
 		}
 	}
 	if len(got) != len(want) {

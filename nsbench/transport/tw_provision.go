@@ -241,6 +241,12 @@ type twPKI struct {
 // in a scratch directory here) and writes the CA to the client and the
 // server, whose tw trusts it, and the leaf and its key to the relay.
 func (u *twUp) newPKI() error {
+	// The relay's tw directory also holds its sshd's authorized_keys
+	// (sshd/), which sshd reads as the relay's account: made passable
+	// (0711) before generate would make it root's alone (0700).
+	if err := u.tb.Roles[topology.Relay].MkdirAll(u.dir(topology.Relay), role.PrivateDirMode); err != nil {
+		return fmt.Errorf("tw: run PKI: %w", err)
+	}
 	var made *relay.PKI
 	err := generate(u.sub, func(scratch string) (err error) {
 		made, err = relay.NewPKI(scratch, twRelayHost)
