@@ -10,13 +10,14 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // buildFlags are run's flags for two builds of a transport.
 func buildFlags() []cli.Flag {
 	d := nsbench.BuildsDefaults
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "build", Usage: "LABEL:OPTION=PATH, several times: the rows NAME@LABEL of --transports run the transport with its program option OPTION (e.g. tw, wireguard-go, openvpn) set to PATH; exactly two builds of a transport, A (named first) and B, measured in alternating rounds (A B, then B A) and compared cell by cell: exit 1 when B is confirmed slower where --fail-on looks, 3 when undecided there"},
+		&cli.StringSliceFlag{Name: "build", Usage: "LABEL:OPTION=PATH, several times: the rows NAME@LABEL of --transports run the transport with its program option OPTION (e.g. tw, wireguard-go, openvpn) set to PATH; exactly two builds of a transport, A (named first) and B, measured in alternating rounds (A B, then B A) and compared cell by cell: exit 1 when B is confirmed slower where --fail-on looks, 3 when undecided there (4, as any run, when samples failed and none is slower)"},
 		&cli.StringFlag{Name: "min-effect", Value: strconv.FormatFloat(d.MinEffect*100, 'f', -1, 64) + "%", Usage: "with builds: the smallest change of B against A that counts as slower or faster"},
 		&cli.IntFlag{Name: "max-rounds", Value: d.MaxRounds, Usage: "with builds: the most rounds the verdict may measure when it needs more to decide"},
 		&cli.StringFlag{Name: "fail-on", Value: "*/value", Usage: "with builds: the cells whose verdict sets the exit code: a comma-separated list of INSTRUMENT (its value), INSTRUMENT/METRIC or CONDITION/INSTRUMENT/METRIC, * for any part, or all (every metric with a better direction)"},
@@ -48,12 +49,16 @@ func buildsOptions(c *cli.Context, o *nsbench.Options) error {
 	return nil
 }
 
-// buildsOutcome is the exit code's error of a run of builds: exit 1 when
-// a cell --fail-on selects is confirmed slower, 3 when one of them is
-// undecided (or none has a verdict), nil otherwise.
+// regressionError is build B confirmed slower where --fail-on looks
+// (exit 1): it wins over failed samples (exit 4).
+type regressionError struct{ msg string }
+
+func (e regressionError) Error() string { return e.msg }
+
+// buildsOutcome prints a run of builds' verdict (and, in GitHub Actions,
+// annotates the job) and returns verdictError's error.
 func buildsOutcome(c *cli.Context, res *nsbench.Result) error {
-	o, ok := nsbench.VerdictOutcome(res.Doc)
-	if !ok {
+	if _, ok := nsbench.VerdictOutcome(res.Doc); !ok {
 		return nil
 	}
 	fmt.Fprint(c.App.Writer, report.VerdictSummary(res.Doc))
@@ -62,9 +67,19 @@ func buildsOutcome(c *cli.Context, res *nsbench.Result) error {
 			fmt.Fprintf(c.App.ErrWriter, "twnsbench: GitHub Actions: %v\n", err)
 		}
 	}
+	return verdictError(res.Doc)
+}
+
+// verdictError is the exit code's error of a run of builds: exit 1 when
+// a cell --fail-on selects is confirmed slower, 3 when one of them is
+// undecided (or none has a verdict), nil otherwise (and without builds).
+func verdictError(doc *results.Document) error {
+	o, ok := nsbench.VerdictOutcome(doc)
 	switch {
+	case !ok:
+		return nil
 	case len(o.Regressed) > 0:
-		return errors.New(report.RegressionLine(o.Regressed))
+		return regressionError{report.RegressionLine(o.Regressed)}
 	case o.Counted == 0:
 		return inconclusiveError{"no cell --fail-on selects has a verdict: nothing was compared"}
 	case len(o.Undecided) > 0:

@@ -111,7 +111,7 @@ func TestBuildsAA(t *testing.T) {
 	if !seen["iperf3-1/value"] || !seen["tcp_rr/value"] || !seen["ready/value"] || counted != 3 {
 		t.Errorf("verdict cells %v (%d counted): want iperf3-1/value, tcp_rr/value and ready/value counted", seen, counted)
 	}
-	if want := verdictExit(v.Cells); code != want {
+	if want := verdictExit(doc); code != want {
 		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "verdict: wireguard-go@b vs wireguard-go@a, lan / iperf3-1 / value: ") {
@@ -162,11 +162,12 @@ func checkCIForms(t *testing.T, doc *results.Document, out, summary, stdout stri
 	}
 }
 
-// verdictExit is the exit code the counted verdicts call for: 1 when one
-// is slower, else 3 when one is undecided or none counts, else 0.
-func verdictExit(cells []results.Verdict) int {
+// verdictExit is the exit code a run of builds calls for: 1 when a
+// counted verdict is slower, else 4 when samples failed, else 3 when one
+// is undecided or none counts, else 0.
+func verdictExit(doc *results.Document) int {
 	code, counted := exitOK, 0
-	for _, c := range cells {
+	for _, c := range doc.Verdicts.Cells {
 		if !c.Counts {
 			continue
 		}
@@ -178,7 +179,10 @@ func verdictExit(cells []results.Verdict) int {
 			code = exitInconclusive
 		}
 	}
-	if counted == 0 {
+	switch {
+	case len(doc.Failures) > 0:
+		return exitSamplesFailed
+	case counted == 0:
 		return exitInconclusive
 	}
 	return code
@@ -229,7 +233,7 @@ func TestBuildsPublishedVersions(t *testing.T) {
 	for _, c := range doc.Verdicts.Cells {
 		t.Logf("%s/%s: %s, %d pairs (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, c.Reason)
 	}
-	if want := verdictExit(doc.Verdicts.Cells); code != want {
+	if want := verdictExit(doc); code != want {
 		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
 	}
 }

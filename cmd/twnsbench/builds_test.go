@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,53 @@ func TestRerunRefusesBuilds(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused rerun created %s", out)
+	}
+}
+
+// TestRunExitPrecedence: a complete run's exit code, from its failed
+// samples and its counted verdicts: failed samples have their own code
+// (4), a confirmed regression wins over them (1, naming both), and they
+// win over an undecided verdict (3) and a --strict verification (1).
+func TestRunExitPrecedence(t *testing.T) {
+	cell := func(verdict string, counts bool) results.Verdict {
+		v := results.Verdict{Counts: counts}
+		v.Transport, v.A, v.B, v.Condition, v.Instrument, v.Metric, v.Verdict = "wireguard-go", "wireguard-go@a", "wireguard-go@b", "lan", "iperf3-1", "value", verdict
+		return v
+	}
+	strict := errors.New("1 WAN cell(s) failed verification")
+	for _, tc := range []struct {
+		name     string
+		failures int
+		cells    []results.Verdict // nil: no builds
+		verified error
+		want     int
+		says     string
+	}{
+		{"measured", 0, nil, nil, exitOK, ""},
+		{"samples failed", 2, nil, nil, exitSamplesFailed, "2 samples could not be measured"},
+		{"samples failed, strict verification", 1, nil, strict, exitSamplesFailed, "1 samples could not be measured"},
+		{"strict verification", 0, nil, strict, exitFailed, "1 WAN cell(s) failed verification"},
+		{"builds: no change", 0, []results.Verdict{cell("no change", true)}, nil, exitOK, ""},
+		{"builds: no change, samples failed", 3, []results.Verdict{cell("no change", true)}, nil, exitSamplesFailed, "3 samples could not be measured"},
+		{"builds: slower", 0, []results.Verdict{cell("slower", true)}, nil, exitFailed, "regression: wireguard-go@b is slower"},
+		{"builds: slower, samples failed", 1, []results.Verdict{cell("undecided", true), cell("slower", true)}, nil, exitFailed, "regression: wireguard-go@b is slower than wireguard-go@a in 1 cell(s): wireguard-go lan/iperf3-1/value; also 1 samples could not be measured"},
+		{"builds: slower where --fail-on does not look, samples failed", 1, []results.Verdict{cell("no change", true), cell("slower", false)}, nil, exitSamplesFailed, "1 samples could not be measured"},
+		{"builds: undecided", 0, []results.Verdict{cell("undecided", true)}, nil, exitInconclusive, "undecided: 1 cell(s)"},
+		{"builds: undecided, samples failed", 1, []results.Verdict{cell("undecided", true)}, nil, exitSamplesFailed, "1 samples could not be measured"},
+		{"builds: nothing counted", 0, []results.Verdict{cell("slower", false)}, nil, exitInconclusive, "no cell --fail-on selects"},
+	} {
+		doc := &results.Document{Samples: []results.Sample{{Transport: "wireguard-go@a"}}}
+		if tc.cells != nil {
+			doc.Verdicts = &results.Verdicts{Cells: tc.cells}
+		}
+		err := runOutcome(&nsbench.Result{Doc: doc, Failures: tc.failures}, verdictError(doc), tc.verified)
+		got := exitCode(err)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if got != tc.want || !strings.HasPrefix(msg, tc.says) || (tc.says == "") != (err == nil) {
+			t.Errorf("%s: exit %d (%v), want %d and %q", tc.name, got, err, tc.want, tc.says)
+		}
 	}
 }

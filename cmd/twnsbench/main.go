@@ -1,12 +1,12 @@
 // Command twnsbench benchmarks tunnel transports in Linux network
 // namespaces on one host: `sudo twnsbench run`.
 //
-// Exit codes: 0 success; 1 the run failed or some samples could not be
-// measured, or (two builds) build B is confirmed slower where --fail-on
-// looks; 2 refused (bad input or the host is not ready; nothing was
-// created); 3 inconclusive (selfcheck; two builds' verdict undecided where
-// --fail-on looks); 130 interrupted (the results measured so far are
-// kept).
+// Exit codes: 0 success; 1 the run failed, or (two builds) build B is
+// confirmed slower where --fail-on looks; 2 refused (bad input or the host
+// is not ready; nothing was created); 3 inconclusive (selfcheck; two
+// builds' verdict undecided where --fail-on looks); 4 some samples could
+// not be measured (and no build was confirmed slower, which wins); 130
+// interrupted (the results measured so far are kept).
 package main
 
 import (
@@ -37,13 +37,21 @@ const (
 	// exitInconclusive: selfcheck could not tell (the host is too noisy),
 	// or two builds' verdict is undecided where --fail-on looks.
 	exitInconclusive = 3
-	exitInterrupted  = 130
+	// exitSamplesFailed: the run went to its end but some samples could
+	// not be measured; a confirmed regression (exit 1) wins over it.
+	exitSamplesFailed = 4
+	exitInterrupted   = 130
 )
 
 // inconclusiveError is a verdict that could not be reached (exit 3).
 type inconclusiveError struct{ msg string }
 
 func (e inconclusiveError) Error() string { return e.msg }
+
+// samplesFailedError is a complete run with failed samples (exit 4).
+type samplesFailedError struct{ msg string }
+
+func (e samplesFailedError) Error() string { return e.msg }
 
 // refusedError marks input or preflight refusals (exit 2).
 type refusedError struct{ err error }
@@ -80,22 +88,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	app := newApp(stdout, stderr)
 	err := app.RunContext(ctx, args)
+	code := exitCode(err)
+	switch code {
+	case exitOK:
+	case exitInterrupted:
+		fmt.Fprintf(stderr, "twnsbench: %v\n", err)
+	default:
+		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
+	}
+	return code
+}
+
+// exitCode is the exit code of a command's error.
+func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(stderr, "twnsbench: %v\n", err)
 		return exitInterrupted
 	case errors.As(err, new(refusedError)):
-		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
 		return exitRefused
 	case errors.As(err, new(inconclusiveError)):
-		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
 		return exitInconclusive
-	default:
-		fmt.Fprintf(stderr, "twnsbench: %v\n", oneLine(err))
-		return exitFailed
+	case errors.As(err, new(samplesFailedError)):
+		return exitSamplesFailed
 	}
+	return exitFailed
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {

@@ -227,16 +227,35 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	verr := verificationOutcome(c, plan, res)
-	if res.Failures > 0 {
-		return fmt.Errorf("%d samples could not be measured (see failures in %s)", res.Failures, results.FileName)
+	var berr error
+	if len(res.Doc.Samples) > 0 {
+		berr = buildsOutcome(c, res)
 	}
-	if len(res.Doc.Samples) == 0 {
+	return runOutcome(res, berr, verr)
+}
+
+// runOutcome is the error that sets a complete run's exit code, in this
+// precedence: build B confirmed slower where --fail-on looks (1, naming
+// the failed samples too); samples that could not be measured (4);
+// nothing measured at all (1); a verdict undecided where --fail-on looks,
+// or none (3); a WAN cell off its condition under --strict (1). verdict is
+// buildsOutcome's error, verification verificationOutcome's.
+func runOutcome(res *nsbench.Result, verdict, verification error) error {
+	failed := fmt.Sprintf("%d samples could not be measured (see failures in %s)", res.Failures, results.FileName)
+	var reg regressionError
+	switch {
+	case errors.As(verdict, &reg) && res.Failures > 0:
+		return regressionError{reg.msg + "; also " + failed}
+	case reg.msg != "":
+		return verdict
+	case res.Failures > 0:
+		return samplesFailedError{failed}
+	case len(res.Doc.Samples) == 0:
 		return fmt.Errorf("the run measured nothing: every transport was skipped (reasons in %s)", filepath.Join(res.OutDir, nsbench.ReportFile))
+	case verdict != nil:
+		return verdict
 	}
-	if err := buildsOutcome(c, res); err != nil {
-		return err
-	}
-	return verr
+	return verification
 }
 
 // recordedOptions are the transports' option values that a rerun on

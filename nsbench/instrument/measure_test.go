@@ -232,6 +232,17 @@ func TestScpForms(t *testing.T) {
 	if got := strings.Join(cat, " "); !strings.HasPrefix(got, `sh -c exec "$0" "$@" >/dev/null ssh -c `) || cat[len(cat)-1] != `cat '/f'\''x'` {
 		t.Errorf("ssh cat form: %q", cat)
 	}
+	// A path's chosen ssh client (a build's) runs every form's SSH.
+	target.SSHProgram = "/opt/ssh-b/ssh"
+	for _, form := range []string{FormSCP, FormSCPLegacy} {
+		argv := strings.Join(CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: form}, target, "/f"), " ")
+		if !strings.HasPrefix(argv, "scp ") || !strings.Contains(argv, " -S /opt/ssh-b/ssh ") {
+			t.Errorf("%s with a chosen ssh: %s", form, argv)
+		}
+	}
+	if cat := CopyCommand(SSHClient{User: "bench", KeyPath: "/k", Form: FormSSHCat}, target, "/f"); cat[3] != "/opt/ssh-b/ssh" {
+		t.Errorf("ssh cat form with a chosen ssh: %q", cat)
+	}
 }
 
 func TestPingMeasure(t *testing.T) {

@@ -149,18 +149,35 @@ func copyCommand(c SSHClient, t transport.Target, file string, verbose bool) []s
 	}
 	switch c.Form {
 	case FormSSHCat:
-		argv := append([]string{"sh", "-c", `exec "$0" "$@" >/dev/null`, "ssh"}, v...)
+		argv := append([]string{"sh", "-c", `exec "$0" "$@" >/dev/null`, sshProgram(t)}, v...)
 		argv = append(append(argv, c.options()...), "-p", port, remote, "cat "+shellQuote(file))
 		return argv
 	case FormSCPLegacy:
 		argv := append(append([]string{"scp"}, v...), "-O")
-		argv = append(argv, c.options()...)
+		argv = append(append(argv, scpProgram(t)...), c.options()...)
 		return append(argv, "-P", port, remote+":"+file, "/dev/null")
 	default:
 		argv := append([]string{"scp"}, v...)
-		argv = append(argv, c.options()...)
+		argv = append(append(argv, scpProgram(t)...), c.options()...)
 		return append(argv, "-P", port, remote+":"+file, "/dev/null")
 	}
+}
+
+// sshProgram is the ssh client t's SSH exchanges run: its chosen one
+// (a build's), else ssh on PATH.
+func sshProgram(t transport.Target) string {
+	if t.SSHProgram != "" {
+		return t.SSHProgram
+	}
+	return "ssh"
+}
+
+// scpProgram is scp's -S for t's chosen ssh client, none for ssh on PATH.
+func scpProgram(t transport.Target) []string {
+	if t.SSHProgram == "" {
+		return nil
+	}
+	return []string{"-S", t.SSHProgram}
 }
 
 // OptionsString is the options as the report shows them.
@@ -204,7 +221,7 @@ func Exchange(ctx context.Context, job *Job) error {
 // login runs one fresh `ssh … true` to the target (its own TCP connection,
 // key exchange, authentication and session) and returns its wall time.
 func login(ctx context.Context, job *Job) (time.Duration, error) {
-	argv := append([]string{"ssh"}, job.SSH.options()...)
+	argv := append([]string{sshProgram(job.Target)}, job.SSH.options()...)
 	argv = append(argv, "-o", "ConnectTimeout=10", "-p", strconv.Itoa(job.Target.Port(transport.ServiceSSH)),
 		job.SSH.User+"@"+job.Target.Host, "true")
 	res, err := job.Run(ctx, argv[0], argv[1:]...)

@@ -106,7 +106,8 @@ func (r *Role) RunProgram(ctx context.Context, p proc.Program) (proc.Result, err
 
 // Run runs program name with its arguments in the role and waits for it.
 func (r *Role) Run(ctx context.Context, name string, args ...string) (proc.Result, error) {
-	return r.RunProgram(ctx, r.Program(name, append([]string{name}, args...)...))
+	// A program given by its path (a build's ssh) logs under its base name.
+	return r.RunProgram(ctx, r.Program(filepath.Base(name), append([]string{name}, args...)...))
 }
 
 // call carries out the op registered as name in the role's namespace.

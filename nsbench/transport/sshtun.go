@@ -139,7 +139,7 @@ type sshTunUp struct {
 // makes the server's tun device for the bench account.
 func (u *sshTunUp) startServer(ctx context.Context) error {
 	var err error
-	u.server, err = privateSSHD(ctx, u.tb, u.dir, "sshd-tun", sshTunPort,
+	u.server, err = privateSSHD(ctx, u.tb, "", u.dir, "sshd-tun", sshTunPort,
 		"PermitTunnel point-to-point",
 		// The seed's "aes128-ctr" row also asks for this key exchange,
 		// which OpenSSH no longer offers by default.
@@ -170,8 +170,9 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 // fixtures': the bench account in its private mount namespace, the
 // fixtures' authorized keys and host key (the one the clients pin),
 // port on every address, and extra configuration lines. name names its
-// log (LogDir/server-<name>.log). It returns once port accepts.
-func privateSSHD(ctx context.Context, tb *Testbed, sub, name string, port int, extra ...string) (*proc.Process, error) {
+// log (LogDir/server-<name>.log); program is the sshd to start, "" for
+// the system's. It returns once port accepts.
+func privateSSHD(ctx context.Context, tb *Testbed, program, sub, name string, port int, extra ...string) (*proc.Process, error) {
 	srv := tb.Roles[topology.Server]
 	dir := filepath.Join(srv.Dir(), sub)
 	if err := srv.MkdirAll(dir, 0o755); err != nil {
@@ -196,9 +197,11 @@ func privateSSHD(ctx context.Context, tb *Testbed, sub, name string, port int, e
 	if err := srv.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	sshd, err := systemProgram("sshd")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	sshd := program
+	if sshd == "" {
+		if sshd, err = systemProgram("sshd"); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	spec := tb.Program(topology.Server, name, sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)

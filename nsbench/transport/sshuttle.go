@@ -132,7 +132,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 	if err := u.addressing(ctx); err != nil {
 		return nil, err
 	}
-	if u.server, err = privateSSHD(ctx, tb, u.dir, "sshd-sshuttle", sshuttleSSHPort); err != nil {
+	if u.server, err = privateSSHD(ctx, tb, "", u.dir, "sshd-sshuttle", sshuttleSSHPort); err != nil {
 		return nil, fmt.Errorf("sshuttle: %w", err)
 	}
 	bin, err := systemProgram("sshuttle")

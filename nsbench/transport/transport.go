@@ -125,6 +125,9 @@ type Target struct {
 	// port forwarder. A service without a port is not carried.
 	Ports   map[Service]int
 	Carries Carriage
+	// SSHProgram is the ssh client the instruments' SSH exchanges run
+	// (scp's -S): "" for ssh on PATH; a build's chosen ssh.
+	SSHProgram string
 }
 
 // Port is s's port as the client reaches it, 0 when the path lacks it.
