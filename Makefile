@@ -8,7 +8,7 @@ ARGS ?=
 all: build
 
 # bin/wireguard-go is wireguard-go's own daemon at the version in go.mod:
-# the userspace WireGuard rows run it from beside twnsbench (see README).
+# the userspace WireGuard rows run it from beside twnsbench (see docs/transports.md).
 build:
 	$(GO) build -o $(BIN) ./cmd/twnsbench
 	$(GO) build -o bin/wireguard-go golang.zx2c4.com/wireguard

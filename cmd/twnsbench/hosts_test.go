@@ -121,7 +121,7 @@ func TestDoctorHosts(t *testing.T) {
 		host string
 		want string
 	}{
-		{"client=" + remotetest.BenchUser + "@" + m0, "client: bench@" + m0 + ":22: sudo needs a password; add a NOPASSWD rule (see README)"},
+		{"client=" + remotetest.BenchUser + "@" + m0, "client: bench@" + m0 + ":22: sudo needs a password; add a NOPASSWD rule (see docs/hosts.md)"},
 		{"server=root@" + m1 + ",iface=eth7", "server: root@" + m1 + `:22: no interface "eth7"`},
 	} {
 		code, stdout, stderr := inOrch(t, l, append([]string{"doctor", "--host", tc.host}, keys...)...)

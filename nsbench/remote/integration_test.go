@@ -69,7 +69,7 @@ func TestReachMachines(t *testing.T) {
 		h    hosts.Host
 		want []string
 	}{
-		"no sudo": {config(l), host("client", remotetest.BenchUser, m0), []string{"bench@10.226.0.10:22: sudo needs a password; add a NOPASSWD rule (see README)"}},
+		"no sudo": {config(l), host("client", remotetest.BenchUser, m0), []string{"bench@10.226.0.10:22: sudo needs a password; add a NOPASSWD rule (see docs/hosts.md)"}},
 		"unknown key": {func() remote.Config { c := config(l); c.KnownHosts = l.KnownHostsWithout(t, 0); return c }(),
 			host("client", "root", m0), []string{"root@10.226.0.10:22: unknown host key ssh-ed25519 SHA256:", "ssh-keyscan -p 22 -t ed25519 10.226.0.10 >>"}},
 		"changed key": {func() remote.Config { c := config(l); c.KnownHosts = l.KnownHostsChanged(t, 0); return c }(),

@@ -212,9 +212,9 @@ func (c *Conn) checkRoot(ctx context.Context) error {
 	}
 	var ee *ssh.ExitError
 	if errors.As(err, &ee) && ee.ExitStatus() == 127 {
-		return fmt.Errorf("%s: not root and sudo is not installed; log in as root, or install sudo with a NOPASSWD rule (see README)", c.Host.Dest())
+		return fmt.Errorf("%s: not root and sudo is not installed; log in as root, or install sudo with a NOPASSWD rule (see docs/hosts.md)", c.Host.Dest())
 	}
-	return fmt.Errorf("%s: sudo needs a password; add a NOPASSWD rule (see README) (%s)", c.Host.Dest(),
+	return fmt.Errorf("%s: sudo needs a password; add a NOPASSWD rule (see docs/hosts.md) (%s)", c.Host.Dest(),
 		strings.TrimPrefix(fmt.Sprint(err), c.Host.Dest()+": "))
 }
 

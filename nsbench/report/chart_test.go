@@ -13,7 +13,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
-// docsChart is the README's picture: the reference run drawn by Chart.
+// docsChart is docs/results.md's picture: the reference run drawn by Chart.
 const docsChart = "../../docs/bench-chart.svg"
 
 // svgNode is a parsed SVG element, enough to find panels and bars.
@@ -327,7 +327,7 @@ func TestNiceScale(t *testing.T) {
 	}
 }
 
-// docs/bench-chart.svg, the README's picture, is what Chart draws from the
+// docs/bench-chart.svg, docs/results.md's picture, is what Chart draws from the
 // reference run now: it cannot go stale.
 func TestDocsChartUpToDate(t *testing.T) {
 	got := Chart(referenceDoc(t), Light)

@@ -109,7 +109,7 @@ func (s simTally) total(k Kind) int {
 	return n
 }
 
-// StatedFalseAlarms is the level the README states for A/A runs: at most
+// StatedFalseAlarms is the level docs/builds.md states for A/A runs: at most
 // this share of runs fails (a cell "slower") at the default options, in
 // the scenarios TestAAFalseAlarms simulates.
 const StatedFalseAlarms = 0.01
@@ -119,7 +119,7 @@ const StatedFalseAlarms = 0.01
 // rounds (looks at 12, 18, 24, 30) and up to 60 (nine looks), and twelve
 // cells each (the three four times) up to 30. The share of runs that end
 // with any cell "slower" must stay at or below the stated 1 % — and at
-// this fixed seed it is the figure the README states.
+// this fixed seed it is the figure docs/builds.md states.
 func TestAAFalseAlarms(t *testing.T) {
 	const runs = 3000
 	twelve := slices.Concat(simMetrics, simMetrics, simMetrics, simMetrics)
@@ -149,14 +149,14 @@ func aaScenario(t *testing.T, runs int, metrics []simMetric, maxRounds int) {
 		t.Errorf("%d cells, cap %d: %d of %d A/A runs ended slower (%.2f %%), above the stated %.0f %%",
 			len(metrics), maxRounds, s.runsSlower, runs, 100*rate, 100*StatedFalseAlarms)
 	}
-	wantREADME(t, fmt.Sprintf("%d cells, cap %d rounds: %d of %s runs (%.2f %%, %.1f rounds per run; per cell %.2f %%)",
+	wantStated(t, fmt.Sprintf("%d cells, cap %d rounds: %d of %s runs (%.2f %%, %.1f rounds per run; per cell %.2f %%)",
 		len(metrics), maxRounds, s.runsSlower, thousands(runs), 100*rate, float64(s.rounds)/n,
 		100*float64(s.total(Slower))/float64(s.cells)))
 }
 
 // TestPower simulates 1,000 runs each with B 20 % and 10 % slower in every
 // cell, up to 30 rounds, and states, per cell, how often the procedure ends "slower". The
-// figures at this fixed seed are pinned in the README; the 20 % one must
+// figures at this fixed seed are pinned in docs/builds.md; the 20 % one must
 // find nearly every regression.
 func TestPower(t *testing.T) {
 	const runs = 1000
@@ -189,23 +189,26 @@ func powerCase(t *testing.T, runs int, slowdown, least float64) {
 	}
 	line := fmt.Sprintf("%.0f %% slower: %s (%.1f rounds per run)", 100*slowdown, strings.Join(parts, ", "), float64(s.rounds)/n)
 	t.Log(line)
-	wantREADME(t, line)
+	wantStated(t, line)
 }
 
-// wantREADME fails unless the README states line (spaces and line breaks
-// folded).
-func wantREADME(t *testing.T, line string) {
+// statedIn is the page that states the verdict's simulated figures.
+const statedIn = "../../docs/builds.md"
+
+// wantStated fails unless docs/builds.md states line (spaces and line
+// breaks folded).
+func wantStated(t *testing.T, line string) {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile(statedIn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), line) {
-		t.Errorf("the README does not state this seed's figures: it lacks %q", line)
+	if !strings.Contains(strings.Join(strings.Fields(string(page)), " "), line) {
+		t.Errorf("%s does not state this seed's figures: it lacks %q", statedIn, line)
 	}
 }
 
-// thousands writes n with a comma between thousands, as the README does.
+// thousands writes n with a comma between thousands, as the docs do.
 func thousands(n int) string {
 	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0; i -= 3 {

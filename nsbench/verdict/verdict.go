@@ -21,7 +21,7 @@
 //
 // Plan is the sequential rule that decides how many more rounds a run
 // measures; TestAAFalseAlarms measures the whole procedure's false-alarm
-// rate and TestPower its power (the README states both).
+// rate and TestPower its power (docs/builds.md states both).
 package verdict
 
 import (
