@@ -17,7 +17,7 @@ func cleanCommand() *cli.Command {
 			"through a copy of this binary run there as root (removed afterwards).",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "also remove runs whose harness process is still alive"},
-		}, hostFlags()...),
+		}, hostFlags(checkHostUsage)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return refuse(fmt.Errorf("clean: unexpected argument %q (clean takes no arguments)", c.Args().First()))

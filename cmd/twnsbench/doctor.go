@@ -22,7 +22,7 @@ func doctorCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "payload size to check tmpfs room for"},
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as one JSON document (what doctor --host reads from each host)"},
-		}, append(hostFlags(), transportFlags()...)...),
+		}, append(hostFlags(checkHostUsage), transportFlags()...)...),
 		Action: func(c *cli.Context) error {
 			size, err := nsbench.ParseSize(c.String("size"))
 			if err != nil {

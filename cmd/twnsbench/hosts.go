@@ -20,11 +20,24 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
-// hostFlags are the options that name other machines (doctor and clean
-// today; run once the role seam carries roles across hosts).
-func hostFlags() []cli.Flag {
+// The --host usages: what hosts.ParseHost takes, and what each command
+// requires of it. run needs every role's addr= (nsbench refuses a role
+// without one) and both the client's and the server's host; doctor and
+// clean reach the hosts only.
+var (
+	runHostUsage = "a role's machine: ROLE=USER@HOST[:PORT][,iface=NAME],addr=A.B.C.D/NN, or ROLE=local[,iface=NAME],addr=A.B.C.D/NN " +
+		"for a role on this machine (repeatable; ROLE is one of " + strings.Join(hosts.Roles, ", ") + "; client and server required; " +
+		"addr= is required: a free IPv4 address with its network's length, the role's own on that network; " +
+		"IPv6 HOST in brackets; USER is root or has NOPASSWD sudo)"
+	checkHostUsage = "a host to reach: ROLE=USER@HOST[:PORT][,iface=NAME] (repeatable; ROLE is one of " + strings.Join(hosts.Roles, ", ") + "; " +
+		"an addr= is accepted and not used; IPv6 HOST in brackets; USER is root or has NOPASSWD sudo)"
+)
+
+// hostFlags are the options that name other machines (run, doctor and
+// clean); hostUsage is the command's --host usage.
+func hostFlags(hostUsage string) []cli.Flag {
 	return []cli.Flag{
-		&cli.GenericFlag{Name: "host", Value: &entries{}, Usage: "a role on another machine: ROLE=USER@HOST[:PORT][,iface=NAME] (repeatable; USER is root or has NOPASSWD sudo)"},
+		&cli.GenericFlag{Name: "host", Value: &entries{}, Usage: hostUsage},
 		&cli.StringFlag{Name: "hosts", Usage: "a file of --host entries, one a line (# comments)"},
 		&cli.StringFlag{Name: "identity", Usage: "SSH private key (default: ssh-agent, then ~/.ssh/id_ed25519, id_ecdsa, id_rsa)"},
 		&cli.StringFlag{Name: "known-hosts", Usage: "known_hosts file the hosts' keys are checked against (default ~/.ssh/known_hosts)"},

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +80,24 @@ func transportArgs(c *cli.Context) []string {
 	return args
 }
 
+// instrumentList names ins, comma-separated.
+func instrumentList(ins []instrument.Instrument) string {
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		names[i] = in.Name()
+	}
+	return strings.Join(names, ", ")
+}
+
+// instrumentSets names each set --instruments takes with its members.
+func instrumentSets() string {
+	var sets []string
+	for _, name := range slices.Sorted(maps.Keys(instrument.Sets)) {
+		sets = append(sets, name+": "+instrumentList(instrument.Sets[name]()))
+	}
+	return strings.Join(sets, "; ")
+}
+
 // tools are the programs a run starts.
 var tools = []string{"iperf3", "netperf", "netserver", "ssh", "scp", "sshd", "ssh-keygen", "ping"}
 
@@ -87,13 +106,13 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "build the namespaces, measure every transport, write the reports, tear down",
-		Description: "Measures each transport with iperf3 (1 and 4 streams), netperf TCP_RR and scp, after an\n" +
-			"untimed warm-up, --runs times in the reference's order. Results are written after every\n" +
-			"sample to OUT/bench-results.json; the report goes to OUT/bench-report.md with its charts\n" +
-			"OUT/bench-chart.svg and OUT/bench-chart-dark.svg, and tool logs to OUT/logs/<run id>/.\n" +
+		Description: "Measures each transport with the instruments --instruments names (default: " + instrumentList(instrument.All()) + ", " + instrument.Ready + "),\n" +
+			"on the LAN and under each --wan condition, after an untimed warm-up, --runs times in the --order given.\n" +
+			"Results are written after every sample to OUT/bench-results.json; the report goes to OUT/bench-report.md\n" +
+			"and OUT/bench-report.html with its charts (OUT/bench-*.svg), and tool logs to OUT/logs/<run id>/.\n" +
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or the set app (tcp_crr, ssh_setup, many_rr, rpm); default: all but the app set"},
+			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or a set (" + instrumentSets() + "); default: " + instrumentList(instrument.All()) + ", " + instrument.Ready},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, NAME@LABEL for a build (--build), or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
 			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
 			&cli.StringFlag{Name: "runs", Value: strconv.Itoa(d.Runs), EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell, or auto: a pilot of " + strconv.Itoa(nsbench.AutoMinRuns) + " runs per cell fixes the cell's number of runs from its spread, for a 95 % interval of the median within --precision of it (at most --max-runs); every run then counts"},
@@ -110,7 +129,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			impairmentFlag(), seedFlag(), strictFlag(),
-		}, append(append(buildFlags(), hostFlags()...), transportFlags()...)...),
+		}, append(append(buildFlags(), hostFlags(runHostUsage)...), transportFlags()...)...),
 		Action: runAction,
 	}
 }

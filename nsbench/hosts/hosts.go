@@ -163,7 +163,7 @@ func Parse(f Flags) (Inventory, error) {
 func ParseHost(entry string) (Host, error) {
 	role, rest, ok := strings.Cut(strings.TrimSpace(entry), "=")
 	if !ok || role == "" {
-		return Host{}, fmt.Errorf("want ROLE=USER@HOST[:PORT][,iface=NAME], got %q", entry)
+		return Host{}, fmt.Errorf("want ROLE=USER@HOST[:PORT][,iface=NAME][,addr=A.B.C.D/NN] or ROLE=local[,…], got %q", entry)
 	}
 	if !slices.Contains(Roles, role) {
 		return Host{}, fmt.Errorf("unknown role %q (roles: %s)", role, strings.Join(Roles, ", "))
