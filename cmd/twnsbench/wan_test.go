@@ -65,11 +65,12 @@ func TestWANFlagsRefused(t *testing.T) {
 // jitter and a rate cap: three conditions in the JSON and the report, both
 // verified (RTT, loss, the jitter's spread, the cap), the capped
 // condition's bulk TCP at or below the cap and its ping spread the
-// jitter's. No TCP_RR: through Pure SSH its first 1 s sample after a
-// lossy WAN's iperf3 can wait behind the queue iperf3 left in the one SSH
-// connection and answer nothing (CI run 6 of stop 37; the open issue
-// about samples' independence), and this test reads no TCP_RR figure:
-// iperf3-4 gives the impaired conditions their chart panel instead.
+// jitter's. No TCP_RR: netperf opens its data connection inside its timed
+// test, so a 1 s TCP_RR whose SYN or SYN-ACK is lost on the 0.5 % path
+// waits the 1 s initial retransmission timeout and answers nothing (about
+// 1 % of such samples; CI run 6 of stop 37, found by a capture in stop
+// 38), and this test reads no TCP_RR figure: iperf3-4 gives the impaired
+// conditions their chart panel instead.
 func TestWANProfilesEndToEnd(t *testing.T) {
 	requireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,iperf3-4,ping",
