@@ -2,8 +2,11 @@ package nsbench
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +53,14 @@ var (
 		held.Lock()
 		held.client = c
 		held.Unlock()
-		go c.Write(make([]byte, 8<<20)) // blocks once the peer's window is shut
+		// Write until the peer's window is shut and the socket's buffer
+		// full: the bytes are queued when the op returns (a goroutine's
+		// write might not have begun when the wait first looks).
+		c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+		n, err := c.Write(make([]byte, 8<<20))
+		if !errors.Is(err, os.ErrDeadlineExceeded) || n == 0 {
+			return role.Nothing{}, fmt.Errorf("filling the connection: wrote %d bytes, %v; want a write cut by its deadline", n, err)
+		}
 		return role.Nothing{}, nil
 	})
 )
@@ -98,7 +108,7 @@ func TestQuietWaitsForSendQueues(t *testing.T) {
 	}
 	go io.Copy(io.Discard, server)
 	waited, err = pollUntil(ctx, 30*time.Second, drained)
-	if err != nil || waited <= 0 {
-		t.Fatalf("after the receiver read: waited %s, %v; want a drained queue after a positive wait", waited, err)
+	if q, where, qerr := sendQueued(ctx, roles); err != nil || qerr != nil || q != 0 {
+		t.Fatalf("after the receiver read: waited %s, %v; now %d bytes queued (%s), %v; want drained", waited, err, q, where, qerr)
 	}
 }
