@@ -10,7 +10,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
-// The default quick run of Pure SSH and WireGuard on the LAN, made once and
+// The quick run of Pure SSH and WireGuard on the LAN (without warm-ups), made once and
 // read by every test that asks what such a run records (TestQuickSSHRun,
 // TestQuickWireGuardRun, TestReportReproducesRun): one run instead of three
 // takes about 75 s off the suite. The tests only read its directory.
@@ -35,8 +35,11 @@ func quickRun(t *testing.T) (*results.Document, string, string) {
 		if quick.dir, quick.err = os.MkdirTemp("", "twnsbench-quick-run-"); quick.err != nil {
 			return
 		}
+		// No warm-ups: no test reads them, and 16 of them (with a warm-up
+		// copy per transport) took about 20 s; TestWANQuickRunUserspace
+		// runs --quick's warm-ups.
 		code, stdout, stderr := runInProcess("run", "--transports", "ssh,wireguard", "--wireguard", quick.mode,
-			"--wan", "off", "--quick", "--out", quick.dir)
+			"--wan", "off", "--quick", "--warmup", "0", "--out", quick.dir)
 		if code != exitOK {
 			quick.err = fmt.Errorf("the shared quick run: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			return
