@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -63,6 +64,27 @@ func TestCoexist(t *testing.T) {
 	} {
 		if got := Coexist(c.a, c.b); got != c.want {
 			t.Errorf("Coexist(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// Every transport of a run is up together under a condition: the ports the
+// transports' own daemons take in the server's namespace differ from each
+// other's and from those tw's server takes by its defaults.
+func TestPrivatePortsApart(t *testing.T) {
+	seen := map[int]string{}
+	for _, p := range twServerPorts {
+		seen[p] = "tw"
+	}
+	for name, p := range privatePorts {
+		if other, ok := seen[p]; ok {
+			t.Errorf("%s's private port %d is %s's too", name, p, other)
+		}
+		seen[p] = name
+	}
+	for p, name := range seen {
+		if slices.Contains(slices.Collect(maps.Values(FixturePorts())), p) {
+			t.Errorf("%s's port %d is a fixture's", name, p)
 		}
 	}
 }

@@ -25,9 +25,9 @@ type SSH struct {
 
 var _ Transport = SSH{}
 
-// sshPrivatePort is the port of Pure SSH's own sshd (ssh-tun's is 2222,
-// sshuttle's 2223). Two builds of Pure SSH are never up together.
-const sshPrivatePort = 2224
+// sshPrivatePort is the port of Pure SSH's own sshd (privatePorts lists
+// every transport's). Two builds of Pure SSH are never up together.
+const sshPrivatePort = 2234
 
 var sshSpec = Spec{
 	Name:      "ssh",

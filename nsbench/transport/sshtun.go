@@ -40,7 +40,7 @@ var (
 )
 
 const (
-	sshTunPort  = 2222
+	sshTunPort  = 2232 // its private sshd (privatePorts)
 	sshTunIface = "tun0"
 	sshTunReady = time.Minute
 )

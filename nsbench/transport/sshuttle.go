@@ -74,7 +74,7 @@ table ip ` + sshuttleGuardTable + ` {
 )
 
 const (
-	sshuttleSSHPort = 2223 // its private sshd (ssh-tun's is 2222)
+	sshuttleSSHPort = 2233 // its private sshd (privatePorts)
 	sshuttleReady   = time.Minute
 )
 

@@ -93,6 +93,18 @@ const (
 	twReadyWait  = 90 * time.Second
 )
 
+// twServerPorts are the ports tw's server listens on in the server's
+// namespace by its defaults: its SSH server (server.ssh_port, 2222) and
+// its Xray inbound (ssh_port + 1). Transports up beside tw keep off them.
+var twServerPorts = []int{2222, 2223}
+
+// privatePorts are the ports the transports' own daemons listen on in the
+// server's namespace, where every transport of a run is up together under
+// a condition: ssh-tun's and sshuttle's private sshds, Pure SSH's own
+// sshd for a build. They were 2222–2224 until sshuttle's 2223 took tw's
+// Xray port and every tw row of a run with sshuttle failed to start.
+var privatePorts = map[string]int{"ssh-tun": sshTunPort, "sshuttle": sshuttleSSHPort, "ssh": sshPrivatePort}
+
 var twSpec = Spec{
 	Name:      "tw",
 	Summary:   "SSH over Tunnel Whisperer: the real tw client and server and a relay of Caddy, Xray and sshd (bring the binaries)",
