@@ -10,7 +10,6 @@ package manyrr
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -40,23 +39,7 @@ func MaybeRun() {
 
 // ServerMain is the server's command line: --listen HOST:PORT. It answers
 // until ctx ends.
-func ServerMain(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet(ServerArg, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", "", "host:port to listen on")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *listen == "" {
-		return errors.New("--listen HOST:PORT is required")
-	}
-	l, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s: listening on %s\n", ServerArg, l.Addr())
-	return Serve(ctx, l)
-}
+var ServerMain = proc.ListenMain(ServerArg, "", Serve)
 
 // Serve answers on l until ctx ends, then closes l.
 func Serve(ctx context.Context, l net.Listener) error {

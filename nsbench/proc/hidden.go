@@ -2,8 +2,11 @@ package proc
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,4 +28,28 @@ func MaybeRunHidden(arg string, main func(context.Context, []string, io.Writer) 
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// ListenMain is the command line of a server that twnsbench runs as a
+// fixture (name, a hidden subcommand): --listen HOST:PORT, then serve on
+// that listener until ctx ends. It prints "NAME: listening on ADDR" and
+// what, so the fixture's log says where it answers.
+func ListenMain(name, what string, serve func(context.Context, net.Listener) error) func(context.Context, []string, io.Writer) error {
+	return func(ctx context.Context, args []string, out io.Writer) error {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		listen := fs.String("listen", "", "host:port to listen on")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if *listen == "" {
+			return errors.New("--listen HOST:PORT is required")
+		}
+		l, err := net.Listen("tcp", *listen)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s: listening on %s%s\n", name, l.Addr(), what)
+		return serve(ctx, l)
+	}
 }

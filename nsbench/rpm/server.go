@@ -22,7 +22,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/big"
@@ -62,23 +61,7 @@ func MaybeRun() {
 
 // ServerMain is the server's command line: --listen HOST:PORT. It answers
 // until ctx ends.
-func ServerMain(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet(ServerArg, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", "", "host:port to listen on")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *listen == "" {
-		return errors.New("--listen HOST:PORT is required")
-	}
-	l, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s: listening on %s (HTTP/2 over TLS 1.3)\n", ServerArg, l.Addr())
-	return Serve(ctx, l)
-}
+var ServerMain = proc.ListenMain(ServerArg, " (HTTP/2 over TLS 1.3)", Serve)
 
 // Serve answers HTTP/2 over TLS 1.3 on l until ctx ends, then closes l.
 // Go's HTTP/2 server answers the client's HTTP/2 PINGs itself.
