@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,6 +129,10 @@ func TestRunAcrossHosts(t *testing.T) {
 	instruments := []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp", "ping", "udp-pps", "rrul"}
 	res := runAcross(t, o, nil, instruments)
 	checkOneSampleEach(t, res, o.Transports, instruments)
+	// Across hosts the interfaces measure as they are (--nic's default).
+	if c := res.Doc.Config; c == nil || c.NIC != NICOwn || !strings.HasPrefix(res.Doc.Env.Offloads, "the interfaces' own settings") {
+		t.Errorf("config %+v, offloads %q: want --nic own, recorded", c, res.Doc.Env.Offloads)
+	}
 	for _, s := range res.Doc.Samples {
 		if s.Instrument == "iperf3-1" && (s.RoleCPUSec["client"] <= 0 || s.RoleCPUSec["server"] <= 0) {
 			t.Errorf("%s iperf3-1: role CPU %v, want both roles' above 0", s.Transport, s.RoleCPUSec)

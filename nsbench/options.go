@@ -34,9 +34,9 @@ type Options struct {
 	Measure
 	AutoRuns
 	WANOptions
-	OutDir     string
-	Keep       bool
-	Congestion string // a kernel algorithm name, or "host"
+	OutDir string
+	Keep   bool
+	Network
 	// Order is OrderInterleaved or OrderReference.
 	Order string
 	// Hosts puts roles on other machines (run --host); empty: this one.
@@ -94,7 +94,7 @@ func Defaults() Options {
 		AutoRuns:   AutoRuns{Precision: 0.05, PrecisionMs: 1, MaxRuns: 20},
 		WANOptions: WANOptions{WAN: []string{"30ms:0.1%"}, Impairment: ImpairmentAuto},
 		OutDir:     "results",
-		Congestion: "cubic",
+		Network:    Network{Congestion: "cubic"},
 		Order:      OrderInterleaved,
 		Builds:     BuildsDefaults,
 	}
@@ -354,9 +354,8 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	if o.Warmup < 0 || o.Warmup%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("--warmup %s: want whole seconds, or 0 for none", o.Warmup))
 	}
-	if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(o.Congestion) {
-		errs = append(errs, fmt.Errorf("--congestion %q: want an algorithm name such as cubic or bbr, or host", o.Congestion))
-	}
+	o.Network = o.Network.resolve(o.Hosts.On())
+	errs = append(errs, o.Network.validate(o.WAN)...)
 	if err := checkOutDir(o.OutDir); err != nil {
 		errs = append(errs, err)
 	}

@@ -1,9 +1,12 @@
 package nsbench
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
 )
 
 func TestParseWAN(t *testing.T) {
@@ -118,6 +121,8 @@ func TestNewPlan(t *testing.T) {
 		"fractional dur":    {func(o *Options) { o.Duration = 1500 * time.Millisecond }, "--duration"},
 		"negative warmup":   {func(o *Options) { o.Warmup = -time.Second }, "--warmup"},
 		"bad congestion":    {func(o *Options) { o.Congestion = "cu bic" }, "--congestion"},
+		"bad nic":           {func(o *Options) { o.NIC = "fast" }, `--nic "fast"`},
+		"nic own with wan":  {func(o *Options) { o.NIC = NICOwn }, "--nic own: the WAN conditions"},
 		"out is a file":     {func(o *Options) { o.OutDir = "/etc/hostname/x" }, "not a directory"},
 		"precision-ms 0":    {func(o *Options) { o.Runs, o.RunsAuto, o.PrecisionMs = AutoMinRuns, true, 0 }, "--precision-ms 0"},
 	} {
@@ -125,6 +130,40 @@ func TestNewPlan(t *testing.T) {
 		tc.mutate(&o)
 		if _, err := NewPlan(o, known); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error = %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+// TestNICDefault: reference on one host, the interfaces' own across hosts,
+// an explicit choice kept either way.
+func TestNICDefault(t *testing.T) {
+	known := []string{"ssh"}
+	one := Defaults()
+	one.OutDir = t.TempDir()
+	across := one
+	across.WAN = []string{"off"}
+	across.Hosts.Inventory.Hosts = []hosts.Host{
+		{Role: "client", Addr: "192.0.2.1", RoleAddr: netip.MustParsePrefix("192.0.2.11/24")},
+		{Role: "server", Addr: "192.0.2.2", RoleAddr: netip.MustParsePrefix("192.0.2.12/24")},
+	}
+	for _, tc := range []struct {
+		name string
+		o    Options
+		nic  string
+		want string
+	}{
+		{"one host", one, "", NICReference},
+		{"across hosts", across, "", NICOwn},
+		{"across hosts, asked", across, NICReference, NICReference},
+		{"one host, asked, no wan", func() Options { o := one; o.WAN = []string{"off"}; return o }(), NICOwn, NICOwn},
+	} {
+		tc.o.NIC = tc.nic
+		p, err := NewPlan(tc.o, known)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if p.NIC != tc.want {
+			t.Errorf("%s: --nic resolved to %q, want %q", tc.name, p.NIC, tc.want)
 		}
 	}
 }

@@ -62,11 +62,11 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	tb, err := newTestbed(testbedConfig{OutDir: o.OutDir, Congestion: Defaults().Congestion, Duration: o.Duration}, logf)
+	tb, err := newTestbed(testbedConfig{OutDir: o.OutDir, Congestion: Defaults().Congestion, NIC: NICReference, Duration: o.Duration}, logf)
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Options: Options{Measure: Measure{Runs: 1, Duration: o.Duration}, OutDir: o.OutDir, Congestion: Defaults().Congestion, Order: OrderInterleaved}}
+	plan := &Plan{Options: Options{Measure: Measure{Runs: 1, Duration: o.Duration}, OutDir: o.OutDir, Network: Network{Congestion: Defaults().Congestion, NIC: NICReference}, Order: OrderInterleaved}}
 	rec := newRecorder(newDocument(plan, versions), "") // the check writes its own document
 	defer func() {
 		if derr := tb.down(); derr != nil && err == nil {

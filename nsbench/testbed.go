@@ -28,6 +28,7 @@ const teardownTimeout = 60 * time.Second
 type testbedConfig struct {
 	OutDir     string
 	Congestion string              // "host" keeps the host's default
+	NIC        string              // NICReference or NICOwn
 	Copies     bool                // an instrument copies the payload; without, none is written
 	Own        []transport.Service // twnsbench's own servers an instrument needs (many-rr, rpm); the others are not started
 	Payload    int64               // bytes of the scp payload
@@ -161,6 +162,9 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 	spec := topology.DefaultSpec(tb.prefix)
 	spec.Congestion = tb.cfg.Congestion
+	if tb.cfg.NIC == NICOwn {
+		spec.Offloads, spec.GSOMaxSegs = true, 0
+	}
 	if spec.Congestion == "host" {
 		spec.Congestion = ""
 	}

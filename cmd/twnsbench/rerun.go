@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/compare"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -161,7 +163,7 @@ func runArgs(cfg *results.RunConfig, rows []string, out string) []string {
 	args := []string{"--transports", strings.Join(rows, ","), "--instruments", strings.Join(cfg.Instruments, ","),
 		"--runs", cfg.Runs, "--size", strconv.FormatInt(cfg.SizeBytes, 10),
 		"--duration", secs(cfg.DurationSec), "--warmup", secs(cfg.WarmupSec),
-		"--congestion", cfg.Congestion, "--order", cfg.Order, "--out", out}
+		"--congestion", cfg.Congestion, "--nic", cmp.Or(cfg.NIC, nsbench.NICReference), "--order", cfg.Order, "--out", out}
 	if cfg.Runs == "auto" {
 		args = append(args, "--precision", strconv.FormatFloat(100*cfg.Precision, 'f', -1, 64)+"%", "--max-runs", strconv.Itoa(cfg.MaxRuns))
 		if cfg.PrecisionMs > 0 { // absent before --precision-ms: the default then

@@ -128,6 +128,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
+			&cli.StringFlag{Name: "nic", Usage: "the role interfaces' settings: reference (tso/gso/gro off and gso_max_segs 1, the reference's: every packet crosses as itself) or own (as the kernel and driver set them: what the machines can do); default: reference on one host, own with --host"},
 			impairmentFlag(), seedFlag(), strictFlag(),
 		}, append(append(buildFlags(), hostFlags(runHostUsage)...), transportFlags()...)...),
 		Action: runAction,
@@ -422,6 +423,7 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	o.OutDir = c.String("out")
 	o.Keep = c.Bool("keep")
 	o.Congestion = c.String("congestion")
+	o.NIC = c.String("nic")
 	switch {
 	case c.IsSet("size"):
 		n, err := nsbench.ParseSize(c.String("size"))

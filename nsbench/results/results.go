@@ -70,14 +70,23 @@ type RunConfig struct {
 	SizeBytes   int64    `json:"size_bytes"`
 	DurationSec float64  `json:"duration_sec"`
 	WarmupSec   float64  `json:"warmup_sec"`
-	Congestion  string   `json:"congestion"`
-	Order       string   `json:"order"`
-	Impairment  string   `json:"impairment"` // as asked: auto, netem or userspace
+	Network
+	Order      string `json:"order"`
+	Impairment string `json:"impairment"` // as asked: auto, netem or userspace
 	// Seed is the loss seed the run used (drawn when none was given).
 	Seed *uint64 `json:"seed,omitempty"`
 	// Options are the transports' options that are not host paths
 	// (--wireguard auto, …).
 	Options map[string]string `json:"options,omitempty"`
+}
+
+// Network is how the run set the roles' network stacks (its fields sit at
+// the top level of config in JSON).
+type Network struct {
+	Congestion string `json:"congestion"`
+	// NIC is "reference" (tso/gso/gro off, gso_max_segs 1) or "own" (the
+	// interfaces as they were); absent before --nic: the reference's.
+	NIC string `json:"nic,omitempty"`
 }
 
 // Env describes where and how the run was made. The first block of fields is

@@ -177,8 +177,7 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 // condition the numbers were measured under.
 func (t *Topology) linkOffloads(s LinkSpec) error {
 	if s.Spec.Offloads {
-		t.Offloads = "kernel defaults (offloads left on)"
-		return nil
+		return t.ownOffloads(s.Role)
 	}
 	var still []string
 	err := t.Roles[s.Role].NS.Do(func() error {

@@ -24,8 +24,7 @@ var offloadFeatures = []string{
 // costs stop being per ~1500-byte packet.
 func (t *Topology) applyOffloads() error {
 	if t.Spec.Offloads {
-		t.Offloads = "kernel defaults (offloads left on)"
-		return nil
+		return t.ownOffloads(t.Spec.Roles[0])
 	}
 	for _, name := range t.Spec.Roles {
 		if err := t.Roles[name].NS.Do(func() error { return disableOffloads(RoleLink) }); err != nil {
@@ -61,6 +60,21 @@ func (t *Topology) applyOffloads() error {
 	t.Offloads += where + ", set before any connection " +
 		"(netem-style loss then lands on real ~1500-byte packets for every transport; " +
 		"LAN ceilings are software-segmentation ceilings)"
+	return nil
+}
+
+// ownOffloads records the role interfaces' own settings, left as the
+// kernel and driver set them (--nic own), read on role's.
+func (t *Topology) ownOffloads(role string) error {
+	var state string
+	err := t.Roles[role].NS.Do(func() (err error) {
+		state, err = OffloadsState(RoleLink)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", role, err)
+	}
+	t.Offloads = "the interfaces' own settings (" + state + ", gso_max_segs as the kernel sets it)"
 	return nil
 }
 

@@ -159,3 +159,41 @@ func TestUpDown(t *testing.T) {
 		t.Errorf("client netns still mounted: %v", err)
 	}
 }
+
+// TestUpOwnNIC (--nic own): the role links keep the kernel's offloads and
+// gso_max_segs, and the topology records what they hold.
+func TestUpOwnNIC(t *testing.T) {
+	nstest.RequireRoot(t)
+	spec := topology.DefaultSpec(nstest.Prefix(t))
+	spec.Roles = []string{topology.Client, topology.Server}
+	spec.HostNames = nil
+	spec.Offloads, spec.GSOMaxSegs = true, 0
+	topo, err := topology.Up(spec)
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	t.Cleanup(func() { topo.Down() })
+	var state string
+	var segs int
+	err = topo.Roles[topology.Client].NS.Do(func() (err error) {
+		l, err := netlink.LinkByName(topology.RoleLink)
+		if err != nil {
+			return err
+		}
+		segs = int(l.Attrs().GSOMaxSegs)
+		state, err = topology.OffloadsState(topology.RoleLink)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if segs <= 1 {
+		t.Errorf("gso_max_segs = %d, want the kernel's own (above 1)", segs)
+	}
+	if state != "tso/gso/gro on" && !strings.HasPrefix(state, "tso, gso on") { // a veth's gro is off until XDP or asked
+		t.Errorf("a veth's own offloads read %q, want tso and gso on", state)
+	}
+	if want := "the interfaces' own settings (" + state; !strings.HasPrefix(topo.Offloads, want) {
+		t.Errorf("recorded offloads %q, want it to start %q", topo.Offloads, want)
+	}
+}
