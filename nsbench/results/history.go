@@ -189,6 +189,9 @@ func HistoryLines(d *Document) []HistoryLine {
 		labels[c.Name] = c.Label
 	}
 	settings := HistorySettings(d.Env)
+	if d.Config != nil && d.Config.NIC == "own" { // reference's runs keep the line they always had
+		settings += ", the interfaces' own offloads"
+	}
 	facts := map[string]map[string]string{}
 	for _, t := range d.Transports {
 		facts[t.Name] = t.Facts
@@ -214,7 +217,8 @@ func HistoryLines(d *Document) []HistoryLine {
 
 // HistorySettings are the settings of a run that change what its figures
 // mean, in one line: each sample's duration and warm-up, the scp
-// payload, the congestion control and the order of the runs.
+// payload, the congestion control and the order of the runs (and, when the
+// interfaces kept their own offloads, that: see HistoryLines).
 func HistorySettings(e Env) string {
 	return fmt.Sprintf("duration %g s, warm-up %g s, payload %g MiB, congestion %s, order %s",
 		e.DurationSec, e.WarmupSec, float64(e.SizeBytes)/(1<<20), orNone(e.Congestion), orNone(e.Order))

@@ -68,6 +68,11 @@ func TestHistoryLinesCarryTheCell(t *testing.T) {
 	if s := ls[0].Series(); s != "tw · LAN (0 ms RTT, no loss) · iperf3-1 · value" {
 		t.Errorf("series %q", s)
 	}
+	// A run whose interfaces kept their own offloads is a trend of its own.
+	d.Config = &RunConfig{Network: Network{Congestion: "cubic", NIC: "own"}}
+	if s := HistoryLines(d)[0].Settings; !strings.HasSuffix(s, "order interleaved, the interfaces' own offloads") {
+		t.Errorf("--nic own settings %q", s)
+	}
 }
 
 func TestAppendHistoryAppendsAndReadsBack(t *testing.T) {
