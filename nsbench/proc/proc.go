@@ -248,6 +248,27 @@ func Run(ctx context.Context, spec Program) (Result, error) {
 	return Result{Stdout: stdout.Bytes(), Stderr: stderrBuf.Bytes(), Wall: wall, StderrLines: stamps.done()}, err
 }
 
+// systemDirs hold daemons (sshd, openvpn) that a root shell's or sudo's
+// PATH may lack.
+var systemDirs = []string{"/usr/local/sbin", "/usr/sbin", "/sbin"}
+
+// LookPath finds a program on this host: a path as given, a name on PATH
+// or else in the system directories. A program runs where its role is, so
+// a bare name is looked up by the host that runs it, never the
+// orchestrator.
+func LookPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err == nil || strings.Contains(name, "/") {
+		return p, err
+	}
+	for _, dir := range systemDirs {
+		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", err
+}
+
 // command builds the launcher command for spec. release closes what only
 // Start needs; call it once Start has returned.
 func command(spec Program) (cmd *exec.Cmd, release func(), err error) {
@@ -255,7 +276,7 @@ func command(spec Program) (cmd *exec.Cmd, release func(), err error) {
 		return nil, nil, fmt.Errorf("%s: empty command", spec.Name)
 	}
 	argv := append([]string(nil), spec.Argv...)
-	path, err := exec.LookPath(argv[0])
+	path, err := LookPath(argv[0])
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}

@@ -125,12 +125,9 @@ func StartFixtures(ctx context.Context, tb *Testbed, own []Service) (f *Fixtures
 	if err := srv.WriteFile(conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
-	sshd, err := systemProgram("sshd")
-	if err != nil {
-		return f, fmt.Errorf("server fixtures: %w (install openssh-server)", err)
-	}
 	server := srv.Addr().String()
-	spec := tb.Program(topology.Server, "sshd", sshd, "-D", "-e", "-f", conf)
+	// "sshd": the server's host finds its own (proc.LookPath).
+	spec := tb.Program(topology.Server, "sshd", "sshd", "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
 	if err := f.start(ctx, tb, fixtureProc{key: "server / sshd", spec: spec,
 		addr: listenAddr(server, SSHPort), services: []Service{ServiceSSH}}); err != nil {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -143,7 +144,9 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			err = errors.Join(err, u.close())
 		}
 	}()
-	common := []string{bin, "--dev", ovpnIface, "--dev-type", "tun", "--proto", "udp",
+	// The daemons' openvpn: the one asked for, else the roles' hosts find
+	// their own (bin, this host's, makes the static key).
+	common := []string{cmp.Or(t.bin, "openvpn"), "--dev", ovpnIface, "--dev-type", "tun", "--proto", "udp",
 		"--verb", "4", // the data channel's cipher and HMAC are logged from 4 up
 		"--allow-compression", "no"}
 	logName := strings.ReplaceAll(t.Name(), ":", "-")

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,12 +198,7 @@ func privateSSHD(ctx context.Context, tb *Testbed, program, sub, name string, po
 	if err := srv.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	sshd := program
-	if sshd == "" {
-		if sshd, err = systemProgram("sshd"); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-	}
+	sshd := cmp.Or(program, "sshd") // a bare name: the server's host finds its own
 	spec := tb.Program(topology.Server, name, sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
 	addr := net.JoinHostPort(srv.Addr().String(), strconv.Itoa(port))

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -225,16 +224,16 @@ func (e *Testbed) Proc(role, what string, p *proc.Process) RSSProc {
 	return RSSProc{Key: role + " / " + what, PID: p.PID(), Role: e.Roles[role]}
 }
 
-// systemProgram finds a system program on PATH, else in /usr/sbin, which a
-// root shell's or sudo's PATH may lack (sshd, openvpn).
+// systemProgram finds a system program on this host (proc.LookPath: PATH,
+// else the sbin directories a root shell's or sudo's PATH may lack): for a
+// check, or a tool run here. A daemon started in a role gets the bare name,
+// which the role's host looks up.
 func systemProgram(name string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
+	p, err := proc.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s not found", name)
 	}
-	if p, err := exec.LookPath("/usr/sbin/" + name); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("%s not found", name)
+	return p, nil
 }
 
 // placement names files made by generate and the role that reads them.
