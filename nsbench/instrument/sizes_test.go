@@ -184,3 +184,62 @@ func TestSweepsDeclareTheirPoints(t *testing.T) {
 		}
 	}
 }
+
+func TestApplySizes(t *testing.T) {
+	ins, _, err := Select([]string{"tcp_rr", "sizes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ApplySizes(ins, []string{"udp_sizes=1400, 64,1K", " mss_sweep=536"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := got[2].(UDPSizes); !slices.Equal(u.Sizes, []int{64, 1024, 1400}) {
+		t.Errorf("udp_sizes %v, want 64, 1024, 1400 (sorted, 1K = 1024)", u.Sizes)
+	}
+	if s := got[3].(MSSSweep); !slices.Equal(s.Sizes, []int{536}) {
+		t.Errorf("mss_sweep %v", s.Sizes)
+	}
+	if r := got[1].(RRSizes); !slices.Equal(r.Sizes, RRSweepSizes) {
+		t.Errorf("rr_sizes, not named, changed to %v", r.Sizes)
+	}
+	if r := ins[2].(UDPSizes); !slices.Equal(r.Sizes, UDPSweepSizes) {
+		t.Errorf("the selection given was changed: %v", r.Sizes)
+	}
+	for spec, want := range map[string]string{
+		"udp_sizes=8":           "udp_sizes: 8 bytes: iperf3's UDP -l takes 16 to 65507",
+		"rr_sizes=2048K":        "rr_sizes: 2097152 bytes: netperf's -r takes 1 to 1048576",
+		"mss_sweep=88,x":        `mss_sweep: size "x": want a whole number`,
+		"mss_sweep=0":           `mss_sweep: size "0": want a whole number`,
+		"tcp_rr=64":             "tcp_rr: measures at no list of sizes",
+		"many_rr=64":            "many_rr: not among the instruments measured",
+		"=64":                   `"=64": want NAME=SIZE`,
+		"udp_sizes=64,128,64":   "udp_sizes: size 64 given twice",
+		"udp_sizes=64 ":         "", // valid
+		"rr_sizes=1,1048576   ": "",
+	} {
+		_, err := ApplySizes(ins, []string{spec})
+		if want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", spec, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", spec, err, want)
+		}
+	}
+	if _, err := ApplySizes(ins, []string{"rr_sizes=64", "rr_sizes=128"}); err == nil || !strings.Contains(err.Error(), "rr_sizes given twice") {
+		t.Errorf("a name twice: %v", err)
+	}
+}
+
+// Rerun measures again at the sizes the file's sweeps declare, and says
+// nothing of a sweep at its default sizes.
+func TestSizesSpecs(t *testing.T) {
+	custom, _ := UDPSizes{}.Resized([]int{64, 1400})
+	decl := Declarations([]Instrument{RRSizes{Sizes: RRSweepSizes}, custom, TCPRR{}}, true)
+	if got := SizesSpecs(decl); !slices.Equal(got, []string{"udp_sizes=64,1400"}) {
+		t.Errorf("specs %q", got)
+	}
+}
