@@ -40,7 +40,7 @@ var figures = []figure{
 		absent: "No latency distribution: no sample carries latency probes or latency percentiles.",
 		has:    func(v *view) bool { return len(v.cdfPanels()) > 0 }, draw: latencyCDFChart},
 	{id: "chart-size-sweeps", file: SweepsFile, darkFile: SweepsDarkFile, title: "Size sweeps", optional: true,
-		has: func(v *view) bool { return len(v.allSweepCurves()) > 0 }, draw: sweepsChart},
+		has: func(v *view) bool { return len(allSweepCurves(v)) > 0 }, draw: sweepsChart},
 }
 
 // File is one file of the report. A nil Body means the document has

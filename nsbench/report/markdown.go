@@ -25,7 +25,7 @@ func Markdown(d *results.Document) []byte {
 		v.writeResults(w, c)
 		v.writePacketTable(w, c)
 		v.writeRRUL(w, c)
-		v.writeSweeps(w, c)
+		writeSweeps(w, v, c)
 	}
 	v.writeTunnels(w)
 	v.writeMoreMetrics(w)

@@ -48,7 +48,7 @@ func (r sweepRow) medians() (ms []float64, ok []bool) {
 // sweepCurves are condition's curves in the instruments' declaration
 // order, then the curves' first appearance; a curve no transport measured
 // is left out.
-func (v *view) sweepCurves(condition string) []sweepCurve {
+func sweepCurves(v *view, condition string) []sweepCurve {
 	var out []sweepCurve
 	for _, in := range v.doc.Instruments {
 		var curves []string
@@ -94,10 +94,10 @@ func (v *view) sweepCurves(condition string) []sweepCurve {
 }
 
 // allSweepCurves are every condition's curves, in the conditions' order.
-func (v *view) allSweepCurves() []sweepCurve {
+func allSweepCurves(v *view) []sweepCurve {
 	var out []sweepCurve
 	for _, c := range v.doc.Conditions {
-		out = append(out, v.sweepCurves(c.Name)...)
+		out = append(out, sweepCurves(v, c.Name)...)
 	}
 	return out
 }
@@ -112,8 +112,8 @@ func sizeHeader(b int) string {
 
 // writeSweeps renders condition's curves: per curve, the median (min–max)
 // of the runs at each size.
-func (v *view) writeSweeps(w *writer, c results.Condition) {
-	curves := v.sweepCurves(c.Name)
+func writeSweeps(w *writer, v *view, c results.Condition) {
+	curves := sweepCurves(v, c.Name)
 	if len(curves) == 0 {
 		return
 	}

@@ -28,7 +28,7 @@ const (
 type swChart struct{ canvas }
 
 func sweepsChart(v *view, theme Theme, idPrefix string) []byte {
-	curves := v.allSweepCurves()
+	curves := allSweepCurves(v)
 	if len(curves) == 0 {
 		return nil
 	}
@@ -53,7 +53,7 @@ func sweepsChart(v *view, theme Theme, idPrefix string) []byte {
 // legend names every transport that has a curve, in report order.
 func (c *swChart) legend(y float64) {
 	var shown []string
-	for _, cv := range c.v.allSweepCurves() {
+	for _, cv := range allSweepCurves(c.v) {
 		for _, r := range cv.rows {
 			if !slices.Contains(shown, r.transport) {
 				shown = append(shown, r.transport)
