@@ -14,6 +14,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/compare"
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -72,7 +73,11 @@ func rerunAction(c *cli.Context) error {
 			return refuse(errors.New("rerun: no transport of the file can run here"))
 		}
 	}
-	err = newApp(c.App.Writer, c.App.ErrWriter).RunContext(c.Context, append([]string{"twnsbench", "run"}, runArgs(cfg, rows, out)...))
+	args := runArgs(cfg, rows, out)
+	for _, spec := range instrument.SizesSpecs(orig.Instruments) { // the sweeps' sizes, as the file declares them
+		args = append(args, "--sizes", spec)
+	}
+	err = newApp(c.App.Writer, c.App.ErrWriter).RunContext(c.Context, append([]string{"twnsbench", "run"}, args...))
 	cur, rerr := results.Read(filepath.Join(out, results.FileName))
 	if rerr != nil {
 		return errors.Join(err, rerr)

@@ -113,6 +113,7 @@ func runCommand() *cli.Command {
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or a set (" + instrumentSets() + "); default: " + instrumentList(instrument.All()) + ", " + instrument.Ready},
+			&cli.GenericFlag{Name: "sizes", Value: &entries{}, Usage: "NAME=SIZE,SIZE,…, several times: the sizes (bytes, K for KiB) a size sweep of --instruments measures at (defaults: " + instrument.SweepDefaults() + ")"},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, NAME@LABEL for a build (--build), or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
 			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
 			&cli.StringFlag{Name: "runs", Value: strconv.Itoa(d.Runs), EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell, or auto: a pilot of " + strconv.Itoa(nsbench.AutoMinRuns) + " runs per cell fixes the cell's number of runs from its spread, for a 95 % interval of the median within --precision of it (at most --max-runs); every run then counts"},
@@ -189,6 +190,11 @@ func runAction(c *cli.Context) error {
 	ins, ready, err := instrument.Select(splitList(c.String("instruments")))
 	if err != nil {
 		return refuse(fmt.Errorf("--instruments: %w", err))
+	}
+	if sizes, ok := c.Generic("sizes").(*entries); ok {
+		if ins, err = instrument.ApplySizes(ins, *sizes); err != nil {
+			return refuse(fmt.Errorf("--sizes: %w", err))
+		}
 	}
 	var tmpfs int64
 	if instrument.NeedsPayload(ins) && !plan.Hosts.On() {

@@ -69,9 +69,13 @@ func (TCPRR) Args(job *Job) []string { return netperfRRArgs(job, "TCP_RR") }
 
 // netperfRRArgs is netperf's command line for test (TCP_RR, TCP_CRR): 64-byte
 // requests and responses, the pinned data ports, the CSV line alone.
-func netperfRRArgs(job *Job, test string) []string {
+func netperfRRArgs(job *Job, test string) []string { return netperfRRSizedArgs(job, test, 64) }
+
+// netperfRRSizedArgs is netperfRRArgs with requests and responses of size
+// bytes.
+func netperfRRSizedArgs(job *Job, test string, size int) []string {
 	return []string{"-H", job.Target.Host, "-p", strconv.Itoa(job.Target.Port(transport.ServiceNetperf)),
 		"-t", test, "-l", seconds(job.Duration), "-P", "0", "--",
-		"-r", "64,64", "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(job.Target.Port(transport.ServiceNetperfData)),
+		"-r", itoa(size) + "," + itoa(size), "-P", strconv.Itoa(transport.NetperfLocalPort) + "," + strconv.Itoa(job.Target.Port(transport.ServiceNetperfData)),
 		"-o", "THROUGHPUT,MEAN_LATENCY,P50_LATENCY,P99_LATENCY"}
 }

@@ -16,8 +16,12 @@ type figure struct {
 	file, darkFile string
 	title          string
 	absent         string // the sentence shown instead; "" when always drawn
-	has            func(v *view) bool
-	draw           func(v *view, theme Theme, idPrefix string) []byte
+	// optional figures are left out of the report, sentence and all,
+	// when the document has nothing for them (those of instruments the
+	// default run does not measure).
+	optional bool
+	has      func(v *view) bool
+	draw     func(v *view, theme Theme, idPrefix string) []byte
 }
 
 // figures are the report's charts in reading order.
@@ -35,6 +39,8 @@ var figures = []figure{
 	{id: "chart-latency-cdf", file: LatencyCDFFile, darkFile: LatencyCDFDarkFile, title: "Latency distributions",
 		absent: "No latency distribution: no sample carries latency probes or latency percentiles.",
 		has:    func(v *view) bool { return len(v.cdfPanels()) > 0 }, draw: latencyCDFChart},
+	{id: "chart-size-sweeps", file: SweepsFile, darkFile: SweepsDarkFile, title: "Size sweeps", optional: true,
+		has: func(v *view) bool { return len(allSweepCurves(v)) > 0 }, draw: sweepsChart},
 }
 
 // File is one file of the report. A nil Body means the document has
@@ -74,7 +80,7 @@ func (v *view) figureLinks() string {
 	for _, f := range figures[1:] {
 		if f.has(v) {
 			links = append(links, "["+strings.ToLower(f.title)+"]("+f.file+")")
-		} else {
+		} else if !f.optional {
 			absent = append(absent, f.absent)
 		}
 	}

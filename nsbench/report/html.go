@@ -56,6 +56,9 @@ func HTML(d *results.Document) []byte {
 	}
 	p.Warnings = v.warnings(ids)
 	for _, f := range figures {
+		if f.optional && !f.has(v) {
+			continue
+		}
 		fd := pageFigure{ID: uniqueID(ids, f.id), Title: f.title, File: f.file, DarkFile: f.darkFile}
 		if f.has(v) {
 			fd.Light = template.HTML(f.draw(v, Light, fd.ID+"-light-"))

@@ -85,7 +85,9 @@ func factsOf(d *results.Document) pageFacts {
 	v := newView(d)
 	for _, fig := range figures {
 		if !fig.has(v) {
-			f.absent = append(f.absent, fig.absent)
+			if !fig.optional { // an optional figure is left out, sentence and all
+				f.absent = append(f.absent, fig.absent)
+			}
 			continue
 		}
 		f.svgs += 2

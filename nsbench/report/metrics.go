@@ -41,6 +41,9 @@ func (v *view) writeMoreMetrics(w *writer) {
 				continue
 			}
 			m, _ := v.doc.MetricOf(k.Instrument, k.Metric)
+			if m.At > 0 { // a sweep's point: in its own table (writeSweeps)
+				continue
+			}
 			label := m.Label
 			if label == "" {
 				label = k.Metric

@@ -17,6 +17,12 @@ type Metric struct {
 	// --runs auto holds it to RunsAuto.PrecisionMs besides the relative
 	// precision (stats.Tolerance).
 	Difference bool `json:"difference,omitempty"`
+	// Curve names the sweep this metric is one point of ("transactions
+	// by message size"), and At is its size in bytes: the report draws
+	// the metrics of one instrument and curve against At (a table and a
+	// line per transport). "" and 0 for a metric that is not a point.
+	Curve string `json:"curve,omitempty"`
+	At    int    `json:"at,omitempty"`
 }
 
 // The directions a metric improves in.

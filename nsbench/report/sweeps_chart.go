@@ -1,0 +1,123 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// SweepsChart draws every size sweep of d: a panel per condition and
+// curve, a line per transport through its medians at each size. It
+// returns nil when no sample carries a sweep.
+func SweepsChart(d *results.Document, theme Theme) []byte {
+	if d == nil {
+		return nil
+	}
+	return sweepsChart(newView(d), theme, "")
+}
+
+// Size sweep layout, in SVG units.
+const (
+	swPanelH    = 250.0
+	swCols      = 2
+	swPlotLeft  = 52.0 // room for the y tick labels
+	swLegendRow = 22.0
+)
+
+type swChart struct{ canvas }
+
+func sweepsChart(v *view, theme Theme, idPrefix string) []byte {
+	curves := allSweepCurves(v)
+	if len(curves) == 0 {
+		return nil
+	}
+	c := &swChart{newCanvas(v, theme, idPrefix)}
+	rows := (len(curves) + swCols - 1) / swCols
+	height := headerHeight + swLegendRow + float64(rows)*(swPanelH+panelGap) + footerHeight
+	title := "Size sweeps — " + v.title()
+	c.open(height, title, "Line plots of "+title+": one panel per curve and condition, one line per transport through the medians of its runs at each size.")
+	c.legend(headerHeight + 8)
+	pw := (chartWidth - 2*chartMargin - float64(swCols-1)*panelGap) / swCols
+	for i, cv := range curves {
+		x := chartMargin + float64(i%swCols)*(pw+panelGap)
+		y := headerHeight + swLegendRow + float64(i/swCols)*(swPanelH+panelGap)
+		c.panel(cv, x, y, pw)
+	}
+	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
+		"x: the sizes measured, evenly spaced (not to scale); y from 0. Each point is the median of the runs at that size.")
+	c.printf("</svg>\n")
+	return c.buf.Bytes()
+}
+
+// legend names every transport that has a curve, in report order.
+func (c *swChart) legend(y float64) {
+	var shown []string
+	for _, cv := range allSweepCurves(c.v) {
+		for _, r := range cv.rows {
+			if !slices.Contains(shown, r.transport) {
+				shown = append(shown, r.transport)
+			}
+		}
+	}
+	x := chartMargin
+	for _, t := range c.v.order {
+		if !slices.Contains(shown, t) {
+			continue
+		}
+		label := c.v.label(t)
+		c.legendEntry(x, y, c.transportColor(t), c.transportDash(t), label)
+		x += 24 + textWidth(label, 11) + 18
+	}
+}
+
+// panel draws one curve: the sizes on x, a line per transport.
+func (c *swChart) panel(cv sweepCurve, x, y, w float64) {
+	c.printf(`<g class="panel sweep-panel" id="%ssweep-%s">`+"\n", c.idPrefix, idSafe(cv.condition+"-"+cv.instrument+"-"+cv.curve))
+	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
+		n1(x), n1(y), n1(w), n1(swPanelH), c.pal.panel, c.pal.border)
+	c.text(x+10, y+18, 12.5, "bold", c.pal.text, "", truncate(cv.instrument+": "+cv.curve, w-20, 12.5))
+	c.figureNote(x+10, y+33, w-20, fmt.Sprintf("%s · %s · %s is better", c.conditionLabel(cv.condition), cv.unit, dashIfEmpty(cv.better)))
+	top := 0.0
+	for _, r := range cv.rows {
+		ms, ok := r.medians()
+		for i := range ms {
+			if ok[i] {
+				top = max(top, ms[i])
+			}
+		}
+	}
+	n := len(cv.points)
+	f := frame{x: x + swPlotLeft, y: y + 44, w: w - swPlotLeft - 16, h: swPanelH - 44 - 28,
+		xs: axis{-0.5, float64(n) - 0.5, 1}, ys: niceAxis(top)}
+	c.yGrid(f)
+	for i, p := range cv.points {
+		c.text(f.px(float64(i)), f.y+f.h+14, 10, "", c.pal.muted, "middle", sizeHeader(p.At))
+	}
+	for _, r := range cv.rows {
+		ms, ok := r.medians()
+		var xs, ys []float64
+		for i := range ms {
+			if ok[i] {
+				xs, ys = append(xs, float64(i)), append(ys, ms[i])
+			}
+		}
+		c.printf(`<g class="sweep-line" data-transport="%s">`+"\n", esc(r.transport))
+		c.polyline(f, xs, ys, c.transportColor(r.transport))
+		c.printf("</g>\n")
+	}
+	c.printf("</g>\n")
+}
+
+// yGrid draws the frame and its horizontal grid with the y tick labels;
+// the x axis is the sizes, labelled by the panel.
+func (c *swChart) yGrid(f frame) {
+	c.printf(`<rect class="plot-area" x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1"/>`+"\n",
+		n1(f.x), n1(f.y), n1(f.w), n1(f.h), c.pal.grid)
+	for _, v := range f.ys.ticks() {
+		y := f.py(v)
+		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.5"/>`+"\n",
+			n1(f.x), n1(y), n1(f.x+f.w), n1(y), c.pal.grid)
+		c.text(f.x-4, y+3.5, 10, "", c.pal.muted, "end", tickLabel(v, f.ys.step))
+	}
+}
