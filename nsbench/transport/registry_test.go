@@ -87,4 +87,14 @@ func TestPrivatePortsApart(t *testing.T) {
 			t.Errorf("%s's port %d is a fixture's", name, p)
 		}
 	}
+	// The many-client sweep's iperf3 servers, one per client.
+	for i := range MaxFanClients {
+		p := FanPort(i)
+		if name, ok := seen[p]; ok {
+			t.Errorf("client %d's iperf3 port %d is %s's", i+1, p, name)
+		}
+		if slices.Contains(slices.Collect(maps.Values(FixturePorts())), p) || p == NetperfLocalPort {
+			t.Errorf("client %d's iperf3 port %d is a fixture's", i+1, p)
+		}
+	}
 }
