@@ -1,0 +1,53 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+func kb(x int64) *int64 { return &x }
+
+// The table's figures come from the clients' rates: the aggregate is
+// their sum, fairness Jain's index (one of four hogging → 0.250), memory
+// per added client the slope of the server's peaks; absent figures are
+// dashes, a stalled client is named and costs only its share.
+func TestClientsMarkdown(t *testing.T) {
+	c := &results.Clients{
+		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
+		Rows: []results.ClientsRow{
+			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900},
+				Timing: &results.ClientsTiming{SetupSec: 1.04, PathsSec: 0.5, TeardownSec: 0.31},
+				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 9.96, PeakKB: kb(8192), PeakFrom: "VmHWM sum"}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450},
+				Timing: &results.ClientsTiming{SetupSec: 1.5, TeardownSec: 0.4},
+				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 10, PeakKB: kb(9216), PeakFrom: "VmHWM sum"}},
+			{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{1000, 0, 0},
+				Failed: []string{"client4: iperf3: context deadline exceeded"},
+				Timing: &results.ClientsTiming{SetupSec: 2.5, TeardownSec: 0.5},
+				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 11, PeakKB: kb(11264), PeakFrom: "VmHWM sum"}},
+			{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "wireguard-go: handshake: timeout"},
+		},
+		Skipped: []results.Skipped{{Transport: "tw", Label: "SSH over Tunnel Whisperer", Reason: "many clients are not built for this transport yet"}},
+	}
+	md := string(ClientsMarkdown(c))
+	for _, want := range []string{
+		"| 1 | 900 | 900 / 900 / 900 | 1.000 | 10.0 | 8.0 | — | — | 1.0 | 0.3 |",
+		"| 2 | 900 | 450 / 450 / 450 | 1.000 | 10.0 | 9.0 | — | — | 1.5 | 0.4 |",
+		"| 4 (3 measured) | 1000 | 0 / 0 / 1000 | 0.333 | 11.0 | 11.0 | — | — | 2.5 | 0.5 |",
+		"- N = 4: client4: iperf3: context deadline exceeded",
+		// (8192, 9216, 11264) KiB against N (1, 2, 4): slope 1024 KiB.
+		"Memory per added client: 1.00 MiB (the slope over 3 client counts)",
+		"| 1 (0 measured) | — | — | — | — | — | — | — | — | — |",
+		"- N = 1: failed: wireguard-go: handshake: timeout",
+		"SSH over Tunnel Whisperer: skipped: many clients are not built for this transport yet",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Incomplete") {
+		t.Errorf("a complete sweep reported incomplete")
+	}
+}
