@@ -128,7 +128,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
-			impairmentFlag(), seedFlag(), strictFlag(),
+			impairmentFlag(), seedFlag(), strictFlag(), clientsFlag(),
 		}, append(append(buildFlags(), hostFlags(runHostUsage)...), transportFlags()...)...),
 		Action: runAction,
 	}
@@ -137,6 +137,9 @@ func runCommand() *cli.Command {
 func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return refuse(fmt.Errorf("run: unexpected argument %q", c.Args().First()))
+	}
+	if c.IsSet("clients") {
+		return runClients(c)
 	}
 	// Everything is validated before anything is created: a refusal
 	// (exit 2) leaves no namespace, link, file or directory behind.

@@ -90,6 +90,9 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 		return row
 	}
 	b.push("paths", func(context.Context) error { return fan.Close() })
+	if fan.Label != "" {
+		row.Label = fan.Label
+	}
 	timing.PathsSec, timing.SetupSec = time.Since(tp).Seconds(), time.Since(t0).Seconds()
 	logf("%s, %d clients: set up in %.1f s (paths %.1f s)", t.Label(), n, timing.SetupSec, timing.PathsSec)
 

@@ -37,6 +37,10 @@ type Fanner interface {
 
 // Fan is many clients' paths to the one server.
 type Fan struct {
+	// Label is the report's text for the fan ("Pure SSH, a session per
+	// client"): what carries the clients' streams, which may differ from
+	// the transport's own label (its instruments run over SSH).
+	Label   string
 	Targets []string // per client, host:port as its namespace reaches its iperf3 server
 	// Server names what the server role's transport leaf holds ("sshd
 	// and its sessions", "wireguard-go").
@@ -81,7 +85,7 @@ func (s SSH) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
 	procs := []*proc.Process{d}
-	f := &Fan{Server: "sshd and its sessions", Close: func() error {
+	f := &Fan{Label: "Pure SSH, a session per client (ssh -L)", Server: "sshd and its sessions", Close: func() error {
 		ps := procs
 		procs = nil
 		for i, j := 0, len(ps)-1; i < j; i, j = i+1, j-1 {
@@ -189,9 +193,9 @@ func (w *WireGuard) FanUp(ctx context.Context, tb *Testbed, clients []string, po
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", w.Name(), err)
 	}
-	f := &Fan{Server: "wireguard-go", Close: star.Close}
+	f := &Fan{Label: "WireGuard (wireguard-go), a peer per client on one server device", Server: "wireguard-go", Close: star.Close}
 	if c.Impl == wg.ImplKernel {
-		f.Server, f.InKernel = "", "kernel WireGuard"
+		f.Label, f.Server, f.InKernel = "WireGuard (kernel), a peer per client on one server device", "", "kernel WireGuard"
 	}
 	for _, p := range ports {
 		f.Targets = append(f.Targets, net.JoinHostPort(WireGuardServerAddr.Addr().String(), strconv.Itoa(p)))
