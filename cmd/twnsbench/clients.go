@@ -22,7 +22,7 @@ import (
 // clientsFlag is run's --clients: the many-client sweep instead of the
 // instruments' cells.
 func clientsFlag() cli.Flag {
-	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each) and one iperf3 stream each for --duration, all at once; writes OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile)}
+	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each) and one iperf3 stream each for --duration, all at once; writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
 }
 
 // clientsDefault are the transports of a sweep without --transports.
@@ -95,11 +95,13 @@ func runClients(c *cli.Context) error {
 	if werr := results.WriteClients(filepath.Join(out, results.ClientsFileName), doc); werr != nil {
 		return errors.Join(err, werr)
 	}
-	if werr := os.WriteFile(filepath.Join(out, report.ClientsReportFile), report.ClientsMarkdown(doc), 0o644); werr != nil {
-		return errors.Join(err, fmt.Errorf("write report: %w", werr))
+	for name, body := range map[string][]byte{report.ClientsReportFile: report.ClientsMarkdown(doc), report.ClientsChartFile: report.ClientsChart(doc, report.Light)} {
+		if werr := os.WriteFile(filepath.Join(out, name), body, 0o644); werr != nil {
+			return errors.Join(err, fmt.Errorf("write report: %w", werr))
+		}
 	}
-	fmt.Fprintf(c.App.ErrWriter, "clients: %d rows in %s, report %s\n", len(doc.Rows),
-		filepath.Join(out, results.ClientsFileName), filepath.Join(out, report.ClientsReportFile))
+	fmt.Fprintf(c.App.ErrWriter, "clients: %d rows in %s, report %s, chart %s\n", len(doc.Rows),
+		filepath.Join(out, results.ClientsFileName), filepath.Join(out, report.ClientsReportFile), filepath.Join(out, report.ClientsChartFile))
 	if err != nil {
 		return err
 	}

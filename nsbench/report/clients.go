@@ -52,6 +52,9 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 		b.WriteString(clientsNotes(rows))
 	}
+	if len(c.Rows) > 0 {
+		fmt.Fprintf(&b, "\n![Throughput, fairness and the server's peak memory against the number of clients](%s)\n", ClientsChartFile)
+	}
 	for _, s := range c.Skipped {
 		fmt.Fprintf(&b, "\n%s: skipped: %s\n", s.Label, s.Reason)
 	}

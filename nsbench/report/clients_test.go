@@ -51,3 +51,31 @@ func TestClientsMarkdown(t *testing.T) {
 		t.Errorf("a complete sweep reported incomplete")
 	}
 }
+
+// One line per transport and panel where the rows measured it, a point
+// per N; a panel no row measured says so; the same document gives the
+// same bytes.
+func TestClientsChart(t *testing.T) {
+	c := &results.Clients{Counts: []int{1, 2, 4}, Rows: []results.ClientsRow{
+		{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}},
+		{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450}},
+		{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{400, 0, 0, 0}},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "boom"},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 2, PerClientMbps: []float64{100, 300}},
+	}}
+	svg := string(ClientsChart(c, Light))
+	// ssh: throughput and fairness; wireguard-go: the same; no memory.
+	if n := strings.Count(svg, "<polyline"); n != 4 {
+		t.Errorf("%d lines, want 4 (2 transports × throughput, fairness)", n)
+	}
+	// ssh 3 points × 2 panels, wireguard-go 1 point × 2 panels.
+	if n := strings.Count(svg, `class="point"`); n != 8 {
+		t.Errorf("%d points, want 8", n)
+	}
+	if !strings.Contains(svg, "not measured") || !strings.Contains(svg, "Pure SSH") || !strings.Contains(svg, "WireGuard") {
+		t.Errorf("chart lacks the empty memory panel's note or a legend entry:\n%s", svg)
+	}
+	if string(ClientsChart(c, Light)) != svg {
+		t.Error("the chart is not deterministic")
+	}
+}
