@@ -22,7 +22,7 @@ import (
 // clientsFlag is run's --clients: the many-client sweep instead of the
 // instruments' cells.
 func clientsFlag() cli.Flag {
-	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each) and one iperf3 stream each for --duration, all at once; writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
+	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each; OpenVPN TLS: a client each of one server) and one iperf3 stream each for --duration, all at once; writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
 }
 
 // clientsDefault are the transports of a sweep without --transports.
@@ -65,9 +65,14 @@ func runClients(c *cli.Context) error {
 		if _, ok := t.(transport.Fanner); !ok {
 			not = append(not, t.Name())
 		}
+		if cf, ok := t.(interface{ CanFan() error }); ok {
+			if err := cf.CanFan(); err != nil {
+				return refuse(fmt.Errorf("--clients: %w", err))
+			}
+		}
 	}
 	if len(not) > 0 {
-		return refuse(fmt.Errorf("--clients: no many-client form yet for %s (there is for ssh and the WireGuard rows)", strings.Join(not, ", ")))
+		return refuse(fmt.Errorf("--clients: no many-client form yet for %s (there is for ssh, the WireGuard rows and openvpn-tls)", strings.Join(not, ", ")))
 	}
 	if err := checkNamed(ts); err != nil {
 		return refuse(err)

@@ -122,6 +122,7 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 		{[]string{"run", "--clients", "1", "--wan", "50:0"}, "--wan does not apply"},
 		{[]string{"run", "--clients", "1", "--duration", "1500ms"}, "--duration"},
 		{[]string{"run", "--clients", "1", "--transports", "ssh-tun"}, "--clients: no many-client form yet for ssh-tun"},
+		{[]string{"run", "--clients", "2", "--transports", "openvpn-static"}, "--clients: openvpn-static is point to point"},
 	} {
 		args := tc.args
 		out := filepath.Join(t.TempDir(), "out")

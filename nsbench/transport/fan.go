@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -129,26 +130,37 @@ func fanIdentity(tb *Testbed, r *role.Role) ([]string, error) {
 	if r.Name() == first.Name() {
 		return tb.Fixtures.ClientOptions(), nil
 	}
-	dir := filepath.Join(r.Dir(), "ssh")
-	if err := r.MkdirAll(dir, 0o700); err != nil {
+	paths, err := copyFrom(first, r, "ssh", tb.Fixtures.KeyPath, tb.Fixtures.KnownHosts)
+	if err != nil {
+		return nil, fmt.Errorf("client identity: %w", err)
+	}
+	return SSHClientOptions(paths[0], paths[1]), nil
+}
+
+// copyFrom copies files of role from, with their modes, to sub of role
+// to's directory (made 0700), and returns their paths there.
+func copyFrom(from, to *role.Role, sub string, files ...string) ([]string, error) {
+	dir := filepath.Join(to.Dir(), sub)
+	if err := to.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, src := range []struct {
-		path string
-		mode os.FileMode
-	}{{tb.Fixtures.KeyPath, 0o600}, {tb.Fixtures.KnownHosts, 0o644}} {
-		b, err := first.ReadFile(src.path)
+	for _, src := range files {
+		b, err := from.ReadFile(src)
 		if err != nil {
-			return nil, fmt.Errorf("client identity: %w", err)
+			return nil, err
 		}
-		dst := filepath.Join(dir, filepath.Base(src.path))
-		if err := r.WriteFile(dst, b, src.mode); err != nil {
-			return nil, fmt.Errorf("client identity: %w", err)
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(src, ".key") || !strings.Contains(filepath.Base(src), ".") {
+			mode = 0o600 // a private key: id_ed25519, client.key
+		}
+		dst := filepath.Join(dir, filepath.Base(src))
+		if err := to.WriteFile(dst, b, mode); err != nil {
+			return nil, err
 		}
 		out = append(out, dst)
 	}
-	return SSHClientOptions(out[0], out[1]), nil
+	return out, nil
 }
 
 // waitListening waits until something listens on port in r's namespace,

@@ -98,3 +98,20 @@ func TestPrivatePortsApart(t *testing.T) {
 		}
 	}
 }
+
+// The many-client OpenVPN clients take the first client's certificate
+// files at their own paths, every other argument kept.
+func TestWithArgValues(t *testing.T) {
+	args := []string{"--dh", "none", "--ca", "/a/ca.pem", "--cert", "/a/client.pem", "--key", "/a/client.key", "--tls-client"}
+	if got := argValue(args, "--cert"); got != "/a/client.pem" {
+		t.Errorf("argValue --cert = %q", got)
+	}
+	if got := argValue(args, "--tls-client"); got != "" {
+		t.Errorf("argValue of a flag without a value = %q, want \"\"", got)
+	}
+	got := withArgValues(args, map[string]string{"--ca": "/b/ca.pem", "--key": "/b/client.key"})
+	want := []string{"--dh", "none", "--ca", "/b/ca.pem", "--cert", "/a/client.pem", "--key", "/b/client.key", "--tls-client"}
+	if !slices.Equal(got, want) || args[3] != "/a/ca.pem" {
+		t.Errorf("withArgValues = %v, want %v (and the input untouched)", got, want)
+	}
+}
