@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -94,7 +95,9 @@ func runClients(c *cli.Context) error {
 	err = fanout.Run(c.Context, fanout.Plan{Counts: counts, Duration: d, OutDir: out}, ts, doc, con.Logf)
 	con.Close()
 	doc.Complete = err == nil
-	if err != nil {
+	if errors.Is(err, context.Canceled) {
+		doc.Incomplete, err = "interrupted", errInterrupted
+	} else if err != nil {
 		doc.Incomplete = err.Error()
 	}
 	if werr := results.WriteClients(filepath.Join(out, results.ClientsFileName), doc); werr != nil {
