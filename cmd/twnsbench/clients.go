@@ -23,7 +23,7 @@ import (
 // clientsFlag is run's --clients: the many-client sweep instead of the
 // instruments' cells.
 func clientsFlag() cli.Flag {
-	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each; OpenVPN TLS: a client each of one server) and one iperf3 stream each for --duration, all at once; writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
+	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each; OpenVPN TLS: a client each of one server; tw: a tw client each through one relay and one tw server) and one iperf3 stream each for --duration, all at once; writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
 }
 
 // clientsDefault are the transports of a sweep without --transports.
@@ -73,7 +73,7 @@ func runClients(c *cli.Context) error {
 		}
 	}
 	if len(not) > 0 {
-		return refuse(fmt.Errorf("--clients: no many-client form yet for %s (there is for ssh, the WireGuard rows and openvpn-tls)", strings.Join(not, ", ")))
+		return refuse(fmt.Errorf("--clients: no many-client form yet for %s (there is for ssh, the WireGuard rows, openvpn-tls and tw)", strings.Join(not, ", ")))
 	}
 	if err := checkNamed(ts); err != nil {
 		return refuse(err)
@@ -128,5 +128,5 @@ func clientsEnv() results.Env {
 		model = "unknown"
 	}
 	return results.Env{Generated: time.Now().UTC().Format(time.RFC3339), CPUModel: model, Cores: runtime.NumCPU(),
-		Kernel: preflight.KernelRelease(), Topology: fanout.Spec(topology.Prefix+"000000", 1).Subnet.String()}
+		Kernel: preflight.KernelRelease(), Topology: fanout.Spec(topology.Prefix+"000000", 1, false).Subnet.String()}
 }

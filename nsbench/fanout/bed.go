@@ -51,7 +51,7 @@ func (b *bed) push(name string, fn func(context.Context) error) {
 // upBed builds an N-client testbed up to its iperf3 servers (upBed's
 // caller adds the transport's paths). On failure it tears down what it
 // built.
-func upBed(ctx context.Context, n int, outDir string, logf func(string, ...any)) (b *bed, err error) {
+func upBed(ctx context.Context, n int, withRelay bool, outDir string, logf func(string, ...any)) (b *bed, err error) {
 	prefix, err := topology.NewPrefix()
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func upBed(ctx context.Context, n int, outDir string, logf func(string, ...any))
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return b, fmt.Errorf("log directory: %w", err)
 	}
-	topo, err := topology.Up(Spec(prefix, n))
+	topo, err := topology.Up(Spec(prefix, n, withRelay))
 	if err != nil {
 		return b, fmt.Errorf("topology: %w", err)
 	}

@@ -71,12 +71,16 @@ func ClientRoles(n int) []string {
 }
 
 // Spec is the topology of an N-client testbed: the server first (.2),
-// then the clients (.3 …), in the reference's subnet, with its fairness
-// settings.
-func Spec(prefix string, n int) topology.Spec {
+// then the clients (.3 …), then the relay when the transport has one, in
+// the reference's subnet, with its fairness settings.
+func Spec(prefix string, n int, withRelay bool) topology.Spec {
 	s := topology.DefaultSpec(prefix)
 	s.Roles = append([]string{topology.Server}, ClientRoles(n)...)
-	s.HostNames = nil
+	if withRelay {
+		s.Roles = append(s.Roles, topology.Relay)
+	} else {
+		s.HostNames = nil
+	}
 	return s
 }
 

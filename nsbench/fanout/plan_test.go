@@ -24,11 +24,11 @@ func TestParseCounts(t *testing.T) {
 // The largest sweep fits: 64 clients and the server in the /24, every
 // address distinct, every name a valid role and namespace.
 func TestSpecRoomForMaxClients(t *testing.T) {
-	s := Spec("twnsb-0abc12", transport.MaxFanClients)
+	s := Spec("twnsb-0abc12", transport.MaxFanClients, true)
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Roles) != transport.MaxFanClients+1 || s.Roles[0] != topology.Server || s.Roles[1] != topology.Client || s.Roles[64] != "client64" {
+	if len(s.Roles) != transport.MaxFanClients+2 || s.Roles[65] != topology.Relay || s.Roles[0] != topology.Server || s.Roles[1] != topology.Client || s.Roles[64] != "client64" {
 		t.Fatalf("roles %v", s.Roles)
 	}
 	seen := map[string]string{}
@@ -47,5 +47,11 @@ func TestSpecRoomForMaxClients(t *testing.T) {
 	}
 	if last := s.Addr("client64"); last.As4()[3] != 66 {
 		t.Errorf("client64 at %v, want .66", last)
+	}
+	if r := s.Addr(topology.Relay); r.As4()[3] != 67 || s.HostNames["relay.tw.test"] != topology.Relay {
+		t.Errorf("relay at %v, host names %v; want .67 and relay.tw.test", r, s.HostNames)
+	}
+	if Spec("twnsb-0abc12", 2, false).HostNames != nil {
+		t.Error("a testbed without a relay names one")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -58,7 +59,8 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 	row = results.ClientsRow{Transport: t.Name(), Label: t.Label(), N: n}
 	timing := &results.ClientsTiming{}
 	t0 := time.Now()
-	b, err := upBed(ctx, n, plan.OutDir, logf)
+	rn, ok := t.(transport.RoleNeeder)
+	b, err := upBed(ctx, n, ok && slices.Contains(rn.NeedsRoles(), topology.Relay), plan.OutDir, logf)
 	if err != nil {
 		row.Error = err.Error()
 		return row
@@ -96,10 +98,22 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 	timing.PathsSec, timing.SetupSec = time.Since(tp).Seconds(), time.Since(t0).Seconds()
 	logf("%s, %d clients: set up in %.1f s (paths %.1f s)", t.Label(), n, timing.SetupSec, timing.PathsSec)
 
-	server := tview.Roles[topology.Server]
+	server, relay := tview.Roles[topology.Server], tview.Roles[topology.Relay]
 	cpu0, cerr := server.OwnCPUUsec()
+	var rcpu0 uint64
+	var rerr error
+	if fan.Relay != "" {
+		rcpu0, rerr = relay.OwnCPUUsec()
+	}
 	shares := loadAll(ctx, plan.Duration, b.view.Roles, fan.Targets, n)
 	cpu1, cerr1 := server.OwnCPUUsec()
+	if fan.Relay != "" {
+		rcpu1, rerr1 := relay.OwnCPUUsec()
+		if rerr == nil && rerr1 == nil {
+			row.Relay = &results.RoleCost{What: fan.Relay, CPUSec: float64(rcpu1-rcpu0) / 1e6}
+			row.Relay.PeakKB, row.Relay.PeakFrom = peakMemory(relay)
+		}
+	}
 	for i, s := range shares {
 		if s.err != nil {
 			row.Failed = append(row.Failed, ClientRoles(n)[i]+": "+s.err.Error())

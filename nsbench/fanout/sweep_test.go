@@ -103,3 +103,31 @@ func TestFanOutWireGuardMeasure(t *testing.T) {
 		t.Logf("N=%d: %v Mbit/s, fairness %.3f, setup %.1f s, server %+v", r.N, r.PerClientMbps, stats.Jain(r.PerClientMbps), r.Timing.SetupSec, *r.Server)
 	}
 }
+
+// tw with 1 and 2 clients through one relay and one tw server: a
+// measurement (provisioning alone takes ~20 s), behind TWNSB_MEASURE and
+// the binaries' variables.
+func TestFanOutTWMeasure(t *testing.T) {
+	requireTools(t)
+	if os.Getenv("TWNSB_MEASURE") == "" {
+		t.Skip("a measurement, not a test: set TWNSB_MEASURE=1 to run it")
+	}
+	values := map[string]string{}
+	for opt, env := range map[string]string{"tw": "TWNSBENCH_TW", "caddy": "TWNSBENCH_CADDY", "xray": "TWNSBENCH_XRAY"} {
+		if values[opt] = os.Getenv(env); values[opt] == "" {
+			t.Skip("needs " + env + " (tw's binaries)")
+		}
+	}
+	tw, err := transport.Build([]string{"tw"}, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := sweep(t, tw[0], 3*time.Second, 1, 2)
+	for _, r := range doc.Rows {
+		checkRow(t, r)
+		if r.Relay == nil || !(r.Relay.CPUSec > 0) {
+			t.Errorf("N=%d: relay cost %+v, want CPU-seconds > 0", r.N, r.Relay)
+		}
+		t.Logf("N=%d: %v Mbit/s, setup %.1f s, server %+v, relay %+v", r.N, r.PerClientMbps, r.Timing.SetupSec, *r.Server, r.Relay)
+	}
+}

@@ -130,22 +130,31 @@ func roleCostCells(c *results.RoleCost) (cpu, mem string) {
 	return cpu, mem
 }
 
-// clientsNotes says what the server's figures hold, what each added client
-// costs in memory (the least-squares slope over the Ns with a peak), and
-// every failure and residue.
+// clientsNotes says what the server's and the relay's figures hold, what
+// each added client costs in memory (the least-squares slope over the Ns
+// with a peak), and every failure and residue.
 func clientsNotes(rows []results.ClientsRow) string {
 	var b strings.Builder
-	var ns []int
-	var kb []float64
-	what, from := "", ""
-	for _, r := range rows {
-		if r.Server != nil && r.Server.PeakKB != nil && r.Error == "" {
-			ns, kb = append(ns, r.N), append(kb, float64(*r.Server.PeakKB))
-			what, from = r.Server.What, r.Server.PeakFrom
+	for _, side := range []struct {
+		name string
+		cost func(results.ClientsRow) *results.RoleCost
+	}{
+		{"server", func(r results.ClientsRow) *results.RoleCost { return r.Server }},
+		{"relay", func(r results.ClientsRow) *results.RoleCost { return r.Relay }},
+	} {
+		var ns []int
+		var kb []float64
+		what, from := "", ""
+		for _, r := range rows {
+			if c := side.cost(r); c != nil && c.PeakKB != nil && r.Error == "" {
+				ns, kb = append(ns, r.N), append(kb, float64(*c.PeakKB))
+				what, from = c.What, c.PeakFrom
+			}
 		}
-	}
-	if what != "" {
-		fmt.Fprintf(&b, "\nThe server's figures are those of %s (peak memory: %s).", what, from)
+		if what == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\nThe %s's figures are those of %s (peak memory: %s).", side.name, what, from)
 		if per := stats.PerAdded(ns, kb); !math.IsNaN(per) {
 			fmt.Fprintf(&b, " Memory per added client: %s MiB (the slope over %d client counts).", num(per/1024, 2), len(ns))
 		}

@@ -28,8 +28,14 @@ func TestClientsMarkdown(t *testing.T) {
 				Timing: &results.ClientsTiming{SetupSec: 2.5, TeardownSec: 0.5},
 				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 11, PeakKB: kb(11264), PeakFrom: "VmHWM sum"}},
 			{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "wireguard-go: handshake: timeout"},
+			{Transport: "tw", Label: "tw", N: 1, PerClientMbps: []float64{180},
+				Server: &results.RoleCost{What: "tw server start", CPUSec: 0.8, PeakKB: kb(39000), PeakFrom: "VmHWM sum"},
+				Relay:  &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.3, PeakKB: kb(120 * 1024), PeakFrom: "VmHWM sum"}},
+			{Transport: "tw", Label: "tw", N: 3, PerClientMbps: []float64{100, 100, 100},
+				Server: &results.RoleCost{What: "tw server start", CPUSec: 0.9, PeakKB: kb(40000), PeakFrom: "VmHWM sum"},
+				Relay:  &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.5, PeakKB: kb(130 * 1024), PeakFrom: "VmHWM sum"}},
 		},
-		Skipped: []results.Skipped{{Transport: "tw", Label: "SSH over Tunnel Whisperer", Reason: "many clients are not built for this transport yet"}},
+		Skipped: []results.Skipped{{Transport: "tw-old", Label: "SSH over Tunnel Whisperer", Reason: "many clients are not built for this transport yet"}},
 	}
 	md := string(ClientsMarkdown(c))
 	for _, want := range []string{
@@ -42,6 +48,9 @@ func TestClientsMarkdown(t *testing.T) {
 		"| 1 (0 measured) | — | — | — | — | — | — | — | — | — |",
 		"- N = 1: failed: wireguard-go: handshake: timeout",
 		"SSH over Tunnel Whisperer: skipped: many clients are not built for this transport yet",
+		"| 3 | 300 | 100 / 100 / 100 | 1.000 | 0.9 | 39.1 | 2.5 | 130.0 | — | — |",
+		// The relay's peaks 120 and 130 MiB at N 1 and 3: 5 MiB a client.
+		"The relay's figures are those of Caddy, Xray and sshd (peak memory: VmHWM sum). Memory per added client: 5.00 MiB",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)

@@ -46,6 +46,9 @@ type Fan struct {
 	// Server names what the server role's transport leaf holds ("sshd
 	// and its sessions", "wireguard-go").
 	Server string
+	// Relay, for a path through a relay (tw's), names what the relay
+	// role's transport leaf holds; "" without one.
+	Relay string
 	// InKernel, when set, names the kernel part that carries the data: no
 	// process holds its CPU or memory (as Path.InKernel).
 	InKernel string
@@ -151,8 +154,8 @@ func copyFrom(from, to *role.Role, sub string, files ...string) ([]string, error
 			return nil, err
 		}
 		mode := os.FileMode(0o644)
-		if strings.HasSuffix(src, ".key") || !strings.Contains(filepath.Base(src), ".") {
-			mode = 0o600 // a private key: id_ed25519, client.key
+		if strings.HasSuffix(src, ".key") || strings.HasSuffix(src, ".twctx") || !strings.Contains(filepath.Base(src), ".") {
+			mode = 0o600 // a secret: id_ed25519, client.key, a tw user's context
 		}
 		dst := filepath.Join(dir, filepath.Base(src))
 		if err := to.WriteFile(dst, b, mode); err != nil {
