@@ -131,11 +131,13 @@ func (d *Device) waitReady(ctx context.Context) error {
 }
 
 // Config is what Configure sets: the device's key, the port it listens
-// on (0: none set) and its one peer.
+// on (0: none set) and its peer; a server of many clients (Star) lists
+// the others in More.
 type Config struct {
 	PrivateKey wgtypes.Key
 	ListenPort int
 	Peer       Peer
+	More       []Peer `json:",omitempty"`
 }
 
 // Peer is the device's peer: its key, where it is reached (unset: it
@@ -364,28 +366,35 @@ func withClient(f func(*wgctrl.Client) error) error {
 	return f(c)
 }
 
-// wgtypes is cfg as wgctrl takes it: the peer list replaced by the one
-// peer, its allowed addresses by the one given.
+// wgtypes is cfg as wgctrl takes it: the peer list replaced by Peer and
+// More, each peer's allowed addresses by the one given.
 func (cfg Config) wgtypes() wgtypes.Config {
-	peer := wgtypes.PeerConfig{
-		PublicKey:         cfg.Peer.PublicKey,
-		ReplaceAllowedIPs: true,
-		AllowedIPs:        []net.IPNet{*hostNet(cfg.Peer.AllowedIP)},
-	}
-	if cfg.Peer.Endpoint.IsValid() {
-		peer.Endpoint = net.UDPAddrFromAddrPort(cfg.Peer.Endpoint)
-	}
-	if cfg.Peer.Keepalive != 0 {
-		keepalive := cfg.Peer.Keepalive
-		peer.PersistentKeepaliveInterval = &keepalive
-	}
 	key := cfg.PrivateKey
-	out := wgtypes.Config{PrivateKey: &key, ReplacePeers: true, Peers: []wgtypes.PeerConfig{peer}}
+	out := wgtypes.Config{PrivateKey: &key, ReplacePeers: true}
+	for _, p := range append([]Peer{cfg.Peer}, cfg.More...) {
+		out.Peers = append(out.Peers, p.wgtypes())
+	}
 	if cfg.ListenPort != 0 {
 		port := cfg.ListenPort
 		out.ListenPort = &port
 	}
 	return out
+}
+
+func (p Peer) wgtypes() wgtypes.PeerConfig {
+	peer := wgtypes.PeerConfig{
+		PublicKey:         p.PublicKey,
+		ReplaceAllowedIPs: true,
+		AllowedIPs:        []net.IPNet{*hostNet(p.AllowedIP)},
+	}
+	if p.Endpoint.IsValid() {
+		peer.Endpoint = net.UDPAddrFromAddrPort(p.Endpoint)
+	}
+	if p.Keepalive != 0 {
+		keepalive := p.Keepalive
+		peer.PersistentKeepaliveInterval = &keepalive
+	}
+	return peer
 }
 
 func ipNet(p netip.Prefix) *net.IPNet {

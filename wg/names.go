@@ -15,7 +15,7 @@ const maxIfName = 15
 
 // IfName is the interface name of a role's device in the run with the
 // given prefix: prefix + "-" + the role's first letter, e.g.
-// "twnsb-3fa9c1-c". Names are unique per run and per role, because
+// "twnsb-3fa9c1-c" (a numbered role's: "twnsb-3fa9c1-2"). Names are unique per run and per role, because
 // wireguard-go's control sockets (SocketDir/NAME.sock) are shared by every
 // namespace on the host.
 func IfName(prefix, role string) (string, error) {
@@ -23,6 +23,12 @@ func IfName(prefix, role string) (string, error) {
 		return "", fmt.Errorf("wireguard interface name: empty prefix or role (%q, %q)", prefix, role)
 	}
 	name := prefix + "-" + role[:1]
+	if n := strings.TrimLeft(role, "abcdefghijklmnopqrstuvwxyz"); n != "" && n != role {
+		// A numbered role (client2 … client99, a server's many
+		// clients) is its number, to fit: "twnsb-3fa9c1-64". The dash
+		// keeps the run's name apart for clean (residue.RunOf).
+		name = prefix + "-" + n
+	}
 	if err := checkIfName(name); err != nil {
 		return "", err
 	}

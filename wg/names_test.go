@@ -13,6 +13,8 @@ func TestIfName(t *testing.T) {
 	for _, tt := range []struct{ prefix, role, want string }{
 		{"twnsb-3fa9c1", "client", "twnsb-3fa9c1-c"},
 		{"twnsb-3fa9c1", "server", "twnsb-3fa9c1-s"},
+		{"twnsb-3fa9c1", "client2", "twnsb-3fa9c1-2"},
+		{"twnsb-3fa9c1", "client64", "twnsb-3fa9c1-64"},
 	} {
 		if got, err := IfName(tt.prefix, tt.role); err != nil || got != tt.want {
 			t.Errorf("IfName(%q, %q) = %q, %v; want %q", tt.prefix, tt.role, got, err, tt.want)
@@ -23,7 +25,10 @@ func TestIfName(t *testing.T) {
 	if a == b {
 		t.Errorf("two runs share interface name %q (their sockets would collide)", a)
 	}
-	for _, bad := range [][2]string{{"twnsb-3fa9c1-toolong", "client"}, {"", "client"}, {"twnsb-1", ""}, {"a/b", "client"}} {
+	if c, c2 := mustIfName(t, "client"), mustIfName(t, "client2"); c == c2 {
+		t.Errorf("client and client2 share interface name %q", c)
+	}
+	for _, bad := range [][2]string{{"twnsb-3fa9c1-toolong", "client"}, {"twnsb-3fa9c1", "client100"}, {"", "client"}, {"twnsb-1", ""}, {"a/b", "client"}} {
 		if name, err := IfName(bad[0], bad[1]); err == nil {
 			t.Errorf("IfName(%q, %q) = %q, want an error", bad[0], bad[1], name)
 		}
@@ -87,4 +92,13 @@ func TestCleanSockets(t *testing.T) {
 	if removed, err := CleanSockets(prefix); err != nil || len(removed) != 0 {
 		t.Errorf("second clean: %v, %v", removed, err)
 	}
+}
+
+func mustIfName(t *testing.T, role string) string {
+	t.Helper()
+	n, err := IfName("twnsb-3fa9c1", role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -115,6 +115,16 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 		// A transport the user named must run: refused before anything exists.
 		{[]string{"run", "--transports", "ssh,tw", "--tw", "/etc/passwd"}, "tw cannot run here"},
 		{[]string{"run", "--transports", "tw", "--tw", filepath.Join(noTW, "tw")}, "tw not found"},
+		// The many-client sweep's list and what it cannot combine with.
+		{[]string{"run", "--clients", "1,x"}, `--clients: "x" is not a client count`},
+		{[]string{"run", "--clients", "0,2"}, "--clients: 0 is out of range (1 to 64"},
+		{[]string{"run", "--clients", "65"}, "--clients: 65 is out of range"},
+		{[]string{"run", "--clients", "2,2"}, "--clients: 2 is given twice"},
+		{[]string{"run", "--clients", ""}, "--clients: empty list"},
+		{[]string{"run", "--clients", "1", "--wan", "50:0"}, "--wan does not apply"},
+		{[]string{"run", "--clients", "1", "--duration", "1500ms"}, "--duration"},
+		{[]string{"run", "--clients", "1", "--transports", "ssh-tun"}, "--clients: no many-client form yet for ssh-tun"},
+		{[]string{"run", "--clients", "2", "--transports", "openvpn-static"}, "--clients: openvpn-static is point to point"},
 	} {
 		args := tc.args
 		out := filepath.Join(t.TempDir(), "out")

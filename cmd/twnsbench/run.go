@@ -130,7 +130,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			&cli.StringFlag{Name: "nic", Usage: "the role interfaces' settings: reference (tso/gso/gro off and gso_max_segs 1, the reference's: every packet crosses as itself) or own (as the kernel and driver set them: what the machines can do); default: reference on one host, own with --host"},
-			impairmentFlag(), seedFlag(), strictFlag(),
+			impairmentFlag(), seedFlag(), strictFlag(), clientsFlag(),
 		}, append(append(buildFlags(), hostFlags(runHostUsage)...), transportFlags()...)...),
 		Action: runAction,
 	}
@@ -139,6 +139,9 @@ func runCommand() *cli.Command {
 func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return refuse(fmt.Errorf("run: unexpected argument %q", c.Args().First()))
+	}
+	if c.IsSet("clients") {
+		return runClients(c)
 	}
 	// Everything is validated before anything is created: a refusal
 	// (exit 2) leaves no namespace, link, file or directory behind.

@@ -306,3 +306,11 @@ func parseIperf3UDP(out []byte) (iperf3UDPResult, error) {
 	}
 	return r, nil
 }
+
+// IPerf3Received is the rate (bit/s) a TCP iperf3 client's -J output says
+// its receiver got: a client's share in the many-client sweep
+// (nsbench/fanout), parsed as the iperf3 instruments parse it.
+func IPerf3Received(out []byte) (float64, error) {
+	r, err := parseIperf3(out)
+	return r.ReceivedBitsPerSec, err
+}

@@ -15,6 +15,7 @@ const (
 	tcpEstablished = 0x01
 	tcpSynRecv     = 0x03
 	tcpCloseWait   = 0x08
+	tcpListen      = 0x0a
 )
 
 // TCPSocket is one line of /proc/net/tcp{,6}: a socket of the namespace,
@@ -36,6 +37,16 @@ type TCPSocket struct {
 // Listeners and sockets in TIME_WAIT and the other closing states are not.
 func (s TCPSocket) Open() bool {
 	return s.State == tcpEstablished || s.State == tcpSynRecv || s.State == tcpCloseWait
+}
+
+// Listening reports whether any socket listens on port.
+func Listening(socks []TCPSocket, port int) bool {
+	for _, s := range socks {
+		if s.State == tcpListen && int(s.LocalPort) == port {
+			return true
+		}
+	}
+	return false
 }
 
 // TCPState is a namespace's TCP: its sockets now, and a cumulative counter.

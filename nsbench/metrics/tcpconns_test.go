@@ -29,6 +29,9 @@ func TestTCPTable(t *testing.T) {
 	if n := OpenConns(table, 22); n != 1 {
 		t.Errorf("OpenConns(22) = %d, want 1", n)
 	}
+	if !Listening(table, 5201) || Listening(table, 22) || Listening(table, 5202) {
+		t.Errorf("Listening: want 5201 only (22 and 5202 have no listener)")
+	}
 	if q := SendQueued(table); q != 0x2A30 {
 		t.Errorf("SendQueued = %d; want %d (the established socket's, not the orphan's)", q, 0x2A30)
 	}

@@ -87,4 +87,31 @@ func TestPrivatePortsApart(t *testing.T) {
 			t.Errorf("%s's port %d is a fixture's", name, p)
 		}
 	}
+	// The many-client sweep's iperf3 servers, one per client.
+	for i := range MaxFanClients {
+		p := FanPort(i)
+		if name, ok := seen[p]; ok {
+			t.Errorf("client %d's iperf3 port %d is %s's", i+1, p, name)
+		}
+		if slices.Contains(slices.Collect(maps.Values(FixturePorts())), p) || p == NetperfLocalPort {
+			t.Errorf("client %d's iperf3 port %d is a fixture's", i+1, p)
+		}
+	}
+}
+
+// The many-client OpenVPN clients take the first client's certificate
+// files at their own paths, every other argument kept.
+func TestWithArgValues(t *testing.T) {
+	args := []string{"--dh", "none", "--ca", "/a/ca.pem", "--cert", "/a/client.pem", "--key", "/a/client.key", "--tls-client"}
+	if got := argValue(args, "--cert"); got != "/a/client.pem" {
+		t.Errorf("argValue --cert = %q", got)
+	}
+	if got := argValue(args, "--tls-client"); got != "" {
+		t.Errorf("argValue of a flag without a value = %q, want \"\"", got)
+	}
+	got := withArgValues(args, map[string]string{"--ca": "/b/ca.pem", "--key": "/b/client.key"})
+	want := []string{"--dh", "none", "--ca", "/b/ca.pem", "--cert", "/a/client.pem", "--key", "/b/client.key", "--tls-client"}
+	if !slices.Equal(got, want) || args[3] != "/a/ca.pem" {
+		t.Errorf("withArgValues = %v, want %v (and the input untouched)", got, want)
+	}
 }

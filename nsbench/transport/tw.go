@@ -300,6 +300,7 @@ type twUp struct {
 	relay  *relay.Relay
 	server *proc.Process
 	client *proc.Process
+	extra  [][2]int // maps beyond twMaps: a relay's many clients' own ports
 
 	closeOnce sync.Once
 	closeErr  error
@@ -351,15 +352,25 @@ func (u *twUp) startServer(ctx context.Context) error {
 // startClient starts tw client connect, waits for its SSH port and then
 // for an SSH handshake with the server's sshd through the whole path.
 func (u *twUp) startClient(ctx context.Context) error {
+	p, err := u.startClientIn(ctx, topology.Client)
+	if p != nil {
+		u.client = p
+	}
+	return err
+}
+
+// startClientIn is startClient in client role name (one of a relay's many
+// clients); the process comes back, started, even when the handshake
+// failed, for the caller to stop.
+func (u *twUp) startClientIn(ctx context.Context, name string) (*proc.Process, error) {
 	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
 	defer cancel()
-	spec := u.twSpec(topology.Client, "tw-client", "client", "connect")
-	p, err := u.tb.Start(ctx, topology.Client, spec, net.JoinHostPort("127.0.0.1", strconv.Itoa(TWSSHPort)))
+	spec := u.twSpec(name, "tw-client", "client", "connect")
+	p, err := u.tb.Start(ctx, name, spec, net.JoinHostPort("127.0.0.1", strconv.Itoa(TWSSHPort)))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	u.client = p
-	cli := u.tb.Roles[topology.Client]
+	cli := u.tb.Roles[name]
 	argv := append([]string{"ssh"}, u.tb.Fixtures.ClientOptions()...)
 	ssh := cli.Program("tw-ready-ssh", append(argv, "-p", strconv.Itoa(TWSSHPort),
 		"-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
@@ -368,14 +379,14 @@ func (u *twUp) startClient(ctx context.Context) error {
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
 		res, err := cli.RunProgram(ctx, ssh)
 		if err == nil {
-			return nil
+			return p, nil
 		}
 		last = fmt.Errorf("%v: %s", err, strings.TrimSpace(string(res.Stderr)))
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("tw client connect: no SSH handshake through the tunnel (logs: %s, %s): %w", spec.Log, ssh.Log, last)
+			return p, fmt.Errorf("tw client connect: no SSH handshake through the tunnel (logs: %s, %s): %w", spec.Log, ssh.Log, last)
 		case <-p.Done():
-			return fmt.Errorf("tw client connect exited: %v (log: %s)", p.Err(), spec.Log)
+			return p, fmt.Errorf("tw client connect exited: %v (log: %s)", p.Err(), spec.Log)
 		case <-time.After(delay):
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -139,7 +140,7 @@ func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	// below), and tw's relay management is never run (it writes /etc and
 	// calls systemctl).
 	create := []string{"server", "user", "create", BenchUser}
-	for _, m := range twMaps {
+	for _, m := range append(slices.Clone(twMaps), u.extra...) {
 		create = append(create, "-m", fmt.Sprintf("%d:%d", m[0], m[1]))
 	}
 	if err := u.tw(ctx, srv, "user-create", create...); err != nil {

@@ -1,0 +1,94 @@
+// Package fanout measures many clients on one server (issue 34): for each
+// transport and each client count N, it builds N client namespaces beside
+// the one server, gives every client its own path through the transport
+// (transport.Fanner), loads them all at once with one iperf3 stream each,
+// and records each client's share, the server's CPU and peak memory, and
+// how long the N clients took to set up and to tear down. It writes the
+// results (results.Clients); only the report package renders them.
+//
+// Every N gets a testbed of its own, built in this order and torn down in
+// reverse, newest first:
+//
+//	private directory → topology (server, client, client2 … clientN) →
+//	cgroups → fixtures (sshd: the clients' key) → N iperf3 servers →
+//	the transport's paths (Fanner.FanUp)
+package fanout
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// Plan is a validated sweep.
+type Plan struct {
+	Counts   []int // client counts, ascending, each in [1, transport.MaxFanClients]
+	Duration time.Duration
+	OutDir   string
+}
+
+// ParseCounts reads --clients: a comma-separated list of client counts,
+// each from 1 to transport.MaxFanClients, none twice. The counts come
+// back ascending.
+func ParseCounts(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("--clients: empty list (want counts such as 1,2,4,8)")
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("--clients: %q is not a client count (want counts such as 1,2,4,8)", f)
+		}
+		if n < 1 || n > transport.MaxFanClients {
+			return nil, fmt.Errorf("--clients: %d is out of range (1 to %d clients)", n, transport.MaxFanClients)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("--clients: %d is given twice", n)
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// ClientRoles are the client roles of an N-client testbed: "client",
+// then "client2" … "clientN" (the first keeps the reference's name, so
+// the fixtures' client key is made there).
+func ClientRoles(n int) []string {
+	roles := []string{topology.Client}
+	for i := 2; i <= n; i++ {
+		roles = append(roles, topology.Client+strconv.Itoa(i))
+	}
+	return roles
+}
+
+// Spec is the topology of an N-client testbed: the server first (.2),
+// then the clients (.3 …), then the relay when the transport has one, in
+// the reference's subnet, with its fairness settings.
+func Spec(prefix string, n int, withRelay bool) topology.Spec {
+	s := topology.DefaultSpec(prefix)
+	s.Roles = append([]string{topology.Server}, ClientRoles(n)...)
+	if withRelay {
+		s.Roles = append(s.Roles, topology.Relay)
+	} else {
+		s.HostNames = nil
+	}
+	return s
+}
+
+// splitHostPort splits a target for iperf3's -c and -p.
+func splitHostPort(target string) (string, string, error) {
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return "", "", fmt.Errorf("target %q: %w", target, err)
+	}
+	return host, port, nil
+}

@@ -1,0 +1,199 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// streamSlack bounds a client's iperf3 beyond its duration: connecting,
+// the end exchange. A client past it has stalled and costs its share.
+const streamSlack = 30 * time.Second
+
+// Run sweeps every transport over every count of plan, one testbed per
+// transport and N, writing doc to plan.OutDir after every row. A
+// transport that is no Fanner, or cannot run here, is skipped with its
+// reason; a row that fails records its error and the sweep goes on. It
+// stops early only when ctx ends.
+func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients, logf func(string, ...any)) error {
+	path := filepath.Join(plan.OutDir, results.ClientsFileName)
+	for _, t := range ts {
+		f, ok := t.(transport.Fanner)
+		if !ok {
+			doc.Skipped = append(doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(),
+				Reason: "many clients are not built for this transport yet"})
+			continue
+		}
+		if err := t.Check(); err != nil {
+			doc.Skipped = append(doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(), Reason: err.Error()})
+			continue
+		}
+		for _, n := range plan.Counts {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			row := measureN(ctx, plan, t, f, n, logf)
+			doc.Rows = append(doc.Rows, row)
+			if err := results.WriteClients(path, doc); err != nil {
+				return err
+			}
+		}
+	}
+	return results.WriteClients(path, doc)
+}
+
+// measureN builds the N-client testbed and t's paths, loads every client
+// at once, reads the server's cost, tears down and checks that nothing is
+// left.
+func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport.Fanner, n int, logf func(string, ...any)) (row results.ClientsRow) {
+	row = results.ClientsRow{Transport: t.Name(), Label: t.Label(), N: n}
+	timing := &results.ClientsTiming{}
+	t0 := time.Now()
+	rn, ok := t.(transport.RoleNeeder)
+	b, err := upBed(ctx, n, ok && slices.Contains(rn.NeedsRoles(), topology.Relay), plan.OutDir, logf)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	defer func() {
+		t1 := time.Now()
+		if err := b.down(); err != nil && row.Error == "" {
+			row.Error = err.Error()
+		} else if err != nil {
+			row.Error += "; " + err.Error()
+		}
+		timing.TeardownSec = time.Since(t1).Seconds()
+		timing.Residue = b.residue()
+		row.Timing = timing
+	}()
+	tview, err := b.forTransport(t.Name())
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	ports := make([]int, n)
+	for i := range ports {
+		ports[i] = transport.FanPort(i)
+	}
+	tp := time.Now()
+	fan, err := f.FanUp(ctx, tview, ClientRoles(n), ports)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	b.push("paths", func(context.Context) error { return fan.Close() })
+	if fan.Label != "" {
+		row.Label = fan.Label
+	}
+	timing.PathsSec, timing.SetupSec = time.Since(tp).Seconds(), time.Since(t0).Seconds()
+	logf("%s, %d clients: set up in %.1f s (paths %.1f s)", t.Label(), n, timing.SetupSec, timing.PathsSec)
+
+	server, relay := tview.Roles[topology.Server], tview.Roles[topology.Relay]
+	cpu0, cerr := server.OwnCPUUsec()
+	var rcpu0 uint64
+	var rerr error
+	if fan.Relay != "" {
+		rcpu0, rerr = relay.OwnCPUUsec()
+	}
+	shares := loadAll(ctx, plan.Duration, b.view.Roles, fan.Targets, n)
+	cpu1, cerr1 := server.OwnCPUUsec()
+	if fan.Relay != "" {
+		rcpu1, rerr1 := relay.OwnCPUUsec()
+		if rerr == nil && rerr1 == nil {
+			row.Relay = &results.RoleCost{What: fan.Relay, CPUSec: float64(rcpu1-rcpu0) / 1e6}
+			row.Relay.PeakKB, row.Relay.PeakFrom = peakMemory(relay)
+		}
+	}
+	for i, s := range shares {
+		if s.err != nil {
+			row.Failed = append(row.Failed, ClientRoles(n)[i]+": "+s.err.Error())
+			continue
+		}
+		row.PerClientMbps = append(row.PerClientMbps, s.bps/1e6)
+	}
+	if fan.InKernel == "" && cerr == nil && cerr1 == nil {
+		row.Server = &results.RoleCost{What: fan.Server, CPUSec: float64(cpu1-cpu0) / 1e6}
+		row.Server.PeakKB, row.Server.PeakFrom = peakMemory(server)
+	}
+	return row
+}
+
+// forTransport is the bed's view with every role's processes in the
+// transport's own leaf.
+func (b *bed) forTransport(name string) (*transport.Testbed, error) {
+	roles, err := role.ForTransport(b.view.Roles, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	v := *b.view
+	v.Roles = roles
+	return &v, nil
+}
+
+type share struct {
+	bps float64
+	err error
+}
+
+// loadAll runs one iperf3 stream per client at once, the server sending
+// (-R, as the iperf3 instruments), each from its client's namespace to
+// its target, and returns each client's received rate or error.
+func loadAll(ctx context.Context, d time.Duration, roles map[string]*role.Role, targets []string, n int) []share {
+	out := make([]share, n)
+	var wg sync.WaitGroup
+	for i, name := range ClientRoles(n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = stream(ctx, d, roles[name], targets[i])
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func stream(ctx context.Context, d time.Duration, r *role.Role, target string) share {
+	ctx, cancel := context.WithTimeout(ctx, d+streamSlack)
+	defer cancel()
+	host, port, err := splitHostPort(target)
+	if err != nil {
+		return share{err: err}
+	}
+	res, err := r.Run(ctx, "iperf3", "-c", host, "-p", port, "-R", "-t", strconv.Itoa(int(d.Seconds())), "-J")
+	if err != nil {
+		return share{err: fmt.Errorf("iperf3: %w", err)}
+	}
+	bps, err := instrument.IPerf3Received(res.Stdout)
+	return share{bps: bps, err: err}
+}
+
+// peakMemory is r's leaf's memory.peak, else the sum of its processes'
+// VmHWM, and which it is; nil when neither is readable.
+func peakMemory(r *role.Role) (*int64, string) {
+	if kb, ok := r.OwnMemoryPeakKB(); ok {
+		return &kb, "memory.peak"
+	}
+	pids, err := r.PIDs()
+	if err != nil || len(pids) == 0 {
+		return nil, ""
+	}
+	var sum int64
+	for _, pid := range pids {
+		kb, err := r.PeakRSSKB(pid)
+		if err != nil {
+			return nil, ""
+		}
+		sum += kb
+	}
+	return &sum, "VmHWM sum"
+}

@@ -1,0 +1,133 @@
+package fanout_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/fanout"
+	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/wg"
+)
+
+// TestMain doubles as the userspace WireGuard daemon (the transport
+// starts this binary inside a namespace) and fails the package when a
+// test leaves anything behind.
+func TestMain(m *testing.M) {
+	wg.MaybeRunUserspace()
+	nstest.Main(m)
+}
+
+func requireTools(t *testing.T) {
+	t.Helper()
+	nstest.RequireRoot(t)
+	for _, p := range []string{"iperf3", "ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skip("needs " + p)
+		}
+	}
+}
+
+// sweep runs one transport at the given counts and returns its document.
+func sweep(t *testing.T, tr transport.Transport, d time.Duration, counts ...int) *results.Clients {
+	t.Helper()
+	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Counts: counts, DurationSec: d.Seconds()}
+	plan := fanout.Plan{Counts: counts, Duration: d, OutDir: t.TempDir()}
+	if err := fanout.Run(context.Background(), plan, []transport.Transport{tr}, doc, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Skipped) > 0 {
+		t.Fatalf("skipped: %+v", doc.Skipped)
+	}
+	if len(doc.Rows) != len(counts) {
+		t.Fatalf("%d rows, want %d", len(doc.Rows), len(counts))
+	}
+	return doc
+}
+
+// checkRow: every client measured, a fairness index in (0, 1], the
+// server's tunnel CPU counted, and teardown left nothing.
+func checkRow(t *testing.T, r results.ClientsRow) {
+	t.Helper()
+	if r.Error != "" || len(r.Failed) > 0 {
+		t.Fatalf("%s N=%d: error %q, failed %v", r.Transport, r.N, r.Error, r.Failed)
+	}
+	if len(r.PerClientMbps) != r.N {
+		t.Errorf("%s N=%d: %d clients measured", r.Transport, r.N, len(r.PerClientMbps))
+	}
+	for i, x := range r.PerClientMbps {
+		if !(x > 0) {
+			t.Errorf("%s N=%d: client %d got %v Mbit/s", r.Transport, r.N, i+1, x)
+		}
+	}
+	if j := stats.Jain(r.PerClientMbps); !(j > 0 && j <= 1) || math.IsNaN(j) {
+		t.Errorf("%s N=%d: fairness %v, want in (0, 1]", r.Transport, r.N, j)
+	}
+	if r.Server == nil || !(r.Server.CPUSec > 0) {
+		t.Errorf("%s N=%d: server cost %+v, want CPU-seconds > 0", r.Transport, r.N, r.Server)
+	}
+	if r.Timing == nil || !(r.Timing.SetupSec > 0) || len(r.Timing.Residue) > 0 {
+		t.Errorf("%s N=%d: timing %+v, want a setup time and no residue", r.Transport, r.N, r.Timing)
+	}
+}
+
+// Two clients, each its own SSH session to the one sshd, loaded at once.
+func TestFanOutSSH(t *testing.T) {
+	requireTools(t)
+	doc := sweep(t, transport.SSH{}, 2*time.Second, 2)
+	checkRow(t, doc.Rows[0])
+	r := doc.Rows[0]
+	t.Logf("N=2: %v Mbit/s, setup %.1f s, teardown %.1f s, server %+v", r.PerClientMbps, r.Timing.SetupSec, r.Timing.TeardownSec, *r.Server)
+}
+
+// WireGuard (wireguard-go) with 1, 2 and 4 peers on one server device: a
+// measurement, behind TWNSB_MEASURE.
+func TestFanOutWireGuardMeasure(t *testing.T) {
+	requireTools(t)
+	if os.Getenv("TWNSB_MEASURE") == "" {
+		t.Skip("a measurement, not a test: set TWNSB_MEASURE=1 to run it")
+	}
+	w, err := transport.Build([]string{"wireguard-go"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := sweep(t, w[0], 5*time.Second, 1, 2, 4)
+	for _, r := range doc.Rows {
+		checkRow(t, r)
+		t.Logf("N=%d: %v Mbit/s, fairness %.3f, setup %.1f s, server %+v", r.N, r.PerClientMbps, stats.Jain(r.PerClientMbps), r.Timing.SetupSec, *r.Server)
+	}
+}
+
+// tw with 1 and 2 clients through one relay and one tw server: a
+// measurement (provisioning alone takes ~20 s), behind TWNSB_MEASURE and
+// the binaries' variables.
+func TestFanOutTWMeasure(t *testing.T) {
+	requireTools(t)
+	if os.Getenv("TWNSB_MEASURE") == "" {
+		t.Skip("a measurement, not a test: set TWNSB_MEASURE=1 to run it")
+	}
+	values := map[string]string{}
+	for opt, env := range map[string]string{"tw": "TWNSBENCH_TW", "caddy": "TWNSBENCH_CADDY", "xray": "TWNSBENCH_XRAY"} {
+		if values[opt] = os.Getenv(env); values[opt] == "" {
+			t.Skip("needs " + env + " (tw's binaries)")
+		}
+	}
+	tw, err := transport.Build([]string{"tw"}, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := sweep(t, tw[0], 3*time.Second, 1, 2)
+	for _, r := range doc.Rows {
+		checkRow(t, r)
+		if r.Relay == nil || !(r.Relay.CPUSec > 0) {
+			t.Errorf("N=%d: relay cost %+v, want CPU-seconds > 0", r.N, r.Relay)
+		}
+		t.Logf("N=%d: %v Mbit/s, setup %.1f s, server %+v, relay %+v", r.N, r.PerClientMbps, r.Timing.SetupSec, *r.Server, r.Relay)
+	}
+}

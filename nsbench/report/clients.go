@@ -1,0 +1,180 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+)
+
+// ClientsReportFile is the many-client sweep's report inside the output
+// directory.
+const ClientsReportFile = "clients-report.md"
+
+// Decimal places of the many-client table.
+const (
+	precMbps     = 0 // per-client and aggregate Mbit/s
+	precFairness = 3 // Jain's index
+	precSeconds  = 1 // setup and teardown
+)
+
+// ClientsMarkdown is the many-client sweep's report: per transport, one
+// row per client count N with the aggregate throughput, the per-client
+// spread, Jain's fairness index, the server's (and relay's) CPU-seconds
+// and peak memory, and how long the N clients took to set up and tear
+// down; then what each added client costs in memory. A figure not
+// measured is a dash.
+func ClientsMarkdown(c *results.Clients) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Many clients on one server\n\n")
+	fmt.Fprintf(&b, "%s. Every client namespace has its own path through the transport to the one server and one iperf3 stream (%s s, the server sending), all at once. ",
+		clientsCounts(c.Counts), num(c.DurationSec, 0))
+	b.WriteString("Fairness is Jain's index over the clients' rates: 1 when all are equal, 1/N when one takes everything. ")
+	b.WriteString("The server's CPU-seconds are its transport processes' over the measurement, their peak memory since the path was built; setup is from nothing to the last client ready.\n")
+	if !c.Complete {
+		reason := c.Incomplete
+		if reason == "" {
+			reason = "the sweep did not reach its end"
+		}
+		fmt.Fprintf(&b, "\n**Incomplete:** %s.\n", reason)
+	}
+	for _, tr := range clientsTransports(c.Rows) {
+		rows := clientsRowsOf(c.Rows, tr)
+		fmt.Fprintf(&b, "\n## %s\n\n", rows[0].Label)
+		b.WriteString(tableRow("Clients", "Aggregate Mbit/s", "Per client Mbit/s min / median / max", "Fairness",
+			"Server CPU-s", "Server peak MiB", "Relay CPU-s", "Relay peak MiB", "Setup s", "Teardown s") + "\n")
+		b.WriteString(separatorRow(10) + "\n")
+		for _, r := range rows {
+			b.WriteString(clientsRow(r) + "\n")
+		}
+		b.WriteString(clientsNotes(rows))
+	}
+	if len(c.Rows) > 0 {
+		fmt.Fprintf(&b, "\n![Throughput, fairness and the server's peak memory against the number of clients](%s)\n", ClientsChartFile)
+	}
+	for _, s := range c.Skipped {
+		fmt.Fprintf(&b, "\n%s: skipped: %s\n", s.Label, s.Reason)
+	}
+	return []byte(b.String())
+}
+
+func clientsCounts(ns []int) string {
+	words := make([]string, len(ns))
+	for i, n := range ns {
+		words[i] = fmt.Sprint(n)
+	}
+	return "Clients: " + strings.Join(words, ", ")
+}
+
+// clientsTransports are the rows' transports in their first appearance's
+// order.
+func clientsTransports(rows []results.ClientsRow) []string {
+	var out []string
+	for _, r := range rows {
+		if !slices.Contains(out, r.Transport) {
+			out = append(out, r.Transport)
+		}
+	}
+	return out
+}
+
+func clientsRowsOf(rows []results.ClientsRow, tr string) []results.ClientsRow {
+	var out []results.ClientsRow
+	for _, r := range rows {
+		if r.Transport == tr {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// clientsRow renders one N. A row that measured fewer clients than N says
+// so beside the count.
+func clientsRow(r results.ClientsRow) string {
+	n := fmt.Sprint(r.N)
+	if m := len(r.PerClientMbps); m != r.N {
+		n += fmt.Sprintf(" (%d measured)", m)
+	}
+	s := stats.SummarizeShares(r.PerClientMbps)
+	agg, spread, fair := dash, dash, dash
+	if s.N > 0 {
+		agg = num(s.Aggregate, precMbps)
+		spread = fmt.Sprintf("%s / %s / %s", num(s.PerClient.Min, precMbps), num(s.PerClient.Median, precMbps), num(s.PerClient.Max, precMbps))
+	}
+	if !math.IsNaN(s.Fairness) {
+		fair = num(s.Fairness, precFairness)
+	}
+	setup, teardown := dash, dash
+	if r.Timing != nil {
+		if r.Timing.SetupSec > 0 {
+			setup = num(r.Timing.SetupSec, precSeconds)
+		}
+		teardown = num(r.Timing.TeardownSec, precSeconds)
+	}
+	scpu, smem := roleCostCells(r.Server)
+	rcpu, rmem := roleCostCells(r.Relay)
+	return tableRow(n, agg, spread, fair, scpu, smem, rcpu, rmem, setup, teardown)
+}
+
+func roleCostCells(c *results.RoleCost) (cpu, mem string) {
+	if c == nil {
+		return dash, dash
+	}
+	cpu, mem = num(c.CPUSec, precCPU), dash
+	if c.PeakKB != nil {
+		mem = num(float64(*c.PeakKB)/1024, precMiB)
+	}
+	return cpu, mem
+}
+
+// clientsNotes says what the server's and the relay's figures hold, what
+// each added client costs in memory (the least-squares slope over the Ns
+// with a peak), and every failure and residue.
+func clientsNotes(rows []results.ClientsRow) string {
+	var b strings.Builder
+	for _, side := range []struct {
+		name string
+		cost func(results.ClientsRow) *results.RoleCost
+	}{
+		{"server", func(r results.ClientsRow) *results.RoleCost { return r.Server }},
+		{"relay", func(r results.ClientsRow) *results.RoleCost { return r.Relay }},
+	} {
+		var ns []int
+		var kb []float64
+		what, from := "", ""
+		for _, r := range rows {
+			if c := side.cost(r); c != nil && c.PeakKB != nil && r.Error == "" {
+				ns, kb = append(ns, r.N), append(kb, float64(*c.PeakKB))
+				what, from = c.What, c.PeakFrom
+			}
+		}
+		if what == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\nThe %s's figures are those of %s (peak memory: %s).", side.name, what, from)
+		if per := stats.PerAdded(ns, kb); !math.IsNaN(per) {
+			fmt.Fprintf(&b, " Memory per added client: %s MiB (the slope over %d client counts).", num(per/1024, 2), len(ns))
+		}
+		b.WriteString("\n")
+	}
+	list := false
+	for _, r := range rows {
+		list = list || len(r.Failed) > 0 || r.Error != "" || (r.Timing != nil && len(r.Timing.Residue) > 0)
+		for _, f := range r.Failed {
+			fmt.Fprintf(&b, "\n- N = %d: %s", r.N, f)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(&b, "\n- N = %d: failed: %s", r.N, r.Error)
+		}
+		if r.Timing != nil && len(r.Timing.Residue) > 0 {
+			fmt.Fprintf(&b, "\n- N = %d: teardown left %s", r.N, strings.Join(r.Timing.Residue, ", "))
+		}
+	}
+	if list {
+		b.WriteString("\n")
+	}
+	return b.String()
+}

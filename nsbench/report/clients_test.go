@@ -1,0 +1,90 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+func kb(x int64) *int64 { return &x }
+
+// The table's figures come from the clients' rates: the aggregate is
+// their sum, fairness Jain's index (one of four hogging → 0.250), memory
+// per added client the slope of the server's peaks; absent figures are
+// dashes, a stalled client is named and costs only its share.
+func TestClientsMarkdown(t *testing.T) {
+	c := &results.Clients{
+		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
+		Rows: []results.ClientsRow{
+			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900},
+				Timing: &results.ClientsTiming{SetupSec: 1.04, PathsSec: 0.5, TeardownSec: 0.31},
+				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 9.96, PeakKB: kb(8192), PeakFrom: "VmHWM sum"}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450},
+				Timing: &results.ClientsTiming{SetupSec: 1.5, TeardownSec: 0.4},
+				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 10, PeakKB: kb(9216), PeakFrom: "VmHWM sum"}},
+			{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{1000, 0, 0},
+				Failed: []string{"client4: iperf3: context deadline exceeded"},
+				Timing: &results.ClientsTiming{SetupSec: 2.5, TeardownSec: 0.5},
+				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 11, PeakKB: kb(11264), PeakFrom: "VmHWM sum"}},
+			{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "wireguard-go: handshake: timeout"},
+			{Transport: "tw", Label: "tw", N: 1, PerClientMbps: []float64{180},
+				Server: &results.RoleCost{What: "tw server start", CPUSec: 0.8, PeakKB: kb(39000), PeakFrom: "VmHWM sum"},
+				Relay:  &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.3, PeakKB: kb(120 * 1024), PeakFrom: "VmHWM sum"}},
+			{Transport: "tw", Label: "tw", N: 3, PerClientMbps: []float64{100, 100, 100},
+				Server: &results.RoleCost{What: "tw server start", CPUSec: 0.9, PeakKB: kb(40000), PeakFrom: "VmHWM sum"},
+				Relay:  &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.5, PeakKB: kb(130 * 1024), PeakFrom: "VmHWM sum"}},
+		},
+		Skipped: []results.Skipped{{Transport: "tw-old", Label: "SSH over Tunnel Whisperer", Reason: "many clients are not built for this transport yet"}},
+	}
+	md := string(ClientsMarkdown(c))
+	for _, want := range []string{
+		"| 1 | 900 | 900 / 900 / 900 | 1.000 | 10.0 | 8.0 | — | — | 1.0 | 0.3 |",
+		"| 2 | 900 | 450 / 450 / 450 | 1.000 | 10.0 | 9.0 | — | — | 1.5 | 0.4 |",
+		"| 4 (3 measured) | 1000 | 0 / 0 / 1000 | 0.333 | 11.0 | 11.0 | — | — | 2.5 | 0.5 |",
+		"- N = 4: client4: iperf3: context deadline exceeded",
+		// (8192, 9216, 11264) KiB against N (1, 2, 4): slope 1024 KiB.
+		"Memory per added client: 1.00 MiB (the slope over 3 client counts)",
+		"| 1 (0 measured) | — | — | — | — | — | — | — | — | — |",
+		"- N = 1: failed: wireguard-go: handshake: timeout",
+		"SSH over Tunnel Whisperer: skipped: many clients are not built for this transport yet",
+		"| 3 | 300 | 100 / 100 / 100 | 1.000 | 0.9 | 39.1 | 2.5 | 130.0 | — | — |",
+		// The relay's peaks 120 and 130 MiB at N 1 and 3: 5 MiB a client.
+		"The relay's figures are those of Caddy, Xray and sshd (peak memory: VmHWM sum). Memory per added client: 5.00 MiB",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Incomplete") {
+		t.Errorf("a complete sweep reported incomplete")
+	}
+}
+
+// One line per transport and panel where the rows measured it, a point
+// per N; a panel no row measured says so; the same document gives the
+// same bytes.
+func TestClientsChart(t *testing.T) {
+	c := &results.Clients{Counts: []int{1, 2, 4}, Rows: []results.ClientsRow{
+		{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}},
+		{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450}},
+		{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{400, 0, 0, 0}},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "boom"},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 2, PerClientMbps: []float64{100, 300}},
+	}}
+	svg := string(ClientsChart(c, Light))
+	// ssh: throughput and fairness; wireguard-go: the same; no memory.
+	if n := strings.Count(svg, "<polyline"); n != 4 {
+		t.Errorf("%d lines, want 4 (2 transports × throughput, fairness)", n)
+	}
+	// ssh 3 points × 2 panels, wireguard-go 1 point × 2 panels.
+	if n := strings.Count(svg, `class="point"`); n != 8 {
+		t.Errorf("%d points, want 8", n)
+	}
+	if !strings.Contains(svg, "not measured") || !strings.Contains(svg, "Pure SSH") || !strings.Contains(svg, "WireGuard") {
+		t.Errorf("chart lacks the empty memory panel's note or a legend entry:\n%s", svg)
+	}
+	if string(ClientsChart(c, Light)) != svg {
+		t.Error("the chart is not deterministic")
+	}
+}

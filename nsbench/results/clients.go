@@ -1,0 +1,84 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// ClientsFileName is the many-client sweep's document (run --clients)
+// inside the output directory.
+const ClientsFileName = "clients-results.json"
+
+// Clients is one many-client sweep (issue 34): per transport and client
+// count N, N client namespaces loaded at once through their own paths to
+// the one server.
+type Clients struct {
+	SchemaVersion int          `json:"schema_version"`
+	Env           Env          `json:"env"`
+	Counts        []int        `json:"counts"`       // the N asked for, in order
+	DurationSec   float64      `json:"duration_sec"` // of every client's iperf3 stream
+	Rows          []ClientsRow `json:"rows"`
+	Skipped       []Skipped    `json:"skipped,omitempty"`
+	Complete      bool         `json:"complete,omitempty"`
+	Incomplete    string       `json:"incomplete,omitempty"`
+}
+
+// ClientsRow is one transport at one N. A client whose stream failed is
+// absent from PerClientMbps and named in Failed: it costs its share, not
+// the row. Error, when set, is why nothing of the row was measured.
+type ClientsRow struct {
+	Transport     string         `json:"transport"`
+	Label         string         `json:"label"`
+	N             int            `json:"n"`
+	PerClientMbps []float64      `json:"per_client_mbps"`  // iperf3's received rate of each client measured, in client order
+	Failed        []string       `json:"failed,omitempty"` // "client3: iperf3: …"
+	Timing        *ClientsTiming `json:"timing,omitempty"`
+	Server        *RoleCost      `json:"server,omitempty"`
+	Relay         *RoleCost      `json:"relay,omitempty"` // tw's; absent for a transport without one
+	Error         string         `json:"error,omitempty"`
+}
+
+// ClientsTiming is how long the N clients took to set up and tear down.
+type ClientsTiming struct {
+	// SetupSec: the namespaces, cgroups, fixtures, iperf3 servers and
+	// every client's path, until the last client was ready.
+	SetupSec float64 `json:"setup_sec"`
+	// PathsSec is the transport's share of SetupSec: from the first
+	// client's path to the last one's ready.
+	PathsSec    float64 `json:"paths_sec"`
+	TeardownSec float64 `json:"teardown_sec"`
+	// Residue names what teardown left (it must be empty).
+	Residue []string `json:"residue,omitempty"`
+}
+
+// RoleCost is what a role's transport processes used while every client
+// was loaded: CPU-seconds over the measurement, and peak memory.
+type RoleCost struct {
+	What   string  `json:"what"` // "sshd and its sessions", "wireguard-go"
+	CPUSec float64 `json:"cpu_sec"`
+	// PeakKB is the transport leaf's memory.peak (since it was made), or
+	// where the kernel keeps none, the sum of its processes' VmHWM
+	// (PeakFrom says which); absent when neither could be read.
+	PeakKB   *int64 `json:"peak_kb,omitempty"`
+	PeakFrom string `json:"peak_from,omitempty"` // "memory.peak" or "VmHWM sum"
+}
+
+// WriteClients writes c atomically.
+func WriteClients(path string, c *Clients) error { return writeJSONAtomic(path, c) }
+
+// ReadClients loads a many-client document.
+func ReadClients(path string) (*Clients, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read clients results: %w", err)
+	}
+	var c Clients
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("parse clients results %s: %w", path, err)
+	}
+	if c.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("clients results %s: schema_version %d is newer than this twnsbench reads (%d)", path, c.SchemaVersion, SchemaVersion)
+	}
+	return &c, nil
+}
