@@ -25,7 +25,7 @@ var layers = [][]string{
 	{"testbed.go", "hostsbed.go"},
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go", "status.go", "builds.go", "provenance.go"},
+	{"options.go", "wanspec.go", "status.go", "builds.go", "provenance.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

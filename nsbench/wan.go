@@ -82,7 +82,11 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	method := plan.Impairment
 	if method == ImpairmentAuto {
 		method = ImpairmentUserspace
-		if ok, how := preflight.KernelFeature("netem"); ok {
+		if narrow := plan.narrowWAN(); narrow != "" {
+			// netem cannot make a narrow hop: the forwarder makes every
+			// profile, so all of them are measured the same way.
+			netemErr = fmt.Errorf("--wan %s: %w", narrow, impair.ErrNarrowNeedsUserspace)
+		} else if ok, how := preflight.KernelFeature("netem"); ok {
 			method = ImpairmentNetem
 		} else {
 			netemErr = errors.New(how)
@@ -131,6 +135,16 @@ func (w *wanRun) prove(ctx context.Context, tb *testbed) error {
 		w.logf("%s %s through %s: set and cleared in %.0f ms", name, c, imp.Method(), float64(time.Since(t0))/1e6)
 	}
 	return nil
+}
+
+// narrowWAN is the first profile with a narrow hop, "" when none has one.
+func (p *Plan) narrowWAN() string {
+	for _, w := range p.WANs {
+		if w.Narrow.MTU > 0 {
+			return w.String()
+		}
+	}
+	return ""
 }
 
 func netemTargets(tb *testbed) []impair.Target {

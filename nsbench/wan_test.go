@@ -10,10 +10,13 @@ import (
 // what each form becomes for the impairment.
 func TestParseWANGrammar(t *testing.T) {
 	for in, want := range map[string]string{
-		" 30ms:0.1% ":    "WAN (30 ms RTT, 0.1 % loss)",
-		"0.5ms:0.01%":    "WAN (0.5 ms RTT, 0.01 % loss)",
-		"100ms:0%":       "WAN (100 ms RTT, no loss)",
-		"10000ms:99.99%": "WAN (10000 ms RTT, 99.99 % loss)",
+		" 30ms:0.1% ":                  "WAN (30 ms RTT, 0.1 % loss)",
+		"0.5ms:0.01%":                  "WAN (0.5 ms RTT, 0.01 % loss)",
+		"100ms:0%":                     "WAN (100 ms RTT, no loss)",
+		"10000ms:99.99%":               "WAN (10000 ms RTT, 99.99 % loss)",
+		"0ms:0%:mtu=1280":              "WAN (0 ms RTT, no loss, MTU 1280)",
+		"0ms:0%:mtu=1280:icmp=drop":    "WAN (0 ms RTT, no loss, MTU 1280, ICMP dropped)",
+		"30ms:0.1%:icmp=send:mtu=1400": "WAN (30 ms RTT, 0.1 % loss, MTU 1400)",
 	} {
 		w, err := ParseWAN(in)
 		if err != nil || w == nil {
@@ -30,7 +33,9 @@ func TestParseWANGrammar(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"30 ms:0.1%", "30ms: 0.1%", "30ms:0.1", "30:0.1%", "30ms:.1%", "30ms:1e-3%", "30s:0.1%",
-		"30ms:0.1%:x", "ms:0.1%", "-30ms:0.1%", "on"} {
+		"30ms:0.1%:x", "ms:0.1%", "-30ms:0.1%", "on",
+		"0ms:0%:mtu=1500", "0ms:0%:mtu=100", "0ms:0%:mtu=x", "0ms:0%:icmp=drop", "0ms:0%:mtu=1280:icmp=maybe",
+		"0ms:0%:mtu=1280:mtu=1300"} {
 		if w, err := ParseWAN(in); err == nil {
 			t.Errorf("ParseWAN(%q) = %+v, want an error", in, w)
 		}
@@ -116,6 +121,23 @@ func TestWANProfiles(t *testing.T) {
 		o.WAN = bad
 		if _, err := NewPlan(o, []string{"ssh"}); err == nil || !strings.Contains(err.Error(), "--wan") {
 			t.Errorf("%q: %v, want a --wan error", bad, err)
+		}
+	}
+}
+
+// A narrow hop needs the forwarder: --impairment netem with mtu= is
+// refused before anything is made; auto and userspace take it.
+func TestNarrowHopNeedsUserspace(t *testing.T) {
+	for _, tc := range []struct {
+		impairment string
+		ok         bool
+	}{{ImpairmentNetem, false}, {ImpairmentAuto, true}, {ImpairmentUserspace, true}} {
+		o := Quick()
+		o.Transports = []string{"ssh"}
+		o.WAN, o.Impairment = []string{"0ms:0%:mtu=1280:icmp=drop"}, tc.impairment
+		_, err := NewPlan(o, []string{"ssh"})
+		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "needs the userspace impairment") {
+			t.Errorf("--impairment %s: %v, want ok %v", tc.impairment, err, tc.ok)
 		}
 	}
 }
