@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -158,6 +159,8 @@ func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 	cond := wan.cond
 	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
 		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
+	}, func(t string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
+		return narrowEvidence(c.rec.doc, t, cond.Name, hop)
 	})
 	for _, d := range out.Diagnostics {
 		c.rec.diagnostic(d)

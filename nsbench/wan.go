@@ -39,7 +39,10 @@ type wanRun struct {
 	imp    impair.Impairment
 	probe  *impair.Probe // the RTT target and the loss probe's two ends
 	client *role.Role    // where the probes are sent from
-	logf   Logf
+	// roles are every role, whose learnt path MTUs a narrow hop's block
+	// flushes before and after it.
+	roles []*role.Role
+	logf  Logf
 }
 
 // impaired returns the impairment of the condition named name, if it is an
@@ -66,6 +69,9 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	}
 	client := tb.role(topology.Client)
 	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf}
+	for _, name := range tb.topo.Spec.Roles {
+		w.roles = append(w.roles, tb.role(name))
+	}
 	rec.setup.seed(seed)
 	for _, p := range plan.WANs {
 		w.conds[p.Name] = p.Condition(seed)
@@ -235,4 +241,32 @@ func (w *wanRun) hasJitter() bool {
 		}
 	}
 	return false
+}
+
+// narrowCounts reads the narrow hop's cumulative counts when the condition
+// named cond has one; ok is false without one (or without an answer).
+func (w *wanRun) narrowCounts(ctx context.Context, cond string) (n impair.NarrowCounts, ok bool) {
+	c, impaired := w.impaired(cond)
+	if !impaired || c.Narrow.MTU == 0 {
+		return n, false
+	}
+	np, can := w.imp.(impair.NarrowPath)
+	if !can {
+		return n, false
+	}
+	n, err := np.Narrow(ctx)
+	return n, err == nil
+}
+
+// flushPMTU forgets the path MTUs every role's kernel learnt (from the
+// narrow hop's ICMP): they last 10 minutes, and would carry one block's
+// narrow path into the next block's cells.
+func (w *wanRun) flushPMTU() error {
+	var errs []error
+	for _, r := range w.roles {
+		if err := r.WriteFile("/proc/sys/net/ipv4/route/flush", []byte("1\n"), 0); err != nil {
+			errs = append(errs, fmt.Errorf("flush the path MTUs of %s: %w", r.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // BENCH_WAN's grammar beyond TestParseWAN: spacing, case, precision, and
@@ -139,5 +142,34 @@ func TestNarrowHopNeedsUserspace(t *testing.T) {
 		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "needs the userspace impairment") {
 			t.Errorf("--impairment %s: %v, want ok %v", tc.impairment, err, tc.ok)
 		}
+	}
+}
+
+// The narrow hop's verdict per row from a document: its bulk samples'
+// counts (others' and other conditions' not), its stalls.
+func TestNarrowEvidenceFromDocument(t *testing.T) {
+	hop := impair.NarrowHop{MTU: 1280}
+	doc := &results.Document{
+		Samples: []results.Sample{
+			{Transport: "ssh", Condition: "wan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 2, extraNarrowICMPSent: 2}},
+			{Transport: "ssh", Condition: "wan", Instrument: "scp", Extra: map[string]float64{extraNarrowTooBig: 1, extraNarrowICMPSent: 1}},
+			{Transport: "ssh", Condition: "wan", Instrument: "tcp_rr", Extra: map[string]float64{extraNarrowTooBig: 50}},
+			{Transport: "ssh", Condition: "lan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 70}},
+			{Transport: "wireguard-go", Condition: "wan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 9, extraNarrowICMPSent: 9}},
+		},
+		Failures: []results.Failure{{Transport: "wireguard-go", Condition: "wan", Instrument: "scp", Error: "scp: no result 10 s after 64 MiB"}},
+	}
+	e, stall := narrowEvidence(doc, "ssh", "wan", hop)
+	if e.Completed != 2 || e.Stalled != 0 || e.Counts.TooBig != 3 || e.Counts.ICMPSent != 3 || stall != "" {
+		t.Errorf("ssh: %+v %q, want 2 completed, 3 too big, 3 ICMP, no stall", e, stall)
+	}
+	if r := narrowRecord(e, stall, nil); r.Verdict != "survives" || r.How != impair.NarrowPMTUD || r.Row.TooBig != 3 || r.Block != nil {
+		t.Errorf("ssh: record %+v", r)
+	}
+	e, stall = narrowEvidence(doc, "wireguard-go", "wan", hop)
+	r := narrowRecord(e, stall, &impair.NarrowCounts{TooBig: 40, ICMPSent: 40, MaxPassed: 1280})
+	if r.Verdict != "black hole" || r.How != impair.NarrowStall || r.BulkStalled != 1 || r.Stall != "scp: scp: no result 10 s after 64 MiB" ||
+		r.Block == nil || r.Block.MaxPassed != 1280 {
+		t.Errorf("wireguard-go: record %+v", r)
 	}
 }

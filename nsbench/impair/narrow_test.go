@@ -179,3 +179,32 @@ func TestNarrowHopICMP(t *testing.T) {
 	}
 	flush()
 }
+
+// TestJudgeNarrow: known evidence, known verdict.
+func TestJudgeNarrow(t *testing.T) {
+	hop := NarrowHop{MTU: 1280}
+	hole := NarrowHop{MTU: 1280, DropICMP: true}
+	for _, tc := range []struct {
+		name string
+		e    NarrowEvidence
+		want NarrowVerdict
+	}{
+		{"nothing ran", NarrowEvidence{Hop: hop}, NarrowVerdict{How: NarrowUnmeasured}},
+		{"one stall of three is a black hole, whatever got through",
+			NarrowEvidence{Hop: hop, Completed: 2, Stalled: 1, Counts: NarrowCounts{TooBig: 3, ICMPSent: 3}}, NarrowVerdict{How: NarrowStall}},
+		{"the ICMP was dropped and it stalled", NarrowEvidence{Hop: hole, Stalled: 2, Counts: NarrowCounts{TooBig: 40}}, NarrowVerdict{How: NarrowStall}},
+		{"too big, told, went on", NarrowEvidence{Hop: hop, Completed: 2, Counts: NarrowCounts{TooBig: 4, ICMPSent: 4, MaxPassed: 1280}},
+			NarrowVerdict{Survives: true, How: NarrowPMTUD}},
+		{"never too big: own MTU fits", NarrowEvidence{Hop: hole, Completed: 2, Counts: NarrowCounts{MaxPassed: 1240}},
+			NarrowVerdict{Survives: true, How: NarrowFits}},
+		{"fragmented", NarrowEvidence{Hop: hole, Completed: 1, Counts: NarrowCounts{Fragmented: 900, MaxPassed: 1280}},
+			NarrowVerdict{Survives: true, How: NarrowFragmentation}},
+		{"too big, not told, went on anyway", NarrowEvidence{Hop: hole, Completed: 2, Counts: NarrowCounts{TooBig: 7}},
+			NarrowVerdict{Survives: true, How: NarrowNoICMP}},
+	} {
+		got := JudgeNarrow(tc.e)
+		if got != tc.want || got.BlackHole() != (tc.want.How == NarrowStall) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -398,10 +398,7 @@ type Verification struct {
 	Lost           uint64   `json:"lost"`
 	CounterLossPct *float64 `json:"counter_loss_pct,omitempty"`
 	LossJudged     bool     `json:"loss_judged"`
-	// With jitter: the RTT's interquartile range the jitter makes, and the
-	// probes'.
-	ExpectedRTTIQRMs *float64 `json:"expected_rtt_iqr_ms,omitempty"`
-	MeasuredRTTIQRMs *float64 `json:"measured_rtt_iqr_ms,omitempty"`
+	RTTSpread
 	// With a rate cap: the cap, and the bulk TCP goodput through it (the
 	// median of the cell's iperf3 1-stream samples).
 	ConfiguredRateBps uint64   `json:"configured_rate_bps,omitempty"`
@@ -411,6 +408,16 @@ type Verification struct {
 	// SharedWith are the transports interleaved in the same block: the
 	// RTT probe and the loss counters span their cells too.
 	SharedWith []string `json:"shared_with,omitempty"`
+	// Narrow is the verdict at a narrow hop (a --wan with mtu=); nil
+	// without one.
+	Narrow *NarrowPath `json:"narrow_path,omitempty"`
+}
+
+// RTTSpread is, with jitter, the RTT's interquartile range the jitter
+// makes, and the probes'.
+type RTTSpread struct {
+	ExpectedRTTIQRMs *float64 `json:"expected_rtt_iqr_ms,omitempty"`
+	MeasuredRTTIQRMs *float64 `json:"measured_rtt_iqr_ms,omitempty"`
 }
 
 // Skipped is a transport that could not run, with the reason the report shows.
