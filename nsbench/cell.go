@@ -61,7 +61,11 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	}()
 	for _, rw := range b.rows {
 		c.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
-		path, err := c.bringUp(ctx, rw, cond, 1)
+		var path *transport.Path
+		err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() (err error) {
+			path, err = c.bringUp(ctx, rw, cond, 1)
+			return err
+		})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -90,7 +94,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	}
 	jobs := map[*row]*instrument.Job{}
 	for _, rw := range live {
-		if err := c.warmUp(ctx, rw, cond); err != nil {
+		if err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, cond) }); err != nil {
 			return err
 		}
 		jobs[rw] = c.tb.job(rw.path.Target)
@@ -160,7 +164,9 @@ func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
 		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
 	}, func(t string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
-		return narrowEvidence(c.rec.doc, t, cond.Name, hop)
+		e, stall := narrowEvidence(c.rec.doc, t, cond.Name, hop)
+		e.Counts = e.Counts.Add(c.wan.setUpCounts(t, cond.Name))
+		return e, stall
 	})
 	for _, d := range out.Diagnostics {
 		c.rec.diagnostic(d)

@@ -42,6 +42,10 @@ type wanRun struct {
 	// roles are every role, whose learnt path MTUs a narrow hop's block
 	// flushes before and after it.
 	roles []*role.Role
+	// setUp is the narrow hop's counts over each row's set-up and
+	// warm-up under a narrow condition, by "transport/condition": a
+	// tunnel usually meets the hop there first (and learns its MTU).
+	setUp map[string]impair.NarrowCounts
 	logf  Logf
 }
 
@@ -68,7 +72,8 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 		seed = *plan.Seed
 	}
 	client := tb.role(topology.Client)
-	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf}
+	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf,
+		setUp: map[string]impair.NarrowCounts{}}
 	for _, name := range tb.topo.Spec.Roles {
 		w.roles = append(w.roles, tb.role(name))
 	}
@@ -269,4 +274,26 @@ func (w *wanRun) flushPMTU() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// narrowSpan runs f, a row's set-up or warm-up under cond, and adds the
+// narrow hop's counts over it to the row's setUp counts (rows are set up
+// and warmed up one at a time, so the counts are the row's own).
+func (w *wanRun) narrowSpan(ctx context.Context, cond, transport string, f func() error) error {
+	before, ok := w.narrowCounts(ctx, cond)
+	err := f()
+	if after, ok2 := w.narrowCounts(ctx, cond); ok && ok2 {
+		key := transport + "/" + cond
+		w.setUp[key] = w.setUp[key].Add(after.Sub(before))
+	}
+	return err
+}
+
+// setUpCounts is the narrow hop's counts over transport's set-up and
+// warm-up under cond.
+func (w *wanRun) setUpCounts(transport, cond string) impair.NarrowCounts {
+	if w == nil {
+		return impair.NarrowCounts{}
+	}
+	return w.setUp[transport+"/"+cond]
 }

@@ -9,8 +9,9 @@ type NarrowEvidence struct {
 	// Completed and Stalled count the cell's bulk transfers (iperf3, scp)
 	// that gave a result, and those that gave none within their bound.
 	Completed, Stalled int
-	// Counts are the narrow hop's counts over the completed transfers
-	// (the frames too big, the ICMP sent, the packets fragmented).
+	// Counts are the narrow hop's counts over the transport's own traffic
+	// that got through: its set-up, warm-up and completed transfers (the
+	// frames too big, the ICMP sent, the packets fragmented).
 	Counts NarrowCounts
 }
 

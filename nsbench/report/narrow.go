@@ -25,12 +25,13 @@ func writeNarrowPath(w *writer, doc *results.Document, label func(string) string
 		"segments' length). An IPv4 packet over it with DF set is dropped and answered with ICMP \"fragmentation needed\" " +
 		"carrying the MTU, as a router would, unless the condition drops that ICMP (a PMTU black hole); one without DF is " +
 		"fragmented. A transport is a **black hole** when any of its bulk transfers (iperf3, scp) gave no result within its " +
-		"bound; otherwise it **survives**, and how is read from the hop's counts over its completed transfers: nothing was too " +
+		"bound; otherwise it **survives**, and how is read from the hop's counts over its own traffic (its path's set-up, its warm-up and its completed " +
+		"transfers): nothing was too " +
 		"big (its own MTU or MSS clamping fits), it was told by ICMP and went on smaller (PMTU discovery), its packets were " +
 		"fragmented, or it went on although nothing told it (packetization-layer probing). The block's counts span every " +
 		"transport interleaved in it, and hold the drops of a stalled transfer.")
 	header := []string{"Transport", "Condition", "Narrow hop", "Verdict", "Bulk transfers completed / stalled",
-		"iperf3 1-stream (Gbit/s)", "Its transfers: too big / ICMP sent / fragmented",
+		"iperf3 1-stream (Gbit/s)", "Its traffic: too big / ICMP sent / fragmented",
 		"Block: too big / ICMP sent / largest packet passed (B)", "Stall"}
 	lines := []string{tableRow(header...), separatorRow(len(header))}
 	for _, r := range rows {

@@ -15,8 +15,9 @@ type NarrowPath struct {
 	BulkCompleted int    `json:"bulk_completed"`
 	BulkStalled   int    `json:"bulk_stalled"`
 	Stall         string `json:"stall,omitempty"`
-	// Row is the hop's counts over this transport's completed bulk
-	// samples; Block over the whole WAN block (shared with the
+	// Row is the hop's counts over this transport's own traffic: its
+	// path's set-up, its warm-up and its completed bulk samples; Block
+	// over the whole WAN block (shared with the
 	// transports in Verification.SharedWith), which is where a stall's
 	// drops show.
 	Row   NarrowCounts  `json:"row"`
