@@ -71,6 +71,11 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 				return ctx.Err()
 			}
 			c.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
+			if wan != nil {
+				if v, ok := wan.setUpStalled(rw.t.Name(), err); ok {
+					c.rec.verification(v)
+				}
+			}
 			c.dropPlanned(rw.t, cond)
 			c.memory.rowDone(rw)
 			if err := c.rec.save(); err != nil {

@@ -1,6 +1,7 @@
 package nsbench
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,24 @@ func TestNarrowEvidenceFromDocument(t *testing.T) {
 	if r.Verdict != "black hole" || r.How != impair.NarrowStall || r.BulkStalled != 1 || r.Stall != "scp: scp: no result 10 s after 64 MiB" ||
 		r.Block == nil || r.Block.MaxPassed != 1280 {
 		t.Errorf("wireguard-go: record %+v", r)
+	}
+}
+
+// A row whose path cannot come up under a narrow hop is a black hole, its
+// set-up's error the stall; without a narrow hop there is no record.
+func TestNarrowSetUpStalled(t *testing.T) {
+	w := &wanRun{conds: map[string]impair.Condition{
+		"wan1": {Narrow: impair.NarrowHop{MTU: 1280, DropICMP: true}}, "wan2": {RTT: 30e6}},
+		imp: impair.NewUserspace(impair.UserspaceConfig{}), logf: t.Logf,
+		setUp: map[string]impair.NarrowCounts{"ssh/wan1": {TooBig: 14}}}
+	c := &wanCell{w: w, cond: results.Condition{Name: "wan1"}}
+	v, ok := c.setUpStalled("ssh", errors.New("no SSH exchange through the path"))
+	if !ok || v.Narrow == nil || v.Narrow.Verdict != "black hole" || v.Narrow.Row.TooBig != 14 ||
+		v.Narrow.Stall != "set-up: no SSH exchange through the path" || v.Transport != "ssh" {
+		t.Errorf("%v %+v %+v", ok, v, v.Narrow)
+	}
+	c.cond.Name = "wan2"
+	if _, ok := c.setUpStalled("ssh", errors.New("x")); ok {
+		t.Error("a record without a narrow hop")
 	}
 }

@@ -83,3 +83,23 @@ func narrowRecord(e impair.NarrowEvidence, stall string, block *impair.NarrowCou
 func resultCounts(c impair.NarrowCounts) results.NarrowCounts {
 	return results.NarrowCounts{TooBig: c.TooBig, ICMPSent: c.ICMPSent, Fragmented: c.Fragmented, MaxPassed: c.MaxPassed}
 }
+
+// setUpStalled is the verification record of a row whose path could not
+// be set up under a narrow hop (an SSH key exchange whose packets the hop
+// drops never ends): a black hole, with the set-up's error as its stall
+// and the hop's counts over the attempt. ok is false when c's condition
+// has no narrow hop.
+func (c *wanCell) setUpStalled(transport string, err error) (v results.Verification, ok bool) {
+	cc := c.w.conds[c.cond.Name]
+	if cc.Narrow.MTU == 0 {
+		return v, false
+	}
+	e := impair.NarrowEvidence{Hop: cc.Narrow, Stalled: 1, Counts: c.w.setUpCounts(transport, c.cond.Name)}
+	v = results.Verification{Transport: transport, Condition: c.cond.Name, Method: c.w.imp.Method(),
+		ConfiguredRTTMs: durationMs(cc.RTT), ConfiguredLossPct: cc.LossPct, OK: true,
+		Note:   "the path could not be set up under the narrow hop: nothing else was measured",
+		Narrow: narrowRecord(e, "set-up: "+err.Error(), nil)}
+	c.w.logf("%s / %s: narrow path (MTU %d): %s (%s): its set-up stalled; too big %d, ICMP sent %d",
+		transport, c.cond.Name, cc.Narrow.MTU, v.Narrow.Verdict, v.Narrow.How, e.Counts.TooBig, e.Counts.ICMPSent)
+	return v, true
+}
