@@ -44,7 +44,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	tunnel := tunnelMeter(path)
 	tunnelBefore, terr := tunnel()
 	synBefore, serr := synRetrans(ctx, c.tb.view.Roles)
-	narrowBefore, narrowed := c.wan.narrowCounts(ctx, cond.Name)
+	narrowBefore, narrowed := c.wan.narrowStart(ctx, cond.Name)
 	before, err := c.tb.sampler.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)

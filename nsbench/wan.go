@@ -263,6 +263,22 @@ func (w *wanRun) narrowCounts(ctx context.Context, cond string) (n impair.Narrow
 	return n, err == nil
 }
 
+// narrowStart begins a row's span under cond's narrow hop (its set-up,
+// warm-up or one sample): it flushes the path MTUs every role has learnt,
+// so that the row meets the hop itself rather than inheriting what another
+// row's traffic taught the shared namespaces (rows of a block share the
+// client's and the server's), and returns the hop's counts. ok is false
+// without a narrow hop.
+func (w *wanRun) narrowStart(ctx context.Context, cond string) (impair.NarrowCounts, bool) {
+	if _, ok := w.narrowCounts(ctx, cond); !ok {
+		return impair.NarrowCounts{}, false
+	}
+	if err := w.flushPMTU(); err != nil {
+		w.logf("%s: %v", cond, err)
+	}
+	return w.narrowCounts(ctx, cond)
+}
+
 // flushPMTU forgets the path MTUs every role's kernel learnt (from the
 // narrow hop's ICMP): they last 10 minutes, and would carry one block's
 // narrow path into the next block's cells.
@@ -280,7 +296,7 @@ func (w *wanRun) flushPMTU() error {
 // narrow hop's counts over it to the row's setUp counts (rows are set up
 // and warmed up one at a time, so the counts are the row's own).
 func (w *wanRun) narrowSpan(ctx context.Context, cond, transport string, f func() error) error {
-	before, ok := w.narrowCounts(ctx, cond)
+	before, ok := w.narrowStart(ctx, cond)
 	err := f()
 	if after, ok2 := w.narrowCounts(ctx, cond); ok && ok2 {
 		key := transport + "/" + cond
