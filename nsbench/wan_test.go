@@ -169,7 +169,7 @@ func TestNarrowEvidenceFromDocument(t *testing.T) {
 	}
 	e, stall = narrowEvidence(doc, "wireguard-go", "wan", hop)
 	r := narrowRecord(e, stall, &impair.NarrowCounts{TooBig: 40, ICMPSent: 40, MaxPassed: 1280})
-	if r.Verdict != "black hole" || r.How != impair.NarrowStall || r.BulkStalled != 1 || r.Stall != "scp: scp: no result 10 s after 64 MiB" ||
+	if r.Verdict != "black hole" || r.How != impair.NarrowStall || r.BulkStalled != 1 || r.Stall != "scp: no result 10 s after 64 MiB" ||
 		r.Block == nil || r.Block.MaxPassed != 1280 {
 		t.Errorf("wireguard-go: record %+v", r)
 	}

@@ -54,7 +54,10 @@ func narrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 		}
 		e.Stalled++
 		if stall == "" {
-			stall = f.Instrument + ": " + f.Error
+			stall = f.Error
+			if !strings.HasPrefix(stall, f.Instrument+":") {
+				stall = f.Instrument + ": " + stall
+			}
 		}
 	}
 	return e, stall
