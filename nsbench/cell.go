@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -60,12 +61,21 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	}()
 	for _, rw := range b.rows {
 		c.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
-		path, err := c.bringUp(ctx, rw, cond, 1)
+		var path *transport.Path
+		err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() (err error) {
+			path, err = c.bringUp(ctx, rw, cond, 1)
+			return err
+		})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			c.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
+			if wan != nil {
+				if v, ok := wan.setUpStalled(rw.t.Name(), err); ok {
+					c.rec.verification(v)
+				}
+			}
 			c.dropPlanned(rw.t, cond)
 			c.memory.rowDone(rw)
 			if err := c.rec.save(); err != nil {
@@ -89,7 +99,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	}
 	jobs := map[*row]*instrument.Job{}
 	for _, rw := range live {
-		if err := c.warmUp(ctx, rw, cond); err != nil {
+		if err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, cond) }); err != nil {
 			return err
 		}
 		jobs[rw] = c.tb.job(rw.path.Target)
@@ -158,6 +168,10 @@ func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 	cond := wan.cond
 	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
 		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
+	}, func(t string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
+		e, stall := narrowEvidence(c.rec.doc, t, cond.Name, hop)
+		e.Counts = e.Counts.Add(c.wan.setUpCounts(t, cond.Name))
+		return e, stall
 	})
 	for _, d := range out.Diagnostics {
 		c.rec.diagnostic(d)

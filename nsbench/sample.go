@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
@@ -43,6 +44,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	tunnel := tunnelMeter(path)
 	tunnelBefore, terr := tunnel()
 	synBefore, serr := synRetrans(ctx, c.tb.view.Roles)
+	narrowBefore, narrowed := c.wan.narrowStart(ctx, cond.Name)
 	before, err := c.tb.sampler.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)
@@ -92,11 +94,15 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 		Noise:           noiseOf(d),
 		Method:          m.Method,
 	}
-	for key, v := range map[string]float64{
+	extras := map[string]float64{
 		"server_idle_wait_sec": quiet.Idle.Seconds(),
 		"queue_drain_wait_sec": quiet.Drain.Seconds(),
 		"syn_retransmits":      float64(handshakes),
-	} {
+	}
+	if narrowAfter, ok := c.wan.narrowCounts(ctx, cond.Name); narrowed && ok {
+		maps.Copy(extras, narrowExtras(narrowBefore, narrowAfter))
+	}
+	for key, v := range extras {
 		if v > 0 {
 			if s.Extra == nil {
 				s.Extra = map[string]float64{}

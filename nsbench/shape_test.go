@@ -19,13 +19,13 @@ import (
 var layers = [][]string{
 	{"run.go", "selfcheck.go", "clean.go", "reports.go", "agent.go"},
 	{"cell.go", "sample.go", "fault.go", "paired.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks)
-	{"wancell.go"},
+	{"wancell.go", "wannarrow.go"},
 	{"wan.go", "memory.go"},
 	{"schedule.go", "progress.go", "progress_times.go"},
 	{"testbed.go", "hostsbed.go"},
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go", "network.go", "status.go", "builds.go", "provenance.go"},
+	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

@@ -39,7 +39,14 @@ type wanRun struct {
 	imp    impair.Impairment
 	probe  *impair.Probe // the RTT target and the loss probe's two ends
 	client *role.Role    // where the probes are sent from
-	logf   Logf
+	// roles are every role, whose learnt path MTUs a narrow hop's block
+	// flushes before and after it.
+	roles []*role.Role
+	// setUp is the narrow hop's counts over each row's set-up and
+	// warm-up under a narrow condition, by "transport/condition": a
+	// tunnel usually meets the hop there first (and learns its MTU).
+	setUp map[string]impair.NarrowCounts
+	logf  Logf
 }
 
 // impaired returns the impairment of the condition named name, if it is an
@@ -65,7 +72,11 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 		seed = *plan.Seed
 	}
 	client := tb.role(topology.Client)
-	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf}
+	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf,
+		setUp: map[string]impair.NarrowCounts{}}
+	for _, name := range tb.topo.Spec.Roles {
+		w.roles = append(w.roles, tb.role(name))
+	}
 	rec.setup.seed(seed)
 	for _, p := range plan.WANs {
 		w.conds[p.Name] = p.Condition(seed)
@@ -82,7 +93,11 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	method := plan.Impairment
 	if method == ImpairmentAuto {
 		method = ImpairmentUserspace
-		if ok, how := preflight.KernelFeature("netem"); ok {
+		if narrow := plan.narrowWAN(); narrow != "" {
+			// netem cannot make a narrow hop: the forwarder makes every
+			// profile, so all of them are measured the same way.
+			netemErr = fmt.Errorf("--wan %s: %w", narrow, impair.ErrNarrowNeedsUserspace)
+		} else if ok, how := preflight.KernelFeature("netem"); ok {
 			method = ImpairmentNetem
 		} else {
 			netemErr = errors.New(how)
@@ -131,6 +146,16 @@ func (w *wanRun) prove(ctx context.Context, tb *testbed) error {
 		w.logf("%s %s through %s: set and cleared in %.0f ms", name, c, imp.Method(), float64(time.Since(t0))/1e6)
 	}
 	return nil
+}
+
+// narrowWAN is the first profile with a narrow hop, "" when none has one.
+func (p *Plan) narrowWAN() string {
+	for _, w := range p.WANs {
+		if w.Narrow.MTU > 0 {
+			return w.String()
+		}
+	}
+	return ""
 }
 
 func netemTargets(tb *testbed) []impair.Target {
@@ -221,4 +246,70 @@ func (w *wanRun) hasJitter() bool {
 		}
 	}
 	return false
+}
+
+// narrowCounts reads the narrow hop's cumulative counts when the condition
+// named cond has one; ok is false without one (or without an answer).
+func (w *wanRun) narrowCounts(ctx context.Context, cond string) (n impair.NarrowCounts, ok bool) {
+	c, impaired := w.impaired(cond)
+	if !impaired || c.Narrow.MTU == 0 {
+		return n, false
+	}
+	np, can := w.imp.(impair.NarrowPath)
+	if !can {
+		return n, false
+	}
+	n, err := np.Narrow(ctx)
+	return n, err == nil
+}
+
+// narrowStart begins a row's span under cond's narrow hop (its set-up,
+// warm-up or one sample): it flushes the path MTUs every role has learnt,
+// so that the row meets the hop itself rather than inheriting what another
+// row's traffic taught the shared namespaces (rows of a block share the
+// client's and the server's), and returns the hop's counts. ok is false
+// without a narrow hop.
+func (w *wanRun) narrowStart(ctx context.Context, cond string) (impair.NarrowCounts, bool) {
+	if _, ok := w.narrowCounts(ctx, cond); !ok {
+		return impair.NarrowCounts{}, false
+	}
+	if err := w.flushPMTU(); err != nil {
+		w.logf("%s: %v", cond, err)
+	}
+	return w.narrowCounts(ctx, cond)
+}
+
+// flushPMTU forgets the path MTUs every role's kernel learnt (from the
+// narrow hop's ICMP): they last 10 minutes, and would carry one block's
+// narrow path into the next block's cells.
+func (w *wanRun) flushPMTU() error {
+	var errs []error
+	for _, r := range w.roles {
+		if err := r.WriteFile("/proc/sys/net/ipv4/route/flush", []byte("1\n"), 0); err != nil {
+			errs = append(errs, fmt.Errorf("flush the path MTUs of %s: %w", r.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// narrowSpan runs f, a row's set-up or warm-up under cond, and adds the
+// narrow hop's counts over it to the row's setUp counts (rows are set up
+// and warmed up one at a time, so the counts are the row's own).
+func (w *wanRun) narrowSpan(ctx context.Context, cond, transport string, f func() error) error {
+	before, ok := w.narrowStart(ctx, cond)
+	err := f()
+	if after, ok2 := w.narrowCounts(ctx, cond); ok && ok2 {
+		key := transport + "/" + cond
+		w.setUp[key] = w.setUp[key].Add(after.Sub(before))
+	}
+	return err
+}
+
+// setUpCounts is the narrow hop's counts over transport's set-up and
+// warm-up under cond.
+func (w *wanRun) setUpCounts(transport, cond string) impair.NarrowCounts {
+	if w == nil {
+		return impair.NarrowCounts{}
+	}
+	return w.setUp[transport+"/"+cond]
 }

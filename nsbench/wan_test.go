@@ -1,19 +1,26 @@
 package nsbench
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // BENCH_WAN's grammar beyond TestParseWAN: spacing, case, precision, and
 // what each form becomes for the impairment.
 func TestParseWANGrammar(t *testing.T) {
 	for in, want := range map[string]string{
-		" 30ms:0.1% ":    "WAN (30 ms RTT, 0.1 % loss)",
-		"0.5ms:0.01%":    "WAN (0.5 ms RTT, 0.01 % loss)",
-		"100ms:0%":       "WAN (100 ms RTT, no loss)",
-		"10000ms:99.99%": "WAN (10000 ms RTT, 99.99 % loss)",
+		" 30ms:0.1% ":                  "WAN (30 ms RTT, 0.1 % loss)",
+		"0.5ms:0.01%":                  "WAN (0.5 ms RTT, 0.01 % loss)",
+		"100ms:0%":                     "WAN (100 ms RTT, no loss)",
+		"10000ms:99.99%":               "WAN (10000 ms RTT, 99.99 % loss)",
+		"0ms:0%:mtu=1280":              "WAN (0 ms RTT, no loss, MTU 1280)",
+		"0ms:0%:mtu=1280:icmp=drop":    "WAN (0 ms RTT, no loss, MTU 1280, ICMP dropped)",
+		"30ms:0.1%:icmp=send:mtu=1400": "WAN (30 ms RTT, 0.1 % loss, MTU 1400)",
 	} {
 		w, err := ParseWAN(in)
 		if err != nil || w == nil {
@@ -30,7 +37,9 @@ func TestParseWANGrammar(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"30 ms:0.1%", "30ms: 0.1%", "30ms:0.1", "30:0.1%", "30ms:.1%", "30ms:1e-3%", "30s:0.1%",
-		"30ms:0.1%:x", "ms:0.1%", "-30ms:0.1%", "on"} {
+		"30ms:0.1%:x", "ms:0.1%", "-30ms:0.1%", "on",
+		"0ms:0%:mtu=1500", "0ms:0%:mtu=100", "0ms:0%:mtu=x", "0ms:0%:icmp=drop", "0ms:0%:mtu=1280:icmp=maybe",
+		"0ms:0%:mtu=1280:mtu=1300"} {
 		if w, err := ParseWAN(in); err == nil {
 			t.Errorf("ParseWAN(%q) = %+v, want an error", in, w)
 		}
@@ -117,5 +126,70 @@ func TestWANProfiles(t *testing.T) {
 		if _, err := NewPlan(o, []string{"ssh"}); err == nil || !strings.Contains(err.Error(), "--wan") {
 			t.Errorf("%q: %v, want a --wan error", bad, err)
 		}
+	}
+}
+
+// A narrow hop needs the forwarder: --impairment netem with mtu= is
+// refused before anything is made; auto and userspace take it.
+func TestNarrowHopNeedsUserspace(t *testing.T) {
+	for _, tc := range []struct {
+		impairment string
+		ok         bool
+	}{{ImpairmentNetem, false}, {ImpairmentAuto, true}, {ImpairmentUserspace, true}} {
+		o := Quick()
+		o.Transports = []string{"ssh"}
+		o.WAN, o.Impairment = []string{"0ms:0%:mtu=1280:icmp=drop"}, tc.impairment
+		_, err := NewPlan(o, []string{"ssh"})
+		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "needs the userspace impairment") {
+			t.Errorf("--impairment %s: %v, want ok %v", tc.impairment, err, tc.ok)
+		}
+	}
+}
+
+// The narrow hop's verdict per row from a document: its bulk samples'
+// counts (others' and other conditions' not), its stalls.
+func TestNarrowEvidenceFromDocument(t *testing.T) {
+	hop := impair.NarrowHop{MTU: 1280}
+	doc := &results.Document{
+		Samples: []results.Sample{
+			{Transport: "ssh", Condition: "wan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 2, extraNarrowICMPSent: 2}},
+			{Transport: "ssh", Condition: "wan", Instrument: "scp", Extra: map[string]float64{extraNarrowTooBig: 1, extraNarrowICMPSent: 1}},
+			{Transport: "ssh", Condition: "wan", Instrument: "tcp_rr", Extra: map[string]float64{extraNarrowTooBig: 50}},
+			{Transport: "ssh", Condition: "lan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 70}},
+			{Transport: "wireguard-go", Condition: "wan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 9, extraNarrowICMPSent: 9}},
+		},
+		Failures: []results.Failure{{Transport: "wireguard-go", Condition: "wan", Instrument: "scp", Error: "scp: no result 10 s after 64 MiB"}},
+	}
+	e, stall := narrowEvidence(doc, "ssh", "wan", hop)
+	if e.Completed != 2 || e.Stalled != 0 || e.Counts.TooBig != 3 || e.Counts.ICMPSent != 3 || stall != "" {
+		t.Errorf("ssh: %+v %q, want 2 completed, 3 too big, 3 ICMP, no stall", e, stall)
+	}
+	if r := narrowRecord(e, stall, nil); r.Verdict != "survives" || r.How != impair.NarrowPMTUD || r.Row.TooBig != 3 || r.Block != nil {
+		t.Errorf("ssh: record %+v", r)
+	}
+	e, stall = narrowEvidence(doc, "wireguard-go", "wan", hop)
+	r := narrowRecord(e, stall, &impair.NarrowCounts{TooBig: 40, ICMPSent: 40, MaxPassed: 1280})
+	if r.Verdict != "black hole" || r.How != impair.NarrowStall || r.BulkStalled != 1 || r.Stall != "scp: no result 10 s after 64 MiB" ||
+		r.Block == nil || r.Block.MaxPassed != 1280 {
+		t.Errorf("wireguard-go: record %+v", r)
+	}
+}
+
+// A row whose path cannot come up under a narrow hop is a black hole, its
+// set-up's error the stall; without a narrow hop there is no record.
+func TestNarrowSetUpStalled(t *testing.T) {
+	w := &wanRun{conds: map[string]impair.Condition{
+		"wan1": {Narrow: impair.NarrowHop{MTU: 1280, DropICMP: true}}, "wan2": {RTT: 30e6}},
+		imp: impair.NewUserspace(impair.UserspaceConfig{}), logf: t.Logf,
+		setUp: map[string]impair.NarrowCounts{"ssh/wan1": {TooBig: 14}}}
+	c := &wanCell{w: w, cond: results.Condition{Name: "wan1"}}
+	v, ok := c.setUpStalled("ssh", errors.New("no SSH exchange through the path"))
+	if !ok || v.Narrow == nil || v.Narrow.Verdict != "black hole" || v.Narrow.Row.TooBig != 14 ||
+		v.Narrow.Stall != "set-up: no SSH exchange through the path" || v.Transport != "ssh" {
+		t.Errorf("%v %+v %+v", ok, v, v.Narrow)
+	}
+	c.cond.Name = "wan2"
+	if _, ok := c.setUpStalled("ssh", errors.New("x")); ok {
+		t.Error("a record without a narrow hop")
 	}
 }

@@ -28,6 +28,9 @@ type wanCell struct {
 	// after check set the condition anew).
 	before    []impair.Counters
 	beforeErr error
+	// narrowBefore is the narrow hop's counts when the cells began; nil
+	// without a narrow hop.
+	narrowBefore *impair.NarrowCounts
 }
 
 // wanProbe is what a WAN block measured of its condition before its
@@ -56,6 +59,12 @@ func (w *wanRun) set(ctx context.Context, cond results.Condition, rows []string)
 		return nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", c.rows, cond.Name, err), w.imp.Clear(ctx))
 	}
 	c.applied = applied
+	if w.conds[cond.Name].Narrow.MTU > 0 {
+		// Paths come up under the narrow hop knowing nothing of it.
+		if err := w.flushPMTU(); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s / %s: %w", c.rows, cond.Name, err), w.imp.Clear(ctx))
+		}
+	}
 	return c, nil
 }
 
@@ -63,6 +72,12 @@ func (w *wanRun) set(ctx context.Context, cond results.Condition, rows []string)
 func (c *wanCell) clear(ctx context.Context) error {
 	if err := c.w.imp.Clear(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("%s / %s: clear impairment: %w", c.rows, c.cond.Name, err)
+	}
+	if c.w.conds[c.cond.Name].Narrow.MTU > 0 {
+		// Later cells must not inherit the narrow path's MTU either.
+		if err := c.w.flushPMTU(); err != nil {
+			return fmt.Errorf("%s / %s: %w", c.rows, c.cond.Name, err)
+		}
 	}
 	return nil
 }
@@ -79,6 +94,9 @@ func (c *wanCell) probe(ctx context.Context) {
 	pre, preErr := w.imp.Counters(ctx)
 	c.probed.loss, c.probed.lossErr = w.probe.ProbeLoss(ctx, cc.LossProbe(), cc.RTT+2*cc.Jitter)
 	c.before, c.beforeErr = w.imp.Counters(ctx)
+	if n, ok := w.narrowCounts(ctx, c.cond.Name); ok {
+		c.narrowBefore = &n
+	}
 	if preErr == nil && c.beforeErr == nil {
 		c.probed.during = impair.SubAll(c.before, pre)
 	}
@@ -112,9 +130,15 @@ func (c *wanCell) check(ctx context.Context) (problem string, repaired bool) {
 // transport in names (goodput gives each one's iperf3-1 median so far, in
 // Gbit/s). With several transports in the block the RTT probe and the
 // counters are the block's, shared by all.
-func (c *wanCell) end(ctx context.Context, names []string, goodput func(transport string) (float64, bool)) wanOutcome {
+func (c *wanCell) end(ctx context.Context, names []string, goodput func(transport string) (float64, bool),
+	narrow func(transport string, hop impair.NarrowHop) (impair.NarrowEvidence, string)) wanOutcome {
 	w := c.w
 	after, afterErr := w.imp.Counters(ctx)
+	var block *impair.NarrowCounts
+	if n, ok := w.narrowCounts(ctx, c.cond.Name); ok && c.narrowBefore != nil {
+		d := n.Sub(*c.narrowBefore)
+		block = &d
+	}
 	cell := impair.SubAll(after, c.before)
 	shared := func(name string) []string {
 		if len(names) < 2 {
@@ -131,7 +155,15 @@ func (c *wanCell) end(ctx context.Context, names []string, goodput func(transpor
 	}
 	for _, name := range names {
 		g, measured := goodput(name)
-		out.Verifications = append(out.Verifications, c.verify(name, g, measured, cell, errors.Join(c.beforeErr, afterErr), shared(name)))
+		v := c.verify(name, g, measured, cell, errors.Join(c.beforeErr, afterErr), shared(name))
+		if hop := w.conds[c.cond.Name].Narrow; hop.MTU > 0 {
+			e, stall := narrow(name, hop)
+			v.Narrow = narrowRecord(e, stall, block)
+			w.logf("%s / %s: narrow path (MTU %d%s): %s (%s); bulk transfers %d completed, %d stalled; too big %d, ICMP sent %d, fragmented %d",
+				name, c.cond.Name, hop.MTU, map[bool]string{true: ", ICMP dropped"}[hop.DropICMP], v.Narrow.Verdict, v.Narrow.How,
+				e.Completed, e.Stalled, e.Counts.TooBig, e.Counts.ICMPSent, e.Counts.Fragmented)
+		}
+		out.Verifications = append(out.Verifications, v)
 	}
 	return out
 }

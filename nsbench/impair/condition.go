@@ -34,6 +34,9 @@ type Condition struct {
 	// the seed alone: the n-th packet of a direction is dropped or not
 	// whatever carries it. Every Set restarts the sequence.
 	Seed uint64
+	// Narrow makes the switch a narrow hop: frames whose IP packets
+	// exceed its MTU do not pass (see NarrowHop). The zero value is none.
+	Narrow NarrowHop
 }
 
 // Validate checks c without touching the kernel.
@@ -50,6 +53,9 @@ func (c Condition) Validate() error {
 	}
 	if c.RateBps != 0 && (c.RateBps < MinRateBps || c.RateBps > MaxRateBps) {
 		errs = append(errs, fmt.Errorf("rate %s: want %s to %s", FormatRate(c.RateBps), FormatRate(MinRateBps), FormatRate(MaxRateBps)))
+	}
+	if err := c.Narrow.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Limit < 0 {
 		errs = append(errs, fmt.Errorf("limit %d: want a positive number of packets", c.Limit))
@@ -112,10 +118,14 @@ func (c Condition) Label() string {
 	if c.RateBps > 0 {
 		parts = append(parts, FormatRate(c.RateBps))
 	}
+	if c.Narrow.MTU > 0 {
+		parts = append(parts, c.Narrow.label())
+	}
 	return "WAN (" + strings.Join(parts, ", ") + ")"
 }
 
-// String is BENCH_WAN's form: "30ms:0.1%", "40ms:0.2%:jitter=5ms:rate=100mbit".
+// String is BENCH_WAN's form: "30ms:0.1%", "40ms:0.2%:jitter=5ms:rate=100mbit",
+// "0ms:0%:mtu=1280:icmp=drop".
 func (c Condition) String() string {
 	s := formatFloat(ms(c.RTT)) + "ms:" + formatFloat(c.LossPct) + "%"
 	if c.Jitter > 0 {
@@ -124,7 +134,7 @@ func (c Condition) String() string {
 	if c.RateBps > 0 {
 		s += ":rate=" + rateSpec(c.RateBps)
 	}
-	return s
+	return s + c.Narrow.spec()
 }
 
 // FormatRate renders bits/s for people: "100 Mbit/s", "1.5 Gbit/s".

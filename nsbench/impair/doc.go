@@ -16,6 +16,11 @@
 //     and the server send, and reports its counters over a unix socket.
 //     Clear stops it and puts the ports back on the bridge.
 //
+// A condition may also make the switch a narrow hop (NarrowHop: an MTU,
+// answered with ICMP "fragmentation needed" or, for a PMTU black hole,
+// not); only the forwarder can, and JudgeNarrow turns what a transport's
+// bulk transfers met there into its verdict.
+//
 // Set is idempotent, Clear is safe to call twice, and Counters are
 // cumulative snapshots: a cell's counters are the difference of two
 // snapshots (Sub). ProbeRTT and Judge close the loop: the RTT measured

@@ -50,6 +50,9 @@ type ForwarderConfig struct {
 	// RTPriority, when positive, runs the readers and releasers SCHED_FIFO
 	// at that priority.
 	RTPriority int `json:"rt_priority,omitempty"`
+	// Narrow, when set, checks every frame received on any port against
+	// the narrow hop before the rest of the emulation.
+	Narrow NarrowHop `json:"narrow,omitempty"`
 }
 
 // PortConfig is one switch port and what happens to the frames it receives.
@@ -72,6 +75,8 @@ type Status struct {
 	PID   int          `json:"pid"`
 	Sched string       `json:"sched"` // the threads' scheduling class
 	Ports []PortStatus `json:"ports"`
+	// Narrow is the narrow hop in force (zero: none).
+	Narrow NarrowHop `json:"narrow,omitempty"`
 }
 
 const (
@@ -112,6 +117,7 @@ func ForwarderMain(ctx context.Context, args []string, out io.Writer) error {
 type fwdPort struct {
 	PortConfig
 	fwdCounters
+	narrowCounters
 	idx  int
 	fd   int
 	loss *lossGen   // nil: no loss
@@ -124,6 +130,7 @@ type forwarder struct {
 	clk        monoClock
 	bufs       sync.Pool
 	rtPriority int
+	hop        NarrowHop
 
 	sched atomic.Pointer[string] // the scheduling class the threads got
 }
@@ -135,7 +142,7 @@ func runForwarder(ctx context.Context, spec ForwarderConfig, out io.Writer) (err
 	// Readers and releasers block in syscalls on their own threads; give
 	// the scheduler enough Ps that no goroutine ever waits for one.
 	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 2*len(spec.Ports)+2))
-	f := &forwarder{fdb: newFDB(), clk: newMonoClock(), rtPriority: spec.RTPriority}
+	f := &forwarder{fdb: newFDB(), clk: newMonoClock(), rtPriority: spec.RTPriority, hop: spec.Narrow}
 	f.bufs.New = func() any { b := make([]byte, 0, 2048); return &b }
 	defer func() {
 		for _, p := range f.ports {
@@ -215,7 +222,7 @@ func (f *forwarder) writeStatus(w io.Writer) {
 }
 
 func (f *forwarder) status() Status {
-	st := Status{PID: os.Getpid(), Sched: "SCHED_OTHER"}
+	st := Status{PID: os.Getpid(), Sched: "SCHED_OTHER", Narrow: f.hop}
 	if s := f.sched.Load(); s != nil {
 		st.Sched = *s
 	}
@@ -224,7 +231,7 @@ func (f *forwarder) status() Status {
 		if p.line != nil {
 			backlog = p.line.backlog()
 		}
-		st.Ports = append(st.Ports, PortStatus{PortConfig: p.PortConfig, PortCounts: p.read(p.fd, backlog)})
+		st.Ports = append(st.Ports, PortStatus{PortConfig: p.PortConfig, PortCounts: p.read(p.fd, backlog), Narrow: p.readNarrow()})
 	}
 	return st
 }
@@ -313,11 +320,24 @@ func (f *forwarder) receive(ctx context.Context, p *fwdPort) {
 	}
 }
 
-// handle takes one received frame through the emulation.
+// handle takes one received frame through the emulation: the narrow hop
+// (when set), then the loss draw and the delay.
 func (f *forwarder) handle(p *fwdPort, frame []byte, arrival int64) {
 	p.received.Add(1)
 	p.receivedBytes.Add(uint64(len(frame) - vnetHdrLen))
 	f.fdb.learn([6]byte(frame[vnetHdrLen+6:vnetHdrLen+12]), p.idx)
+	if f.hop.MTU == 0 {
+		f.impair(p, frame, arrival)
+		return
+	}
+	for _, fr := range f.narrow(p, frame) {
+		f.impair(p, fr, arrival)
+	}
+}
+
+// impair draws the loss for frame and forwards it at once or queues it
+// for its delay.
+func (f *forwarder) impair(p *fwdPort, frame []byte, arrival int64) {
 	if p.loss != nil && p.loss.drop() {
 		p.lossDrops.Add(1)
 		return
@@ -373,11 +393,14 @@ func (f *forwarder) forward(in *fwdPort, frame []byte) {
 		if p.idx == in.idx || !flood && p.idx != out {
 			continue
 		}
-		if _, err := unix.Write(p.fd, frame); err != nil {
+		if _, err := writeFrame(p.fd, frame); err != nil {
 			in.sendErrors.Add(1)
 		}
 	}
 }
+
+// writeFrame sends frame (virtio-net header first) out of a port.
+func writeFrame(fd int, frame []byte) (int, error) { return unix.Write(fd, frame) }
 
 func (f *forwarder) copyFrame(frame []byte) []byte {
 	if len(frame) > 2048 {

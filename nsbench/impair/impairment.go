@@ -36,6 +36,17 @@ type Impairment interface {
 // without sch_netem); errors.Is finds it in what Set returns.
 var ErrUnsupported = errors.New("not supported by this kernel")
 
+// NarrowPath is an Impairment that can make a narrow hop (the userspace
+// one; netem cannot: a qdisc neither drops by size nor answers with ICMP).
+type NarrowPath interface {
+	// Narrow returns the narrow hop's cumulative counts over every port.
+	Narrow(ctx context.Context) (NarrowCounts, error)
+}
+
+// ErrNarrowNeedsUserspace is netem's answer to a condition with a narrow
+// hop.
+var ErrNarrowNeedsUserspace = errors.New("a narrow hop (mtu=) needs the userspace impairment: netem cannot drop by size or send ICMP (use --impairment userspace or auto)")
+
 // Applied is one impaired direction's condition as the mechanism reports
 // it.
 type Applied struct {

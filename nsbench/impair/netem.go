@@ -124,6 +124,9 @@ func (n *Netem) Set(ctx context.Context, c Condition) ([]Applied, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if c.Narrow.MTU > 0 {
+		return nil, ErrNarrowNeedsUserspace
+	}
 	var applied []Applied
 	for _, t := range n.targets {
 		a, err := n.set(ctx, t, c)

@@ -11,6 +11,7 @@ import (
 type PortStatus struct {
 	PortConfig
 	PortCounts
+	Narrow NarrowCounts `json:"narrow"`
 }
 
 // PortCounts count the frames received on one port (the role's egress),

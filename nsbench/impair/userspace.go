@@ -58,7 +58,10 @@ type Userspace struct {
 	masters map[string]int
 }
 
-var _ Impairment = (*Userspace)(nil)
+var (
+	_ Impairment = (*Userspace)(nil)
+	_ NarrowPath = (*Userspace)(nil)
+)
 
 // NewUserspace prepares the mechanism; it changes nothing until Set.
 func NewUserspace(cfg UserspaceConfig) *Userspace { return &Userspace{cfg: cfg} }
@@ -107,6 +110,9 @@ func (u *Userspace) Set(ctx context.Context, c Condition) ([]Applied, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.Narrow != c.Narrow {
+		return nil, fmt.Errorf("userspace impairment: the forwarder holds narrow hop %+v, want %+v", st.Narrow, c.Narrow)
+	}
 	var applied []Applied
 	for _, s := range st.Ports {
 		if !s.Impaired {
@@ -127,7 +133,7 @@ func (u *Userspace) Set(ctx context.Context, c Condition) ([]Applied, error) {
 // numbered in order for their loss streams, so the client's egress and
 // the server's draw independent sequences from one seed.
 func (u *Userspace) spec(c Condition) ForwarderConfig {
-	s := ForwarderConfig{Control: u.cfg.Control, RTPriority: u.cfg.RTPriority}
+	s := ForwarderConfig{Control: u.cfg.Control, RTPriority: u.cfg.RTPriority, Narrow: c.Narrow}
 	var stream uint64
 	for _, p := range u.cfg.Ports {
 		ps := PortConfig{Name: p.Name, Role: p.Role, Impaired: p.Impaired}
@@ -192,6 +198,23 @@ func (u *Userspace) Counters(ctx context.Context) ([]Counters, error) {
 		return nil, fmt.Errorf("userspace impairment: %w", err)
 	}
 	return portCounters(st), nil
+}
+
+// Narrow asks the forwarder for the narrow hop's counts, summed over
+// every port.
+func (u *Userspace) Narrow(ctx context.Context) (NarrowCounts, error) {
+	if u.fwd == nil {
+		return NarrowCounts{}, errors.New("userspace impairment: not set")
+	}
+	st, err := u.status()
+	if err != nil {
+		return NarrowCounts{}, fmt.Errorf("userspace impairment: %w", err)
+	}
+	var n NarrowCounts
+	for _, p := range st.Ports {
+		n = n.Add(p.Narrow)
+	}
+	return n, nil
 }
 
 func portCounters(st Status) []Counters {

@@ -33,6 +33,7 @@ func Markdown(d *results.Document) []byte {
 	v.writeSkipped(w)
 	v.writeFailures(w)
 	v.writeVerification(w)
+	writeNarrowPath(w, d, v.label)
 	v.writeMemory(w)
 	v.writeDiagnostics(w)
 	v.writeTimings(w)

@@ -58,37 +58,6 @@ type Document struct {
 	Config *RunConfig `json:"config,omitempty"`
 }
 
-// RunConfig is what a run was asked to do, in the words of `run`'s flags.
-type RunConfig struct {
-	Transports  []string `json:"transports"`  // rows, NAME or NAME:VARIANT (sets expanded)
-	WAN         []string `json:"wan"`         // --wan SPECs, or ["off"]
-	Instruments []string `json:"instruments"` // --instruments (ready included when it ran)
-	Runs        string   `json:"runs"`        // a count, or "auto"
-	Precision   float64  `json:"precision,omitempty"`
-	PrecisionMs float64  `json:"precision_ms,omitempty"`
-	MaxRuns     int      `json:"max_runs,omitempty"`
-	SizeBytes   int64    `json:"size_bytes"`
-	DurationSec float64  `json:"duration_sec"`
-	WarmupSec   float64  `json:"warmup_sec"`
-	Network
-	Order      string `json:"order"`
-	Impairment string `json:"impairment"` // as asked: auto, netem or userspace
-	// Seed is the loss seed the run used (drawn when none was given).
-	Seed *uint64 `json:"seed,omitempty"`
-	// Options are the transports' options that are not host paths
-	// (--wireguard auto, …).
-	Options map[string]string `json:"options,omitempty"`
-}
-
-// Network is how the run set the roles' network stacks (its fields sit at
-// the top level of config in JSON).
-type Network struct {
-	Congestion string `json:"congestion"`
-	// NIC is "reference" (tso/gso/gro off, gso_max_segs 1) or "own" (the
-	// interfaces as they were); absent before --nic: the reference's.
-	NIC string `json:"nic,omitempty"`
-}
-
 // Env describes where and how the run was made. The first block of fields is
 // the reference's; the rest are twnsbench's additions.
 type Env struct {
@@ -407,10 +376,7 @@ type Verification struct {
 	Lost           uint64   `json:"lost"`
 	CounterLossPct *float64 `json:"counter_loss_pct,omitempty"`
 	LossJudged     bool     `json:"loss_judged"`
-	// With jitter: the RTT's interquartile range the jitter makes, and the
-	// probes'.
-	ExpectedRTTIQRMs *float64 `json:"expected_rtt_iqr_ms,omitempty"`
-	MeasuredRTTIQRMs *float64 `json:"measured_rtt_iqr_ms,omitempty"`
+	RTTSpread
 	// With a rate cap: the cap, and the bulk TCP goodput through it (the
 	// median of the cell's iperf3 1-stream samples).
 	ConfiguredRateBps uint64   `json:"configured_rate_bps,omitempty"`
@@ -420,6 +386,16 @@ type Verification struct {
 	// SharedWith are the transports interleaved in the same block: the
 	// RTT probe and the loss counters span their cells too.
 	SharedWith []string `json:"shared_with,omitempty"`
+	// Narrow is the verdict at a narrow hop (a --wan with mtu=); nil
+	// without one.
+	Narrow *NarrowPath `json:"narrow_path,omitempty"`
+}
+
+// RTTSpread is, with jitter, the RTT's interquartile range the jitter
+// makes, and the probes'.
+type RTTSpread struct {
+	ExpectedRTTIQRMs *float64 `json:"expected_rtt_iqr_ms,omitempty"`
+	MeasuredRTTIQRMs *float64 `json:"measured_rtt_iqr_ms,omitempty"`
 }
 
 // Skipped is a transport that could not run, with the reason the report shows.

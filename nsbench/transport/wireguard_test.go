@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
@@ -25,6 +26,7 @@ import (
 // this very binary as `wg-userspace IFNAME` inside a namespace.
 func TestMain(m *testing.M) {
 	wg.MaybeRunUserspace()
+	impair.MaybeRunForwarder() // the narrow hop's forwarder (blackhole_test.go)
 	nstest.Main(m)
 }
 

@@ -1,0 +1,57 @@
+package impair
+
+// The verdict of a transport at a narrow hop: did its bulk transfers get
+// through, and how. JudgeNarrow is pure; the report words it.
+
+// NarrowEvidence is what one transport's cell showed at a narrow hop.
+type NarrowEvidence struct {
+	Hop NarrowHop
+	// Completed and Stalled count the cell's bulk transfers (iperf3, scp)
+	// that gave a result, and those that gave none within their bound.
+	Completed, Stalled int
+	// Counts are the narrow hop's counts over the transport's own traffic
+	// that got through: its set-up, warm-up and completed transfers (the
+	// frames too big, the ICMP sent, the packets fragmented).
+	Counts NarrowCounts
+}
+
+// How a transport fared: NarrowVerdict.How.
+const (
+	NarrowUnmeasured    = "unmeasured"             // no bulk transfer ran
+	NarrowStall         = "stall"                  // a bulk transfer stalled: a black hole
+	NarrowFits          = "packets fit"            // nothing was too big: its own MTU or MSS clamping
+	NarrowPMTUD         = "pmtu discovery"         // too big, told by ICMP, and it went on smaller
+	NarrowFragmentation = "fragmentation"          // it sent without DF and the hop fragmented
+	NarrowNoICMP        = "recovered without icmp" // too big, no ICMP, and it went on (packetization-layer probing)
+)
+
+// NarrowVerdict is one transport's verdict at a narrow hop.
+type NarrowVerdict struct {
+	Survives bool
+	How      string // one of the Narrow… constants
+}
+
+// BlackHole reports whether the verdict is a black hole.
+func (v NarrowVerdict) BlackHole() bool { return v.How == NarrowStall }
+
+// JudgeNarrow judges e: a black hole when any bulk transfer stalled (one
+// stall is enough: a path that stalls sometimes stalls), otherwise the
+// way its packets got through, read from the hop's counts over its
+// completed transfers.
+func JudgeNarrow(e NarrowEvidence) NarrowVerdict {
+	c := e.Counts
+	switch {
+	case e.Completed+e.Stalled == 0:
+		return NarrowVerdict{How: NarrowUnmeasured}
+	case e.Stalled > 0:
+		return NarrowVerdict{How: NarrowStall}
+	case c.Fragmented > 0:
+		return NarrowVerdict{Survives: true, How: NarrowFragmentation}
+	case c.TooBig == 0:
+		return NarrowVerdict{Survives: true, How: NarrowFits}
+	case c.ICMPSent > 0:
+		return NarrowVerdict{Survives: true, How: NarrowPMTUD}
+	default:
+		return NarrowVerdict{Survives: true, How: NarrowNoICMP}
+	}
+}

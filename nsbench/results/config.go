@@ -1,0 +1,32 @@
+package results
+
+// RunConfig is what a run was asked to do, in the words of `run`'s flags.
+type RunConfig struct {
+	Transports  []string `json:"transports"`  // rows, NAME or NAME:VARIANT (sets expanded)
+	WAN         []string `json:"wan"`         // --wan SPECs, or ["off"]
+	Instruments []string `json:"instruments"` // --instruments (ready included when it ran)
+	Runs        string   `json:"runs"`        // a count, or "auto"
+	Precision   float64  `json:"precision,omitempty"`
+	PrecisionMs float64  `json:"precision_ms,omitempty"`
+	MaxRuns     int      `json:"max_runs,omitempty"`
+	SizeBytes   int64    `json:"size_bytes"`
+	DurationSec float64  `json:"duration_sec"`
+	WarmupSec   float64  `json:"warmup_sec"`
+	Network
+	Order      string `json:"order"`
+	Impairment string `json:"impairment"` // as asked: auto, netem or userspace
+	// Seed is the loss seed the run used (drawn when none was given).
+	Seed *uint64 `json:"seed,omitempty"`
+	// Options are the transports' options that are not host paths
+	// (--wireguard auto, …).
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// Network is how the run set the roles' network stacks (its fields sit at
+// the top level of config in JSON).
+type Network struct {
+	Congestion string `json:"congestion"`
+	// NIC is "reference" (tso/gso/gro off, gso_max_segs 1) or "own" (the
+	// interfaces as they were); absent before --nic: the reference's.
+	NIC string `json:"nic,omitempty"`
+}

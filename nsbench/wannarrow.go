@@ -1,0 +1,108 @@
+package nsbench
+
+import (
+	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+// A narrow hop's verdict per transport: its bulk transfers (iperf3, scp)
+// in the cell, each completed sample with the hop's counts over it (the
+// narrow_* extras), each stalled one a failure, judged by
+// impair.JudgeNarrow.
+
+// The extras a sample under a narrow hop carries: the hop's counts over
+// the sample.
+const (
+	extraNarrowTooBig     = "narrow_too_big"
+	extraNarrowICMPSent   = "narrow_icmp_sent"
+	extraNarrowFragmented = "narrow_fragmented"
+)
+
+// narrowExtras are the hop's counts between before and after, as a
+// sample's extras.
+func narrowExtras(before, after impair.NarrowCounts) map[string]float64 {
+	d := after.Sub(before)
+	return map[string]float64{extraNarrowTooBig: float64(d.TooBig), extraNarrowICMPSent: float64(d.ICMPSent),
+		extraNarrowFragmented: float64(d.Fragmented)}
+}
+
+// isBulk reports whether instrument moves bulk data over one connection
+// or a few: a transfer a black hole stalls.
+func isBulk(instrument string) bool {
+	return strings.HasPrefix(instrument, "iperf3-") || instrument == "scp"
+}
+
+// narrowEvidence gathers transport's bulk transfers under cond from doc,
+// and the first stalled one's error.
+func narrowEvidence(doc *results.Document, transport, cond string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
+	e := impair.NarrowEvidence{Hop: hop}
+	for _, s := range doc.Samples {
+		if s.Transport != transport || s.Condition != cond || !isBulk(s.Instrument) {
+			continue
+		}
+		e.Completed++
+		e.Counts.TooBig += uint64(s.Extra[extraNarrowTooBig])
+		e.Counts.ICMPSent += uint64(s.Extra[extraNarrowICMPSent])
+		e.Counts.Fragmented += uint64(s.Extra[extraNarrowFragmented])
+	}
+	stall := ""
+	for _, f := range doc.Failures {
+		if f.Transport != transport || f.Condition != cond || !isBulk(f.Instrument) {
+			continue
+		}
+		e.Stalled++
+		if stall == "" {
+			stall = f.Error
+			if !strings.HasPrefix(stall, f.Instrument+":") {
+				stall = f.Instrument + ": " + stall
+			}
+		}
+	}
+	return e, stall
+}
+
+// narrowRecord is the verdict's record: the evidence, the verdict, and the
+// block's counts (nil when unread).
+func narrowRecord(e impair.NarrowEvidence, stall string, block *impair.NarrowCounts) *results.NarrowPath {
+	v := impair.JudgeNarrow(e)
+	verdict := "survives"
+	switch {
+	case v.BlackHole():
+		verdict = "black hole"
+	case !v.Survives:
+		verdict = "unmeasured"
+	}
+	r := &results.NarrowPath{MTU: e.Hop.MTU, ICMPDropped: e.Hop.DropICMP, Verdict: verdict, How: v.How,
+		BulkCompleted: e.Completed, BulkStalled: e.Stalled, Stall: stall, Row: resultCounts(e.Counts)}
+	if block != nil {
+		b := resultCounts(*block)
+		r.Block = &b
+	}
+	return r
+}
+
+func resultCounts(c impair.NarrowCounts) results.NarrowCounts {
+	return results.NarrowCounts{TooBig: c.TooBig, ICMPSent: c.ICMPSent, Fragmented: c.Fragmented, MaxPassed: c.MaxPassed}
+}
+
+// setUpStalled is the verification record of a row whose path could not
+// be set up under a narrow hop (an SSH key exchange whose packets the hop
+// drops never ends): a black hole, with the set-up's error as its stall
+// and the hop's counts over the attempt. ok is false when c's condition
+// has no narrow hop.
+func (c *wanCell) setUpStalled(transport string, err error) (v results.Verification, ok bool) {
+	cc := c.w.conds[c.cond.Name]
+	if cc.Narrow.MTU == 0 {
+		return v, false
+	}
+	e := impair.NarrowEvidence{Hop: cc.Narrow, Stalled: 1, Counts: c.w.setUpCounts(transport, c.cond.Name)}
+	v = results.Verification{Transport: transport, Condition: c.cond.Name, Method: c.w.imp.Method(),
+		ConfiguredRTTMs: durationMs(cc.RTT), ConfiguredLossPct: cc.LossPct, OK: true,
+		Note:   "the path could not be set up under the narrow hop: nothing else was measured",
+		Narrow: narrowRecord(e, "set-up: "+err.Error(), nil)}
+	c.w.logf("%s / %s: narrow path (MTU %d): %s (%s): its set-up stalled; too big %d, ICMP sent %d",
+		transport, c.cond.Name, cc.Narrow.MTU, v.Narrow.Verdict, v.Narrow.How, e.Counts.TooBig, e.Counts.ICMPSent)
+	return v, true
+}
