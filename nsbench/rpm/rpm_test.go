@@ -120,7 +120,7 @@ func TestRunAgainstServe(t *testing.T) {
 	if err := ClientMain(ctx, []string{"--addr", l.Addr().String(), "--check"}, new(bytes.Buffer)); err != nil {
 		t.Fatalf("--check: %v", err)
 	}
-	r, err := Run(ctx, l.Addr().String(), 3*time.Second)
+	r, err := Run(ctx, l.Addr().String(), 3*time.Second, MNP)
 	if err != nil {
 		t.Fatal(err)
 	}
