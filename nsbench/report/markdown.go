@@ -25,6 +25,7 @@ func Markdown(d *results.Document) []byte {
 		v.writeResults(w, c)
 		v.writePacketTable(w, c)
 		v.writeRRUL(w, c)
+		writeManyRR(v, w, c)
 	}
 	v.writeTunnels(w)
 	v.writeMoreMetrics(w)
