@@ -22,6 +22,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // SelfCheckOptions configure the harness parity check.
@@ -43,6 +44,9 @@ type SelfCheckOptions struct {
 	Instruments []instrument.Instrument
 	OutDir      string
 	Logf        Logf
+	// RPM is the cross-check of the RPM client against goresponsiveness,
+	// after the parity checks; no part of the verdict.
+	RPM RPMCrossOptions
 }
 
 // selfCheckInstruments are measured both ways: a bulk and a latency-bound
@@ -62,7 +66,11 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	tb, err := newTestbed(testbedConfig{OutDir: o.OutDir, Congestion: Defaults().Congestion, NIC: NICReference, Duration: o.Duration}, logf)
+	cfg := testbedConfig{OutDir: o.OutDir, Congestion: Defaults().Congestion, NIC: NICReference, Duration: o.Duration}
+	if o.RPM.Tool != "" {
+		cfg.Own = []transport.Service{transport.ServiceRPM}
+	}
+	tb, err := newTestbed(cfg, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -83,11 +91,9 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	harness := tb.job(tb.direct())
 	direct := *harness
 	ns := tb.topo.Spec.NetnsName(topology.Client)
-	direct.Run = func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
-		return shellRun(ctx, "ip netns exec "+ns+" "+shellQuote(append([]string{name}, argv...)))
-	}
+	direct.Run = bareRun(ns)
 	res = &results.SelfCheck{
-		Generated: time.Now().UTC().Format(time.RFC3339), Kernel: kernelRelease(), CPUModel: cpuModel(), Cores: runtime.NumCPU(),
+		Generated: time.Now().UTC().Format(time.RFC3339), SelfCheckMachine: results.SelfCheckMachine{Kernel: kernelRelease(), CPUModel: cpuModel(), Cores: runtime.NumCPU()},
 		Pairs: o.Pairs, DurationSec: o.Duration.Seconds(), Tolerance: o.Tolerance,
 		Direct: "sh -c 'ip netns exec " + ns + " TOOL ARGS…' from the harness, outside every cgroup and the launcher",
 		CapBps: o.Cap, DirectCapBps: o.CapDirect,
@@ -126,6 +132,11 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 		res.Checks = append(res.Checks, c)
 	}
 	res.Verdict = overallVerdict(res.Checks)
+	if o.RPM.Tool != "" || o.RPM.Skipped != "" {
+		if res.RPM, err = rpmCrossCheck(ctx, tb, o.RPM, logf); err != nil {
+			return nil, err
+		}
+	}
 	if err := results.WriteSelfCheck(filepath.Join(o.OutDir, results.SelfCheckFile), res); err != nil {
 		return res, err
 	}
@@ -231,6 +242,15 @@ func overallVerdict(cs []results.SelfCheckRatio) string {
 		return results.VerdictInconclusive
 	}
 	return v
+}
+
+// bareRun runs a program in network namespace ns as a person would from
+// a shell: `ip netns exec NS PROGRAM ARGS…` through sh, no cgroup, no
+// launcher.
+func bareRun(ns string) func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
+	return func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
+		return shellRun(ctx, "ip netns exec "+ns+" "+shellQuote(append([]string{name}, argv...)))
+	}
 }
 
 // shellRun runs a command line through sh, as a person at a shell would,

@@ -12,6 +12,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/rpm"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -29,13 +30,21 @@ func selfcheckCommand() *cli.Command {
 			"server's eth0, inside the run's namespaces): on a busy host the bulk tool then measures\n" +
 			"the cap, not what the CPU leaves, and its pairs agree. --cap-direct RATE caps it only\n" +
 			"while the bare command measures: a known-bad case, to see the check fail when the two\n" +
-			"sides do not measure the same path.",
+			"sides do not measure the same path.\n" +
+			"Then, when goresponsiveness (an independent RPM client, GPL: run as a program, never\n" +
+			"linked) is at $TWNSBENCH_GORESPONSIVENESS or " + nsbench.GoResponsivenessPath + ", it and\n" +
+			"twnsbench's rpm client measure the same rpm server in --rpm-pairs pairs, both capped at\n" +
+			"--rpm-connections per direction, and the check prints both figures, their ratio and\n" +
+			"where they part (not part of the verdict); without it, the cross-check says it was skipped.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pairs", Value: 8, Usage: "pairs per instrument (at least 6: a 95 % interval of the median needs 6)"},
 			&cli.DurationFlag{Name: "duration", Value: 3 * time.Second, Usage: "length of each measurement (whole seconds)"},
 			&cli.StringFlag{Name: "tolerance", Value: "5%", Usage: "how far from 1 the ratio's interval may reach"},
 			&cli.StringFlag{Name: "out", Value: "results/selfcheck", Usage: "output directory"},
 			&cli.StringFlag{Name: "cap", Usage: "cap the path at `RATE` (e.g. 300mbit) for the whole check: a steady path on a busy host"},
+			&cli.IntFlag{Name: "rpm-pairs", Value: 3, Usage: "pairs of the RPM cross-check against goresponsiveness (0: none)"},
+			&cli.IntFlag{Name: "rpm-connections", Value: 4, Usage: "load-generating connections per direction of both RPM clients in the cross-check"},
+			&cli.DurationFlag{Name: "rpm-limit", Value: 10 * time.Second, Usage: "each RPM client's time limit in the cross-check (whole seconds)"},
 			&cli.StringFlag{Name: "cap-direct", Usage: "cap the path at `RATE` (e.g. 2gbit) while the bare command measures: a known-bad case, the verdict should be fail"},
 		},
 		Action: selfcheckAction,
@@ -59,6 +68,19 @@ func selfcheckAction(c *cli.Context) error {
 		errs = append(errs, fmt.Errorf("--tolerance %q: want a percentage above 0 and below 100", c.String("tolerance")))
 	}
 	o.Tolerance = tol
+	o.RPM = nsbench.RPMCrossOptions{Runs: c.Int("rpm-pairs"), Connections: c.Int("rpm-connections"), Limit: c.Duration("rpm-limit")}
+	if o.RPM.Runs < 0 || o.RPM.Runs > 100 {
+		errs = append(errs, fmt.Errorf("--rpm-pairs %d: want 0 to 100", o.RPM.Runs))
+	}
+	if o.RPM.Connections < rpm.INP || o.RPM.Connections > rpm.MNP {
+		errs = append(errs, fmt.Errorf("--rpm-connections %d: want %d to %d", o.RPM.Connections, rpm.INP, rpm.MNP))
+	}
+	if o.RPM.Limit < 2*time.Second || o.RPM.Limit%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--rpm-limit %s: want whole seconds, at least 2s", o.RPM.Limit))
+	}
+	if o.RPM.Runs > 0 {
+		o.RPM.Tool, o.RPM.Skipped = nsbench.FindGoResponsiveness()
+	}
 	for _, f := range []struct {
 		name string
 		to   *uint64

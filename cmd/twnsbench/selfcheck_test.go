@@ -25,7 +25,7 @@ func TestSelfCheck(t *testing.T) {
 	before := nsbench.Leftovers()
 	out := t.TempDir()
 	code, stdout, stderr := runInProcess("selfcheck", "--pairs", "6", "--duration", "1s", "--tolerance", "10%",
-		"--cap", "100mbit", "--cap-direct", "50mbit", "--out", out)
+		"--cap", "100mbit", "--cap-direct", "50mbit", "--rpm-pairs", "0", "--out", out)
 	b, err := os.ReadFile(filepath.Join(out, results.SelfCheckFile))
 	if err != nil {
 		t.Fatalf("exit %d, no document: %v\nstdout: %s\nstderr: %s", code, err, stdout, stderr)
@@ -37,6 +37,9 @@ func TestSelfCheck(t *testing.T) {
 	t.Logf("selfcheck:\n%s", stdout)
 	if c.Verdict != results.VerdictFail || code != exitFailed {
 		t.Errorf("verdict %q, exit %d; want fail, exit %d", c.Verdict, code, exitFailed)
+	}
+	if c.RPM != nil {
+		t.Errorf("--rpm-pairs 0 ran the RPM cross-check: %+v", c.RPM)
 	}
 	if c.CapBps != 100e6 || c.DirectCapBps != 50e6 {
 		t.Errorf("caps recorded: %d, %d bit/s", c.CapBps, c.DirectCapBps)
@@ -100,5 +103,22 @@ func TestSelfCheckSamePathPasses(t *testing.T) {
 	}
 	if left := newLeftovers(before); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// The RPM cross-check's flags are checked before anything is made: one
+// line, exit 2, no output directory.
+func TestSelfCheckRefusesRPMFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--rpm-connections", "17"}, {"--rpm-connections", "0"}, {"--rpm-pairs", "-1"}, {"--rpm-limit", "1500ms"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := runInProcess(append([]string{"selfcheck", "--out", out}, args...)...)
+		if code != exitRefused || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, args[0]) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d, one line naming the flag", args, code, stderr, exitRefused)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: %s was made (%v)", args, out, err)
+		}
 	}
 }

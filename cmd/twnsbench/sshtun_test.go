@@ -11,11 +11,14 @@ import (
 // row labelled with the cipher suite ssh reports it negotiated; the
 // traffic crosses the tunnel (the ssh client and the tunnel's sshd
 // session, in the transport's cgroups, spend CPU on it), ping works (a
-// layer-3 path), and nothing is left behind.
+// layer-3 path), a new connection costs no delayed-ACK wait (ssh -w
+// with a terminal session, so sshd sets TCP_NODELAY: TCP_CRR ~11
+// connections/s with -N, hundreds without the wait), and nothing is left
+// behind.
 func TestSSHTunVariants(t *testing.T) {
 	requireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh-tun,ssh-tun:aes128-ctr", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0",
-		"--instruments", "iperf3-1,ping")
+		"--instruments", "iperf3-1,ping,tcp_crr")
 	labels := map[string]string{}
 	for _, tr := range doc.Transports {
 		labels[tr.Name] = tr.Label
@@ -35,6 +38,11 @@ func TestSSHTunVariants(t *testing.T) {
 			if s.MovedBytes == nil || s.TunnelBytes == nil || *s.TunnelBytes < *s.MovedBytes {
 				t.Errorf("%s iperf3-1 moved %v bytes, tun0 carried %v: want at least as many", s.Transport, s.MovedBytes, s.TunnelBytes)
 			}
+		case "tcp_crr":
+			got++
+			if s.Value < 100 {
+				t.Errorf("%s tcp_crr %.1f conn/s: want over 100 (about 11 when sshd holds small packets for the delayed ACK, Nagle on)", s.Transport, s.Value)
+			}
 		case "ping":
 			got++
 			if s.Value <= 0 {
@@ -42,8 +50,8 @@ func TestSSHTunVariants(t *testing.T) {
 			}
 		}
 	}
-	if got != 4 {
-		t.Errorf("%d iperf3-1 and ping samples, want 2 per variant", got)
+	if got != 6 {
+		t.Errorf("%d iperf3-1, ping and tcp_crr samples, want 3 per variant", got)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "bench-report.md"))
 	if !strings.Contains(string(md), "| SSH over an SSH -w tunnel (aes128-ctr/hmac-sha1) | ") {

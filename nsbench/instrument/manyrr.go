@@ -37,6 +37,7 @@ func (r ManyRR) Metrics() []results.Metric {
 		{Key: "value", Label: "transactions, " + n + " connections at once (total)", Unit: "trans/s", Better: results.BetterHigher},
 		{Key: "per_conn_tps", Label: "transactions per connection (mean of " + n + ")", Unit: "trans/s", Better: results.BetterHigher},
 		{Key: "p50_us", Label: n + " connections: transaction p50", Unit: "µs", Better: results.BetterLower},
+		{Key: "p90_us", Label: n + " connections: transaction p90", Unit: "µs", Better: results.BetterLower},
 		{Key: "p99_us", Label: n + " connections: transaction p99", Unit: "µs", Better: results.BetterLower},
 		{Key: "p999_us", Label: n + " connections: transaction p99.9", Unit: "µs", Better: results.BetterLower},
 		{Key: "jain", Label: "Jain's fairness index across the " + n + " connections (1 = equal)", Unit: "index", Better: results.BetterHigher},
@@ -67,7 +68,7 @@ func (r ManyRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		MeanUs:  ptr(rep.MeanUs),
 		P50Us:   ptr(rep.P50Us),
 		P99Us:   ptr(rep.P99Us),
-		Extra:   map[string]float64{"per_conn_tps": f.PerConn, "p999_us": rep.P999Us, "jain": f.Jain, "min_conn_tps": f.MinConn},
+		Extra:   map[string]float64{"per_conn_tps": f.PerConn, "p90_us": rep.P90Us, "p999_us": rep.P999Us, "jain": f.Jain, "min_conn_tps": f.MinConn},
 	}, nil
 }
 

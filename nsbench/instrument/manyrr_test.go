@@ -31,7 +31,7 @@ func TestManyRRFigures(t *testing.T) {
 	}
 }
 
-const manyRROut = `{"conns":2,"duration_sec":2,"transactions":[3000,1000],"mean_us":500.5,"p50_us":400,"p99_us":1900,"p999_us":2500}` + "\n"
+const manyRROut = `{"conns":2,"duration_sec":2,"transactions":[3000,1000],"mean_us":500.5,"p50_us":400,"p90_us":1200,"p99_us":1900,"p999_us":2500}` + "\n"
 
 func TestManyRRMeasure(t *testing.T) {
 	env, argv := replayOutput([]byte(manyRROut), 0)
@@ -44,10 +44,10 @@ func TestManyRRMeasure(t *testing.T) {
 	}
 	// 4000 transactions in 2 s; shares 3:1 → (4000)² / (2·(9e6+1e6)) = 0.8.
 	if m.Value != 2000 || m.Unit != "trans/s" || *m.P50Us != 400 || *m.P99Us != 1900 || *m.MeanUs != 500.5 ||
-		m.Extra["per_conn_tps"] != 1000 || m.Extra["p999_us"] != 2500 || math.Abs(m.Extra["jain"]-0.8) > 1e-12 || m.Extra["min_conn_tps"] != 500 {
+		m.Extra["per_conn_tps"] != 1000 || m.Extra["p90_us"] != 1200 || m.Extra["p999_us"] != 2500 || math.Abs(m.Extra["jain"]-0.8) > 1e-12 || m.Extra["min_conn_tps"] != 500 {
 		t.Errorf("measurement %+v extra %v", m, m.Extra)
 	}
-	env, _ = replayOutput([]byte(`{"conns":2,"duration_sec":2,"transactions":[0,0],"mean_us":0,"p50_us":0,"p99_us":0,"p999_us":0}`), 0)
+	env, _ = replayOutput([]byte(`{"conns":2,"duration_sec":2,"transactions":[0,0],"mean_us":0,"p50_us":0,"p90_us":0,"p99_us":0,"p999_us":0}`), 0)
 	if _, err := (ManyRR{Conns: 2}).Measure(context.Background(), env); !errors.Is(err, ErrNothingMeasured) {
 		t.Errorf("no transactions: %v", err)
 	}
@@ -57,10 +57,11 @@ func TestParseManyRRErrors(t *testing.T) {
 	for _, tc := range []struct{ out, want string }{
 		{"", "unreadable report"},
 		{"twnsbench many-rr-client: connection 1 of 50: dial tcp: connection refused\n", "unreadable report"},
-		{`{"conns":3,"duration_sec":2,"transactions":[1,2,3],"mean_us":1,"p50_us":1,"p99_us":2,"p999_us":3}`, "report of 3 connections with 3 counts, want 2"},
-		{`{"conns":2,"duration_sec":2,"transactions":[1],"mean_us":1,"p50_us":1,"p99_us":2,"p999_us":3}`, "with 1 counts, want 2"},
-		{`{"conns":2,"duration_sec":0,"transactions":[1,2],"mean_us":1,"p50_us":1,"p99_us":2,"p999_us":3}`, "duration 0 s"},
-		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":5,"p99_us":2,"p999_us":3}`, "latencies out of order"},
+		{`{"conns":3,"duration_sec":2,"transactions":[1,2,3],"mean_us":1,"p50_us":1,"p90_us":1.5,"p99_us":2,"p999_us":3}`, "report of 3 connections with 3 counts, want 2"},
+		{`{"conns":2,"duration_sec":2,"transactions":[1],"mean_us":1,"p50_us":1,"p90_us":1.5,"p99_us":2,"p999_us":3}`, "with 1 counts, want 2"},
+		{`{"conns":2,"duration_sec":0,"transactions":[1,2],"mean_us":1,"p50_us":1,"p90_us":1.5,"p99_us":2,"p999_us":3}`, "duration 0 s"},
+		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":5,"p90_us":4,"p99_us":6,"p999_us":7}`, "latencies out of order"},
+		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":1,"p90_us":3,"p99_us":2,"p999_us":3}`, "latencies out of order"},
 		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"p50":1}`, "unknown field"},
 	} {
 		if _, err := parseManyRR([]byte(tc.out), 2); err == nil || !strings.Contains(err.Error(), tc.want) {

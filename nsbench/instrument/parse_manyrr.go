@@ -23,8 +23,8 @@ func parseManyRR(out []byte, conns int) (manyrr.Report, error) {
 		return r, fmt.Errorf("%s: report of %d connections with %d counts, want %d", manyrr.ClientArg, r.Conns, len(r.Transactions), conns)
 	case !(r.DurationSec > 0):
 		return r, fmt.Errorf("%s: report's duration %g s", manyrr.ClientArg, r.DurationSec)
-	case r.MeanUs < 0 || r.P50Us < 0 || r.P99Us < r.P50Us || r.P999Us < r.P99Us:
-		return r, fmt.Errorf("%s: latencies out of order: p50 %g, p99 %g, p99.9 %g µs", manyrr.ClientArg, r.P50Us, r.P99Us, r.P999Us)
+	case r.MeanUs < 0 || r.P50Us < 0 || r.P90Us < r.P50Us || r.P99Us < r.P90Us || r.P999Us < r.P99Us:
+		return r, fmt.Errorf("%s: latencies out of order: p50 %g, p90 %g, p99 %g, p99.9 %g µs", manyrr.ClientArg, r.P50Us, r.P90Us, r.P99Us, r.P999Us)
 	}
 	return r, nil
 }

@@ -22,7 +22,12 @@ import (
 // single-sided 95 % trimmed means), with its p90 variant and the
 // components. The draft's stopping rule may end the test before the
 // sample's duration, its time limit; the sample says which (converged).
-type RPM struct{}
+type RPM struct {
+	// MaxConnections, when positive, caps the load-generating connections
+	// per direction (the draft's MNP; 0 is the draft's 16): selfcheck's
+	// cross-check gives both clients the same cap.
+	MaxConnections int
+}
 
 var _ Instrument = RPM{}
 
@@ -66,7 +71,11 @@ func (RPM) Budget(job *Job) Budget { return timeBound(job.Duration) }
 
 // Args is the command line after SelfTool.
 func (r RPM) Args(job *Job) []string {
-	return []string{rpm.ClientArg, "--addr", r.addr(job), "--duration", job.Duration.String()}
+	args := []string{rpm.ClientArg, "--addr", r.addr(job), "--duration", job.Duration.String()}
+	if r.MaxConnections > 0 {
+		args = append(args, "--mnp", strconv.Itoa(r.MaxConnections))
+	}
+	return args
 }
 
 func (RPM) addr(job *Job) string {

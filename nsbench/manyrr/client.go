@@ -25,6 +25,7 @@ type Report struct {
 	Transactions []int   `json:"transactions"`
 	MeanUs       float64 `json:"mean_us"`
 	P50Us        float64 `json:"p50_us"`
+	P90Us        float64 `json:"p90_us"`
 	P99Us        float64 `json:"p99_us"`
 	P999Us       float64 `json:"p999_us"`
 }
@@ -157,7 +158,7 @@ func summarise(lat [][]float64, elapsed time.Duration) Report {
 		sum += x
 	}
 	r.MeanUs = sum / float64(len(all))
-	r.P50Us, r.P99Us, r.P999Us = rank(all, 0.5), rank(all, 0.99), rank(all, 0.999)
+	r.P50Us, r.P90Us, r.P99Us, r.P999Us = rank(all, 0.5), rank(all, 0.9), rank(all, 0.99), rank(all, 0.999)
 	return r
 }
 

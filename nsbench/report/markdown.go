@@ -25,6 +25,7 @@ func Markdown(d *results.Document) []byte {
 		v.writeResults(w, c)
 		v.writePacketTable(w, c)
 		v.writeRRUL(w, c)
+		writeManyRR(v, w, c)
 		writeSweeps(w, v, c)
 	}
 	v.writeTunnels(w)
@@ -112,6 +113,9 @@ func (v *view) writeResults(w *writer, c results.Condition) {
 		lines = append(lines, tableRow(row...))
 	}
 	w.block(lines...)
+	if why := notInResults(v, c.Name); why != "" {
+		w.block(why)
+	}
 	if flagged {
 		w.block(verificationFootnote())
 	}
@@ -169,4 +173,20 @@ func (v *view) writeReading(w *writer) {
 		lines = append(lines, "- "+b)
 	}
 	w.block(lines...)
+}
+
+// notInResults says why the Results table of condition is all dashes when
+// the run measured there, but none of that table's instruments (e.g.
+// `--instruments app`); otherwise "".
+func notInResults(v *view, condition string) string {
+	if v.hasAny(condition, instIperf1, instIperf4, instTCPRR, instScp) {
+		return ""
+	}
+	for _, s := range v.doc.Samples {
+		if s.Condition == condition {
+			return "— not measured in this run: none of this table's instruments (iperf3, TCP_RR, scp) was asked for; " +
+				"the figures of those that were are in the tables below and under More metrics."
+		}
+	}
+	return ""
 }

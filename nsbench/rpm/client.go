@@ -75,11 +75,15 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	addr := fs.String("addr", "", "the server's host:port")
 	d := fs.Duration("duration", 20*time.Second, "the test's time limit")
 	check := fs.Bool("check", false, "only check that the server answers")
+	mnp := fs.Int("mnp", MNP, "most load-generating connections per direction (the draft's MNP)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *addr == "" || *d <= 0 {
 		return errors.New("--addr HOST:PORT and --duration > 0 are required")
+	}
+	if *mnp < INP || *mnp > MNP {
+		return fmt.Errorf("--mnp %d: want %d to %d", *mnp, INP, MNP)
 	}
 	c := newClient(*addr)
 	if *check {
@@ -89,7 +93,7 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 		_, err := c.foreign(ctx)
 		return err
 	}
-	r, err := Run(ctx, *addr, *d)
+	r, err := Run(ctx, *addr, *d, *mnp)
 	if err != nil {
 		return err
 	}
@@ -98,12 +102,12 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 
 // Run is the Responsiveness Test against addr within limit: INP
 // load-generating connections in each direction, INC more each interval
-// until goodput is stable (MNP at most), probe pairs at ProbeRate from the
+// until goodput is stable (mnp at most, the draft's MNP), probe pairs at ProbeRate from the
 // start, the responsiveness of the last MAD intervals' probes each
 // interval once goodput is stable, until it is stable too or the next
 // interval would pass limit. A load-generating connection's failure
 // aborts the test, as the draft says.
-func Run(ctx context.Context, addr string, limit time.Duration) (Report, error) {
+func Run(ctx context.Context, addr string, limit time.Duration, mnp int) (Report, error) {
 	start := time.Now()
 	c := newClient(addr)
 	if err := c.configure(ctx); err != nil {
@@ -142,7 +146,7 @@ func Run(ctx context.Context, addr string, limit time.Duration) (Report, error) 
 		s.add(down, up)
 		rate.Store(math.Float64bits(ProbeRate(s.ma[len(s.ma)-1] / 8)))
 		if !s.goodputStable {
-			if s.goodputStable = Stable(s.ma); !s.goodputStable && c.connections() < MNP {
+			if s.goodputStable = Stable(s.ma); !s.goodputStable && c.connections() < mnp {
 				for range INC {
 					c.addLoad(lctx, &wg)
 				}

@@ -106,7 +106,8 @@ func TestStoppingRule(t *testing.T) {
 }
 
 // TestRunAgainstServe: the client and the server on loopback for a short
-// time limit: both kinds of probes complete, both directions carry load
+// time limit, at most 2 load-generating connections per direction: both
+// kinds of probes complete, both directions carry load within the cap,
 // and the figures follow from the components.
 func TestRunAgainstServe(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -120,7 +121,7 @@ func TestRunAgainstServe(t *testing.T) {
 	if err := ClientMain(ctx, []string{"--addr", l.Addr().String(), "--check"}, new(bytes.Buffer)); err != nil {
 		t.Fatalf("--check: %v", err)
 	}
-	r, err := Run(ctx, l.Addr().String(), 3*time.Second)
+	r, err := Run(ctx, l.Addr().String(), 3*time.Second, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestRunAgainstServe(t *testing.T) {
 	if r.Probes.Foreign < 1 || r.Probes.Self < 1 || r.Probes.ForeignAll < r.Probes.Foreign || r.Probes.Failed != 0 {
 		t.Errorf("probes %+v", r.Probes)
 	}
-	if !(r.Load.DownloadBps > 0) || !(r.Load.UploadBps > 0) || r.Load.Connections < 1 || r.Load.Intervals < 1 || r.Load.DurationSec > 4 {
+	if !(r.Load.DownloadBps > 0) || !(r.Load.UploadBps > 0) || r.Load.Connections < 1 || r.Load.Connections > 2 || r.Load.Intervals < 1 || r.Load.DurationSec > 4 {
 		t.Errorf("load %+v", r.Load)
 	}
 	if r.Stop.Ended != EndedTimeLimit && r.Stop.Ended != EndedStable {
@@ -143,6 +144,12 @@ func TestRunAgainstServe(t *testing.T) {
 	var out bytes.Buffer
 	if err := ClientMain(context.Background(), []string{"--addr", ""}, &out); err == nil || !strings.Contains(err.Error(), "--addr") {
 		t.Errorf("no address: %v", err)
+	}
+	for _, mnp := range []string{"0", "17"} {
+		err := ClientMain(context.Background(), []string{"--addr", "127.0.0.1:1", "--mnp", mnp}, &out)
+		if err == nil || !strings.Contains(err.Error(), "--mnp "+mnp) {
+			t.Errorf("--mnp %s: %v", mnp, err)
+		}
 	}
 }
 
