@@ -12,24 +12,20 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
-	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// crrTolerance is how far apart the medians of the hand-run netperf and
-// of the instrument may be on the same plain path. Both run the same
-// netserver one after another in the order ABBA ABBA, so a slow phase of
-// the host hits both alike; what is left is run-to-run noise of 1 s
-// TCP_CRR runs on a 2-core host shared with other runs: within ±30 %
-// between neighbouring runs here when the host is not saturated (e.g.
-// 8,082 to 12,879 connections/s; the medians 10 % apart). A wrong unit,
-// field or test type is off by far more (TCP_RR's rate on this path is
-// 3× TCP_CRR's: the test fails by +200 % with -t TCP_RR). Single runs
-// spread wider than their medians (8,386 to 13,412 by hand, medians 1.5 %
-// apart), so the median of four is compared; when the two middle hand
-// runs, which make that median, are themselves more than the tolerance
-// apart, the host is too busy to tell and the test says so and skips.
-const crrTolerance = 0.35
+// crrFactor is how far apart the best runs of the hand-run netperf and of
+// the instrument may be on the same plain path. Single 1 s TCP_CRR runs on
+// this 2-core host are bimodal, as TCP_RR is (notes: a wake-up on the
+// other CPU costs several times one on the same): runs of one minute read
+// 3,751 and 16,284 connections/s, so a median of four moves by 2–4× with
+// how many runs fell in the slow mode, and the medians once came out 58 %
+// and 35 % apart on a busy host. The best of four is the fast mode, which
+// both reach: the best runs were 17,110 and 16,284 (5 % apart) in that
+// run. A wrong test type, field or unit is off by more than the factor:
+// TCP_RR's rate on this path is 3× TCP_CRR's, a per-minute unit 60×.
+const crrFactor = 2.0
 
 // TestTCPCRRAgreesWithHandRun runs netperf TCP_CRR by hand (its defaults:
 // kernel-chosen ports, the classic table, parsed here on its own) and the
@@ -103,14 +99,10 @@ func TestTCPCRRAgreesWithHandRun(t *testing.T) {
 		}
 		hand = append(hand, classicRate(t, res.Stdout))
 	}
-	h, i := stats.Median(hand), stats.Median(inst)
-	t.Logf("TCP_CRR on the plain path: by hand %v (median %.0f/s), instrument %v (median %.0f/s)", hand, h, inst, i)
-	mid := slices.Sorted(slices.Values(hand))[1:3]
-	if spread := mid[1]/mid[0] - 1; spread > crrTolerance {
-		t.Skipf("the middle hand runs alone are %.0f%% apart (more than ±%.0f%%): the host is too busy to tell", 100*spread, 100*crrTolerance)
-	}
-	if d := (i - h) / h; d > crrTolerance || d < -crrTolerance {
-		t.Errorf("instrument median %.0f conn/s is %+.0f%% off the hand run's %.0f (tolerance ±%.0f%%)", i, 100*d, h, 100*crrTolerance)
+	h, i := slices.Max(hand), slices.Max(inst)
+	t.Logf("TCP_CRR on the plain path: by hand %v (best %.0f/s), instrument %v (best %.0f/s)", hand, h, inst, i)
+	if r := i / h; r > crrFactor || r < 1/crrFactor {
+		t.Errorf("the instrument's best run, %.0f conn/s, is %.2f× the hand run's best, %.0f (want within %g×)", i, r, h, crrFactor)
 	}
 }
 
