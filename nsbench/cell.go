@@ -10,7 +10,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -365,19 +364,4 @@ func tunnelMeter(path *transport.Path) func() (int64, error) {
 		return func() (int64, error) { return 0, nil }
 	}
 	return path.Carried
-}
-
-// cellMedian is the median value of a cell's samples so far (for the
-// rate verdict: iperf3's goodput in Gbit/s).
-func cellMedian(doc *results.Document, transport, condition, instrument string) (float64, bool) {
-	var xs []float64
-	for _, s := range doc.Samples {
-		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument {
-			xs = append(xs, s.Value)
-		}
-	}
-	if len(xs) == 0 {
-		return 0, false
-	}
-	return stats.Summarize(xs).Median, true
 }

@@ -152,10 +152,12 @@ func TestNarrowEvidenceFromDocument(t *testing.T) {
 	hop := impair.NarrowHop{MTU: 1280}
 	doc := &results.Document{
 		Samples: []results.Sample{
-			{Transport: "ssh", Condition: "wan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 2, extraNarrowICMPSent: 2}},
+			{Transport: "ssh", Condition: "wan", Instrument: "iperf3-1", Value: 1, Extra: map[string]float64{extraNarrowTooBig: 2, extraNarrowICMPSent: 2}},
 			{Transport: "ssh", Condition: "wan", Instrument: "scp", Extra: map[string]float64{extraNarrowTooBig: 1, extraNarrowICMPSent: 1}},
 			{Transport: "ssh", Condition: "wan", Instrument: "tcp_rr", Extra: map[string]float64{extraNarrowTooBig: 50}},
-			{Transport: "ssh", Condition: "lan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 70}},
+			{Transport: "ssh", Condition: "lan", Instrument: "iperf3-1", Value: 2, Extra: map[string]float64{extraNarrowTooBig: 70}},
+			{Transport: "wg2", Condition: "lan", Instrument: "iperf3-1", Value: 0.4},
+			{Transport: "wg2", Condition: "wan", Instrument: "iperf3-1", Value: 0.0004, Extra: map[string]float64{extraNarrowFragmented: 35}},
 			{Transport: "wireguard-go", Condition: "wan", Instrument: "iperf3-1", Extra: map[string]float64{extraNarrowTooBig: 9, extraNarrowICMPSent: 9}},
 		},
 		Failures: []results.Failure{{Transport: "wireguard-go", Condition: "wan", Instrument: "scp", Error: "scp: no result 10 s after 64 MiB"}},
@@ -164,8 +166,13 @@ func TestNarrowEvidenceFromDocument(t *testing.T) {
 	if e.Completed != 2 || e.Stalled != 0 || e.Counts.TooBig != 3 || e.Counts.ICMPSent != 3 || stall != "" {
 		t.Errorf("ssh: %+v %q, want 2 completed, 3 too big, 3 ICMP, no stall", e, stall)
 	}
-	if r := narrowRecord(e, stall, nil); r.Verdict != "survives" || r.How != impair.NarrowPMTUD || r.Row.TooBig != 3 || r.Block != nil {
-		t.Errorf("ssh: record %+v", r)
+	if r := narrowRecord(e, stall, nil); r.Verdict != "survives" || r.How != impair.NarrowPMTUD || r.Row.TooBig != 3 || r.Block != nil || r.RateRatio != 0.5 {
+		t.Errorf("ssh: record %+v, want survives at half its LAN rate", r)
+	}
+	// Through at a thousandth of its LAN rate: it collapses.
+	e, stall = narrowEvidence(doc, "wg2", "wan", hop)
+	if r := narrowRecord(e, stall, nil); r.Verdict != "collapses" || r.How != impair.NarrowFragmentation || r.RateRatio != 0.001 {
+		t.Errorf("wg2: record %+v, want collapses (fragmentation) at 0.001", r)
 	}
 	e, stall = narrowEvidence(doc, "wireguard-go", "wan", hop)
 	r := narrowRecord(e, stall, &impair.NarrowCounts{TooBig: 40, ICMPSent: 40, MaxPassed: 1280})

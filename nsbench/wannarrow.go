@@ -47,6 +47,11 @@ func narrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 		e.Counts.ICMPSent += uint64(s.Extra[extraNarrowICMPSent])
 		e.Counts.Fragmented += uint64(s.Extra[extraNarrowFragmented])
 	}
+	lan, okLAN := cellMedian(doc, transport, results.LAN, "iperf3-1")
+	narrow, okHop := cellMedian(doc, transport, cond, "iperf3-1")
+	if okLAN && okHop && lan > 0 {
+		e.RateRatio = narrow / lan
+	}
 	stall := ""
 	for _, f := range doc.Failures {
 		if f.Transport != transport || f.Condition != cond || !isBulk(f.Instrument) {
@@ -71,11 +76,13 @@ func narrowRecord(e impair.NarrowEvidence, stall string, block *impair.NarrowCou
 	switch {
 	case v.BlackHole():
 		verdict = "black hole"
+	case v.Collapsed:
+		verdict = "collapses"
 	case !v.Survives:
 		verdict = "unmeasured"
 	}
 	r := &results.NarrowPath{MTU: e.Hop.MTU, ICMPDropped: e.Hop.DropICMP, Verdict: verdict, How: v.How,
-		BulkCompleted: e.Completed, BulkStalled: e.Stalled, Stall: stall, Row: resultCounts(e.Counts)}
+		BulkCompleted: e.Completed, BulkStalled: e.Stalled, Stall: stall, Row: resultCounts(e.Counts), RateRatio: e.RateRatio}
 	if block != nil {
 		b := resultCounts(*block)
 		r.Block = &b

@@ -201,6 +201,14 @@ func TestJudgeNarrow(t *testing.T) {
 			NarrowVerdict{Survives: true, How: NarrowFragmentation}},
 		{"too big, not told, went on anyway", NarrowEvidence{Hop: hole, Completed: 2, Counts: NarrowCounts{TooBig: 7}},
 			NarrowVerdict{Survives: true, How: NarrowNoICMP}},
+		{"fragmented, at 0.5 % of its LAN rate: collapsed", NarrowEvidence{Hop: hop, Completed: 1, Counts: NarrowCounts{Fragmented: 176}, RateRatio: 0.005},
+			NarrowVerdict{Survives: true, How: NarrowFragmentation, Collapsed: true}},
+		{"told by ICMP, at half its LAN rate", NarrowEvidence{Hop: hop, Completed: 1, Counts: NarrowCounts{TooBig: 2, ICMPSent: 2}, RateRatio: 0.5},
+			NarrowVerdict{Survives: true, How: NarrowPMTUD}},
+		{"no LAN rate to compare with", NarrowEvidence{Hop: hop, Completed: 1, Counts: NarrowCounts{TooBig: 2, ICMPSent: 2}},
+			NarrowVerdict{Survives: true, How: NarrowPMTUD}},
+		{"a stall is a black hole, not a collapse", NarrowEvidence{Hop: hop, Completed: 1, Stalled: 1, RateRatio: 0.001},
+			NarrowVerdict{How: NarrowStall}},
 	} {
 		got := JudgeNarrow(tc.e)
 		if got != tc.want || got.BlackHole() != (tc.want.How == NarrowStall) {

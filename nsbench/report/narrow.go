@@ -25,7 +25,8 @@ func writeNarrowPath(w *writer, doc *results.Document, label func(string) string
 		"segments' length). An IPv4 packet over it with DF set is dropped and answered with ICMP \"fragmentation needed\" " +
 		"carrying the MTU, as a router would, unless the condition drops that ICMP (a PMTU black hole); one without DF is " +
 		"fragmented. A transport is a **black hole** when any of its bulk transfers (iperf3, scp) gave no result within its " +
-		"bound; otherwise it **survives**, and how is read from the hop's counts over its own traffic (its path's set-up, its warm-up and its completed " +
+		"bound; it **collapses** when they all gave one but at under a tenth of its own iperf3 rate on the LAN; otherwise it " +
+		"**survives**. How it got through is read from the hop's counts over its own traffic (its path's set-up, its warm-up and its completed " +
 		"transfers): nothing was too " +
 		"big (its own MTU or MSS clamping fits), it was told by ICMP and went on smaller (PMTU discovery), its packets were " +
 		"fragmented, or it went on although nothing told it (packetization-layer probing). The block's counts span every " +
@@ -59,6 +60,8 @@ func narrowVerdictText(n *results.NarrowPath) string {
 		return "survives (" + n.How + ")"
 	case "black hole":
 		return "**black hole**"
+	case "collapses":
+		return fmt.Sprintf("**collapses** (%s, at %s %% of its LAN rate)", n.How, num(100*n.RateRatio, 2))
 	}
 	return n.Verdict
 }

@@ -19,6 +19,12 @@ func TestNarrowPathSection(t *testing.T) {
 	d.Verification[1].Narrow = &results.NarrowPath{MTU: 1280, ICMPDropped: true, Verdict: "black hole", How: "stall", BulkCompleted: 1,
 		BulkStalled: 1, Stall: "scp: no result 10 s after 64 MiB"}
 	md := string(Markdown(d))
+	// A transport that got through at a sliver of its LAN rate collapses.
+	collapsed := *d.Verification[1].Narrow
+	collapsed.ICMPDropped, collapsed.Verdict, collapsed.How, collapsed.BulkStalled, collapsed.Stall, collapsed.RateRatio = false, "collapses", "fragmentation", 0, "", 0.0052
+	if got := narrowVerdictText(&collapsed); got != "**collapses** (fragmentation, at 0.52 % of its LAN rate)" {
+		t.Errorf("collapse verdict %q", got)
+	}
 	for _, want := range []string{
 		"| Pure SSH | wan | MTU 1280 | survives (pmtu discovery) | 2 / 0 | 0.06 | 3 / 3 / 0 | 9 / 9 / 1280 | — |",
 		"| SSH over WireGuard | wan | MTU 1280, ICMP dropped | **black hole** | 1 / 1 | 0.05 | 0 / 0 / 0 | — | scp: no result 10 s after 64 MiB |",

@@ -4,7 +4,9 @@ package results
 type NarrowPath struct {
 	MTU         int  `json:"mtu"`
 	ICMPDropped bool `json:"icmp_dropped"`
-	// Verdict is "survives", "black hole" or "unmeasured"; How says how it
+	// Verdict is "survives", "collapses" (it got through at less than a
+	// tenth of its LAN rate: RateRatio), "black hole" or "unmeasured"; How
+	// says how it
 	// survived ("pmtu discovery", "packets fit", "fragmentation",
 	// "recovered without icmp") or "stall".
 	Verdict string `json:"verdict"`
@@ -20,8 +22,11 @@ type NarrowPath struct {
 	// over the whole WAN block (shared with the
 	// transports in Verification.SharedWith), which is where a stall's
 	// drops show.
-	Row   NarrowCounts  `json:"row"`
-	Block *NarrowCounts `json:"block,omitempty"`
+	Row NarrowCounts `json:"row"`
+	// RateRatio is its iperf3 1-stream rate through the hop over its own on
+	// the LAN; 0 when either is absent.
+	RateRatio float64       `json:"rate_ratio,omitempty"`
+	Block     *NarrowCounts `json:"block,omitempty"`
 }
 
 // NarrowCounts are the narrow hop's counts: frames dropped as too big,
