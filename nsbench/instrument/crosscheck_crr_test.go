@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -40,33 +39,7 @@ func TestTCPCRRAgreesWithHandRun(t *testing.T) {
 			t.Skipf("no %s", bin)
 		}
 	}
-	ns := fmt.Sprintf("twnsbtest-crr-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() {
-		// netserver dies with nothing: kill it by the namespace's pids.
-		if out, err := exec.Command("ip", "netns", "pids", ns).Output(); err == nil {
-			for _, f := range strings.Fields(string(out)) {
-				if pid, err := strconv.Atoi(f); err == nil {
-					if p, err := os.FindProcess(pid); err == nil {
-						_ = p.Kill()
-					}
-				}
-			}
-		}
-		_ = exec.Command("ip", "netns", "del", ns).Run()
-	})
-	ip("-n", ns, "link", "set", "lo", "up")
-	ip("-n", ns, "link", "add", "crra", "type", "veth", "peer", "name", "crrb")
-	ip("-n", ns, "addr", "add", "10.254.7.1/24", "dev", "crra")
-	ip("-n", ns, "addr", "add", "10.254.7.2/24", "dev", "crrb")
-	ip("-n", ns, "link", "set", "crra", "up")
-	ip("-n", ns, "link", "set", "crrb", "up")
+	ns, ip := scratchNetns(t, "crr", "10.254.7")
 	// netserver daemonises; it is ready when a TCP_RR of one transaction answers.
 	ip("netns", "exec", ns, "netserver", "-p", strconv.Itoa(transport.NetperfPort))
 	run := func(ctx context.Context, name string, args ...string) (proc.Result, error) {

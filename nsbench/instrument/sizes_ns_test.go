@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -32,36 +31,10 @@ func TestSizeSweepsOnPlainPath(t *testing.T) {
 			t.Skipf("no %s", bin)
 		}
 	}
-	ns := fmt.Sprintf("twnsbtest-sizes-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() {
-		// netserver daemonises: kill what is left by the namespace's pids.
-		if out, err := exec.Command("ip", "netns", "pids", ns).Output(); err == nil {
-			for _, f := range strings.Fields(string(out)) {
-				if pid, err := strconv.Atoi(f); err == nil {
-					if p, err := os.FindProcess(pid); err == nil {
-						_ = p.Kill()
-					}
-				}
-			}
-		}
-		_ = exec.Command("ip", "netns", "del", ns).Run()
-	})
-	ip("-n", ns, "link", "set", "lo", "up")
+	ns, ip := scratchNetns(t, "sz", "10.254.8")
 	if out, err := exec.Command("ip", "netns", "exec", ns, "ethtool", "-K", "lo", "tso", "off", "gso", "off").CombinedOutput(); err != nil {
 		t.Fatalf("ethtool -K lo tso off gso off: %v: %s", err, out)
 	}
-	ip("-n", ns, "link", "add", "sza", "type", "veth", "peer", "name", "szb")
-	ip("-n", ns, "addr", "add", "10.254.8.1/24", "dev", "sza")
-	ip("-n", ns, "addr", "add", "10.254.8.2/24", "dev", "szb")
-	ip("-n", ns, "link", "set", "sza", "up")
-	ip("-n", ns, "link", "set", "szb", "up")
 	ip("netns", "exec", ns, "netserver", "-p", strconv.Itoa(transport.NetperfPort))
 	iperf := exec.Command("ip", "netns", "exec", ns, "iperf3", "-s", "-p", strconv.Itoa(transport.IPerf3Port))
 	if err := iperf.Start(); err != nil {
