@@ -29,18 +29,7 @@ func (t *Topology) applyCongestion() error {
 		t.Congestion = cc + " (inherited from the host)"
 		return err
 	}
-	err := t.setCongestion(want)
-	if errors.Is(err, syscall.EPERM) {
-		restore, change, rerr := allowCongestion(want)
-		if rerr != nil {
-			return fmt.Errorf("congestion control %s: %w", want, rerr)
-		}
-		err = t.setCongestion(want)
-		if rerr := restore(); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-		t.SysctlChanges = append(t.SysctlChanges, change())
-	}
+	err := t.setCongestionLocked(want)
 	if err != nil {
 		return fmt.Errorf("congestion control %s: %w", want, err)
 	}
@@ -53,6 +42,65 @@ func (t *Topology) applyCongestion() error {
 	}
 	t.Congestion = cc
 	return nil
+}
+
+// setCongestionLocked sets the namespaces' default under allowedLock and,
+// when the kernel refuses an algorithm the host does not allow, extends the
+// global allowed list, sets it and restores the list before unlocking. Two
+// runs (or two topologies of one test binary) doing this at once would
+// otherwise read each other's extended list as the original: the first
+// restore pulls the algorithm out from under the second's writes (EPERM),
+// and the last leaves the host's list extended. Trying first under the lock
+// also keeps a run from riding on another's extension unrecorded.
+func (t *Topology) setCongestionLocked(want string) error {
+	unlock, err := lockAllowedCongestion()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	err = t.setCongestion(want)
+	if !errors.Is(err, syscall.EPERM) {
+		return err
+	}
+	restore, change, err := allowCongestion(want)
+	if err != nil {
+		return err
+	}
+	err = t.setCongestion(want)
+	if rerr := restore(); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	t.SysctlChanges = append(t.SysctlChanges, change())
+	return err
+}
+
+// allowedLockWait bounds the wait for another run's few milliseconds under
+// the lock; longer means a holder is stuck.
+const allowedLockWait = 10 * time.Second
+
+// lockAllowedCongestion takes an exclusive flock on the allowed list's own
+// sysctl file, which every process in this network namespace opens as the
+// same inode: it serialises the extend-set-restore of every twnsbench on this
+// host (and of every topology in one process: each open is its own lock
+// owner) without creating a file, and the kernel drops it when the holder
+// dies.
+func lockAllowedCongestion() (unlock func(), err error) {
+	f, err := os.Open(sysctlAllowedCC)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", sysctlAllowedCC, err)
+	}
+	deadline := time.Now().Add(allowedLockWait)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s (another run changing it for over %s?): %w", sysctlAllowedCC, allowedLockWait, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 func (t *Topology) setCongestion(algo string) error {
