@@ -78,10 +78,21 @@ func Leftovers() []string {
 func leftoverRuns() []string { return residue.Runs(residue.Find(topology.Prefix)) }
 
 // ownerAlive reads the PID of the run's harness, or of an agent of the
-// run, from the run's directories that are root's (another user's could
-// name any process), and reports whether one of them runs.
+// run, from the run's cgroup and from the run's directories that are
+// root's (another user's could name any process), and reports whether one
+// of them runs. The cgroup's mark is seen where the private directory is
+// not: from a mount namespace with its own /tmp that shares the cgroups
+// (an emulated machine's clean --host saw a concurrent run as dead).
 func ownerAlive(run string) (int, bool) {
 	pid := 0
+	if root, err := proc.Cgroup2Root(); err == nil {
+		if p, ok := (&proc.Cgroup{Path: cgroupDir(root, run)}).Owner(); ok {
+			if processAlive(p) {
+				return p, true
+			}
+			pid = p
+		}
+	}
 	for _, dir := range runDirs(run) {
 		if st, err := ownPrivateDir(dir); st == nil || err != nil {
 			continue

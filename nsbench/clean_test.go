@@ -15,6 +15,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -240,5 +241,45 @@ func TestCleanFindsEveryDirectoryOfARun(t *testing.T) {
 		if _, err := os.Lstat(d); !os.IsNotExist(err) {
 			t.Errorf("%s still there: %v", d, err)
 		}
+	}
+}
+
+// TestCleanSeesTheCgroupsOwner: a run whose private directory this mount
+// namespace cannot see (an emulated machine's own /tmp; a container
+// sharing the host's cgroups) is still known live by the mark on its
+// cgroup, and dead once the marked PID is gone. Before, clean --host on a
+// lab machine removed a concurrent run's cgroup as a dead run's.
+func TestCleanSeesTheCgroupsOwner(t *testing.T) {
+	nstest.RequireRoot(t)
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		t.Skip(err)
+	}
+	run, err := topology.NewPrefix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := proc.NewCgroup(cgroupDir(root, run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cg.Remove(context.Background()) })
+	if _, ok := cg.Owner(); ok {
+		t.Fatal("a new cgroup has an owner")
+	}
+	if err := cg.MarkOwner(1); err != nil {
+		t.Fatal(err)
+	}
+	if pid, alive := ownerAlive(run); !alive || pid != 1 {
+		t.Errorf("cgroup marked by PID 1, no private directory: owner %d, alive %v; want 1, alive", pid, alive)
+	}
+	if slices.Contains(Leftovers(), run) {
+		t.Errorf("Leftovers lists %s, whose cgroup's owner runs", run)
+	}
+	if err := cg.MarkOwner(4194305); err != nil { // above the largest pid_max
+		t.Fatal(err)
+	}
+	if pid, alive := ownerAlive(run); alive || pid != 4194305 {
+		t.Errorf("cgroup marked by a PID no process has: owner %d, alive %v; want 4194305, dead", pid, alive)
 	}
 }

@@ -19,8 +19,8 @@ import (
 // first name, and root removed what its glob matched in the login
 // directory: here only the test's own canary, never anything else of it.)
 // It is part of TestDoctorHosts, whose clean --host is the one the tests
-// run: on a lab machine clean sees the cgroups of every run on this
-// kernel, not their harnesses' PIDs under this host's /tmp.
+// run. (A lab machine shares this kernel's cgroups but not this host's
+// /tmp: its clean knows the other runs live by their cgroups' owner marks.)
 func plantForeignCopies(t *testing.T, l *remotetest.Lab, m *remotetest.Machine) (check func()) {
 	t.Helper()
 	home := l.Exec(t, m, "pwd") // where a root login's shell starts on the machine

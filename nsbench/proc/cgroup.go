@@ -190,3 +190,35 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// ownerXattr marks a run's cgroup with its harness's PID. Only a process
+// with CAP_SYS_ADMIN can set a trusted.* attribute, so no other user can
+// forge it; and unlike an owner file under /tmp it is seen by every mount
+// namespace that shares the cgroup hierarchy (emulated machines, a
+// container with the host's /sys/fs/cgroup).
+const ownerXattr = "trusted.twnsbench.harness"
+
+// MarkOwner records pid as the process that owns the cgroup. Where the
+// kernel does not keep xattrs on cgroups (before 5.x kernfs) it does
+// nothing: the owner file in the run's private directory still says.
+func (c *Cgroup) MarkOwner(pid int) error {
+	err := unix.Setxattr(c.Path, ownerXattr, []byte(strconv.Itoa(pid)), 0)
+	if errors.Is(err, unix.ENOTSUP) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark cgroup %s as pid %d's: %w", c.Path, pid, err)
+	}
+	return nil
+}
+
+// Owner reads the PID MarkOwner recorded; ok is false where none is.
+func (c *Cgroup) Owner() (pid int, ok bool) {
+	buf := make([]byte, 16)
+	n, err := unix.Getxattr(c.Path, ownerXattr, buf)
+	if err != nil {
+		return 0, false
+	}
+	pid, err = strconv.Atoi(string(buf[:n]))
+	return pid, err == nil && pid > 0
+}

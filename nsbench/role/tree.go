@@ -59,6 +59,9 @@ func (t *Tree) Roles(topo *topology.Topology, dirs Dirs) (map[string]*Role, erro
 	if err != nil {
 		return roles, err
 	}
+	if err := run.MarkOwner(os.Getpid()); err != nil {
+		return roles, err
+	}
 	memory := run.EnableMemory()
 	for _, name := range topo.Spec.Roles {
 		dir, err := proc.NewCgroup(filepath.Join(run.Path, name))
