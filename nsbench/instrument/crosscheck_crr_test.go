@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -42,14 +41,7 @@ func TestTCPCRRAgreesWithHandRun(t *testing.T) {
 	ns, ip := scratchNetns(t, "crr", "10.254.7")
 	// netserver daemonises; it is ready when a TCP_RR of one transaction answers.
 	ip("netns", "exec", ns, "netserver", "-p", strconv.Itoa(transport.NetperfPort))
-	run := func(ctx context.Context, name string, args ...string) (proc.Result, error) {
-		var out strings.Builder
-		cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, name}, args...)...)
-		cmd.Stdout = &out
-		start := time.Now()
-		err := cmd.Run()
-		return proc.Result{Stdout: []byte(out.String()), Wall: time.Since(start)}, err
-	}
+	run := runIn(ns)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	job := &Job{Target: transport.DirectTarget("10.254.7.1"), Duration: time.Second, Run: run}

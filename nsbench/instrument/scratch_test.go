@@ -1,12 +1,16 @@
 package instrument
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
 // scratchNetns makes a namespace named for the test and this process, lo up
@@ -43,4 +47,16 @@ func scratchNetns(t *testing.T, name, net string) (ns string, ip func(args ...st
 	ip("-n", ns, "link", "set", a, "up")
 	ip("-n", ns, "link", "set", b, "up")
 	return ns, ip
+}
+
+// runIn is a Job's Run for programs inside the scratch namespace ns.
+func runIn(ns string) func(ctx context.Context, name string, args ...string) (proc.Result, error) {
+	return func(ctx context.Context, name string, args ...string) (proc.Result, error) {
+		var out strings.Builder
+		cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, name}, args...)...)
+		cmd.Stdout = &out
+		start := time.Now()
+		err := cmd.Run()
+		return proc.Result{Stdout: []byte(out.String()), Wall: time.Since(start)}, err
+	}
 }

@@ -5,11 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -42,14 +40,7 @@ func TestSizeSweepsOnPlainPath(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = iperf.Process.Kill(); _ = iperf.Wait() })
 
-	run := func(ctx context.Context, name string, args ...string) (proc.Result, error) {
-		var out strings.Builder
-		cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, name}, args...)...)
-		cmd.Stdout = &out
-		start := time.Now()
-		err := cmd.Run()
-		return proc.Result{Stdout: []byte(out.String()), Wall: time.Since(start)}, err
-	}
+	run := runIn(ns)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	job := &Job{Target: transport.DirectTarget("10.254.8.1"), Duration: time.Second, Run: run}
