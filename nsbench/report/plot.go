@@ -60,6 +60,18 @@ func clamp01(x float64) float64 { return min(1, max(0, x)) }
 // axes draws the frame's grid and tick labels: y labels left of it, x
 // labels under it.
 func (c *canvas) axes(f frame) {
+	c.yGrid(f)
+	for _, v := range f.xs.ticks() {
+		x := f.px(v)
+		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.5"/>`+"\n",
+			n1(x), n1(f.y), n1(x), n1(f.y+f.h), c.pal.grid)
+		c.text(x, f.y+f.h+13, 10, "", c.pal.muted, "middle", tickLabel(v, f.xs.step))
+	}
+}
+
+// yGrid draws the frame and the y axis's grid lines and labels: the whole
+// of the axes where the x axis has labels of its own (the size sweeps').
+func (c *canvas) yGrid(f frame) {
 	c.printf(`<rect class="plot-area" x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1"/>`+"\n",
 		n1(f.x), n1(f.y), n1(f.w), n1(f.h), c.pal.grid)
 	for _, v := range f.ys.ticks() {
@@ -67,12 +79,6 @@ func (c *canvas) axes(f frame) {
 		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.5"/>`+"\n",
 			n1(f.x), n1(y), n1(f.x+f.w), n1(y), c.pal.grid)
 		c.text(f.x-4, y+3.5, 10, "", c.pal.muted, "end", tickLabel(v, f.ys.step))
-	}
-	for _, v := range f.xs.ticks() {
-		x := f.px(v)
-		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.5"/>`+"\n",
-			n1(x), n1(f.y), n1(x), n1(f.y+f.h), c.pal.grid)
-		c.text(x, f.y+f.h+13, 10, "", c.pal.muted, "middle", tickLabel(v, f.xs.step))
 	}
 }
 

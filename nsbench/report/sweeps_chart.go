@@ -108,16 +108,3 @@ func (c *swChart) panel(cv sweepCurve, x, y, w float64) {
 	}
 	c.printf("</g>\n")
 }
-
-// yGrid draws the frame and its horizontal grid with the y tick labels;
-// the x axis is the sizes, labelled by the panel.
-func (c *swChart) yGrid(f frame) {
-	c.printf(`<rect class="plot-area" x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1"/>`+"\n",
-		n1(f.x), n1(f.y), n1(f.w), n1(f.h), c.pal.grid)
-	for _, v := range f.ys.ticks() {
-		y := f.py(v)
-		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="0.5"/>`+"\n",
-			n1(f.x), n1(y), n1(f.x+f.w), n1(y), c.pal.grid)
-		c.text(f.x-4, y+3.5, 10, "", c.pal.muted, "end", tickLabel(v, f.ys.step))
-	}
-}
