@@ -353,8 +353,15 @@ func noiseOf(d metrics.Delta) *results.Noise {
 		return nil
 	}
 	n := d.Noise
-	return &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(),
+	out := &results.Noise{BackgroundCPUSec: n.BackgroundCPUSec, BackgroundPct: n.BackgroundPct(),
 		StealCPUSec: &n.StealSec, StealPct: n.StealPct(), WindowSec: n.WindowSec}
+	for m, mn := range d.MachineNoise {
+		if out.Machines == nil {
+			out.Machines = map[string]results.MachineNoise{}
+		}
+		out.Machines[m] = results.MachineNoise{BackgroundPct: mn.BackgroundPct(), StealPct: mn.StealPct()}
+	}
+	return out
 }
 
 // tunnelMeter reads the path's own count of bytes carried, or 0 for a

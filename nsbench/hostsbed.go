@@ -270,6 +270,26 @@ func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
 	}
 }
 
+// hostsNoise reads every machine of the run's work besides the run, each
+// through one of its agents (a machine holding two roles is read once):
+// the Noise of a run across hosts, per machine.
+func hostsNoise(built []hostedRole, prefix string) func() (map[string]metrics.HostReading, error) {
+	return func() (map[string]metrics.HostReading, error) {
+		out := map[string]metrics.HostReading{}
+		for _, b := range built {
+			if _, seen := out[b.host.Dest()]; seen {
+				continue
+			}
+			r, err := role.HostNoise(context.Background(), b.conn, prefix)
+			if err != nil {
+				return nil, fmt.Errorf("%s host noise: %w", b.host.Role, err)
+			}
+			out[b.host.Dest()] = r
+		}
+		return out, nil
+	}
+}
+
 // maxFetchedLog bounds one log copied back from a host: a runaway daemon's
 // log is left out, named, rather than carried over the session. Well
 // within role.MaxLine, the wire's bound on one answer.

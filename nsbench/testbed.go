@@ -170,6 +170,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	}
 	var roles map[string]*role.Role
 	var hostCPU func() (metrics.CPUTimes, error)
+	var machines func() (map[string]metrics.HostReading, error)
 	if tb.cfg.Hosts.On() {
 		t0 := time.Now()
 		rs, built, err := tb.upOnHosts(ctx, spec)
@@ -177,7 +178,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 			return fmt.Errorf("hosts: %w", err)
 		}
 		rec.setup.hosts(describeHosts(built), built[0].built, time.Since(t0))
-		roles, hostCPU = rs, hostsCPU(built)
+		roles, hostCPU, machines = rs, hostsCPU(built), hostsNoise(built, tb.prefix)
 	} else {
 		var err error
 		if roles, err = tb.upHere(rec, spec, dir); err != nil {
@@ -220,6 +221,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		Roles:         map[string]func() (uint64, error){},
 		ClientRxBytes: roles[topology.Client].RxBytes,
 		HostCPU:       hostCPU,
+		Machines:      machines,
 	}
 	if tb.tree != nil {
 		tb.sampler.Run, tb.sampler.RunCgroup = tb.tree.Usage, tb.tree.Name()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +106,7 @@ func TestKilledOrchestratorLeavesNothingOnHosts(t *testing.T) {
 	out := t.TempDir()
 	cmd, stderr := runOnLab(t, lab, out)
 	waitSamples(t, filepath.Join(out, results.FileName), 2, cmd)
+	checkMachinesNoise(t, filepath.Join(out, results.FileName), lab)
 	prefix := runPrefix(t, out)
 	if k := machineKeeps(t, lab, lab.Machines[1], prefix); k == "" {
 		t.Fatal("the server's machine holds nothing of the run mid-run: the test proves nothing")
@@ -116,6 +118,39 @@ func TestKilledOrchestratorLeavesNothingOnHosts(t *testing.T) {
 	cleanOrchestrator(t, prefix)
 	if t.Failed() {
 		t.Log(stderr.String())
+	}
+}
+
+// checkMachinesNoise checks that the samples of a run across the lab's
+// two machines recorded each machine's other work, read there by the run's
+// agent, and the two together (before, a run across hosts had no noise
+// figure at all).
+func checkMachinesNoise(t *testing.T, path string, lab *remotetest.Lab) {
+	t.Helper()
+	doc, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Samples) == 0 {
+		t.Fatal("no samples")
+	}
+	if n := doc.Samples[0].Noise; n != nil {
+		t.Logf("run 1's noise: %.1f %% of both machines' CPUs, each %+v", n.BackgroundPct, n.Machines)
+	}
+	for _, s := range doc.Samples {
+		n := s.Noise
+		if n == nil || len(n.Machines) != 2 || n.WindowSec <= 0 {
+			t.Errorf("sample %s/%s run %d: noise %+v, want the two machines' and their sum", s.Transport, s.Instrument, s.Run, n)
+			continue
+		}
+		for _, m := range lab.Machines {
+			mn, ok := n.Machines["root@"+net.JoinHostPort(m.Addr.String(), "22")]
+			// Emulated machines share this kernel: each sees the whole
+			// host's other work, so the shares are bounded, not small.
+			if !ok || mn.BackgroundPct < -5 || mn.BackgroundPct > 100 {
+				t.Errorf("sample run %d: machine %s noise %+v (in %v)", s.Run, m.Addr, mn, n.Machines)
+			}
+		}
 	}
 }
 

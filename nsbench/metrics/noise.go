@@ -58,7 +58,11 @@ func (n Noise) share(sec float64) float64 {
 
 // noiseSince is the host's work besides the run from prev to s; nil when
 // the CPUs online changed between them (the capacity is then not known).
-func (s Snapshot) noiseSince(prev Snapshot) *Noise {
+func (s Snapshot) noiseSince(prev Snapshot) *Noise { return s.HostReading.NoiseSince(prev.HostReading) }
+
+// NoiseSince is the machine's Noise from prev to s; nil when its CPUs
+// online changed (the capacity is then not known).
+func (s HostReading) NoiseSince(prev HostReading) *Noise {
 	if s.Cores <= 0 || s.Cores != prev.Cores {
 		return nil
 	}

@@ -30,12 +30,14 @@ func TestNoiseShares(t *testing.T) {
 // the harness; the host's busy columns and idle time are not used, steal
 // is counted apart.
 func TestSubNoise(t *testing.T) {
-	prev := Snapshot{Host: CPUTimes{User: 1000, System: 500, Idle: 2000, IOWait: 10, Steal: 10}, RunUsageUsec: 5_000_000,
-		Tasks: TaskCPU{Ticks: 900}, HarnessCPUSec: 1, Cores: 2, At: time.Unix(100, 0)}
+	prev := Snapshot{RunUsageUsec: 5_000_000, HarnessCPUSec: 1, HostReading: HostReading{
+		Host:  CPUTimes{User: 1000, System: 500, Idle: 2000, IOWait: 10, Steal: 10},
+		Tasks: TaskCPU{Ticks: 900}, Cores: 2, At: time.Unix(100, 0)}}
 	// 2 s on 2 CPUs: other programs' tasks +1.2 s → background 1.2 s,
 	// whatever the run (+1.5 s) and the host's columns did.
-	now := Snapshot{Host: CPUTimes{User: 1100, System: 550, SoftIRQ: 90, Idle: 2040, IOWait: 20, Steal: 20}, RunUsageUsec: 6_500_000,
-		Tasks: TaskCPU{Ticks: 1020}, HarnessCPUSec: 1.5, Cores: 2, At: time.Unix(102, 0)}
+	now := Snapshot{RunUsageUsec: 6_500_000, HarnessCPUSec: 1.5, HostReading: HostReading{
+		Host:  CPUTimes{User: 1100, System: 550, SoftIRQ: 90, Idle: 2040, IOWait: 20, Steal: 20},
+		Tasks: TaskCPU{Ticks: 1020}, Cores: 2, At: time.Unix(102, 0)}}
 	d := now.Sub(prev)
 	if d.Noise == nil {
 		t.Fatal("no noise")
@@ -63,8 +65,8 @@ func TestSubNoise(t *testing.T) {
 // to 0, and its share is negative too: a reader can tell it from a
 // measured 0.
 func TestSubNoiseBelowZeroKept(t *testing.T) {
-	prev := Snapshot{RunUsageUsec: 5_000_000, Tasks: TaskCPU{Ticks: 500}, Cores: 1, At: time.Unix(100, 0)}
-	now := Snapshot{RunUsageUsec: 6_050_000, Tasks: TaskCPU{Ticks: 495}, Cores: 1, At: time.Unix(101, 0)}
+	prev := Snapshot{RunUsageUsec: 5_000_000, HostReading: HostReading{Tasks: TaskCPU{Ticks: 500}, Cores: 1, At: time.Unix(100, 0)}}
+	now := Snapshot{RunUsageUsec: 6_050_000, HostReading: HostReading{Tasks: TaskCPU{Ticks: 495}, Cores: 1, At: time.Unix(101, 0)}}
 	d := now.Sub(prev)
 	if d.Noise == nil {
 		t.Fatal("no noise")
@@ -130,6 +132,7 @@ func TestReadTaskCPU(t *testing.T) {
 		301:  {self, user, 30, 0, 0, 0, run},              // the run's client
 		302:  {1, user, 40, 0, 0, 0, run + "/server"},     // its session, orphaned
 		400:  {1, user, 2, 0, 0, 0, "/twnsb-3fa9c1x"},     // another cgroup's
+		500:  {1, user, 8, 0, 0, 0, run + "-client/base"}, // a role's scope on a host
 	})
 	before, err := ReadTaskCPU(dir, self, run)
 	if err != nil {
@@ -138,7 +141,7 @@ func TestReadTaskCPU(t *testing.T) {
 	if want := uint64(5 + 7 + 20 + 2); before.Ticks != want {
 		t.Errorf("sum %d ticks, want %d: other programs' own and reaped CPU only", before.Ticks, want)
 	}
-	if want := map[ProcID]uint64{{302, 1302}: 40}; !maps.Equal(before.RunOrphans, want) {
+	if want := map[ProcID]uint64{{302, 1302}: 40, {500, 1500}: 8}; !maps.Equal(before.RunOrphans, want) {
 		t.Errorf("run's orphans %v, want %v", before.RunOrphans, want)
 	}
 	// 200 runs 3 more ticks and exits, reaped by init, as is the run's
@@ -150,6 +153,7 @@ func TestReadTaskCPU(t *testing.T) {
 		self: {1, user, 540, 10, 20 + 30, 10, "/user.slice"},
 		300:  {self, user, 900, 10, 9, 0, run + "/server"},
 		400:  {1, user, 2, 0, 0, 0, "/twnsb-3fa9c1x"},
+		500:  {1, user, 80, 0, 0, 0, run + "-client/base"},
 	})
 	after, err := ReadTaskCPU(dir, self, run)
 	if err != nil {

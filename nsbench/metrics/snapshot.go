@@ -19,16 +19,16 @@ type Snapshot struct {
 	TransportUsageUsec map[string]uint64
 	ClientRxBytes      uint64  // rx_bytes of the client's interface
 	HarnessCPUSec      float64 // SelfCPUSec: the harness's own CPU
-	// Host is the host's CPU times; RunUsageUsec the run's whole cgroup
-	// (every role, transport and the impairment); Tasks the CPU of the
-	// user processes this PID namespace sees outside the run and the
-	// harness (ReadTaskCPU), the host's work for others (Noise); Cores
-	// the CPUs online. At is when Host was read.
-	Host         CPUTimes
+	// RunUsageUsec is the run's whole cgroup (every role, transport and
+	// the impairment); HostReading this host's CPU times (Host), the CPU
+	// of the user processes this PID namespace sees outside the run and
+	// the harness (Tasks, ReadTaskCPU: the host's work for others, Noise),
+	// its CPUs online and when Host was read (At).
 	RunUsageUsec uint64
-	Tasks        TaskCPU
-	Cores        int
-	At           time.Time
+	HostReading
+	// Machines are the readings of a run across hosts' machines, by
+	// machine (Sampler.Machines): their Noise, each by its own clock.
+	Machines map[string]HostReading
 }
 
 // Delta is what happened between two snapshots: a sample's metrics.
@@ -43,8 +43,10 @@ type Delta struct {
 	ClientRxBytes   int64   // bytes the client's interface received
 	HarnessCPUSec   float64 // CPU-s the harness itself used
 	// Noise is the host's work for others meanwhile; nil when the
-	// snapshots lack the run's cgroup.
-	Noise *Noise
+	// snapshots lack the run's cgroup. Across hosts it is the machines'
+	// together (SumNoise) and MachineNoise each one's.
+	Noise        *Noise
+	MachineNoise map[string]*Noise
 }
 
 // Sub returns the change from prev to s (s is the later snapshot).
@@ -72,6 +74,17 @@ func (s Snapshot) Sub(prev Snapshot) Delta {
 	}
 	if s.RunUsageUsec > 0 && prev.RunUsageUsec > 0 {
 		d.Noise = s.noiseSince(prev)
+	}
+	if len(s.Machines) > 0 {
+		d.MachineNoise = map[string]*Noise{}
+		for m, now := range s.Machines {
+			if before, ok := prev.Machines[m]; ok {
+				d.MachineNoise[m] = now.NoiseSince(before)
+			} else {
+				d.MachineNoise[m] = nil // not in both: not known
+			}
+		}
+		d.Noise = SumNoise(d.MachineNoise)
 	}
 	for role, now := range s.TransportUsageUsec {
 		if before, ok := prev.TransportUsageUsec[role]; ok {
@@ -115,6 +128,9 @@ type Sampler struct {
 	// HostCPU reads the CPU times the host figures count; nil is this
 	// host's /proc/stat. Roles on other hosts: their hosts' together.
 	HostCPU func() (CPUTimes, error)
+	// Machines reads every machine of a run across hosts (its agent's
+	// ReadHostNoise); nil on one host.
+	Machines func() (map[string]HostReading, error)
 }
 
 // Snapshot reads every counter once. On error it returns every reader's
@@ -170,6 +186,11 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 		s.Host, herr = readHost()
 		s.HarnessCPUSec, serr = SelfCPUSec()
 		errs = append(errs, herr, serr)
+	}
+	if sm.Machines != nil {
+		m, err := sm.Machines()
+		errs = append(errs, err)
+		s.Machines = m
 	}
 	s.HostBusyTicks = s.Host.BusyTicks()
 	if err := errors.Join(errs...); err != nil {

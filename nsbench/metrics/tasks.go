@@ -46,8 +46,8 @@ func (t TaskCPU) TicksSince(prev TaskCPU) int64 {
 
 // ReadTaskCPU reads the CPU that programs other than the run and the
 // harness ran: over every process in procDir (normally /proc) outside the
-// cgroup runCgroup (as /proc/PID/cgroup names it, "/twnsb-3fa9c1") and
-// its children, the CPU its threads ran (utime+stime) and the CPU of the
+// cgroup runCgroup (as /proc/PID/cgroup names it, "/twnsb-3fa9c1"), its
+// children and its scopes ("/twnsb-3fa9c1-client"), the CPU its threads ran (utime+stime) and the CPU of the
 // children it reaped (cutime+cstime). Kernel threads are left out, and so
 // is the process self (the harness), its reaped children too: those are
 // the run's clients (an iperf3 client that lived for one sample) or the
@@ -112,11 +112,12 @@ func ReadTaskCPU(procDir string, self int, runCgroup string) (TaskCPU, error) {
 }
 
 // inCgroup says whether a /proc/PID/cgroup file puts the process in the
-// unified hierarchy's cgroup name or below it.
+// unified hierarchy's cgroup name or below it, or in one of name's scopes
+// (name-client, …: an agent's roles on a host of a run across hosts).
 func inCgroup(file []byte, name string) bool {
 	for line := range strings.SplitSeq(string(file), "\n") {
 		if path, ok := strings.CutPrefix(line, "0::"); ok {
-			return path == name || strings.HasPrefix(path, name+"/")
+			return path == name || strings.HasPrefix(path, name+"/") || strings.HasPrefix(path, name+"-")
 		}
 	}
 	return false

@@ -109,6 +109,11 @@ func (v *view) writeNoise(w *writer) {
 		why = append(why, "- "+m+": "+markWhy[m])
 	}
 	w.block(intro)
+	if n := machineCount(v.doc); n > 0 {
+		w.block(fmt.Sprintf("This run's roles stood on %s: the run's agent on each reads that machine's other work "+
+			"(itself and the run's cgroups aside), and the shares are of the machines' CPUs together "+
+			"(each machine's own is in results.json, noise.machines).", plural(n, "machine", "machines")))
+	}
 	w.block(why...)
 	if host := v.hostCPUNote(); host != "" {
 		w.block(host)
@@ -161,10 +166,7 @@ func (v *view) hostCPUNote() string {
 		steal += *s.Noise.StealCPUSec
 		window += s.Noise.WindowSec
 	}
-	cores := v.doc.Env.Cores
-	if on := v.doc.Env.CPUsOnline; on != nil {
-		cores = on.Count
-	}
+	cores := runCores(v.doc)
 	if n == 0 || window <= 0 || cores <= 0 {
 		return ""
 	}
@@ -206,4 +208,38 @@ func optPct(x *float64, scale float64) string {
 		return dash
 	}
 	return num(*x*scale, 1) + " %"
+}
+
+// machineCount is how many machines a run across hosts stood on (0 on
+// one host).
+func machineCount(d *results.Document) int {
+	seen := map[string]bool{}
+	for _, h := range d.Env.Hosts {
+		seen[h.Login] = true
+	}
+	return len(seen)
+}
+
+// runCores is the CPUs the host figures are shares of: this host's
+// online, or across hosts the machines' together (0, unknown, when a
+// machine's count was not read).
+func runCores(d *results.Document) int {
+	if len(d.Env.Hosts) == 0 {
+		if on := d.Env.CPUsOnline; on != nil {
+			return on.Count
+		}
+		return d.Env.Cores
+	}
+	cores, seen := 0, map[string]bool{}
+	for _, h := range d.Env.Hosts {
+		if seen[h.Login] {
+			continue
+		}
+		seen[h.Login] = true
+		if h.Cores <= 0 {
+			return 0
+		}
+		cores += h.Cores
+	}
+	return cores
 }

@@ -281,6 +281,17 @@ type Noise struct {
 	StealCPUSec      *float64 `json:"steal_cpu_sec,omitempty"`
 	StealPct         float64  `json:"steal_pct"`
 	WindowSec        float64  `json:"window_sec"`
+	// Machines are, in a run across hosts, each machine's own shares, by
+	// its login; the fields above are the machines' together, over their
+	// CPUs summed.
+	Machines map[string]MachineNoise `json:"machines,omitempty"`
+}
+
+// MachineNoise is one machine's other work during a sample, as shares of
+// its own CPUs.
+type MachineNoise struct {
+	BackgroundPct float64 `json:"background_pct"`
+	StealPct      float64 `json:"steal_pct"`
 }
 
 // Series is one quantity over a sample's time: V[i] measured at T[i]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -70,6 +71,22 @@ var buildRoleOp = NewHostOp("host.build-role", func(ctx context.Context, a RoleO
 var hostCPUOp = NewHostOp("host.cpu-times", func(context.Context, Nothing) (metrics.CPUTimes, error) {
 	return metrics.ReadHostCPU()
 })
+
+// hostNoiseOp reads its host's work besides the run: the argument is the
+// run's prefix, which must be the agent's own run.
+var hostNoiseOp = NewHostOp("host.noise", func(ctx context.Context, prefix string) (metrics.HostReading, error) {
+	ownRun := len(prefix) > len(topology.Prefix) && strings.HasPrefix(prefix, topology.Prefix) && !strings.Contains(prefix, "/")
+	if b := boundsOf(ctx); !ownRun || b != nil && !strings.HasPrefix(b.Scope, prefix+"-") {
+		return metrics.HostReading{}, fmt.Errorf("noise of run %q: not this agent's run", prefix)
+	}
+	return metrics.ReadHostNoise(prefix)
+})
+
+// HostNoise reads the work besides run prefix of the host at the far end
+// of c (metrics.ReadHostNoise, its agent left out).
+func HostNoise(ctx context.Context, c *Conn, prefix string) (metrics.HostReading, error) {
+	return hostNoiseOp.On(ctx, c, prefix)
+}
 
 // HostCPU reads the CPU times of the host at the far end of c.
 func HostCPU(ctx context.Context, c *Conn) (metrics.CPUTimes, error) {
