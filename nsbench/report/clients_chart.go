@@ -21,11 +21,11 @@ type clientsPanel struct {
 
 var clientsPanels = []clientsPanel{
 	{"Aggregate throughput", "Mbit/s, all clients at once", func(r results.ClientsRow) (float64, bool) {
-		s := stats.SummarizeShares(r.PerClientMbps)
-		return s.Aggregate, s.N > 0
+		s := stats.SummarizeClients(r.N, r.PerClientMbps)
+		return s.Aggregate, s.N > 0 && s.Missing == 0 // a lower bound is no point on the line
 	}, niceAxis},
 	{"Fairness", "Jain's index: 1 equal shares, 1/N one takes all", func(r results.ClientsRow) (float64, bool) {
-		j := stats.Jain(r.PerClientMbps)
+		j := stats.SummarizeClients(r.N, r.PerClientMbps).Fairness
 		return j, !math.IsNaN(j)
 	}, func(float64) axis { return axis{0, 1, 0.2} }},
 	{"Server peak memory", "MiB, the transport's processes", func(r results.ClientsRow) (float64, bool) {
