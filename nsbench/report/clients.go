@@ -55,6 +55,7 @@ func ClientsMarkdown(c *results.Clients) []byte {
 	if len(c.Rows) > 0 {
 		fmt.Fprintf(&b, "\n![Throughput, fairness and the server's peak memory against the number of clients](%s)\n", ClientsChartFile)
 	}
+	fmt.Fprintf(&b, "\n%s\n", clientsPageLine)
 	for _, s := range c.Skipped {
 		fmt.Fprintf(&b, "\n%s: skipped: %s\n", s.Label, s.Reason)
 	}

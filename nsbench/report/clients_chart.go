@@ -40,9 +40,13 @@ var clientsPanels = []clientsPanel{
 // the server's peak memory against the number of clients, one line per
 // transport through the Ns it measured. A panel without data says so.
 // Like ClientsMarkdown, it is deterministic.
-func ClientsChart(c *results.Clients, theme Theme) []byte {
+func ClientsChart(c *results.Clients, theme Theme) []byte { return clientsChart(c, theme, "") }
+
+// clientsChart is ClientsChart with its element ids prefixed, to sit
+// inline in a page beside another theme's copy.
+func clientsChart(c *results.Clients, theme Theme, idPrefix string) []byte {
 	v := &view{doc: &results.Document{Env: c.Env}, order: clientsTransports(c.Rows)}
-	cv := newCanvas(v, theme, "")
+	cv := newCanvas(v, theme, idPrefix)
 	const height, top, plotH = 390.0, 110.0, 200.0
 	cv.open(height, "Many clients on one server", "Aggregate throughput, Jain's fairness index and the server's peak memory against the number of clients, per transport")
 	maxN := 1.0
