@@ -228,15 +228,22 @@ func TestReportReproducesRun(t *testing.T) {
 
 // clientsRun holds a many-client sweep's document and the report files its
 // run wrote (run --clients 1,2,4 --transports ssh,wireguard-go --duration
-// 2s). After a deliberate change to the report, regenerate them with
-// `twnsbench report --in DIR/clients-results.json`.
-const clientsRun = "../../nsbench/report/testdata/clients-run"
+// 2s); clientsStall one whose client2 stalled (run --clients 2 --transports
+// ssh,wireguard-go --duration 5s, everything client2 sent dropped by an
+// nftables rule once its path was up: killed after 35 s, its row kept, the
+// next transport measured). After a deliberate change to the report,
+// regenerate them with `twnsbench report --in DIR/clients-results.json`.
+const (
+	clientsRun   = "../../nsbench/report/testdata/clients-run"
+	clientsStall = "../../nsbench/report/testdata/clients-stall"
+)
 
-// `twnsbench report` on a sweep's saved clients-results.json writes the
-// files its run wrote, byte for byte, and the page holds the tables and
-// the chart in both themes.
-func TestReportReproducesClientsRun(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(clientsRun, results.ClientsFileName))
+// renderClients runs `twnsbench report` on a copy of dir's
+// clients-results.json, checks that it writes dir's report files byte for
+// byte, and returns the page.
+func renderClients(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, results.ClientsFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +256,7 @@ func TestReportReproducesClientsRun(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 	for _, name := range []string{report.ClientsReportFile, report.ClientsChartFile, report.ClientsChartDarkFile, report.ClientsHTMLFile} {
-		want, err := os.ReadFile(filepath.Join(clientsRun, name))
+		want, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +266,7 @@ func TestReportReproducesClientsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("re-rendered %s differs from the run's", name)
+			t.Errorf("re-rendered %s differs from %s's", name, dir)
 		}
 		if !strings.Contains(stdout, "wrote "+p+"\n") {
 			t.Errorf("stdout does not name %s:\n%s", p, stdout)
@@ -269,14 +276,29 @@ func TestReportReproducesClientsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	html := string(page)
+	return string(page)
+}
+
+// `twnsbench report` on a sweep's saved clients-results.json writes the
+// files its run wrote, byte for byte, and the page holds the tables and
+// the chart in both themes; a stalled client's row shows a lower bound,
+// no fairness, and the page warns of it.
+func TestReportReproducesClientsRun(t *testing.T) {
+	html := renderClients(t, clientsRun)
 	for _, want := range []string{"<td>4</td><td>324</td>", "WireGuard (wireguard-go), a peer per client", `<div class="chart theme-light">` + "\n<svg",
 		`<div class="chart theme-dark">` + "\n<svg", "prefers-color-scheme: dark"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("%s lacks %q", report.ClientsHTMLFile, want)
 		}
 	}
-	if strings.Contains(html, "clients-chart.svg)") || strings.Contains(html, "![") {
-		t.Errorf("%s carries the Markdown's pointer to the chart file", report.ClientsHTMLFile)
+	if strings.Contains(html, "clients-chart.svg)") || strings.Contains(html, "![") || strings.Contains(html, `id="warnings"`) {
+		t.Errorf("%s carries the Markdown's pointer to the chart file, or warnings for a clean sweep", report.ClientsHTMLFile)
+	}
+	html = renderClients(t, clientsStall)
+	for _, want := range []string{"<td>2 (1 measured)</td><td>≥ 1855</td><td>1855 / 1855 / 1855</td><td>—</td>",
+		"1 of 4 clients loaded were not measured", "client2: iperf3: client2/iperf3: context deadline exceeded"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the stalled sweep's %s lacks %q", report.ClientsHTMLFile, want)
+		}
 	}
 }

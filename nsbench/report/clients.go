@@ -172,7 +172,7 @@ func clientsNotes(rows []results.ClientsRow) string {
 		}
 		if m := r.N - len(r.PerClientMbps); m > 0 && r.Error == "" && len(r.PerClientMbps) > 0 {
 			list = true
-			fmt.Fprintf(&b, "\n- N = %d: %d of %d clients not measured: the aggregate is the other %d's sum (a lower bound, ≥), their spread is theirs alone, and fairness is not computed",
+			fmt.Fprintf(&b, "\n- N = %d: %d of %d clients not measured: the aggregate is the sum of the %d measured (a lower bound, ≥), the spread is theirs alone, and fairness is not computed",
 				r.N, m, r.N, len(r.PerClientMbps))
 		}
 		if r.Error != "" {

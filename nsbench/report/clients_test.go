@@ -45,7 +45,7 @@ func TestClientsMarkdown(t *testing.T) {
 		// three's sum) and neither was their fairness (0.333 over three).
 		"| 4 (3 measured) | ≥ 1000 | 0 / 0 / 1000 | — | 11.0 | 11.0 | — | — | 2.5 | 0.5 |",
 		"- N = 4: client4: iperf3: context deadline exceeded",
-		"- N = 4: 1 of 4 clients not measured: the aggregate is the other 3's sum (a lower bound, ≥), their spread is theirs alone, and fairness is not computed",
+		"- N = 4: 1 of 4 clients not measured: the aggregate is the sum of the 3 measured (a lower bound, ≥), the spread is theirs alone, and fairness is not computed",
 		// (8192, 9216, 11264) KiB against N (1, 2, 4): slope 1024 KiB.
 		"Memory per added client: 1.00 MiB (the slope over 3 client counts)",
 		"| 1 (0 measured) | — | — | — | — | — | — | — | — | — |",
