@@ -26,7 +26,20 @@ func WriteReports(dir string, d *results.Document) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render the verdict's CI files: %w", err)
 	}
-	files = append(files, ci...)
+	return writeFiles(dir, append(files, ci...))
+}
+
+// WriteClientsReports renders a many-client sweep into dir as
+// WriteReports does a run: its Markdown, its chart in light and dark and
+// its HTML page (report.ClientsFiles). `run --clients` calls it at its
+// end and `twnsbench report` on a saved clients-results.json, with the
+// same bytes.
+func WriteClientsReports(dir string, c *results.Clients) ([]string, error) {
+	return writeFiles(dir, report.ClientsFiles(c))
+}
+
+// writeFiles writes each file into dir and removes those with no body.
+func writeFiles(dir string, files []report.File) ([]string, error) {
 	var paths []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.Name)

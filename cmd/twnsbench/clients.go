@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/fanout"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/report"
@@ -103,13 +103,11 @@ func runClients(c *cli.Context) error {
 	if werr := results.WriteClients(filepath.Join(out, results.ClientsFileName), doc); werr != nil {
 		return errors.Join(err, werr)
 	}
-	for name, body := range map[string][]byte{report.ClientsReportFile: report.ClientsMarkdown(doc), report.ClientsChartFile: report.ClientsChart(doc, report.Light)} {
-		if werr := os.WriteFile(filepath.Join(out, name), body, 0o644); werr != nil {
-			return errors.Join(err, fmt.Errorf("write report: %w", werr))
-		}
+	if _, werr := nsbench.WriteClientsReports(out, doc); werr != nil {
+		return errors.Join(err, werr)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "clients: %d rows in %s, report %s, chart %s\n", len(doc.Rows),
-		filepath.Join(out, results.ClientsFileName), filepath.Join(out, report.ClientsReportFile), filepath.Join(out, report.ClientsChartFile))
+	fmt.Fprintf(c.App.ErrWriter, "clients: %d rows in %s, report %s, page %s\n", len(doc.Rows),
+		filepath.Join(out, results.ClientsFileName), filepath.Join(out, report.ClientsReportFile), filepath.Join(out, report.ClientsHTMLFile))
 	if err != nil {
 		return err
 	}

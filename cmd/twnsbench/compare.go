@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,7 +22,11 @@ func compareCommand() *cli.Command {
 			"change); the output says how many rows chance alone would put below p = 0.05. Refuses results\n" +
 			"whose environments differ (kernel, CPU, congestion control, impairment, WAN, offloads,\n" +
 			"WireGuard implementation, duration, warm-up, order, payloads, scp form and what scp's MB/s\n" +
-			"divides the payload by: the copy's own time, or the whole wall as older documents do) unless --force.",
+			"divides the payload by: the copy's own time, or the whole wall as older documents do) unless --force.\n" +
+			"Two many-client sweeps (" + results.ClientsFileName + ", run --clients) compare per transport and client\n" +
+			"count: the aggregate (its p from the clients' rates, N against N) and Jain's fairness (one index a side,\n" +
+			"shown, not tested); their environments are the kernel, CPU, cores and duration. A sweep and a run's\n" +
+			"results are refused.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "compare even when the environments differ"},
 		},
@@ -29,13 +34,20 @@ func compareCommand() *cli.Command {
 			if c.NArg() != 2 {
 				return refuse(fmt.Errorf("compare: want OLD.json NEW.json, got %d arguments", c.NArg()))
 			}
-			old, err := results.Read(c.Args().Get(0))
+			old, oldSweep, err := readComparable(c.Args().Get(0))
 			if err != nil {
 				return refuse(err)
 			}
-			cur, err := results.Read(c.Args().Get(1))
+			cur, curSweep, err := readComparable(c.Args().Get(1))
 			if err != nil {
 				return refuse(err)
+			}
+			if (oldSweep == nil) != (curSweep == nil) {
+				return refuse(fmt.Errorf("compare: %s is %s and %s %s: compare two of a kind", c.Args().Get(0), kindOf(oldSweep),
+					c.Args().Get(1), kindOf(curSweep)))
+			}
+			if oldSweep != nil {
+				return compareClients(c, oldSweep, curSweep)
 			}
 			for i, d := range []*results.Document{old, cur} {
 				if r := d.IncompleteReason(); r != "" {
@@ -55,4 +67,42 @@ func compareCommand() *cli.Command {
 			return compare.Write(c.App.Writer, rows)
 		},
 	}
+}
+
+// readComparable reads path as a run's results or, when it is one, a
+// many-client sweep's (the sweep non-nil).
+func readComparable(path string) (*results.Document, *results.Clients, error) {
+	d, err := results.Read(path)
+	if errors.Is(err, results.ErrClients) {
+		c, err := results.ReadClients(path)
+		return nil, c, err
+	}
+	return d, nil, err
+}
+
+func kindOf(c *results.Clients) string {
+	if c != nil {
+		return "a many-client sweep"
+	}
+	return "a run's results"
+}
+
+// compareClients is compare on two many-client sweeps.
+func compareClients(c *cli.Context, old, cur *results.Clients) error {
+	for i, s := range []*results.Clients{old, cur} {
+		if !s.Complete {
+			fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete sweep (%s): it holds only the counts measured before it stopped\n", c.Args().Get(i), s.Incomplete)
+		}
+	}
+	if diffs := compare.ClientsEnvDiffs(old, cur); len(diffs) > 0 {
+		if !c.Bool("force") {
+			return refuse(fmt.Errorf("compare: environments differ (%s); --force to compare anyway", strings.Join(diffs, "; ")))
+		}
+		fmt.Fprintf(c.App.Writer, "environments differ: %s\n\n", strings.Join(diffs, "; "))
+	}
+	rows := compare.ClientsRows(old, cur)
+	if len(rows) == 0 {
+		return refuse(errors.New("compare: the two sweeps measured no transport at a client count in common"))
+	}
+	return compare.WriteClients(c.App.Writer, rows)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,31 @@ func TestCompareRefusesDifferentEnvironments(t *testing.T) {
 	}
 	if code, _, _ := runInProcess("compare", referenceJSON, "/nonexistent.json"); code != exitRefused {
 		t.Errorf("missing file: exit %d", code)
+	}
+}
+
+// Two sweeps compare per transport and N; a sweep against a run's results
+// is refused in one line, exit 2.
+func TestCompareClientsSweeps(t *testing.T) {
+	sweep := filepath.Join(clientsRun, results.ClientsFileName)
+	code, stdout, stderr := runInProcess("compare", sweep, sweep)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// 2 transports × 3 counts × (aggregate, fairness).
+	if n := strings.Count(stdout, "  clients  "); n != 12 {
+		t.Errorf("%d rows, want 12:\n%s", n, stdout)
+	}
+	for _, want := range []string{"wireguard-go  N=4        clients     aggregate  Mbit/s  324     324     +0.0 %  ~ (p=1.000 q=1.000 n=4+4)",
+		"not tested (one index per side n=1+1)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, args := range [][]string{{sweep, referenceJSON}, {referenceJSON, sweep}} {
+		code, _, stderr := runInProcess(append([]string{"compare"}, args...)...)
+		if code != exitRefused || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "compare two of a kind") {
+			t.Errorf("compare %v: exit %d, stderr %q; want 2 and one line", args, code, stderr)
+		}
 	}
 }

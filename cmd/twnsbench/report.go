@@ -23,7 +23,9 @@ func reportCommand() *cli.Command {
 			"and the charts " + report.ChartFile + ", " + report.MetricsChartFile + ", " + report.TimeSeriesFile + " and\n" +
 			report.LatencyCDFFile + ", each with its -dark variant. A chart the document has nothing for (time series\n" +
 			"without series) is not written, and an old file of its name is removed. For a run's own JSON the files\n" +
-			"are byte for byte what the run wrote. Existing files of those names are replaced.",
+			"are byte for byte what the run wrote. Existing files of those names are replaced.\n" +
+			"A many-client sweep's " + results.ClientsFileName + " (run --clients) renders as its run did: " + report.ClientsReportFile + ",\n" +
+			report.ClientsChartFile + ", " + report.ClientsChartDarkFile + " and " + report.ClientsHTMLFile + ".",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "in", Usage: "the `RESULTS.json` document to render (required), e.g. results/" + results.FileName},
 			&cli.StringFlag{Name: "out", Usage: "write into `DIR` (default: the directory of --in)"},
@@ -40,7 +42,7 @@ func reportAction(c *cli.Context) error {
 	if in == "" {
 		return refuse(errors.New("report: --in RESULTS.json is required"))
 	}
-	d, err := results.Read(in)
+	write, err := reportWriter(in)
 	if err != nil {
 		return refuse(fmt.Errorf("report: %w", err))
 	}
@@ -51,9 +53,26 @@ func reportAction(c *cli.Context) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return refuse(fmt.Errorf("report: --out %s: cannot create it: %w", out, err))
 	}
-	paths, err := nsbench.WriteReports(out, d)
+	paths, err := write(out)
 	for _, p := range paths {
 		fmt.Fprintf(c.App.Writer, "wrote %s\n", p)
 	}
 	return err
+}
+
+// reportWriter reads in, a run's results or a many-client sweep's, and
+// returns what renders it into a directory.
+func reportWriter(in string) (func(dir string) ([]string, error), error) {
+	d, err := results.Read(in)
+	if errors.Is(err, results.ErrClients) {
+		cd, err := results.ReadClients(in)
+		if err != nil {
+			return nil, err
+		}
+		return func(dir string) ([]string, error) { return nsbench.WriteClientsReports(dir, cd) }, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(dir string) ([]string, error) { return nsbench.WriteReports(dir, d) }, nil
 }

@@ -225,3 +225,80 @@ func TestReportReproducesRun(t *testing.T) {
 		t.Errorf("chart has %d ssh and %d wireguard bars, want the same number, at least 4 (the LAN panels)", ssh, wg)
 	}
 }
+
+// clientsRun holds a many-client sweep's document and the report files its
+// run wrote (run --clients 1,2,4 --transports ssh,wireguard-go --duration
+// 2s); clientsStall one whose client2 stalled (run --clients 2 --transports
+// ssh,wireguard-go --duration 5s, everything client2 sent dropped by an
+// nftables rule once its path was up: killed after 35 s, its row kept, the
+// next transport measured). After a deliberate change to the report,
+// regenerate them with `twnsbench report --in DIR/clients-results.json`.
+const (
+	clientsRun   = "../../nsbench/report/testdata/clients-run"
+	clientsStall = "../../nsbench/report/testdata/clients-stall"
+)
+
+// renderClients runs `twnsbench report` on a copy of dir's
+// clients-results.json, checks that it writes dir's report files byte for
+// byte, and returns the page.
+func renderClients(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, results.ClientsFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), results.ClientsFileName)
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runInProcess("report", "--in", in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	for _, name := range []string{report.ClientsReportFile, report.ClientsChartFile, report.ClientsChartDarkFile, report.ClientsHTMLFile} {
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(filepath.Dir(in), name)
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("re-rendered %s differs from %s's", name, dir)
+		}
+		if !strings.Contains(stdout, "wrote "+p+"\n") {
+			t.Errorf("stdout does not name %s:\n%s", p, stdout)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(filepath.Dir(in), report.ClientsHTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(page)
+}
+
+// `twnsbench report` on a sweep's saved clients-results.json writes the
+// files its run wrote, byte for byte, and the page holds the tables and
+// the chart in both themes; a stalled client's row shows a lower bound,
+// no fairness, and the page warns of it.
+func TestReportReproducesClientsRun(t *testing.T) {
+	html := renderClients(t, clientsRun)
+	for _, want := range []string{"<td>4</td><td>324</td>", "WireGuard (wireguard-go), a peer per client", `<div class="chart theme-light">` + "\n<svg",
+		`<div class="chart theme-dark">` + "\n<svg", "prefers-color-scheme: dark"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("%s lacks %q", report.ClientsHTMLFile, want)
+		}
+	}
+	if strings.Contains(html, "clients-chart.svg)") || strings.Contains(html, "![") || strings.Contains(html, `id="warnings"`) {
+		t.Errorf("%s carries the Markdown's pointer to the chart file, or warnings for a clean sweep", report.ClientsHTMLFile)
+	}
+	html = renderClients(t, clientsStall)
+	for _, want := range []string{"<td>2 (1 measured)</td><td>≥ 1855</td><td>1855 / 1855 / 1855</td><td>—</td>",
+		"1 of 4 clients loaded were not measured", "client2: iperf3: client2/iperf3: context deadline exceeded"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the stalled sweep's %s lacks %q", report.ClientsHTMLFile, want)
+		}
+	}
+}

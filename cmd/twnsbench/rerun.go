@@ -43,6 +43,9 @@ func rerunAction(c *cli.Context) error {
 		return refuse(err)
 	}
 	orig, err := results.Read(file)
+	if errors.Is(err, results.ErrClients) {
+		return refuse(fmt.Errorf("rerun: %s is a many-client sweep (run --clients), which records no run configuration to replay: run the sweep again with run --clients and compare the two %s files", file, results.ClientsFileName))
+	}
 	if err != nil {
 		return refuse(err)
 	}

@@ -120,3 +120,22 @@ func TestRerunTakesNoProgramHostOrPathFromTheFile(t *testing.T) {
 		}
 	}
 }
+
+// A many-client sweep records no run configuration: rerun refuses it in
+// one line, exit 2, and creates nothing; so does run --clients with
+// --history.
+func TestRerunAndHistoryRefuseClientsSweeps(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	for _, args := range [][]string{
+		{"rerun", filepath.Join(clientsRun, results.ClientsFileName), "--out", out},
+		{"run", "--clients", "1,2", "--history", t.TempDir(), "--out", out},
+	} {
+		code, _, stderr := runInProcess(args...)
+		if code != exitRefused || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "clients") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line about the sweep", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused command created %s", out)
+	}
+}

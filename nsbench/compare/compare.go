@@ -32,6 +32,9 @@ type Row struct {
 	// Bounds counts, per side, the runs whose reading is a lower bound
 	// (censored); such a row is not tested.
 	Bounds Bounds
+	// Untested, when set, is why a row without bounds has no test either
+	// (a fairness index: one value per side); its P and Q are NaN.
+	Untested string
 }
 
 // Change is how far a row's median moved and whether that is significant.
@@ -51,7 +54,7 @@ const Correction = "Benjamini–Hochberg"
 // otherwise the signed change, and whether it is better or worse where the
 // instrument declared which direction is better.
 func (r Row) Verdict() string {
-	if r.Bounds.Any() {
+	if !r.tested() {
 		return notTested
 	}
 	if !r.Significant {
@@ -73,6 +76,9 @@ func (r Row) Verdict() string {
 	}
 	return v
 }
+
+// tested reports whether the row has a p-value.
+func (r Row) tested() bool { return !r.Bounds.Any() && r.Untested == "" }
 
 // Rows compares every metric present in both documents, in the new
 // document's order. Metrics present in only one document are left out.
@@ -270,7 +276,11 @@ func factDiffs(a, b results.Facts, implementations bool) []string {
 }
 
 // Write prints rows as an aligned table with a legend.
-func Write(w io.Writer, rows []Row) error {
+func Write(w io.Writer, rows []Row) error { return write(w, rows, runsAdvice) }
+
+// write is Write with the advice on what detects a change (more runs, or
+// for a sweep more clients) given by advice over the rows tested.
+func write(w io.Writer, rows []Row, advice func([]Row) string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "transport\tcondition\tinstrument\tmetric\tunit\told\tnew\tchange\tverdict")
 	for _, r := range rows {
@@ -285,6 +295,8 @@ func Write(w io.Writer, rows []Row) error {
 		test := fmt.Sprintf("p=%.3f q=%.3f", r.P, r.Q)
 		if r.Bounds.Any() {
 			test = r.Bounds.String()
+		} else if r.Untested != "" {
+			test = r.Untested
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%s n=%d+%d)\n",
 			r.Transport, r.Condition, r.Instrument, r.Metric, unit,
@@ -293,10 +305,11 @@ func Write(w io.Writer, rows []Row) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	raw, significant := 0, 0
+	raw, significant, bounded := 0, 0, false
 	var testedRows []Row // the rows with a p-value: what the correction counts
 	for _, r := range rows {
-		if !r.Bounds.Any() {
+		bounded = bounded || r.Bounds.Any()
+		if r.tested() {
 			testedRows = append(testedRows, r)
 		}
 		if r.P < Alpha {
@@ -310,8 +323,8 @@ func Write(w io.Writer, rows []Row) error {
 	_, err := fmt.Fprintf(w, "\nMedians; p: two-sided Mann-Whitney U test per row; q: p adjusted for all %d rows by %s.\n"+
 		"Chance alone: with nothing changed, about %.1f of %d rows would have p < %.2f; here %d do.\n"+
 		"Verdict: significant when q < %.2f (false discovery rate %.0f %%): %d of %d; \"~\" = no significant change.\n%s\n",
-		tested, Correction, Alpha*float64(tested), tested, Alpha, raw, Alpha, 100*Alpha, significant, tested, runsAdvice(testedRows))
-	if err != nil || tested == len(rows) {
+		tested, Correction, Alpha*float64(tested), tested, Alpha, raw, Alpha, 100*Alpha, significant, tested, advice(testedRows))
+	if err != nil || !bounded {
 		return err
 	}
 	_, err = fmt.Fprintln(w, boundsLegend)
@@ -324,6 +337,14 @@ func Write(w io.Writer, rows []Row) error {
 // (complete separation) must be below that. The row with the fewest runs
 // is the one named.
 func runsAdvice(rows []Row) string {
+	return detectAdvice(rows, "runs", func(n, m int) string {
+		return fmt.Sprintf("use --runs %d or more on both sides to detect a change among %d rows", n, m)
+	})
+}
+
+// detectAdvice is runsAdvice over samples called noun, with more saying
+// what detects a change: n samples a side among m rows.
+func detectAdvice(rows []Row, noun string, more func(n, m int) string) string {
 	if len(rows) == 0 {
 		return ""
 	}
@@ -335,12 +356,12 @@ func runsAdvice(rows []Row) string {
 	}
 	m := len(rows)
 	best := SmallestP(len(worst.Old), len(worst.New))
-	s := fmt.Sprintf("A change in one row alone is significant only when its p < %.2f/%d = %.2g; with %d+%d runs (the fewest here) the smallest possible p is %.2g",
-		Alpha, m, Alpha/float64(m), len(worst.Old), len(worst.New), best)
+	s := fmt.Sprintf("A change in one row alone is significant only when its p < %.2f/%d = %.2g; with %d+%d %s (the fewest here) the smallest possible p is %.2g",
+		Alpha, m, Alpha/float64(m), len(worst.Old), len(worst.New), noun, best)
 	if best*float64(m) < Alpha {
 		return s + ": enough."
 	}
-	return s + fmt.Sprintf(": use --runs %d or more on both sides to detect a change among %d rows.", RunsToDetect(m), m)
+	return s + ": " + more(RunsToDetect(m), m) + "."
 }
 
 // RunsToDetect is the fewest runs per side with which a change in one row
@@ -370,6 +391,8 @@ func SmallestP(n1, n2 int) float64 {
 
 func num(v float64) string {
 	switch a := math.Abs(v); {
+	case math.IsNaN(v): // a figure not computed
+		return "—"
 	case a >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case a >= 1:

@@ -55,6 +55,7 @@ func ClientsMarkdown(c *results.Clients) []byte {
 	if len(c.Rows) > 0 {
 		fmt.Fprintf(&b, "\n![Throughput, fairness and the server's peak memory against the number of clients](%s)\n", ClientsChartFile)
 	}
+	fmt.Fprintf(&b, "\n%s\n", clientsPageLine)
 	for _, s := range c.Skipped {
 		fmt.Fprintf(&b, "\n%s: skipped: %s\n", s.Label, s.Reason)
 	}
@@ -98,10 +99,13 @@ func clientsRow(r results.ClientsRow) string {
 	if m := len(r.PerClientMbps); m != r.N {
 		n += fmt.Sprintf(" (%d measured)", m)
 	}
-	s := stats.SummarizeShares(r.PerClientMbps)
+	s := stats.SummarizeClients(r.N, r.PerClientMbps)
 	agg, spread, fair := dash, dash, dash
 	if s.N > 0 {
 		agg = num(s.Aggregate, precMbps)
+		if s.Missing > 0 {
+			agg = "≥ " + agg // the measured clients' sum: a lower bound
+		}
 		spread = fmt.Sprintf("%s / %s / %s", num(s.PerClient.Min, precMbps), num(s.PerClient.Median, precMbps), num(s.PerClient.Max, precMbps))
 	}
 	if !math.IsNaN(s.Fairness) {
@@ -165,6 +169,11 @@ func clientsNotes(rows []results.ClientsRow) string {
 		list = list || len(r.Failed) > 0 || r.Error != "" || (r.Timing != nil && len(r.Timing.Residue) > 0)
 		for _, f := range r.Failed {
 			fmt.Fprintf(&b, "\n- N = %d: %s", r.N, f)
+		}
+		if m := r.N - len(r.PerClientMbps); m > 0 && r.Error == "" && len(r.PerClientMbps) > 0 {
+			list = true
+			fmt.Fprintf(&b, "\n- N = %d: %d of %d clients not measured: the aggregate is the sum of the %d measured (a lower bound, ≥), the spread is theirs alone, and fairness is not computed",
+				r.N, m, r.N, len(r.PerClientMbps))
 		}
 		if r.Error != "" {
 			fmt.Fprintf(&b, "\n- N = %d: failed: %s", r.N, r.Error)

@@ -21,11 +21,11 @@ type clientsPanel struct {
 
 var clientsPanels = []clientsPanel{
 	{"Aggregate throughput", "Mbit/s, all clients at once", func(r results.ClientsRow) (float64, bool) {
-		s := stats.SummarizeShares(r.PerClientMbps)
-		return s.Aggregate, s.N > 0
+		s := stats.SummarizeClients(r.N, r.PerClientMbps)
+		return s.Aggregate, s.N > 0 && s.Missing == 0 // a lower bound is no point on the line
 	}, niceAxis},
 	{"Fairness", "Jain's index: 1 equal shares, 1/N one takes all", func(r results.ClientsRow) (float64, bool) {
-		j := stats.Jain(r.PerClientMbps)
+		j := stats.SummarizeClients(r.N, r.PerClientMbps).Fairness
 		return j, !math.IsNaN(j)
 	}, func(float64) axis { return axis{0, 1, 0.2} }},
 	{"Server peak memory", "MiB, the transport's processes", func(r results.ClientsRow) (float64, bool) {
@@ -40,9 +40,13 @@ var clientsPanels = []clientsPanel{
 // the server's peak memory against the number of clients, one line per
 // transport through the Ns it measured. A panel without data says so.
 // Like ClientsMarkdown, it is deterministic.
-func ClientsChart(c *results.Clients, theme Theme) []byte {
+func ClientsChart(c *results.Clients, theme Theme) []byte { return clientsChart(c, theme, "") }
+
+// clientsChart is ClientsChart with its element ids prefixed, to sit
+// inline in a page beside another theme's copy.
+func clientsChart(c *results.Clients, theme Theme, idPrefix string) []byte {
 	v := &view{doc: &results.Document{Env: c.Env}, order: clientsTransports(c.Rows)}
-	cv := newCanvas(v, theme, "")
+	cv := newCanvas(v, theme, idPrefix)
 	const height, top, plotH = 390.0, 110.0, 200.0
 	cv.open(height, "Many clients on one server", "Aggregate throughput, Jain's fairness index and the server's peak memory against the number of clients, per transport")
 	maxN := 1.0

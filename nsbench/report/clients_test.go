@@ -41,8 +41,11 @@ func TestClientsMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"| 1 | 900 | 900 / 900 / 900 | 1.000 | 10.0 | 8.0 | — | — | 1.0 | 0.3 |",
 		"| 2 | 900 | 450 / 450 / 450 | 1.000 | 10.0 | 9.0 | — | — | 1.5 | 0.4 |",
-		"| 4 (3 measured) | 1000 | 0 / 0 / 1000 | 0.333 | 11.0 | 11.0 | — | — | 2.5 | 0.5 |",
+		// client4 stalled: the aggregate of four was not measured (≥ the
+		// three's sum) and neither was their fairness (0.333 over three).
+		"| 4 (3 measured) | ≥ 1000 | 0 / 0 / 1000 | — | 11.0 | 11.0 | — | — | 2.5 | 0.5 |",
 		"- N = 4: client4: iperf3: context deadline exceeded",
+		"- N = 4: 1 of 4 clients not measured: the aggregate is the sum of the 3 measured (a lower bound, ≥), the spread is theirs alone, and fairness is not computed",
 		// (8192, 9216, 11264) KiB against N (1, 2, 4): slope 1024 KiB.
 		"Memory per added client: 1.00 MiB (the slope over 3 client counts)",
 		"| 1 (0 measured) | — | — | — | — | — | — | — | — | — |",
@@ -71,6 +74,8 @@ func TestClientsChart(t *testing.T) {
 		{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{400, 0, 0, 0}},
 		{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "boom"},
 		{Transport: "wireguard-go", Label: "WireGuard", N: 2, PerClientMbps: []float64{100, 300}},
+		// One of four stalled: neither its aggregate nor its fairness is a point.
+		{Transport: "wireguard-go", Label: "WireGuard", N: 4, PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}},
 	}}
 	svg := string(ClientsChart(c, Light))
 	// ssh: throughput and fairness; wireguard-go: the same; no memory.

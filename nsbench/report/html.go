@@ -20,20 +20,41 @@ func HTML(d *results.Document) []byte {
 		return nil
 	}
 	v := newView(d)
-	blocks := mdBlocks(string(Markdown(d)))
-	p := pageData{CSS: template.CSS(pageCSS)}
 	// The page's own sections take their ids first.
 	ids := map[string]int{"contents": 1, "warnings": 1, "charts": 1}
 	links := mdConvert([]string{v.figureLinks()}).html
+	// The charts are inline below; the Markdown's pointers to their files
+	// are not needed here.
+	p := pageOf(string(Markdown(d)), ids, func(b mdBlock) bool { return b.image != "" || b.html == links })
+	p.Warnings = v.warnings(ids)
+	for _, f := range figures {
+		if f.optional && !f.has(v) {
+			continue
+		}
+		fd := pageFigure{ID: uniqueID(ids, f.id), Title: f.title, File: f.file, DarkFile: f.darkFile}
+		if f.has(v) {
+			fd.Light = template.HTML(f.draw(v, Light, fd.ID+"-light-"))
+			fd.Dark = template.HTML(f.draw(v, Dark, fd.ID+"-dark-"))
+		} else {
+			fd.Absent = f.absent
+		}
+		p.Figures = append(p.Figures, fd)
+	}
+	return renderPage(p)
+}
+
+// pageOf is the page of the Markdown md: its title, the blocks before the
+// first section as the header, a section per level-2 heading and the
+// contents, every id taken from ids; skip leaves a block out.
+func pageOf(md string, ids map[string]int, skip func(mdBlock) bool) pageData {
+	p := pageData{CSS: template.CSS(pageCSS)}
 	var sec *pageSection
-	for _, b := range blocks {
+	for _, b := range mdBlocks(md) {
 		switch {
 		case b.level == 1:
 			p.Title = b.text
 			continue
-		case b.image != "" || b.html == links:
-			// The charts are inline below; the Markdown's pointers to
-			// their files are not needed here.
+		case skip(b):
 			continue
 		case b.level == 2:
 			p.Sections = append(p.Sections, pageSection{ID: uniqueID(ids, b.text)})
@@ -54,20 +75,11 @@ func HTML(d *results.Document) []byte {
 			sec.Body += template.HTML(b.html + "\n")
 		}
 	}
-	p.Warnings = v.warnings(ids)
-	for _, f := range figures {
-		if f.optional && !f.has(v) {
-			continue
-		}
-		fd := pageFigure{ID: uniqueID(ids, f.id), Title: f.title, File: f.file, DarkFile: f.darkFile}
-		if f.has(v) {
-			fd.Light = template.HTML(f.draw(v, Light, fd.ID+"-light-"))
-			fd.Dark = template.HTML(f.draw(v, Dark, fd.ID+"-dark-"))
-		} else {
-			fd.Absent = f.absent
-		}
-		p.Figures = append(p.Figures, fd)
-	}
+	return p
+}
+
+// renderPage executes the page's template.
+func renderPage(p pageData) []byte {
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, p); err != nil {
 		// The template is fixed and its data plain strings: a failure is

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 )
@@ -64,6 +65,19 @@ type RoleCost struct {
 	PeakFrom string `json:"peak_from,omitempty"` // "memory.peak" or "VmHWM sum"
 }
 
+// ErrClients is Read's error for a many-client sweep's document: the
+// caller that can take one reads it with ReadClients.
+var ErrClients = errors.New("a many-client sweep's document (" + ClientsFileName + ", run --clients), not a run's results")
+
+// isClients reports whether the JSON b is a many-client sweep's document:
+// one with the client counts it swept.
+func isClients(b []byte) bool {
+	var probe struct {
+		Counts []int `json:"counts"`
+	}
+	return json.Unmarshal(b, &probe) == nil && probe.Counts != nil
+}
+
 // WriteClients writes c atomically.
 func WriteClients(path string, c *Clients) error { return writeJSONAtomic(path, c) }
 
@@ -76,6 +90,9 @@ func ReadClients(path string) (*Clients, error) {
 	var c Clients
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("parse clients results %s: %w", path, err)
+	}
+	if !isClients(b) {
+		return nil, fmt.Errorf("clients results %s: not a many-client sweep's document (no counts): an ordinary results file?", path)
 	}
 	if c.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("clients results %s: schema_version %d is newer than this twnsbench reads (%d)", path, c.SchemaVersion, SchemaVersion)

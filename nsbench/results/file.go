@@ -22,6 +22,9 @@ func Read(path string) (*Document, error) {
 	if d.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("results %s: schema_version %d is newer than this twnsbench reads (%d)", path, d.SchemaVersion, SchemaVersion)
 	}
+	if isClients(b) {
+		return nil, fmt.Errorf("results %s: %w", path, ErrClients)
+	}
 	if len(d.Conditions) == 0 && len(d.Samples) == 0 && len(d.Transports) == 0 {
 		return nil, fmt.Errorf("results %s: not a benchmark results document (no conditions, transports or samples)", path)
 	}

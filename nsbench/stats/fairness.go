@@ -26,12 +26,16 @@ func Jain(xs []float64) float64 {
 // Shares is N clients' throughputs loaded at once, reduced: their sum
 // (the aggregate), the per-client order statistics and Jain's index. N is
 // the number of clients measured; N == 0 means none and the rest is not a
-// measurement.
+// measurement. Missing counts the clients loaded but not measured (a
+// stalled stream): then Aggregate is only a lower bound (the measured
+// clients' sum) and Fairness is NaN, as an index over the clients that
+// happened to finish is not the index of the N loaded.
 type Shares struct {
 	Aggregate float64
 	PerClient Summary
 	Fairness  float64
 	N         int
+	Missing   int
 }
 
 // SummarizeShares reduces the clients' throughputs xs. xs is not modified.
@@ -44,6 +48,17 @@ func SummarizeShares(xs []float64) Shares {
 		sum += x
 	}
 	return Shares{Aggregate: sum, PerClient: Summarize(xs), Fairness: Jain(xs), N: len(xs)}
+}
+
+// SummarizeClients reduces the rates xs of the clients measured among n
+// loaded at once (SummarizeShares), marking the n − len(xs) not measured
+// as Missing: their fairness is not computed.
+func SummarizeClients(n int, xs []float64) Shares {
+	s := SummarizeShares(xs)
+	if s.Missing = max(n-len(xs), 0); s.Missing > 0 {
+		s.Fairness = math.NaN()
+	}
+	return s
 }
 
 // PerAdded is the least-squares slope of ys against ns: what each added

@@ -76,3 +76,19 @@ func TestPerAdded(t *testing.T) {
 		}
 	}
 }
+
+func TestSummarizeClientsMissing(t *testing.T) {
+	all := SummarizeClients(3, []float64{100, 100, 100})
+	if all.Missing != 0 || all.Fairness != 1 || all.Aggregate != 300 {
+		t.Errorf("every client measured: %+v, want missing 0, fairness 1, aggregate 300", all)
+	}
+	// One of four stalled: the three measured are equal, but an index of 1
+	// over them would hide the fourth.
+	s := SummarizeClients(4, []float64{100, 100, 100})
+	if s.Missing != 1 || s.N != 3 || s.Aggregate != 300 || !math.IsNaN(s.Fairness) {
+		t.Errorf("one of four missing: %+v, want missing 1, N 3, aggregate 300 (a lower bound), fairness NaN", s)
+	}
+	if z := SummarizeClients(2, nil); z.Missing != 2 || z.N != 0 || !math.IsNaN(z.Fairness) {
+		t.Errorf("none measured: %+v, want missing 2, N 0, no fairness", z)
+	}
+}

@@ -1,0 +1,92 @@
+package compare
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+)
+
+func eight(x float64) []float64 {
+	xs := make([]float64, 8)
+	for i := range xs {
+		xs[i] = x + float64(i) // distinct: no ties
+	}
+	return xs
+}
+
+// Per transport and N both sweeps measured: the aggregate (the sums, the
+// clients' rates tested), fairness shown but not tested, a side with a
+// client not measured tested in neither row; rows of one side only, or
+// that failed, are left out.
+func TestClientsRows(t *testing.T) {
+	old := &results.Clients{Rows: []results.ClientsRow{
+		{Transport: "ssh", N: 1, PerClientMbps: []float64{500}},
+		{Transport: "ssh", N: 8, PerClientMbps: eight(100)},
+		{Transport: "wireguard", N: 4, PerClientMbps: []float64{100, 100, 100, 100}},
+		{Transport: "wireguard", N: 8, Error: "handshake: timeout"},
+	}}
+	cur := &results.Clients{Rows: []results.ClientsRow{
+		{Transport: "ssh", N: 1, PerClientMbps: []float64{600}},
+		{Transport: "ssh", N: 8, PerClientMbps: eight(200)},
+		{Transport: "ssh", N: 16, PerClientMbps: eight(200)},
+		{Transport: "wireguard", N: 4, PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}},
+		{Transport: "wireguard", N: 8, PerClientMbps: eight(1)},
+	}}
+	rows := ClientsRows(old, cur)
+	type want struct{ cond, metric, verdict string }
+	wants := []want{
+		{"N=1", "aggregate", "~"}, {"N=1", "fairness", notTested},
+		{"N=8", "aggregate", "+96.6 % better"}, {"N=8", "fairness", notTested},
+		{"N=4", "aggregate", notTested}, {"N=4", "fairness", notTested},
+	}
+	if len(rows) != len(wants) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(wants), rows)
+	}
+	for i, w := range wants {
+		if r := rows[i]; r.Condition != w.cond || r.Metric != w.metric || r.Verdict() != w.verdict {
+			t.Errorf("row %d: %s %s %q, want %s %s %q", i, r.Condition, r.Metric, r.Verdict(), w.cond, w.metric, w.verdict)
+		}
+	}
+	// ssh at 8: sums 828 → 1628 (+96.6 %: the verdict's change is the sums').
+	if r := rows[2]; r.OldMedian != 828 || r.NewMedian != 1628 || math.Abs(r.ChangePct-(800.0/828*100)) > 1e-9 || !(r.Q < Alpha) {
+		t.Errorf("ssh N=8 aggregate: %v → %v (%+.2f %%, q %v), want 828 → 1628, +96.6 %%, significant", r.OldMedian, r.NewMedian, r.ChangePct, r.Q)
+	}
+	if r := rows[3]; r.Untested != untestedFairness || len(r.Old) != 1 || r.OldMedian >= r.NewMedian || r.OldMedian <= 0.999 || r.NewMedian >= 1 {
+		t.Errorf("ssh N=8 fairness: %+v, want one index a side, 0.999 < old < new < 1", r)
+	}
+	if r := rows[4]; r.Untested != untestedMissing || r.NewMedian != 300 || !r.Bounds.New.MedianBound || !math.IsNaN(r.P) || !math.IsNaN(r.ChangePct) {
+		t.Errorf("wireguard N=4 aggregate: %+v, want untested (a client not measured), new ≥ 300, no p, no change", r)
+	}
+	if r := rows[5]; !math.IsNaN(r.NewMedian) || r.Untested != untestedMissing {
+		t.Errorf("wireguard N=4 fairness: %+v, want no new index, untested", r)
+	}
+	var b bytes.Buffer
+	if err := WriteClients(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, s := range []string{"≥ 300", "not tested (a client not measured n=4+3)", "1.00    —       n/a", "not tested (one index per side n=1+1)",
+		"adjusted for all 2 rows", "with 1+1 clients (the fewest here) the smallest possible p is 1"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "--runs") || strings.Contains(out, "lower bounds:") {
+		t.Errorf("a sweep's output points at --runs or censored runs:\n%s", out)
+	}
+}
+
+func TestClientsEnvDiffs(t *testing.T) {
+	a := &results.Clients{Env: results.Env{Kernel: "6.1", CPUModel: "x", Cores: 2}, DurationSec: 10}
+	b := *a
+	if d := ClientsEnvDiffs(a, &b); len(d) != 0 {
+		t.Errorf("same sweeps differ: %v", d)
+	}
+	b.DurationSec, b.Env.Kernel = 3, "6.2"
+	if d := ClientsEnvDiffs(a, &b); len(d) != 2 || !strings.Contains(d[0], "kernel") || !strings.Contains(d[1], `duration "10s" vs "3s"`) {
+		t.Errorf("diffs %v, want kernel and duration", d)
+	}
+}
