@@ -223,15 +223,9 @@ func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition,
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	start := time.Now()
-	path, err := t.Up(ctx, rw.view)
+	path, err := c.upAndExchange(ctx, rw, cond)
 	if err != nil {
 		return nil, err
-	}
-	c.tb.onTeardown(t.Name()+" path", func(context.Context) error { return path.Close() })
-	c.rec.path(t, path) // before the ready sample, which is recorded by what the path is
-	if err := c.firstExchange(ctx, path.Target); err != nil {
-		path.Close()
-		return nil, fmt.Errorf("no SSH exchange through the path: %w", err)
 	}
 	ready := time.Since(start)
 	after, err := c.tb.sampler.Snapshot()
@@ -251,12 +245,33 @@ func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition,
 	return path, c.rec.save()
 }
 
-// firstExchange runs `ssh … true` through the path until it succeeds: a
-// transport may report itself up a moment before its data path carries.
-func (c *cellLoop) firstExchange(ctx context.Context, target transport.Target) error {
+// upAndExchange brings rw's path up and waits for its first exchange;
+// under a narrow hop both are judged by their progress (watchSetUp), so
+// that a path the hop black-holes costs seconds, not readyTimeout.
+func (c *cellLoop) upAndExchange(ctx context.Context, rw *row, cond results.Condition) (path *transport.Path, err error) {
+	err = c.wan.watchSetUp(ctx, cond.Name, func(ctx context.Context) error {
+		p, err := rw.t.Up(ctx, rw.view)
+		if err != nil {
+			return err
+		}
+		c.tb.onTeardown(rw.t.Name()+" path", func(context.Context) error { return p.Close() })
+		c.rec.path(rw.t, p) // before the ready sample, which is recorded by what the path is
+		if err := firstExchange(ctx, c.tb.job(p.Target)); err != nil {
+			p.Close()
+			return fmt.Errorf("no SSH exchange through the path: %w", err)
+		}
+		path = p
+		return nil
+	})
+	return path, err
+}
+
+// firstExchange runs job's `ssh … true` through its path until it
+// succeeds: a transport may report itself up a moment before its data path
+// carries.
+func firstExchange(ctx context.Context, job *instrument.Job) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	job := c.tb.job(target)
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
 		err := instrument.Exchange(ctx, job)
 		if err == nil || ctx.Err() != nil {

@@ -186,6 +186,9 @@ func (f *forwarder) narrow(in *fwdPort, frame []byte) [][]byte {
 		return frags
 	}
 	in.tooBig.Add(1)
+	// Each drop is answered, unlimited: Linux exempts "fragmentation
+	// needed" from its ICMP rate limits (icmpv4_mask_allow). The role
+	// links carry IPv4 only, so IPv6 is dropped unanswered.
 	if p.v4 && p.df && !f.hop.DropICMP {
 		if _, err := writeFrame(in.fd, fragNeeded(frame, p.ihl, f.hop.MTU)); err == nil {
 			in.icmpSent.Add(1)

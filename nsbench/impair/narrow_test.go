@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"golang.org/x/sys/unix"
 )
 
 // testFrame is a frame as the forwarder reads it: a virtio-net header,
@@ -214,5 +215,54 @@ func TestJudgeNarrow(t *testing.T) {
 		if got != tc.want || got.BlackHole() != (tc.want.How == NarrowStall) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The hop answers every DF packet it drops, as Linux does: its ICMP rate
+// limits (icmp_ratelimit, 1 s per destination with a burst of 6, and
+// icmp_msgs_per_sec) exempt "fragmentation needed" (net/ipv4/icmp.c,
+// icmpv4_mask_allow: "Don't limit PMTU discovery"). A per-destination
+// token bucket would have sent 6 of these 20.
+func TestNarrowHopICMPOnePerDrop(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		hop              NarrowHop
+		df               bool
+		wantICMP, passed int
+		tooBig           uint64
+	}{
+		{"DF, ICMP answered", NarrowHop{MTU: 1280}, true, 20, 0, 20},
+		{"DF, ICMP dropped", NarrowHop{MTU: 1280, DropICMP: true}, true, 0, 0, 20},
+		{"no DF: fragmented, no ICMP", NarrowHop{MTU: 1280}, false, 0, 2 * 20, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fds[0])
+			defer unix.Close(fds[1])
+			f := &forwarder{hop: tc.hop}
+			in := &fwdPort{fd: fds[0]}
+			icmp, passed := 0, 0
+			buf := make([]byte, 2048)
+			for range 20 {
+				passed += len(f.narrow(in, testFrame(1400, tc.df, 6)))
+				for {
+					n, _, err := unix.Recvfrom(fds[1], buf, unix.MSG_DONTWAIT)
+					if err != nil {
+						break
+					}
+					if m := buf[ipOff+20 : n]; m[0] == 3 && m[1] == 4 {
+						icmp++
+					}
+				}
+			}
+			got := in.readNarrow()
+			if icmp != tc.wantICMP || passed != tc.passed || got.TooBig != tc.tooBig || got.ICMPSent != uint64(tc.wantICMP) {
+				t.Errorf("20 packets of 1400 B: %d ICMP read, %d frames passed, counts %+v; want %d ICMP, %d passed, %d too big",
+					icmp, passed, got, tc.wantICMP, tc.passed, tc.tooBig)
+			}
+		})
 	}
 }

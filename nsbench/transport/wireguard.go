@@ -72,7 +72,8 @@ var wireguardSpec = Spec{
 	InDefault: true,
 	Sets:      []string{"seed-002"},
 	Options: []Option{{Name: "wireguard", Value: string(wg.Auto),
-		Usage: "WireGuard implementation of the wireguard transport: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)"}},
+		Usage: "WireGuard implementation of the wireguard transport: auto (the kernel's when it has WireGuard, else wireguard-go), kernel, or userspace (wireguard-go, built into twnsbench)"},
+		wireguardMTUOption},
 	// wireguard-go's control sockets (every WireGuard row's: the sockets
 	// are named by run and role, not by row).
 	CleanLeftovers: func(run string) ([]string, error) {
@@ -87,7 +88,11 @@ var wireguardSpec = Spec{
 		if err != nil {
 			return nil, err
 		}
-		w := &WireGuard{Mode: mode}
+		mtu, err := wireguardMTU(c)
+		if err != nil {
+			return nil, err
+		}
+		w := &WireGuard{Mode: mode, MTU: mtu}
 		// Kernel mode on a kernel without WireGuard is bad input.
 		if _, err := w.Resolve(); err != nil {
 			return nil, err
@@ -103,8 +108,10 @@ var (
 		Name:    "wireguard-kernel",
 		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over kernel WireGuard (needs a kernel with WireGuard)",
-		New: func(Config) (Transport, error) {
-			return &WireGuard{Mode: wg.Kernel, name: "wireguard-kernel", label: "SSH over WireGuard (kernel)"}, nil
+		Options: []Option{wireguardMTUOption},
+		New: func(c Config) (Transport, error) {
+			mtu, err := wireguardMTU(c)
+			return &WireGuard{Mode: wg.Kernel, name: "wireguard-kernel", label: "SSH over WireGuard (kernel)", MTU: mtu}, err
 		},
 	}
 	wireguardGoSpec = Spec{
@@ -112,12 +119,45 @@ var (
 		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over wireguard-go, built into twnsbench (needs /dev/net/tun)",
 		Options: []Option{{Name: "wireguard-go", File: true,
-			Usage: "wireguard-go program of the wireguard-go transport (default: bin/wireguard-go beside twnsbench at the version twnsbench is built with, else the copy built into twnsbench)"}},
+			Usage: "wireguard-go program of the wireguard-go transport (default: bin/wireguard-go beside twnsbench at the version twnsbench is built with, else the copy built into twnsbench)"},
+			wireguardMTUOption},
 		New: func(c Config) (Transport, error) {
-			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)", Daemon: c.Options["wireguard-go"]}, nil
+			mtu, err := wireguardMTU(c)
+			return &WireGuard{Mode: wg.Userspace, name: "wireguard-go", label: "SSH over WireGuard (wireguard-go)", Daemon: c.Options["wireguard-go"], MTU: mtu}, err
 		},
 	}
 )
+
+// wireguardMTUOption sets the tunnel devices' MTU of every WireGuard row
+// (one flag: the three specs share it word for word). A tunnel knows its
+// own overhead, so it is the tunnel that is told the MTU, as an operator
+// would set it: under a narrow hop of N bytes, N - 60 (IPv4's 20, UDP's 8
+// and WireGuard's 32) makes every outer packet fit, e.g. 1220 under 1280.
+var wireguardMTUOption = Option{Name: "wireguard-mtu", Value: strconv.Itoa(wg.DefaultMTU),
+	Usage: fmt.Sprintf("MTU of the WireGuard rows' tunnel devices, %d to %d: an outer IPv4 packet is 60 bytes more, so 1220 fits a narrow hop of 1280 (--wan …:mtu=1280)", minWireGuardMTU, maxWireGuardMTU)}
+
+// The tunnel MTUs --wireguard-mtu takes: IPv4's minimum, and the largest
+// whose outer packets fit the role links' 1500.
+const (
+	minWireGuardMTU = 576
+	maxWireGuardMTU = 1500 - wireguardOverhead
+	// wireguardOverhead is what WireGuard adds to a packet over IPv4:
+	// IPv4 20, UDP 8, WireGuard's header 16 and tag 16.
+	wireguardOverhead = 60
+)
+
+// wireguardMTU is c's --wireguard-mtu, 0 when unset (wg.DefaultMTU).
+func wireguardMTU(c Config) (int, error) {
+	v := c.Options[wireguardMTUOption.Name]
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < minWireGuardMTU || n > maxWireGuardMTU {
+		return 0, fmt.Errorf("--wireguard-mtu %q: want a number of bytes from %d to %d", v, minWireGuardMTU, maxWireGuardMTU)
+	}
+	return n, nil
+}
 
 func (w *WireGuard) Name() string {
 	if w.name == "" {
@@ -233,6 +273,9 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	}
 	if c.Fallback != "" {
 		p.Fallbacks = []string{c.Fallback}
+	}
+	if w.MTU != 0 && w.MTU != wg.DefaultMTU {
+		p.Facts = append(p.Facts, results.Fact{Key: wireguardMTUOption.Name, Label: "WireGuard tunnel MTU", Value: strconv.Itoa(w.MTU)})
 	}
 	if c.Impl == wg.ImplKernel {
 		p.InKernel = "kernel WireGuard"
