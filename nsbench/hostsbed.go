@@ -201,7 +201,7 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	private := privateDir(scope)
 	r, hr, err := role.BuildRole(ctx, agent.Conn, role.RoleOnHost{
 		Link: topology.LinkSpec{Spec: spec, Role: h.Role, Parent: ifc.Name, Addr: h.RoleAddr, Peers: peers,
-			HostsFile: filepath.Join(private, "hosts")},
+			HostsFile: filepath.Join(private, "hosts"), Edge: tb.cfg.WAN},
 		Dirs: role.Dirs{Log: filepath.Join(private, "logs"), Private: private},
 	})
 	if err != nil {
