@@ -292,6 +292,11 @@ func checkWANAcross(t *testing.T, d *results.Document) {
 	if d.Env.ImpairmentMethod != impair.MethodUserspace || !strings.Contains(d.Env.Impairment, "roles' own hosts") {
 		t.Errorf("env: method %q, impairment %q", d.Env.ImpairmentMethod, d.Env.Impairment)
 	}
+	// --impairment auto asked the hosts' kernels for netem first, and says
+	// why it fell back.
+	if !slices.ContainsFunc(d.Env.Fallbacks, func(f string) bool { return strings.HasPrefix(f, "wan: the userspace impairment instead of netem") }) {
+		t.Errorf("fallbacks %q: want the WAN's, naming netem's refusal", d.Env.Fallbacks)
+	}
 	var rr *results.Sample
 	for i, s := range d.Samples {
 		if s.Condition != "wan" || s.Instrument == instrument.Ready {
