@@ -69,6 +69,9 @@ func (s LinkSpec) Validate() error {
 	if s.Mode != "" && s.Mode != Macvlan && s.Mode != IPvlan {
 		return fmt.Errorf("%s: link mode %q: use %s or %s", s.Role, s.Mode, Macvlan, IPvlan)
 	}
+	if s.Edge && s.Mode == IPvlan {
+		return fmt.Errorf("%s: an edge (a WAN across hosts) needs a macvlan child: an ipvlan child delivers by IP address, and wire0 has none", s.Role)
+	}
 	if !s.Addr.Addr().Is4() || s.Addr.Bits() == 32 || s.Addr.Bits() < 8 {
 		return fmt.Errorf("%s: address %s: need an IPv4 address with its network length (10.0.0.11/24)", s.Role, s.Addr)
 	}

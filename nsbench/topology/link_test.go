@@ -131,3 +131,19 @@ func linkNames(n *ns.NS) []string {
 	slices.Sort(names)
 	return names
 }
+
+// An edge refuses an ipvlan child (it delivers by IP address, and wire0
+// has none) before anything is built; a macvlan one passes that check.
+func TestLinkSpecEdgeNeedsMacvlan(t *testing.T) {
+	addr := netip.MustParsePrefix("10.250.9.11/24")
+	s := topology.LinkSpec{Spec: topology.DefaultSpec("twnsb-0edge0"), Role: topology.Client, Parent: "hx-none",
+		Addr: addr, Peers: map[string]netip.Addr{topology.Client: addr.Addr()}, Edge: true, Mode: topology.IPvlan}
+	s.Spec.HostNames = nil // no relay among the peers
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "needs a macvlan child") {
+		t.Errorf("ipvlan edge: %v, want the refusal", err)
+	}
+	s.Mode = topology.Macvlan
+	if err := s.Validate(); err == nil || strings.Contains(err.Error(), "needs a macvlan child") || !strings.Contains(err.Error(), "hx-none") {
+		t.Errorf("macvlan edge: %v, want only the missing parent's error", err)
+	}
+}
