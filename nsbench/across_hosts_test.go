@@ -292,6 +292,9 @@ func checkWANAcross(t *testing.T, d *results.Document) {
 	if d.Env.ImpairmentMethod != impair.MethodUserspace || !strings.Contains(d.Env.Impairment, "roles' own hosts") {
 		t.Errorf("env: method %q, impairment %q", d.Env.ImpairmentMethod, d.Env.Impairment)
 	}
+	if !strings.Contains(d.Env.Topology, "behind an edge") {
+		t.Errorf("env.topology %q: want the roles' edges named", d.Env.Topology)
+	}
 	// --impairment auto asked the hosts' kernels for netem first, and says
 	// why it fell back.
 	if !slices.ContainsFunc(d.Env.Fallbacks, func(f string) bool { return strings.HasPrefix(f, "wan: the userspace impairment instead of netem") }) {

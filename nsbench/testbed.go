@@ -179,7 +179,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		if err != nil {
 			return fmt.Errorf("hosts: %w", err)
 		}
-		rec.setup.hosts(describeHosts(built), built[0].built, time.Since(t0))
+		rec.setup.hosts(describeHosts(built, tb.cfg.WAN), built[0].built, time.Since(t0))
 		roles, hostCPU = rs, hostsCPU(built)
 	} else {
 		var err error
