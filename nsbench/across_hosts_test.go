@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -169,7 +171,10 @@ func TestRunAcrossHosts(t *testing.T) {
 
 // Two runs at once on the same two machines, whose copies share one
 // filesystem: neither collides with the other, both measure, and nothing
-// of either is left.
+// of either is left. The second has a WAN (--wan 30ms:1%, --impairment
+// auto): each role's egress impaired on its own machine, by the
+// forwarder since this kernel has no netem, its RTT and loss verified end
+// to end and the RTT seen by TCP_RR.
 func TestTwoRunsOnSameHosts(t *testing.T) {
 	nstest.RequireRoot(t)
 	if testing.Short() {
@@ -186,6 +191,10 @@ func TestTwoRunsOnSameHosts(t *testing.T) {
 		o.Congestion = "host"
 		o.OutDir = t.TempDir()
 		o.Hosts = labHostsAt(t, lab, 60+2*i, "client", "server")
+		if i == 1 {
+			seed := uint64(42) // the same drop positions every time
+			o.WAN, o.Network.NIC, o.Seed = []string{"30ms:1%"}, NICReference, &seed
+		}
 		plan, err := NewPlan(o, transport.Names())
 		if err != nil {
 			t.Fatal(err)
@@ -208,6 +217,7 @@ func TestTwoRunsOnSameHosts(t *testing.T) {
 	if res[0].Prefix == res[1].Prefix {
 		t.Fatalf("both runs are %s", res[0].Prefix)
 	}
+	checkWANAcross(t, res[1].Doc)
 	for _, r := range res {
 		checkNothingLeft(t, lab, r.Prefix)
 	}
@@ -271,4 +281,56 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// checkWANAcross fails t unless doc's WAN, --wan 30ms:1% across hosts,
+// was made by the userspace impairment on the roles' hosts (this kernel
+// has no netem), verified end to end (30 ms RTT; the loss probe's interval
+// holding 1 %) and seen by TCP_RR, with the forwarders' CPU recorded.
+func checkWANAcross(t *testing.T, d *results.Document) {
+	t.Helper()
+	if d.Env.ImpairmentMethod != impair.MethodUserspace || !strings.Contains(d.Env.Impairment, "roles' own hosts") {
+		t.Errorf("env: method %q, impairment %q", d.Env.ImpairmentMethod, d.Env.Impairment)
+	}
+	if !strings.Contains(d.Env.Topology, "behind an edge") {
+		t.Errorf("env.topology %q: want the roles' edges named", d.Env.Topology)
+	}
+	// --impairment auto asked the hosts' kernels for netem first, and says
+	// why it fell back.
+	if !slices.ContainsFunc(d.Env.Fallbacks, func(f string) bool { return strings.HasPrefix(f, "wan: the userspace impairment instead of netem") }) {
+		t.Errorf("fallbacks %q: want the WAN's, naming netem's refusal", d.Env.Fallbacks)
+	}
+	var rr *results.Sample
+	for i, s := range d.Samples {
+		if s.Condition != "wan" || s.Instrument == instrument.Ready {
+			continue
+		}
+		if s.Instrument == "tcp_rr" {
+			rr = &d.Samples[i]
+		}
+		if s.RoleCPUSec[impairCgroup] <= 0 {
+			t.Errorf("wan %s: no forwarder CPU recorded (%v)", s.Instrument, s.RoleCPUSec)
+		}
+	}
+	if rr == nil || rr.P50Us == nil {
+		t.Fatalf("no WAN TCP_RR sample with a p50 (failures: %+v)", d.Failures)
+	}
+	t.Logf("WAN across hosts: TCP_RR p50 %.0f µs", *rr.P50Us)
+	if *rr.P50Us < 29000 || *rr.P50Us > 33000 {
+		t.Errorf("WAN TCP_RR p50 = %.0f µs, want 29000–33000", *rr.P50Us)
+	}
+	if len(d.Verification) != 1 {
+		t.Fatalf("verification: %+v", d.Verification)
+	}
+	v := d.Verification[0]
+	t.Logf("verification: RTT %v ms over %d packets, loss %v %% (%d datagrams), ok %v",
+		deref(v.MeasuredRTTMs), v.Packets, deref(v.MeasuredLossPct), v.LossProbeDatagrams, v.OK)
+	if v.MeasuredRTTMs == nil || *v.MeasuredRTTMs < 29 || *v.MeasuredRTTMs > 31 || v.Packets == 0 || !v.OK {
+		t.Errorf("verification %+v: want the RTT within 1 ms of 30, ok", v)
+	}
+	if v.LossFallback != "" || v.LossProbeDatagrams < 30000 || v.LossLowPct == nil || v.LossHighPct == nil ||
+		*v.LossLowPct > 1 || *v.LossHighPct < 1 || v.CounterLossPct == nil {
+		t.Errorf("verification's loss is not the end-to-end count holding 1 %%: %d datagrams, %v %% (%v–%v %%), counters %v %%, fallback %q",
+			v.LossProbeDatagrams, deref(v.MeasuredLossPct), deref(v.LossLowPct), deref(v.LossHighPct), deref(v.CounterLossPct), v.LossFallback)
+	}
 }

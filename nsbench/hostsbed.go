@@ -201,7 +201,7 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	private := privateDir(scope)
 	r, hr, err := role.BuildRole(ctx, agent.Conn, role.RoleOnHost{
 		Link: topology.LinkSpec{Spec: spec, Role: h.Role, Parent: ifc.Name, Addr: h.RoleAddr, Peers: peers,
-			HostsFile: filepath.Join(private, "hosts")},
+			HostsFile: filepath.Join(private, "hosts"), Edge: tb.cfg.WAN},
 		Dirs: role.Dirs{Log: filepath.Join(private, "logs"), Private: private},
 	})
 	if err != nil {
@@ -237,15 +237,21 @@ func startAgent(ctx context.Context, h hosts.Host, conn *remote.Conn, prefix, sc
 }
 
 // describeHosts is the run across hosts for the Environment: its network
-// and each host's facts.
-func describeHosts(built []hostedRole) hostsSetup {
+// and each host's facts; edge says the roles stand behind an edge (a WAN
+// run).
+func describeHosts(built []hostedRole, edge bool) hostsSetup {
 	var parts []string
 	var facts []results.Host
 	for _, b := range built {
 		parts = append(parts, fmt.Sprintf("%s %s on %s", b.host.Role, b.host.RoleAddr.Addr(), b.host.Dest()))
 		facts = append(facts, b.facts)
 	}
-	return hostsSetup{network: "one network namespace per role on its own host, joined to the host's interface by a macvlan child; " + strings.Join(parts, ", "),
+	network := "one network namespace per role on its own host, joined to the host's interface by a macvlan child; "
+	if edge {
+		network = "one network namespace per role on its own host, joined to the host's interface by a macvlan child behind an edge " +
+			"(the role's eth0 a veth, piped to the child during LAN cells, through the WAN's impairment during WAN cells); "
+	}
+	return hostsSetup{network: network + strings.Join(parts, ", "),
 		hosts: facts}
 }
 

@@ -356,8 +356,11 @@ func (h Hosts) validate(o Options) []error {
 		}
 		seen[host.RoleAddr.Addr()] = host.Role
 	}
-	if slices.ContainsFunc(o.WAN, func(w string) bool { return w != "off" }) {
-		errs = append(errs, errors.New("--wan: across hosts the network is real: run with --wan off (emulating a WAN on the roles' own links is not built yet)"))
+	wans, _ := parseWANs(o.WAN) // NewPlan reports a malformed one
+	for _, w := range wans {
+		if w.Narrow.MTU > 0 {
+			errs = append(errs, fmt.Errorf("--wan %s: %w", w, impair.ErrNarrowAcrossHosts))
+		}
 	}
 	if o.Keep {
 		errs = append(errs, errors.New("--keep: not with --host (the hosts' copies remove their roles when the run ends)"))

@@ -41,7 +41,8 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, NIC: plan.NIC, Duration: plan.Duration, Hosts: plan.Hosts}
+	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, NIC: plan.NIC, Duration: plan.Duration, Hosts: plan.Hosts,
+		WAN: len(plan.WANs) > 0}
 	for _, svc := range transport.OwnServices() {
 		if instrument.NeedsService(deps.Instruments, svc) {
 			cfg.Own = append(cfg.Own, svc)

@@ -20,7 +20,7 @@ var layers = [][]string{
 	{"run.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "agent.go"},
 	{"cell.go", "sample.go", "fault.go", "paired.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks)
 	{"wancell.go", "wannarrow.go"},
-	{"wan.go", "wanstall.go", "memory.go"},
+	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},
 	{"schedule.go", "progress.go", "progress_times.go"},
 	{"testbed.go", "hostsbed.go"},
 	{"workspace.go", "undo.go"},

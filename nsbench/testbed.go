@@ -35,6 +35,9 @@ type testbedConfig struct {
 	Warm       int64               // bytes of the warm-up copy
 	Duration   time.Duration       // of each instrument's measurement
 	Hosts      Hosts               // roles on other hosts; empty: all on this one
+	// WAN says a WAN condition will impair the roles: across hosts each
+	// stands behind an edge (topology.LinkSpec.Edge).
+	WAN bool
 }
 
 // testbed is what a run and the self-check stand on: the private
@@ -177,7 +180,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		if err != nil {
 			return fmt.Errorf("hosts: %w", err)
 		}
-		rec.setup.hosts(describeHosts(built), built[0].built, time.Since(t0))
+		rec.setup.hosts(describeHosts(built, tb.cfg.WAN), built[0].built, time.Since(t0))
 		roles, hostCPU, machines = rs, hostsCPU(built), hostsNoise(built, tb.prefix)
 	} else {
 		var err error

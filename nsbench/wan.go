@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +49,8 @@ type wanRun struct {
 	// tunnel usually meets the hop there first (and learns its MTU).
 	setUp map[string]impair.NarrowCounts
 	logf  Logf
+	// hosts: the roles stand on their own hosts (wanhosts.go).
+	hosts bool
 }
 
 // impaired returns the impairment of the condition named name, if it is an
@@ -73,8 +77,8 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	}
 	client := tb.role(topology.Client)
 	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf,
-		setUp: map[string]impair.NarrowCounts{}}
-	for _, name := range tb.topo.Spec.Roles {
+		setUp: map[string]impair.NarrowCounts{}, hosts: tb.cfg.Hosts.On()}
+	for _, name := range slices.Sorted(maps.Keys(tb.view.Roles)) { // across hosts there is no tb.topo
 		w.roles = append(w.roles, tb.role(name))
 	}
 	rec.setup.seed(seed)
@@ -97,6 +101,9 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 			// netem cannot make a narrow hop: the forwarder makes every
 			// profile, so all of them are measured the same way.
 			netemErr = fmt.Errorf("--wan %s: %w", narrow, impair.ErrNarrowNeedsUserspace)
+		} else if w.hosts {
+			// Each host's kernel answers for itself, in the proof below.
+			method = ImpairmentNetem
 		} else if ok, how := preflight.KernelFeature("netem"); ok {
 			method = ImpairmentNetem
 		} else {
@@ -114,11 +121,9 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 			return w, nil
 		}
 	}
-	u, err := newUserspace(tb)
-	if err != nil {
+	if w.imp, err = newUserspace(tb); err != nil {
 		return nil, err
 	}
-	w.imp = u
 	if err := w.prove(ctx, tb); err != nil {
 		return nil, err
 	}
@@ -168,8 +173,12 @@ func netemTargets(tb *testbed) []impair.Target {
 
 // newUserspace configures the forwarder: every role's switch port (named
 // after the role), the client's and the server's impaired, in its own
-// cgroup, metered per sample.
-func newUserspace(tb *testbed) (*impair.Userspace, error) {
+// cgroup, metered per sample. Across hosts: one forwarder on each of the
+// client's and the server's hosts (newEdges).
+func newUserspace(tb *testbed) (impair.Impairment, error) {
+	if tb.cfg.Hosts.On() {
+		return newEdges(tb)
+	}
 	cg, err := tb.tree.Beside(impairCgroup)
 	if err != nil {
 		return nil, err
@@ -223,6 +232,9 @@ func (w *wanRun) describe() string {
 			description += "; with jitter netem may reorder packets whose draws cross"
 		}
 	default:
+		if w.hosts {
+			return w.describeEdges(settings, limit)
+		}
 		seed := w.seed
 		description = fmt.Sprintf("userspace impairment (this kernel has no sch_netem): twnsbench's AF_PACKET forwarder in the switch "+
 			"namespace replaces the bridge during each WAN cell (the ports leave br0 and return after the cell); "+

@@ -250,7 +250,10 @@ func TestRunHostsRefusals(t *testing.T) {
 		{[]string{"--host", "client=root@" + m0, "--host", server}, "--host client: add ,addr=A.B.C.D/NN"},
 		{[]string{"--host", client}, "--host: name the server's host too"},
 		{[]string{"--host", client, "--host", server, "--host", "relay=root@" + m1}, "--host relay: add ,addr=A.B.C.D/NN"},
-		{[]string{"--host", client, "--host", server, "--wan", "30:0.1"}, "--wan: across hosts the network is real"},
+		// A WAN across hosts drops and delays real packets: the reference's NIC settings.
+		{[]string{"--host", client, "--host", server, "--wan", "30:0.1"}, "--nic own: the WAN conditions drop and delay whole packets"},
+		// A narrow hop needs the one-host switch.
+		{[]string{"--host", client, "--host", server, "--nic", "reference", "--wan", "0ms:0%:mtu=1280"}, "a narrow hop (mtu=) needs the one-host switch: not with --host"},
 		// Each host's doctor checks tw at the path the run was given.
 		{[]string{"--host", client, "--host", server, "--transports", "tw", "--tw", "/nonexistent/tw"}, "client: root@" + m0 + ":22: --transports: tw cannot run there: tw not found (--tw /nonexistent/tw)"},
 		// Kernel ESP is what no machine here has: each host's own doctor says so.

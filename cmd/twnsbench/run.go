@@ -115,7 +115,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or a set (" + instrumentSets() + "); default: " + instrumentList(instrument.All()) + ", " + instrument.Ready},
 			&cli.GenericFlag{Name: "sizes", Value: &entries{}, Usage: "NAME=SIZE,SIZE,…, several times: the sizes (bytes, K for KiB) a size sweep of --instruments measures at (defaults: " + instrument.SweepDefaults() + ")"},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, NAME@LABEL for a build (--build), or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
-			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off"},
+			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off. With --host: off unless given, each role's egress impaired on its own host (needs --nic reference)"},
 			&cli.StringFlag{Name: "runs", Value: strconv.Itoa(d.Runs), EnvVars: []string{"BENCH_RUNS"}, Usage: "timed runs per cell, or auto: a pilot of " + strconv.Itoa(nsbench.AutoMinRuns) + " runs per cell fixes the cell's number of runs from its spread, for a 95 % interval of the median within --precision of it (at most --max-runs); every run then counts"},
 			&cli.StringFlag{Name: "precision", Value: "5%", Usage: "with --runs auto: the half-width of the median's 95 % interval to plan for, relative to the median"},
 			&cli.Float64Flag{Name: "precision-ms", Value: d.PrecisionMs, Usage: "with --runs auto: the half-width (ms) a difference's interval may have whatever its median (rrul's latency increase, loaded minus idle, can lie near 0, where no relative precision is reached); it is held to the wider of this and --precision"},
@@ -376,7 +376,7 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	if on {
 		o.Hosts = nsbench.Hosts{Inventory: inv, SSH: cfg}
 		if !c.IsSet("wan") && len(c.StringSlice("wan")) == 0 {
-			o.WAN = []string{"off"} // across hosts the network is real
+			o.WAN = []string{"off"} // across hosts a WAN is asked for, never assumed
 		}
 	}
 	if c.IsSet("transports") {

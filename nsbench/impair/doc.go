@@ -14,7 +14,10 @@
 //     takes over from the bridge: the role ports leave br0, the forwarder
 //     joins them with AF_PACKET sockets, delays and drops what the client
 //     and the server send, and reports its counters over a unix socket.
-//     Clear stops it and puts the ports back on the bridge.
+//     Clear stops it and puts the ports back on the bridge. Across hosts
+//     (Edges) one forwarder runs on each impaired role's host, through the
+//     role, in place of the pipe between its eth0 and the wire
+//     (topology's edge).
 //
 // A condition may also make the switch a narrow hop (NarrowHop: an MTU,
 // answered with ICMP "fragmentation needed" or, for a PMTU black hole,

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -276,11 +277,23 @@ func openPort(name string) (int, error) {
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}); err != nil {
 		return fail("bind", err)
 	}
+	if childOfHost(name) {
+		return fd, nil
+	}
 	mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_PROMISC}
 	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
 		return fail("promiscuous mode", err)
 	}
 	return fd, nil
+}
+
+// childOfHost reports whether the port is a macvlan or ipvlan child of a
+// host's interface (an edge's wire0): it is never made promiscuous, which
+// would make its parent, the host's own interface, promiscuous too; it
+// only ever receives its own MAC's frames anyway.
+func childOfHost(name string) bool {
+	l, err := netlink.LinkByName(name)
+	return err == nil && (l.Type() == "macvlan" || l.Type() == "ipvlan")
 }
 
 func htons(v uint16) uint16 {

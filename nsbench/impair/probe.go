@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -228,14 +227,9 @@ type Probe struct {
 // StartProbe starts the listener in server and the sender in client, each
 // in its role's own leaf probeLeaf, and waits until both take requests
 // (the listener's sockets are open by then). bin has the hidden ProbeArg
-// subcommand; "" is this program.
+// subcommand; "" is each role's twnsbench on its host (Self: this program
+// for a role on this host).
 func StartProbe(ctx context.Context, client, server *role.Role, bin string) (*Probe, error) {
-	if bin == "" {
-		var err error
-		if bin, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("probe: find own binary: %w", err)
-		}
-	}
 	p := &Probe{client: client, server: server, addr: net.JoinHostPort(server.Addr().String(), strconv.Itoa(ProbePort))}
 	for _, end := range []struct {
 		r    *role.Role
@@ -248,7 +242,11 @@ func StartProbe(ctx context.Context, client, server *role.Role, bin string) (*Pr
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("probe: %w", err), p.Close())
 		}
-		pr, err := l.Start(l.Program(ProbeArg, append([]string{bin, ProbeArg}, end.args...)...))
+		exe := bin
+		if exe == "" {
+			exe = l.Self()
+		}
+		pr, err := l.Start(l.Program(ProbeArg, append([]string{exe, ProbeArg}, end.args...)...))
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("probe in %s: %w", end.r.Name(), err), p.Close())
 		}

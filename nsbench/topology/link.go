@@ -46,6 +46,10 @@ type LinkSpec struct {
 	// HostsFile is where that hosts file goes; "" is /etc/netns/<netns>/hosts
 	// (a host whose /etc is read-only takes one in the run's directory).
 	HostsFile string
+	// Edge puts the child behind an edge (edge.go): eth0 becomes a veth
+	// joined to the child by a pipe that the userspace impairment can
+	// replace, for a run with a WAN condition.
+	Edge bool
 }
 
 // Validate checks the spec against this host without changing anything.
@@ -64,6 +68,9 @@ func (s LinkSpec) Validate() error {
 	}
 	if s.Mode != "" && s.Mode != Macvlan && s.Mode != IPvlan {
 		return fmt.Errorf("%s: link mode %q: use %s or %s", s.Role, s.Mode, Macvlan, IPvlan)
+	}
+	if s.Edge && s.Mode == IPvlan {
+		return fmt.Errorf("%s: an edge (a WAN across hosts) needs a macvlan child: an ipvlan child delivers by IP address, and wire0 has none", s.Role)
 	}
 	if !s.Addr.Addr().Is4() || s.Addr.Bits() == 32 || s.Addr.Bits() < 8 {
 		return fmt.Errorf("%s: address %s: need an IPv4 address with its network length (10.0.0.11/24)", s.Role, s.Addr)
@@ -119,13 +126,22 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 		return t, err
 	}
 	// Born in the role's namespace: no name appears in the host's.
-	attrs := netlink.LinkAttrs{Name: RoleLink, ParentIndex: parent.Attrs().Index, Namespace: netlink.NsFd(n.FD()), MTU: spec.MTU}
+	name := RoleLink
+	if s.Edge {
+		name = WireLink
+	}
+	attrs := netlink.LinkAttrs{Name: name, ParentIndex: parent.Attrs().Index, Namespace: netlink.NsFd(n.FD()), MTU: spec.MTU}
 	var child netlink.Link = &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
 	if s.Mode == IPvlan {
 		child = &netlink.IPVlan{LinkAttrs: attrs, Mode: netlink.IPVLAN_MODE_L2}
 	}
 	if err := netlink.LinkAdd(child); err != nil {
 		return t, fmt.Errorf("%s: create %s on %s: %w", s.Role, modeName(s.Mode), s.Parent, err)
+	}
+	if s.Edge {
+		if err := buildEdge(r, spec.MTU); err != nil {
+			return t, fmt.Errorf("%s: %w", s.Role, err)
+		}
 	}
 	lo, err := r.nl.LinkByName("lo")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,7 @@ func TestUpOnLink(t *testing.T) {
 	spec.Congestion = ""
 	for _, role := range []string{topology.Client, topology.Server} {
 		s := topology.LinkSpec{Spec: spec, Role: role, Parent: "nic", Addr: netip.PrefixFrom(peers[role], 24), Peers: peers}
+		s.Edge = role == topology.Server // behind an edge, as for a WAN run
 		raw, _ := json.Marshal(s)
 		res, err := proc.Run(ctx, proc.Program{Name: where[role] + "/uponlink", NetNS: machines[where[role]].Path(),
 			Argv: []string{self, "-test.run=^TestUpOnLinkChild$", "-test.v"}, HostMounts: true, Env: []string{linkChildEnv + "=" + string(raw)}})
@@ -68,24 +70,41 @@ func TestUpOnLink(t *testing.T) {
 	t.Cleanup(func() { topology.Clean(prefix) })
 
 	// The client reaches the server across the cable, by name.
-	res, err := proc.Run(ctx, proc.Program{Name: "client/ping", NetNS: ns.RunDir + "/" + spec.NetnsName(topology.Client),
-		Argv:   []string{"ping", "-c", "1", "-W", "5", "bench.test"},
-		Mounts: []ns.Mount{{Kind: "bind", Source: "/etc/netns/" + spec.NetnsName(topology.Client) + "/hosts", Target: "/etc/hosts"}}})
+	ping := func(wait string) (proc.Result, error) {
+		return proc.Run(ctx, proc.Program{Name: "client/ping", NetNS: ns.RunDir + "/" + spec.NetnsName(topology.Client),
+			Argv:   []string{"ping", "-c", "1", "-W", wait, "bench.test"},
+			Mounts: []ns.Mount{{Kind: "bind", Source: "/etc/netns/" + spec.NetnsName(topology.Client) + "/hosts", Target: "/etc/hosts"}}})
+	}
+	res, err := ping("5")
 	if err != nil || !strings.Contains(string(res.Stdout), "10.250.7.12") {
 		t.Errorf("client ping server: %v\n%s%s", err, res.Stdout, res.Stderr)
+	}
+	// The server stands behind its edge: the pipe carries its frames, and
+	// without it nothing does.
+	srv, err := ns.Open(spec.NetnsName(topology.Server))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if names := linkNames(srv); strings.Join(names, ",") != "eth0,lo,wan0,wire0" {
+		t.Errorf("server's links behind its edge: %v", names)
+	}
+	if err := srv.Do(topology.SplitPipe); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ping("1"); err == nil {
+		t.Errorf("client reached the server with its pipe split:\n%s", res.Stdout)
+	}
+	if err := srv.Do(topology.JoinPipe); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ping("5"); err != nil {
+		t.Errorf("client ping server through the joined pipe: %v\n%s%s", err, res.Stdout, res.Stderr)
 	}
 	// The machines hold their own links only: the role's child lives in
 	// the role's namespace.
 	for m, n := range machines {
-		var names []string
-		n.Do(func() error {
-			links, err := netlink.LinkList()
-			for _, l := range links {
-				names = append(names, l.Attrs().Name)
-			}
-			return err
-		})
-		if strings.Join(names, ",") != "lo,nic" {
+		if names := linkNames(n); strings.Join(names, ",") != "lo,nic" {
 			t.Errorf("machine %s links: %v", m, names)
 		}
 	}
@@ -96,5 +115,35 @@ func TestUpOnLink(t *testing.T) {
 	left, _ := ns.List(prefix)
 	if strings.Join(left, ",") != strings.Join([]string{prefix + "-ma", prefix + "-mb", spec.NetnsName(topology.Server)}, ",") {
 		t.Errorf("after the client's clean: %v", left)
+	}
+}
+
+// linkNames lists n's links by name, sorted.
+func linkNames(n *ns.NS) []string {
+	var names []string
+	n.Do(func() error {
+		links, err := netlink.LinkList()
+		for _, l := range links {
+			names = append(names, l.Attrs().Name)
+		}
+		return err
+	})
+	slices.Sort(names)
+	return names
+}
+
+// An edge refuses an ipvlan child (it delivers by IP address, and wire0
+// has none) before anything is built; a macvlan one passes that check.
+func TestLinkSpecEdgeNeedsMacvlan(t *testing.T) {
+	addr := netip.MustParsePrefix("10.250.9.11/24")
+	s := topology.LinkSpec{Spec: topology.DefaultSpec("twnsb-0edge0"), Role: topology.Client, Parent: "hx-none",
+		Addr: addr, Peers: map[string]netip.Addr{topology.Client: addr.Addr()}, Edge: true, Mode: topology.IPvlan}
+	s.Spec.HostNames = nil // no relay among the peers
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "needs a macvlan child") {
+		t.Errorf("ipvlan edge: %v, want the refusal", err)
+	}
+	s.Mode = topology.Macvlan
+	if err := s.Validate(); err == nil || strings.Contains(err.Error(), "needs a macvlan child") || !strings.Contains(err.Error(), "hx-none") {
+		t.Errorf("macvlan edge: %v, want only the missing parent's error", err)
 	}
 }
