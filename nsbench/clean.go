@@ -85,8 +85,8 @@ func leftoverRuns() []string { return residue.Runs(residue.Find(topology.Prefix)
 // (an emulated machine's clean --host saw a concurrent run as dead).
 func ownerAlive(run string) (int, bool) {
 	pid := 0
-	if root, err := proc.Cgroup2Root(); err == nil {
-		if p, ok := (&proc.Cgroup{Path: cgroupDir(root, run)}).Owner(); ok {
+	for _, dir := range runCgroups(run) {
+		if p, ok := (&proc.Cgroup{Path: dir}).Owner(); ok {
 			if processAlive(p) {
 				return p, true
 			}
@@ -137,11 +137,9 @@ func processAlive(pid int) bool {
 // outlives its deletion while a process is inside it.
 func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 	var errs []error
-	if root, rerr := proc.Cgroup2Root(); rerr == nil {
-		if _, serr := os.Stat(cgroupDir(root, run)); serr == nil {
-			removed = append(removed, "cgroup "+cgroupDir(root, run)+" (and its processes)")
-			errs = append(errs, role.NewTree(root, run).Remove(ctx))
-		}
+	for _, dir := range runCgroups(run) {
+		removed = append(removed, "cgroup "+dir+" (and its processes)")
+		errs = append(errs, role.NewTree(filepath.Dir(dir), filepath.Base(dir)).Remove(ctx))
 	}
 	nss, lerr := ns.List(run)
 	errs = append(errs, lerr)
@@ -173,6 +171,22 @@ func cleanRun(ctx context.Context, run string) (removed []string, err error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// runCgroups lists the run's cgroups on this host: its own and its
+// agents' (<run>-<role>: on a host of a run across hosts, or on this one
+// for a role=local), each the top of a role.Tree.
+func runCgroups(run string) []string {
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	if _, err := os.Stat(cgroupDir(root, run)); err == nil {
+		dirs = append(dirs, cgroupDir(root, run))
+	}
+	scopes, _ := filepath.Glob(cgroupDir(root, run) + "-*")
+	return append(dirs, scopes...)
 }
 
 // runDirs lists what a run makes on a host under PrivateBase: its private

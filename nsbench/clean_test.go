@@ -283,3 +283,48 @@ func TestCleanSeesTheCgroupsOwner(t *testing.T) {
 		t.Errorf("cgroup marked by a PID no process has: owner %d, alive %v; want 4194305, dead", pid, alive)
 	}
 }
+
+// TestCleanRemovesAgentScopes: an agent's cgroup (<run>-<role>, the top of
+// its role's tree on a host of a run across hosts) keeps its run live
+// while the agent runs, and clean removes it with the run once the agent
+// is dead. Before, clean removed only <run> and said "nothing to clean"
+// beside a killed run's <run>-client and <run>-server.
+func TestCleanRemovesAgentScopes(t *testing.T) {
+	nstest.RequireRoot(t)
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		t.Skip(err)
+	}
+	run, err := topology.NewPrefix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope, err := proc.NewCgroup(cgroupDir(root, run) + "-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := proc.NewCgroup(scope.Path + "/client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { leaf.Remove(context.Background()); scope.Remove(context.Background()) })
+	if err := scope.MarkOwner(1); err != nil {
+		t.Fatal(err)
+	}
+	if pid, alive := ownerAlive(run); !alive || pid != 1 {
+		t.Errorf("agent's cgroup marked by PID 1: owner %d, alive %v; want 1, alive", pid, alive)
+	}
+	if err := scope.MarkOwner(4194305); err != nil {
+		t.Fatal(err)
+	}
+	if _, alive := ownerAlive(run); alive {
+		t.Error("agent's cgroup marked by a PID no process has: alive")
+	}
+	removed, err := cleanRun(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(scope.Path); !os.IsNotExist(err) {
+		t.Errorf("%s after clean: %v; removed %v", scope.Path, err, removed)
+	}
+}
