@@ -181,12 +181,24 @@ func TestTwoRunsOnSameHosts(t *testing.T) {
 		t.Skip("integration test (skipped by -short)")
 	}
 	lab := remotetest.New(t, 2)
+	// Run 0 also names a wireguard-go program that exists here but on
+	// neither machine (each has a /tmp of its own): checked where it would
+	// run, the row is skipped with the machines' reason, not started there.
+	hereOnly := filepath.Join(t.TempDir(), "wireguard-go")
+	if err := os.WriteFile(hereOnly, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	res := make([]*Result, 2)
 	errs := make([]error, 2)
 	for i := range res {
 		o := Quick()
 		o.Transports = []string{"ssh"}
+		recipe := transport.Recipe{}
+		if i == 0 {
+			o.Transports = append(o.Transports, "wireguard-go")
+			recipe.Values = map[string]string{"wireguard-go": hereOnly}
+		}
 		o.Runs, o.Duration, o.Warmup, o.WAN = 1, time.Second, 0, []string{"off"}
 		o.Congestion = "host"
 		o.OutDir = t.TempDir()
@@ -199,10 +211,13 @@ func TestTwoRunsOnSameHosts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts, _ := transport.Build(o.Transports, nil)
+		ts, err := transport.Build(o.Transports, recipe.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ins, _, _ := instrument.Select([]string{"iperf3-1", "tcp_rr"})
 		wg.Go(func() {
-			res[i], errs[i] = Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf})
+			res[i], errs[i] = Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf, Recipe: recipe})
 		})
 	}
 	wg.Wait()
@@ -213,6 +228,10 @@ func TestTwoRunsOnSameHosts(t *testing.T) {
 		if n := len(res[i].Doc.Samples); n < 2 || len(res[i].Doc.Failures) > 0 {
 			t.Errorf("run %d: %d samples, failures %+v", i, n, res[i].Doc.Failures)
 		}
+	}
+	if sk := res[0].Doc.Skipped; len(sk) != 1 || sk[0].Transport != "wireguard-go" ||
+		!strings.Contains(sk[0].Reason, "on the client's host") || !strings.Contains(sk[0].Reason, "on the server's host") || !strings.Contains(sk[0].Reason, hereOnly) {
+		t.Errorf("run 0 skipped %+v; want wireguard-go, unavailable on both machines for want of %s", sk, hereOnly)
 	}
 	if res[0].Prefix == res[1].Prefix {
 		t.Fatalf("both runs are %s", res[0].Prefix)

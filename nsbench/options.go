@@ -286,6 +286,9 @@ type Deps struct {
 	// TransportOptions are the transports' option values that are not
 	// host paths, recorded so a rerun uses them too.
 	TransportOptions map[string]string
+	// Recipe is what Transports were built from: across hosts each row is
+	// rebuilt from it on its roles' hosts and checked there.
+	Recipe transport.Recipe
 }
 
 // Logf is a printf-style logger.

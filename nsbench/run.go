@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -187,16 +190,16 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 			return nil, err
 		}
 		r.rec.transport(t)
-		if err := t.Check(); err != nil {
-			r.cells.skip(t, "", err.Error())
-			continue
-		}
 		view, err := r.tb.forTransport(t.Name())
 		if err != nil {
 			return nil, err
 		}
 		if missing := missingRoles(t, view); missing != "" {
 			r.cells.skip(t, "", "needs the "+missing+" role, which this run has not: name its host (--host "+missing+"=USER@HOST,addr=…)")
+			continue
+		}
+		if why := whyUnavailable(ctx, t, view, r.tb.cfg.Hosts.On(), r.deps.Recipe); why != "" {
+			r.cells.skip(t, "", why)
 			continue
 		}
 		rw := newRow(t, view)
@@ -303,6 +306,40 @@ func (r *runner) writeReports(saved bool) error {
 
 // missingRoles names a role t's path needs that the testbed lacks (a run
 // across hosts builds only the roles named), or "".
+// whyUnavailable is why t cannot run, "" when it can: its Check on this
+// host; across hosts its Check on the host of every role it uses (the
+// client, the server and those it needs), rebuilt there from recipe, so
+// that the programs, modules and paths checked are those of the machines
+// that will run it.
+func whyUnavailable(ctx context.Context, t transport.Transport, view *transport.Testbed, acrossHosts bool, recipe transport.Recipe) string {
+	if !acrossHosts {
+		if err := t.Check(); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	roles := []string{topology.Client, topology.Server}
+	if n, ok := t.(transport.RoleNeeder); ok {
+		roles = append(roles, n.NeedsRoles()...)
+	}
+	slices.Sort(roles)
+	var why []string
+	for _, name := range slices.Compact(roles) {
+		rl := view.Roles[name]
+		if rl == nil {
+			continue
+		}
+		reason, err := transport.CheckIn(ctx, rl, t.Name(), recipe)
+		if err != nil {
+			reason = "its check failed there: " + err.Error()
+		}
+		if reason != "" {
+			why = append(why, "on the "+name+"'s host: "+reason)
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
 func missingRoles(t transport.Transport, view *transport.Testbed) string {
 	n, ok := t.(transport.RoleNeeder)
 	if !ok {

@@ -58,6 +58,13 @@ func buildDefs(c *cli.Context) ([]transport.BuildDef, error) {
 	return defs, nil
 }
 
+// transportRecipe is what the rows were built from, for the hosts of a
+// run across hosts to rebuild and check them there.
+func transportRecipe(c *cli.Context) transport.Recipe {
+	defs, _ := buildDefs(c) // buildTransports refused a bad one already
+	return transport.Recipe{Values: transportValues(c), Builds: defs}
+}
+
 // transportValues are the transports' option values from the flags.
 func transportValues(c *cli.Context) map[string]string {
 	values := map[string]string{}
@@ -232,6 +239,7 @@ func runAction(c *cli.Context) error {
 		Logf:             con.Logf,
 		Status:           con.Status,
 		TransportOptions: recordedOptions(c),
+		Recipe:           transportRecipe(c),
 	})
 	con.Close()
 	if res != nil && res.Doc != nil {
