@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -106,17 +105,14 @@ func (t *Sshuttle) Check() error {
 }
 
 // Prepare reads sshuttle's version once, outside the time-to-ready window
-// (starting python takes a few hundred ms).
+// (starting python takes a few hundred ms), in the client, whose host runs
+// it (across hosts, not necessarily this one).
 func (t *Sshuttle) Prepare(ctx context.Context, tb *Testbed) error {
-	bin, err := systemProgram("sshuttle")
+	res, err := tb.Roles[topology.Client].Run(ctx, "sshuttle", "--version")
 	if err != nil {
-		return fmt.Errorf("sshuttle: %w", err)
+		return fmt.Errorf("sshuttle --version: %v: %s", err, strings.TrimSpace(string(res.Stdout)+string(res.Stderr)))
 	}
-	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("sshuttle --version: %v: %s", err, strings.TrimSpace(string(out)))
-	}
-	t.version = strings.TrimSpace(string(out))
+	t.version = strings.TrimSpace(string(res.Stdout) + string(res.Stderr))
 	return nil
 }
 

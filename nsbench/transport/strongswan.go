@@ -20,6 +20,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -133,6 +134,9 @@ func ssProgram() (string, error) {
 	return "", errors.New("charon-systemd not found")
 }
 
+// ssProgramOp is ssProgram on a role's host.
+var ssProgramOp = role.NewOp("strongswan.program", func(context.Context, role.Nothing) (string, error) { return ssProgram() })
+
 func (t *StrongSwan) Check() error {
 	var missing []string
 	if _, err := ssProgram(); err != nil {
@@ -167,19 +171,12 @@ var espLine = regexp.MustCompile(`INSTALLED, [^,]+, ESP:([^\s,]+)`)
 func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ssReady)
 	defer cancel()
-	charon, err := ssProgram()
-	if err != nil {
-		return nil, fmt.Errorf("strongswan: %w", err)
-	}
-	swanctl, err := systemProgram("swanctl")
-	if err != nil {
-		return nil, fmt.Errorf("strongswan: %w", err)
-	}
 	psk := make([]byte, 32)
 	if _, err := rand.Read(psk); err != nil {
 		return nil, fmt.Errorf("strongswan: psk: %w", err)
 	}
-	u := &ssUp{tb: tb, swanctlBin: swanctl, variant: t.variant, logName: strings.ReplaceAll(t.Name(), ":", "-")}
+	// swanctl by its name: the launcher looks it up on the role's host.
+	u := &ssUp{tb: tb, swanctlBin: "swanctl", variant: t.variant, logName: strings.ReplaceAll(t.Name(), ":", "-")}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -205,6 +202,12 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		// the CHILD_SA's route with it as the source.
 		if err := u.addInner(ctx, s.role, s.inner); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: inner address: %w", s.role, err)
+		}
+		// Where charon-systemd is depends on the distribution of the
+		// role's host, which may not be this one's.
+		charon, err := ssProgramOp.On(ctx, r, role.Nothing{})
+		if err != nil {
+			return nil, fmt.Errorf("strongswan: %s: %w", s.role, err)
 		}
 		spec := r.Program(u.logName, charon)
 		spec.Env = conf.env()
