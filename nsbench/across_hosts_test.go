@@ -62,7 +62,7 @@ func runAcross(t *testing.T, o Options, opts map[string]string, instruments []st
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf})
+	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf, Recipe: transport.Recipe{Values: opts}})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

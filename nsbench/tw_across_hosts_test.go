@@ -20,15 +20,7 @@ import (
 // started at the same paths on the machines, which share this filesystem
 // but /tmp and /run.
 func TestRunTWAcrossHosts(t *testing.T) {
-	nstest.RequireRoot(t)
-	tw, caddy, xray := os.Getenv("TWNSBENCH_TW"), os.Getenv("TWNSBENCH_CADDY"), os.Getenv("TWNSBENCH_XRAY")
-	if tw == "" || caddy == "" || xray == "" {
-		t.Skip("SKIPPED tw across hosts: set TWNSBENCH_TW, TWNSBENCH_CADDY and TWNSBENCH_XRAY to the binaries' paths " +
-			"(tw: build it from Tunnel Whisperer's source; Caddy and Xray: scripts/install-relay-tools.sh DIR)")
-	}
-	if testing.Short() {
-		t.Skip("integration test (skipped by -short)")
-	}
+	tw, caddy, xray := twAcrossHosts(t)
 	lab := remotetest.New(t, 3)
 	o := Quick()
 	o.Transports = []string{"tw", "ssh"}
@@ -57,6 +49,70 @@ func TestRunTWAcrossHosts(t *testing.T) {
 	for _, key := range []string{"relay / caddy", "relay / xray", "relay / sshd", "client / tw client connect", "server / tw server start"} {
 		if peaks[key] <= 0 {
 			t.Errorf("tw: peak RSS of %q is %d, want it read on its machine (all: %v)", key, peaks[key], peaks)
+		}
+	}
+	checkNothingLeft(t, lab, res.Prefix)
+}
+
+// twAcrossHosts skips t, saying why, without root, in -short or without
+// tw's binaries; else it returns their paths.
+func twAcrossHosts(t *testing.T) (tw, caddy, xray string) {
+	nstest.RequireRoot(t)
+	tw, caddy, xray = os.Getenv("TWNSBENCH_TW"), os.Getenv("TWNSBENCH_CADDY"), os.Getenv("TWNSBENCH_XRAY")
+	if tw == "" || caddy == "" || xray == "" {
+		t.Skip("SKIPPED tw across hosts: set TWNSBENCH_TW, TWNSBENCH_CADDY and TWNSBENCH_XRAY to the binaries' paths " +
+			"(tw: build it from Tunnel Whisperer's source; Caddy and Xray: scripts/install-relay-tools.sh DIR)")
+	}
+	if testing.Short() {
+		t.Skip("integration test (skipped by -short)")
+	}
+	return tw, caddy, xray
+}
+
+// The reference's whole table across three machines (issue 32 item 5):
+// Pure SSH, WireGuard (wireguard-go here) and tw × LAN and the reference's
+// WAN (30 ms, 0.1 %, each role's egress impaired on its own machine) ×
+// iperf3-1, iperf3-4, tcp_rr and scp, with no failed sample, every WAN
+// cell verified, and nothing left on any machine. A measurement, minutes
+// long: only with TWNSB_MEASURE=1 and tw's binaries.
+func TestReferenceTableAcrossHosts(t *testing.T) {
+	if os.Getenv("TWNSB_MEASURE") == "" {
+		t.Skip("SKIPPED a measurement of minutes: set TWNSB_MEASURE=1 (and tw's binaries) to run it")
+	}
+	tw, caddy, xray := twAcrossHosts(t)
+	lab := remotetest.New(t, 3)
+	o := Quick()
+	o.Transports = []string{"ssh", "wireguard-go", "tw"}
+	o.Runs, o.Duration, o.Warmup, o.WAN = 1, 3*time.Second, 0, []string{"30ms:0.1%"}
+	o.Network.NIC = NICReference // an impairment needs real packets, as on one host
+	o.Congestion = "host"
+	o.OutDir = t.TempDir()
+	o.Hosts = labHostsAt(t, lab, 70, "client", "relay", "server")
+	instruments := []string{"iperf3-1", "iperf3-4", "tcp_rr", "scp"}
+	t0 := time.Now()
+	res := runAcross(t, o, map[string]string{"tw": tw, "caddy": caddy, "xray": xray}, instruments)
+	t.Logf("the reference table across 3 machines in %.0f s", time.Since(t0).Seconds())
+	if len(res.Doc.Failures) > 0 || len(res.Doc.Skipped) > 0 {
+		t.Errorf("failures %+v, skipped %+v; want none", res.Doc.Failures, res.Doc.Skipped)
+	}
+	got := map[string]float64{}
+	for _, s := range res.Doc.Samples {
+		got[s.Transport+"/"+s.Condition+"/"+s.Instrument] = s.Value
+	}
+	for _, tr := range o.Transports {
+		for _, cond := range []string{"lan", "wan"} {
+			for _, in := range instruments {
+				k := tr + "/" + cond + "/" + in
+				if got[k] <= 0 {
+					t.Errorf("%s: no sample", k)
+				}
+				t.Logf("%s: %.4g", k, got[k])
+			}
+		}
+	}
+	for _, v := range res.Doc.Verification {
+		if !v.OK {
+			t.Errorf("WAN cell not verified: %+v", v)
 		}
 	}
 	checkNothingLeft(t, lab, res.Prefix)
