@@ -112,7 +112,7 @@ func TestRolesOnTwoMachines(t *testing.T) {
 	}
 
 	srvAddr := net.JoinHostPort(peers[topology.Server].String(), "5201")
-	srv, err := roles[topology.Server].Start(roles[topology.Server].Program("iperf3", "iperf3", "-s", "-p", "5201"))
+	srv, err := roles[topology.Server].Start(ctx, roles[topology.Server].Program("iperf3", "iperf3", "-s", "-p", "5201"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestRolesOnTwoMachines(t *testing.T) {
 	}
 	t.Logf("server agent gone at %v", time.Since(t0))
 	// The client's agent still serves (pinged) until its stdin closes.
-	if _, err := roles[topology.Client].UDPStats(); err != nil {
+	if _, err := role.UDPStats(ctx, roles[topology.Client]); err != nil {
 		t.Errorf("client's agent, still pinged: %v", err)
 	}
 	stdins[topology.Client].Close()

@@ -191,7 +191,7 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 			r.cells.skip(t, "", err.Error())
 			continue
 		}
-		view, err := r.tb.forTransport(t.Name())
+		view, err := r.tb.forTransport(ctx, t.Name())
 		if err != nil {
 			return nil, err
 		}

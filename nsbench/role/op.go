@@ -108,7 +108,7 @@ func (o *Op[A, R]) On(ctx context.Context, r *Role, a A) (R, error) {
 	if err != nil {
 		return res, fmt.Errorf("%s: %s: encode argument: %w", r.name, o.name, err)
 	}
-	out, err := r.call(ctx, o.name, raw)
+	out, err := r.host.call(ctx, o.name, raw)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", r.name, err)
 	}

@@ -236,8 +236,8 @@ func (h wireHost) call(ctx context.Context, op string, args []byte) ([]byte, err
 	return resp.Result, nil
 }
 
-func (h wireHost) start(p proc.Program) (*proc.Process, error) {
-	resp, err := h.c.roundTrip(context.Background(), request{Kind: "start", Program: &p})
+func (h wireHost) start(ctx context.Context, p proc.Program) (*proc.Process, error) {
+	resp, err := h.c.roundTrip(ctx, request{Kind: "start", Program: &p})
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,9 @@ func (h wireHost) start(p proc.Program) (*proc.Process, error) {
 		// The far side stops it as a local daemon is stopped; the exit
 		// event then closes Done.
 		// The far side answers after it sent the exit event, which
-		// arrives first on the one stream.
+		// arrives first on the one stream. proc's stop takes no context:
+		// a stop is teardown, bounded by grace on the far side and by the
+		// connection's end here, never by the run's cancelled context.
 		r, err := h.c.roundTrip(context.Background(), request{Kind: "stop", Handle: handle, Grace: grace})
 		if err == nil && r.Err != "" {
 			err = errors.New(r.Err)

@@ -56,25 +56,25 @@ func TestRoleOverTheWire(t *testing.T) {
 	}
 
 	inner := netip.MustParseAddr("10.254.254.2")
-	if err := server.AddLoopback(ctx, inner); err != nil {
+	if err := role.AddLoopback(ctx, server, inner); err != nil {
 		t.Fatal(err)
 	}
 	out, err := roles[topology.Server].Run(ctx, "ip", "-o", "addr", "show", "dev", "lo")
 	if err != nil || !strings.Contains(string(out.Stdout), inner.String()+"/32") {
 		t.Errorf("address added over the wire not on the server's lo: %q, %v", out.Stdout, err)
 	}
-	if _, err := server.UDPStats(); err != nil {
+	if _, err := role.UDPStats(ctx, server); err != nil {
 		t.Error(err)
 	}
-	if _, err := client.RxBytes(); err != nil {
+	if _, err := role.RxBytes(ctx, client); err != nil {
 		t.Error(err)
 	}
-	if _, err := client.LinkBytes("no-such-link"); err == nil || !strings.Contains(err.Error(), "client: role.link-bytes") && !strings.Contains(err.Error(), "no-such-link") {
+	if _, err := role.LinkBytes(ctx, client, "no-such-link"); err == nil || !strings.Contains(err.Error(), "client: role.link-bytes") && !strings.Contains(err.Error(), "no-such-link") {
 		t.Errorf("missing link: %v", err)
 	}
 
 	// A daemon: its PID is real, Stop ends it and Done closes.
-	p, err := server.Start(server.Program("sleep", "sleep", "30"))
+	p, err := server.Start(ctx, server.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestRoleOverTheWire(t *testing.T) {
 
 	// The session ends: the agent stops what it started, the daemon's
 	// Done closes with the reason, later work fails saying so.
-	q, err := server.Start(server.Program("sleep", "sleep", "30"))
+	q, err := server.Start(ctx, server.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestRoleOverTheWire(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("daemon's Done not closed after the session ended")
 	}
-	if _, err := server.UDPStats(); err == nil || !strings.Contains(err.Error(), "connection lost") {
+	if _, err := role.UDPStats(ctx, server); err == nil || !strings.Contains(err.Error(), "connection lost") {
 		t.Errorf("work after the session ended: %v", err)
 	}
 }

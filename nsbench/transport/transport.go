@@ -183,10 +183,13 @@ func prefix32(a netip.Addr) *net.IPNet {
 
 // LinkBytes reads link name's received plus sent bytes in role r: a
 // tunnel device's count of what it carried (both directions, as one
-// sample's traffic crosses both ways).
+// sample's traffic crosses both ways). Path.Carried takes no context: the
+// orchestrator reads it around each sample as it reads the other meters
+// (metrics.Sampler), and a lost host fails the read through the wire's
+// keepalive.
 func LinkBytes(r *role.Role, name string) func() (int64, error) {
 	return func() (int64, error) {
-		c, err := r.LinkBytes(name)
+		c, err := role.LinkBytes(context.Background(), r, name)
 		if err != nil {
 			return 0, fmt.Errorf("tunnel bytes: %w", err)
 		}
@@ -247,7 +250,7 @@ type placement struct {
 // each file a placement names to sub of its role's directory, on the
 // role's host, whose programs read it, with the mode it was made with. The
 // scratch directory is removed.
-func generate(sub string, make func(scratch string) error, places ...placement) error {
+func generate(ctx context.Context, sub string, make func(scratch string) error, places ...placement) error {
 	if len(places) == 0 {
 		return errors.New("generate: no role to place the files in")
 	}
@@ -263,7 +266,7 @@ func generate(sub string, make func(scratch string) error, places ...placement) 
 		dir := filepath.Join(pl.r.Dir(), sub)
 		// The files are keys: their directory is root's alone, unless
 		// it exists already (made for an account that must pass, say).
-		if err := pl.r.MkdirAll(dir, 0o700); err != nil {
+		if err := role.MkdirAll(ctx, pl.r, dir, 0o700); err != nil {
 			return err
 		}
 		for _, name := range pl.names {
@@ -276,7 +279,7 @@ func generate(sub string, make func(scratch string) error, places ...placement) 
 			if err != nil {
 				return err
 			}
-			if err := pl.r.WriteFile(filepath.Join(dir, name), b, st.Mode().Perm()); err != nil {
+			if err := role.WriteFile(ctx, pl.r, filepath.Join(dir, name), b, st.Mode().Perm()); err != nil {
 				return err
 			}
 		}
@@ -331,7 +334,7 @@ func lastSubmatch(re *regexp.Regexp, b []byte) []string {
 // accepts TCP as the role sees it.
 func (e *Testbed) Start(ctx context.Context, role string, spec proc.Program, addr string) (*proc.Process, error) {
 	r := e.Roles[role]
-	p, err := r.Start(spec)
+	p, err := r.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
