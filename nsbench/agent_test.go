@@ -21,9 +21,9 @@ import (
 )
 
 // machineAgent starts `twnsbench agent SCOPE` inside machine m, as sshd
-// would on another host, joined to the returned Conn by its stdin and
+// would on another host, joined to the returned Wire by its stdin and
 // stdout. done receives its exit.
-func machineAgent(t *testing.T, m nstest.Machine, scope string, idle time.Duration) (c *role.Conn, stdin io.WriteCloser, done <-chan error) {
+func machineAgent(t *testing.T, m nstest.Machine, scope string, idle time.Duration) (c *role.Wire, stdin io.WriteCloser, done <-chan error) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -67,7 +67,7 @@ func machineAgent(t *testing.T, m nstest.Machine, scope string, idle time.Durati
 			cmd.Process.Kill()
 		}
 	})
-	return role.NewConn(m.NS.Name, stdout, stdin), stdin, ch
+	return role.NewWire(m.NS.Name, stdout, stdin), stdin, ch
 }
 
 // Roles on two machines, reached only through their agents: a role's

@@ -91,7 +91,7 @@ const detectFormTimeout = 60 * time.Second
 // viaAgents, set only by tests, gives each role a connection to an agent
 // that carries out its work: the run then reaches its roles as it reaches
 // roles on other hosts, every op, program and file over the wire.
-var viaAgents func(ctx context.Context, prefix, roleName string) (*role.Conn, error)
+var viaAgents func(ctx context.Context, prefix, roleName string) (*role.Wire, error)
 
 // reachThroughAgents replaces each role by the same role reached through
 // its agent, and makes its private directory there.
@@ -253,7 +253,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 // meter is a counter of role r as metrics.Sampler reads it: without a
 // context, around each sample. A host lost meanwhile fails the read
-// through the wire's keepalive (role.Conn.KeepAlive), not a deadline.
+// through the wire's keepalive (role.Wire.KeepAlive), not a deadline.
 func meter(r *role.Role, read func(context.Context, *role.Role) (uint64, error)) func() (uint64, error) {
 	return func() (uint64, error) { return read(context.Background(), r) }
 }

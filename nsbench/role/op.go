@@ -57,7 +57,7 @@ func NewHostOp[A, R any](name string, fn func(context.Context, A) (R, error)) *H
 type HostOp[A, R any] struct{ op *Op[A, R] }
 
 // On carries the op out on the host at the far end of c.
-func (o *HostOp[A, R]) On(ctx context.Context, c *Conn, a A) (R, error) {
+func (o *HostOp[A, R]) On(ctx context.Context, c *Wire, a A) (R, error) {
 	var res R
 	raw, err := json.Marshal(a)
 	if err != nil {

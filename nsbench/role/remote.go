@@ -84,19 +84,19 @@ var hostNoiseOp = NewHostOp("host.noise", func(ctx context.Context, prefix strin
 
 // HostNoise reads the work besides run prefix of the host at the far end
 // of c (metrics.ReadHostNoise, its agent left out).
-func HostNoise(ctx context.Context, c *Conn, prefix string) (metrics.HostReading, error) {
+func HostNoise(ctx context.Context, c *Wire, prefix string) (metrics.HostReading, error) {
 	return hostNoiseOp.On(ctx, c, prefix)
 }
 
 // HostCPU reads the CPU times of the host at the far end of c.
-func HostCPU(ctx context.Context, c *Conn) (metrics.CPUTimes, error) {
+func HostCPU(ctx context.Context, c *Wire) (metrics.CPUTimes, error) {
 	return hostCPUOp.On(ctx, c, Nothing{})
 }
 
 // BuildRole has the host at the far end of c build a role, and returns the
 // role with its work carried over c. The copy there removes it when the
 // session ends.
-func BuildRole(ctx context.Context, c *Conn, a RoleOnHost) (*Role, HostedRole, error) {
+func BuildRole(ctx context.Context, c *Wire, a RoleOnHost) (*Role, HostedRole, error) {
 	h, err := buildRoleOp.On(ctx, c, a)
 	if err != nil {
 		return nil, h, fmt.Errorf("%s: build %s: %w", c.host, a.Link.Role, err)

@@ -15,10 +15,10 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
-// agentPair joins a Conn to an Agent through pipes, as an SSH session's
+// agentPair joins a Wire to an Agent through pipes, as an SSH session's
 // stdin and stdout join them; closing the returned writer is the session
 // ending. agentDone receives what Agent returned.
-func agentPair(t *testing.T) (c *role.Conn, hangUp func(), agentDone <-chan error) {
+func agentPair(t *testing.T) (c *role.Wire, hangUp func(), agentDone <-chan error) {
 	toAgent, fromOrch := io.Pipe()
 	toOrch, fromAgent := io.Pipe()
 	done := make(chan error, 1)
@@ -26,7 +26,7 @@ func agentPair(t *testing.T) (c *role.Conn, hangUp func(), agentDone <-chan erro
 		done <- role.Agent(context.Background(), toAgent, fromAgent, role.AgentConfig{})
 		fromAgent.Close()
 	}()
-	c = role.NewConn("test host", toOrch, fromOrch)
+	c = role.NewWire("test host", toOrch, fromOrch)
 	hangUp = func() { fromOrch.Close() }
 	t.Cleanup(hangUp)
 	return c, hangUp, done
@@ -148,7 +148,7 @@ func TestWireBoundsEveryLine(t *testing.T) {
 		}
 		_, _ = fromHost.Write(overLine(`{"id":1,"result":{"User":1}`))
 	}()
-	c := role.NewConn("big host", toOrch, fromOrch)
+	c := role.NewWire("big host", toOrch, fromOrch)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := role.HostCPU(ctx, c); err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {
