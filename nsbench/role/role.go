@@ -9,6 +9,7 @@ package role
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -62,6 +63,37 @@ type Role struct {
 	// configurations, the payload); self is twnsbench there.
 	private, self string
 	host          host // where its work is carried out
+}
+
+// The ops a Role's own methods carry out: WaitTCP's dial, Leaf's cgroup.
+var (
+	dialOp = NewOp("role.dial-tcp", func(_ context.Context, addr string) (Nothing, error) {
+		return Nothing{}, proc.DialTCP(addr)
+	})
+	newCgroupOp = NewOp("role.new-cgroup", func(ctx context.Context, path string) (Nothing, error) {
+		if err := checkCgroup(ctx, path); err != nil {
+			return Nothing{}, err
+		}
+		_, err := proc.NewCgroup(path)
+		return Nothing{}, err
+	})
+)
+
+// On carries the op out in role r with argument a.
+func (o *Op[A, R]) On(ctx context.Context, r *Role, a A) (R, error) {
+	var res R
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return res, fmt.Errorf("%s: %s: encode argument: %w", r.name, o.name, err)
+	}
+	out, err := r.host.call(ctx, o.name, raw)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, fmt.Errorf("%s: %s: decode result: %w", r.name, o.name, err)
+	}
+	return res, nil
 }
 
 // Name is the role's name ("client").

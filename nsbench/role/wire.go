@@ -288,6 +288,23 @@ func (h wireHost) run(ctx context.Context, p proc.Program) (proc.Result, error) 
 	return res, nil
 }
 
+// On carries the op out on the host at the far end of c.
+func (o *HostOp[A, R]) On(ctx context.Context, c *Wire, a A) (R, error) {
+	var res R
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return res, fmt.Errorf("%s: encode argument: %w", o.op.name, err)
+	}
+	out, err := c.Host("").call(ctx, o.op.name, raw)
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, fmt.Errorf("%s: decode result: %w", o.op.name, err)
+	}
+	return res, nil
+}
+
 // Via is r with its work carried over c to the copy serving r's namespace
 // on the far side: how a role on another host is reached, and how the
 // tests prove that the wire carries every op of a role.

@@ -6,13 +6,10 @@ import (
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
-
-	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
-// The ops every role offers besides its files (files.go) and counters
-// (counters.go): a TCP dial, its cgroup leaves and the loopback addresses
-// a tunnel's inner end needs.
+// A role's loopback addresses: the addresses a tunnel's inner end needs,
+// which exist only behind it.
 
 // LoopbackAddr is an address on a role's lo, as a /32.
 type LoopbackAddr struct {
@@ -21,16 +18,6 @@ type LoopbackAddr struct {
 }
 
 var (
-	dialOp = NewOp("role.dial-tcp", func(_ context.Context, addr string) (Nothing, error) {
-		return Nothing{}, proc.DialTCP(addr)
-	})
-	newCgroupOp = NewOp("role.new-cgroup", func(ctx context.Context, path string) (Nothing, error) {
-		if err := checkCgroup(ctx, path); err != nil {
-			return Nothing{}, err
-		}
-		_, err := proc.NewCgroup(path)
-		return Nothing{}, err
-	})
 	loopbackOp = NewOp("role.loopback-addr", func(_ context.Context, a LoopbackAddr) (Nothing, error) {
 		lo, err := netlink.LinkByName("lo")
 		if err != nil {
