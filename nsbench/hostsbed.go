@@ -266,6 +266,7 @@ func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
 				continue
 			}
 			seen[b.host.Dest()] = true
+			// A Sampler reader takes no context (see meter).
 			t, err := role.HostCPU(context.Background(), b.conn)
 			if err != nil {
 				return sum, fmt.Errorf("%s host cpu: %w", b.host.Role, err)
@@ -286,6 +287,7 @@ func hostsNoise(built []hostedRole, prefix string) func() (map[string]metrics.Ho
 			if _, seen := out[b.host.Dest()]; seen {
 				continue
 			}
+			// A Sampler reader takes no context (see meter).
 			r, err := role.HostNoise(context.Background(), b.conn, prefix)
 			if err != nil {
 				return nil, fmt.Errorf("%s host noise: %w", b.host.Role, err)

@@ -171,9 +171,14 @@ type Path struct {
 	// its own count (the tunnel device's, or the daemon's): the proof that
 	// the instruments' traffic went through it. The orchestrator reads it
 	// around every sample and fails a sample whose tool moved more bytes
-	// than the tunnel carried (a bypass).
+	// than the tunnel carried (a bypass). It takes no context, as the
+	// meters around a sample take none (metrics.Sampler): a read in a
+	// role on a lost host fails through the wire's keepalive.
 	Carried func() (int64, error)
-	// Close undoes Up in reverse order. Safe to call twice.
+	// Close undoes Up in reverse order. Safe to call twice. It takes no
+	// context: teardown runs on every way out, a cancelled run's too, so
+	// what it does in a role runs under context.Background(), bounded by
+	// the role's host (a lost host fails it through the wire's keepalive).
 	Close func() error
 }
 
@@ -183,10 +188,7 @@ func prefix32(a netip.Addr) *net.IPNet {
 
 // LinkBytes reads link name's received plus sent bytes in role r: a
 // tunnel device's count of what it carried (both directions, as one
-// sample's traffic crosses both ways). Path.Carried takes no context: the
-// orchestrator reads it around each sample as it reads the other meters
-// (metrics.Sampler), and a lost host fails the read through the wire's
-// keepalive.
+// sample's traffic crosses both ways), for Path.Carried.
 func LinkBytes(r *role.Role, name string) func() (int64, error) {
 	return func() (int64, error) {
 		c, err := role.LinkBytes(context.Background(), r, name)
