@@ -165,7 +165,7 @@ type Path struct {
 	InKernel string
 	// Diagnose, when set, captures the path's own state after a cell (for
 	// WireGuard: the device's MTU and the peer's transfer counters). It
-	// must not change anything.
+	// must not change anything. Like Carried, it takes no context.
 	Diagnose func() []Diagnostic
 	// Carried, when set, reads the bytes the tunnel has carried so far, by
 	// its own count (the tunnel device's, or the daemon's): the proof that
