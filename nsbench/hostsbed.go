@@ -130,7 +130,7 @@ type hostedRole struct {
 	host  hosts.Host
 	built role.HostedRole
 	r     *role.Role
-	conn  *role.Conn // to its agent
+	conn  *role.Wire // to its agent
 	facts results.Host
 }
 
@@ -199,7 +199,7 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	}
 	push(h.Role+" agent", func(context.Context) error { return agent.Close() })
 	private := privateDir(scope)
-	r, hr, err := role.BuildRole(ctx, agent.Conn, role.RoleOnHost{
+	r, hr, err := role.BuildRole(ctx, agent.Wire, role.RoleOnHost{
 		Link: topology.LinkSpec{Spec: spec, Role: h.Role, Parent: ifc.Name, Addr: h.RoleAddr, Peers: peers,
 			HostsFile: filepath.Join(private, "hosts"), Edge: tb.cfg.WAN},
 		Dirs: role.Dirs{Log: filepath.Join(private, "logs"), Private: private},
@@ -213,12 +213,12 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	push(h.Role+" logs", func(ctx context.Context) error { return fetchLogs(ctx, r, hr.LogDir, tb.logDir(), tb.logf) })
 	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
 	// Facts only describe the run: one that cannot be read is left out.
-	facts, err := preflight.HostFacts(ctx, agent.Conn, ifc.Name, preflight.RoleTools(h.Role))
+	facts, err := preflight.HostFacts(ctx, agent.Wire, ifc.Name, preflight.RoleTools(h.Role))
 	if err != nil {
 		tb.logf("%s on %s: recorded without what could not be read: %v", h.Role, h.Dest(), err)
 	}
 	facts.Roles, facts.Login, facts.Iface = []string{h.Role}, h.Dest(), ifc.Name
-	return hostedRole{host: h, built: hr, r: r, conn: agent.Conn, facts: facts}, nil
+	return hostedRole{host: h, built: hr, r: r, conn: agent.Wire, facts: facts}, nil
 }
 
 // startAgent starts the agent of scope for host h: this binary itself for
@@ -266,6 +266,7 @@ func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
 				continue
 			}
 			seen[b.host.Dest()] = true
+			// A Sampler reader takes no context (see meter).
 			t, err := role.HostCPU(context.Background(), b.conn)
 			if err != nil {
 				return sum, fmt.Errorf("%s host cpu: %w", b.host.Role, err)
@@ -286,6 +287,7 @@ func hostsNoise(built []hostedRole, prefix string) func() (map[string]metrics.Ho
 			if _, seen := out[b.host.Dest()]; seen {
 				continue
 			}
+			// A Sampler reader takes no context (see meter).
 			r, err := role.HostNoise(context.Background(), b.conn, prefix)
 			if err != nil {
 				return nil, fmt.Errorf("%s host noise: %w", b.host.Role, err)

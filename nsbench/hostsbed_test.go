@@ -64,7 +64,7 @@ func compromisedHost(t *testing.T, files map[string][]byte, claimed map[string]i
 			}
 		}
 	}()
-	c := role.NewConn("compromised host", toOrch, fromOrch)
+	c := role.NewWire("compromised host", toOrch, fromOrch)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	r, _, err := role.BuildRole(ctx, c, role.RoleOnHost{Link: topology.LinkSpec{Role: topology.Server}})

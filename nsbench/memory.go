@@ -1,14 +1,20 @@
 package nsbench
 
 import (
+	"context"
+
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // memoryMeter reads the peak memory of each row's processes at the end of
 // each of its paths, and records a row's peaks after its last block; the
-// first row to finish also records the fixtures' baseline.
+// first row to finish also records the fixtures' baseline. It reads its
+// roles without a context: a path closes, and its peaks are read, on every
+// way out of a block, a cancelled run's too; a host lost meanwhile fails
+// the read through the wire's keepalive.
 type memoryMeter struct {
 	rec      *recorder
 	logf     Logf
@@ -45,12 +51,12 @@ func (m *memoryMeter) record(rw *row) {
 	// Where the kernel keeps memory.peak for the transport's cgroups, the
 	// peak of all its processes together, forked children included. An
 	// empty cgroup's 0 is no figure: a kernel tunnel's memory is in none.
-	for role, r := range rw.view.Roles {
-		if kb, ok := r.OwnMemoryPeakKB(); ok && kb > 0 {
+	for name, r := range rw.view.Roles {
+		if kb, ok := role.OwnMemoryPeakKB(context.Background(), r); ok && kb > 0 {
 			if rss.CgroupPeakKB == nil {
 				rss.CgroupPeakKB = map[string]int64{}
 			}
-			rss.CgroupPeakKB[role] = kb
+			rss.CgroupPeakKB[name] = kb
 		}
 	}
 	if entry, ok := m.rec.doc.TransportOf(t.Name()); len(rss.PeakKB) > 0 || len(rss.CgroupPeakKB) > 0 || ok && entry.InKernel != "" {
@@ -63,7 +69,7 @@ func (m *memoryMeter) peakKB(transport, label string, procs []transport.RSSProc)
 	for _, p := range procs {
 		read := metrics.ReadVmHWM // a process of this host
 		if p.Role != nil {
-			read = p.Role.PeakRSSKB
+			read = func(pid int) (int64, error) { return role.PeakRSSKB(context.Background(), p.Role, pid) }
 		}
 		kb, err := read(p.PID)
 		if err != nil {

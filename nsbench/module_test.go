@@ -86,7 +86,6 @@ var shapeExceptions = map[string]shapeException{
 	"fields nsbench/results.SelfCheck": {11, "its machine (SelfCheckMachine) is Env's too, in another key order: one type for both is the cut"},
 
 	// Still to cut by concept (issue 32).
-	"methods nsbench/role.Role":   {25, "the seam: issue 32 item 3 narrows it to 12 methods"},
 	"methods nsbench/report.view": {67, "every report section (23 files) is a method of view: the Markdown writer and the sections' data are the cut"},
 }
 

@@ -190,7 +190,7 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 			return nil, err
 		}
 		r.rec.transport(t)
-		view, err := r.tb.forTransport(t.Name())
+		view, err := r.tb.forTransport(ctx, t.Name())
 		if err != nil {
 			return nil, err
 		}

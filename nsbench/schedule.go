@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -31,7 +32,7 @@ type row struct {
 func newRow(t transport.Transport, view *transport.Testbed) *row {
 	rw := &row{t: t, view: view, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
 	for name, r := range view.Roles {
-		rw.meters[name] = r.OwnCPUUsec
+		rw.meters[name] = meter(r, role.OwnCPUUsec)
 	}
 	return rw
 }

@@ -99,7 +99,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 		CapBps: o.Cap, DirectCapBps: o.CapDirect,
 	}
 	if o.Cap > 0 {
-		if err := setCap(tb, o.Cap); err != nil {
+		if err := setCap(ctx, tb, o.Cap); err != nil {
 			return nil, err
 		}
 	}
@@ -148,9 +148,9 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 // at least 256 KiB so GSO frames pass whole; queue: 20 ms more) — or, with
 // bps 0, deletes it, which puts back each link's default qdisc. tbf is
 // there where netem is not (this kernel has sch_tbf built in).
-func setCap(tb *testbed, bps uint64) error {
+func setCap(ctx context.Context, tb *testbed, bps uint64) error {
 	for _, r := range []string{topology.Client, topology.Server} {
-		if _, err := tbfOp.On(context.Background(), tb.role(r), bps); err != nil {
+		if _, err := tbfOp.On(ctx, tb.role(r), bps); err != nil {
 			return err
 		}
 	}
@@ -194,11 +194,12 @@ func measureSides(ctx context.Context, tb *testbed, in instrument.Instrument, jo
 	if !direct || o.CapDirect == 0 {
 		return instrument.MeasureBounded(ctx, in, job)
 	}
-	if err := setCap(tb, o.CapDirect); err != nil {
+	if err := setCap(ctx, tb, o.CapDirect); err != nil {
 		return instrument.Measurement{}, err
 	}
 	m, err := instrument.MeasureBounded(ctx, in, job)
-	return m, errors.Join(err, setCap(tb, o.Cap))
+	// The path's own cap is put back even when the measurement was cut.
+	return m, errors.Join(err, setCap(context.WithoutCancel(ctx), tb, o.Cap))
 }
 
 // judgeParity computes the pairs' ratios and the verdict: pass when the

@@ -91,7 +91,7 @@ const detectFormTimeout = 60 * time.Second
 // viaAgents, set only by tests, gives each role a connection to an agent
 // that carries out its work: the run then reaches its roles as it reaches
 // roles on other hosts, every op, program and file over the wire.
-var viaAgents func(ctx context.Context, prefix, roleName string) (*role.Conn, error)
+var viaAgents func(ctx context.Context, prefix, roleName string) (*role.Wire, error)
 
 // reachThroughAgents replaces each role by the same role reached through
 // its agent, and makes its private directory there.
@@ -102,7 +102,7 @@ func (tb *testbed) reachThroughAgents(ctx context.Context, roles map[string]*rol
 			return fmt.Errorf("%s: agent: %w", name, err)
 		}
 		v := role.Via(c, r)
-		if err := v.MkdirAll(v.Dir(), role.PrivateDirMode); err != nil {
+		if err := role.MkdirAll(ctx, v, v.Dir(), role.PrivateDirMode); err != nil {
 			return err
 		}
 		roles[name] = v
@@ -222,7 +222,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 	tb.sampler = &metrics.Sampler{
 		Roles:         map[string]func() (uint64, error){},
-		ClientRxBytes: roles[topology.Client].RxBytes,
+		ClientRxBytes: meter(roles[topology.Client], role.RxBytes),
 		HostCPU:       hostCPU,
 		Machines:      machines,
 	}
@@ -230,10 +230,10 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		tb.sampler.Run, tb.sampler.RunCgroup = tb.tree.Usage, tb.tree.Name()
 	}
 	for name, r := range roles {
-		tb.sampler.Roles[name] = r.CPUUsec
+		tb.sampler.Roles[name] = meter(r, role.CPUUsec)
 	}
 
-	if tb.client.udpBuffer, err = socketBufferLimit(roles); err != nil {
+	if tb.client.udpBuffer, err = socketBufferLimit(ctx, roles); err != nil {
 		return err
 	}
 	tb.client.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath, KnownHosts: fx.KnownHosts}
@@ -251,6 +251,13 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	return nil
 }
 
+// meter is a counter of role r as metrics.Sampler reads it: without a
+// context, around each sample. A host lost meanwhile fails the read
+// through the wire's keepalive (role.Wire.KeepAlive), not a deadline.
+func meter(r *role.Role, read func(context.Context, *role.Role) (uint64, error)) func() (uint64, error) {
+	return func() (uint64, error) { return read(context.Background(), r) }
+}
+
 // direct is the server as the client reaches it without any transport.
 func (tb *testbed) direct() transport.Target {
 	return transport.DirectTarget(tb.role(topology.Server).Addr().String())
@@ -264,8 +271,8 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 		SSH:          tb.client.ssh,
 		Run:          runIn(tb.role(topology.Client)),
 		SocketBuffer: tb.client.udpBuffer,
-		UDPRcvbufErrors: func() (uint64, error) {
-			st, err := tb.role(topology.Client).UDPStats()
+		UDPRcvbufErrors: func(ctx context.Context) (uint64, error) {
+			st, err := role.UDPStats(ctx, tb.role(topology.Client))
 			return st.RcvbufErrors, err
 		},
 		ServerIdle: tb.serverIdle,
@@ -286,8 +293,8 @@ func runIn(r *role.Role) func(ctx context.Context, name string, args ...string) 
 // forTransport gives a transport its own cgroup in every role, and its
 // view of the testbed with those cgroups, so its processes are accounted
 // apart from the fixtures and other transports.
-func (tb *testbed) forTransport(name string) (*transport.Testbed, error) {
-	roles, err := role.ForTransport(tb.view.Roles, name)
+func (tb *testbed) forTransport(ctx context.Context, name string) (*transport.Testbed, error) {
+	roles, err := role.ForTransport(ctx, tb.view.Roles, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -340,7 +347,7 @@ func (tb *testbed) waitQuiet(ctx context.Context, in instrument.Instrument) (qui
 func (tb *testbed) serverIdle(ctx context.Context, port int) (time.Duration, error) {
 	server := tb.role(topology.Server)
 	return pollUntil(ctx, quietTimeout, func() (bool, string, error) {
-		st, err := server.TCP(ctx)
+		st, err := role.TCP(ctx, server)
 		n := metrics.OpenConns(st.Sockets, port)
 		return n == 0, fmt.Sprintf("server port %d had %d open connections", port, n), err
 	})
@@ -352,7 +359,7 @@ func sendQueued(ctx context.Context, roles map[string]*role.Role) (int64, string
 	var total int64
 	var where []string
 	for _, name := range slices.Sorted(maps.Keys(roles)) {
-		st, err := roles[name].TCP(ctx)
+		st, err := role.TCP(ctx, roles[name])
 		if err != nil {
 			return 0, "", fmt.Errorf("%s: %w", name, err)
 		}
@@ -369,7 +376,7 @@ func sendQueued(ctx context.Context, roles map[string]*role.Role) (int64, string
 func synRetrans(ctx context.Context, roles map[string]*role.Role) (uint64, error) {
 	var n uint64
 	for name, r := range roles {
-		st, err := r.TCP(ctx)
+		st, err := role.TCP(ctx, r)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", name, err)
 		}
@@ -416,21 +423,21 @@ func (tb *testbed) keptHelp() []string {
 // instrument.MaxUDPBuffer. Newer kernels keep these per namespace and show
 // them inside it; older ones (Debian 12's 6.1) only in the initial
 // namespace, where the value then holds for all.
-func socketBufferLimit(roles map[string]*role.Role) (int, error) {
+func socketBufferLimit(ctx context.Context, roles map[string]*role.Role) (int, error) {
 	limit := instrument.MaxUDPBuffer
-	for _, role := range []string{topology.Client, topology.Server} {
+	for _, name := range []string{topology.Client, topology.Server} {
 		for _, key := range []string{"rmem_max", "wmem_max"} {
 			path := "/proc/sys/net/core/" + key
-			b, err := roles[role].ReadFile(path)
+			b, err := role.ReadFile(ctx, roles[name], path)
 			if errors.Is(err, os.ErrNotExist) {
 				b, err = os.ReadFile(path) // the initial namespace's, global here
 			}
 			if err != nil {
-				return 0, fmt.Errorf("%s: read net.core.%s: %w", role, key, err)
+				return 0, fmt.Errorf("%s: read net.core.%s: %w", name, key, err)
 			}
 			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err != nil {
-				return 0, fmt.Errorf("%s: net.core.%s %q: %w", role, key, b, err)
+				return 0, fmt.Errorf("%s: net.core.%s %q: %w", name, key, b, err)
 			}
 			limit = min(limit, n)
 		}

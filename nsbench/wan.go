@@ -121,7 +121,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 			return w, nil
 		}
 	}
-	if w.imp, err = newUserspace(tb); err != nil {
+	if w.imp, err = newUserspace(ctx, tb); err != nil {
 		return nil, err
 	}
 	if err := w.prove(ctx, tb); err != nil {
@@ -175,9 +175,9 @@ func netemTargets(tb *testbed) []impair.Target {
 // after the role), the client's and the server's impaired, in its own
 // cgroup, metered per sample. Across hosts: one forwarder on each of the
 // client's and the server's hosts (newEdges).
-func newUserspace(tb *testbed) (impair.Impairment, error) {
+func newUserspace(ctx context.Context, tb *testbed) (impair.Impairment, error) {
 	if tb.cfg.Hosts.On() {
-		return newEdges(tb)
+		return newEdges(ctx, tb)
 	}
 	cg, err := tb.tree.Beside(impairCgroup)
 	if err != nil {
@@ -285,7 +285,7 @@ func (w *wanRun) narrowStart(ctx context.Context, cond string) (impair.NarrowCou
 	if _, ok := w.narrowCounts(ctx, cond); !ok {
 		return impair.NarrowCounts{}, false
 	}
-	if err := w.flushPMTU(); err != nil {
+	if err := w.flushPMTU(ctx); err != nil {
 		w.logf("%s: %v", cond, err)
 	}
 	return w.narrowCounts(ctx, cond)
@@ -294,10 +294,10 @@ func (w *wanRun) narrowStart(ctx context.Context, cond string) (impair.NarrowCou
 // flushPMTU forgets the path MTUs every role's kernel learnt (from the
 // narrow hop's ICMP): they last 10 minutes, and would carry one block's
 // narrow path into the next block's cells.
-func (w *wanRun) flushPMTU() error {
+func (w *wanRun) flushPMTU(ctx context.Context) error {
 	var errs []error
 	for _, r := range w.roles {
-		if err := r.WriteFile("/proc/sys/net/ipv4/route/flush", []byte("1\n"), 0); err != nil {
+		if err := role.WriteFile(ctx, r, "/proc/sys/net/ipv4/route/flush", []byte("1\n"), 0); err != nil {
 			errs = append(errs, fmt.Errorf("flush the path MTUs of %s: %w", r.Name(), err))
 		}
 	}

@@ -61,7 +61,7 @@ func (w *wanRun) set(ctx context.Context, cond results.Condition, rows []string)
 	c.applied = applied
 	if w.conds[cond.Name].Narrow.MTU > 0 {
 		// Paths come up under the narrow hop knowing nothing of it.
-		if err := w.flushPMTU(); err != nil {
+		if err := w.flushPMTU(ctx); err != nil {
 			return nil, errors.Join(fmt.Errorf("%s / %s: %w", c.rows, cond.Name, err), w.imp.Clear(ctx))
 		}
 	}
@@ -75,7 +75,7 @@ func (c *wanCell) clear(ctx context.Context) error {
 	}
 	if c.w.conds[c.cond.Name].Narrow.MTU > 0 {
 		// Later cells must not inherit the narrow path's MTU either.
-		if err := c.w.flushPMTU(); err != nil {
+		if err := c.w.flushPMTU(context.WithoutCancel(ctx)); err != nil {
 			return fmt.Errorf("%s / %s: %w", c.rows, c.cond.Name, err)
 		}
 	}

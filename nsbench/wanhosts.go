@@ -1,6 +1,7 @@
 package nsbench
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -22,18 +23,18 @@ import (
 // CPU is sampled as container_cpu_sec.impair (both hosts summed) and taken
 // out of the role's own figure, so that a role's CPU means what it means
 // on one host.
-func newEdges(tb *testbed) (*impair.Edges, error) {
+func newEdges(ctx context.Context, tb *testbed) (*impair.Edges, error) {
 	var leaves []*role.Role
 	for _, name := range []string{topology.Client, topology.Server} {
-		leaf, err := tb.role(name).Leaf(impairCgroup)
+		leaf, err := tb.role(name).Leaf(ctx, impairCgroup)
 		if err != nil {
 			return nil, fmt.Errorf("userspace impairment on the %s's host: %w", name, err)
 		}
 		leaves = append(leaves, leaf)
-		whole := tb.sampler.Roles[name]
+		whole, own := tb.sampler.Roles[name], meter(leaf, role.OwnCPUUsec)
 		tb.sampler.Roles[name] = func() (uint64, error) {
 			// The leaf first: it is part of the whole read after it.
-			own, err := leaf.OwnCPUUsec()
+			own, err := own()
 			if err != nil {
 				return 0, err
 			}
@@ -44,7 +45,7 @@ func newEdges(tb *testbed) (*impair.Edges, error) {
 	tb.sampler.Roles[impairCgroup] = func() (uint64, error) {
 		var sum uint64
 		for _, l := range leaves {
-			u, err := l.OwnCPUUsec()
+			u, err := meter(l, role.OwnCPUUsec)()
 			if err != nil {
 				return 0, err
 			}

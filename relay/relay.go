@@ -52,9 +52,9 @@ type Launcher interface {
 	// Run runs a program of the role (from Program) and waits for it.
 	Run(ctx context.Context, spec proc.Program) (proc.Result, error)
 	// WriteFile writes a file the role's programs read.
-	WriteFile(path string, data []byte, perm os.FileMode) error
+	WriteFile(ctx context.Context, path string, data []byte, perm os.FileMode) error
 	// MkdirAll makes a directory and its parents.
-	MkdirAll(path string, perm os.FileMode) error
+	MkdirAll(ctx context.Context, path string, perm os.FileMode) error
 	// Account makes the login user, which exists only inside sshd's
 	// mount namespace, in dir (account.SSHD) and returns the mounts that
 	// show it to sshd.
@@ -183,13 +183,13 @@ func caddyEnv(cfg Config) []string {
 // sshd's host key in the relay role, makes the tenant's login account
 // there, and returns the account's mounts.
 func writeFiles(ctx context.Context, cfg Config, l Launcher) ([]ns.Mount, error) {
-	if err := writeConfigs(cfg, l); err != nil {
+	if err := writeConfigs(ctx, cfg, l); err != nil {
 		return nil, err
 	}
 	// The same key on every start of a run (cfg.HostKey): it is the same
 	// relay, and a tw server that pinned its key on the first start must
 	// find it again.
-	if err := l.WriteFile(cfg.HostKeyPath(), cfg.HostKey, 0o600); err != nil {
+	if err := l.WriteFile(ctx, cfg.HostKeyPath(), cfg.HostKey, 0o600); err != nil {
 		return nil, fmt.Errorf("relay: host key: %w", err)
 	}
 	acct, err := l.Account(ctx, filepath.Join(cfg.Dir, "sshd", "account"), cfg.SSHUser)
@@ -201,9 +201,9 @@ func writeFiles(ctx context.Context, cfg Config, l Launcher) ([]ns.Mount, error)
 
 // writeConfigs writes the rendered configuration and the tenant's CA in
 // the relay role, in directories of its directory cfg.Dir.
-func writeConfigs(cfg Config, l Launcher) error {
+func writeConfigs(ctx context.Context, cfg Config, l Launcher) error {
 	for _, d := range []string{"tls", "sshd", "caddy/storage", "caddy/home", "caddy/config", "caddy/data", "caddy/cache"} {
-		if err := l.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+		if err := l.MkdirAll(ctx, filepath.Join(cfg.Dir, d), 0o755); err != nil {
 			return fmt.Errorf("relay: %w", err)
 		}
 	}
@@ -217,7 +217,7 @@ func writeConfigs(cfg Config, l Launcher) error {
 		{cfg.SSHDConfigPath(), cfg.SSHDConfig(), 0o644},
 		{cfg.AuthorizedKeysPath(), cfg.AuthorizedKeys(), 0o644},
 	} {
-		if err := l.WriteFile(f.path, []byte(f.text), f.mode); err != nil {
+		if err := l.WriteFile(ctx, f.path, []byte(f.text), f.mode); err != nil {
 			return fmt.Errorf("relay: %w", err)
 		}
 	}

@@ -53,11 +53,13 @@ func (l testLauncher) Run(ctx context.Context, spec proc.Program) (proc.Result, 
 	return proc.Run(ctx, spec)
 }
 
-func (l testLauncher) WriteFile(path string, data []byte, perm os.FileMode) error {
+func (l testLauncher) WriteFile(_ context.Context, path string, data []byte, perm os.FileMode) error {
 	return os.WriteFile(path, data, perm)
 }
 
-func (l testLauncher) MkdirAll(path string, perm os.FileMode) error { return os.MkdirAll(path, perm) }
+func (l testLauncher) MkdirAll(_ context.Context, path string, perm os.FileMode) error {
+	return os.MkdirAll(path, perm)
+}
 
 func (l testLauncher) Account(_ context.Context, dir, user string) ([]ns.Mount, error) {
 	return account.SSHD(dir, user)

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -148,7 +149,7 @@ func TestRealBinariesAcceptRendered(t *testing.T) {
 	}
 	caPEM, _ := os.ReadFile(pki.CACert)
 	c.Tenant.CACertPEM = string(caPEM) // any CA will do as the trust pool
-	if err := writeConfigs(c, testLauncher{}); err != nil {
+	if err := writeConfigs(context.Background(), c, testLauncher{}); err != nil {
 		t.Fatal(err)
 	}
 	if caddy != "" {

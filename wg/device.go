@@ -91,7 +91,7 @@ func Create(ctx context.Context, r *role.Role, l Link) (d *Device, err error) {
 		}
 		prog := r.Program("wireguard-go", append(append([]string{}, daemon.Argv...), l.Name)...)
 		prog.Env = append(prog.Env, daemon.Env...)
-		if d.Proc, err = r.Start(prog); err != nil {
+		if d.Proc, err = r.Start(ctx, prog); err != nil {
 			return d, fmt.Errorf("wireguard %s: start wireguard-go: %w", l.Name, err)
 		}
 	default:

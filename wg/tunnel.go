@@ -101,7 +101,8 @@ type Transfer struct {
 	LastHandshake time.Time
 }
 
-// Transfer reads a side's MTU and its peer's counters.
+// Transfer reads a side's MTU and its peer's counters, for a path's
+// diagnosis, which takes no context (transport.Path.Diagnose).
 func (d *Device) Transfer() (Transfer, error) {
 	tr := Transfer{Name: d.Name}
 	st, err := d.state(context.Background())

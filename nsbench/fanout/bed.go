@@ -103,7 +103,7 @@ func upBed(ctx context.Context, n int, withRelay bool, outDir string, logf func(
 // startIPerf3 starts one iperf3 server per client in the server role's
 // own leaf, apart from the transport's, and waits until all listen.
 func (b *bed) startIPerf3(ctx context.Context) error {
-	srv, err := b.view.Roles[topology.Server].Leaf("iperf3-fan")
+	srv, err := b.view.Roles[topology.Server].Leaf(ctx, "iperf3-fan")
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (b *bed) startIPerf3(ctx context.Context) error {
 		return errors.Join(errs...)
 	})
 	for i := range b.n {
-		p, err := srv.Start(srv.Program("iperf3-"+strconv.Itoa(i+1), "iperf3", "-s", "-p", strconv.Itoa(transport.FanPort(i))))
+		p, err := srv.Start(ctx, srv.Program("iperf3-"+strconv.Itoa(i+1), "iperf3", "-s", "-p", strconv.Itoa(transport.FanPort(i))))
 		if err != nil {
 			return fmt.Errorf("iperf3 server %d: %w", i+1, err)
 		}
@@ -125,7 +125,7 @@ func (b *bed) startIPerf3(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return proc.WaitUntil(wctx, fmt.Sprintf("%d iperf3 servers listening", b.n), func() error {
-		st, err := srv.TCP(wctx)
+		st, err := role.TCP(wctx, srv)
 		if err != nil {
 			return err
 		}

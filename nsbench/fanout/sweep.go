@@ -76,7 +76,7 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 		timing.Residue = b.residue()
 		row.Timing = timing
 	}()
-	tview, err := b.forTransport(t.Name())
+	tview, err := b.forTransport(ctx, t.Name())
 	if err != nil {
 		row.Error = err.Error()
 		return row
@@ -99,19 +99,19 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 	logf("%s, %d clients: set up in %.1f s (paths %.1f s)", t.Label(), n, timing.SetupSec, timing.PathsSec)
 
 	server, relay := tview.Roles[topology.Server], tview.Roles[topology.Relay]
-	cpu0, cerr := server.OwnCPUUsec()
+	cpu0, cerr := role.OwnCPUUsec(ctx, server)
 	var rcpu0 uint64
 	var rerr error
 	if fan.Relay != "" {
-		rcpu0, rerr = relay.OwnCPUUsec()
+		rcpu0, rerr = role.OwnCPUUsec(ctx, relay)
 	}
 	shares := loadAll(ctx, plan.Duration, b.view.Roles, fan.Targets, n)
-	cpu1, cerr1 := server.OwnCPUUsec()
+	cpu1, cerr1 := role.OwnCPUUsec(ctx, server)
 	if fan.Relay != "" {
-		rcpu1, rerr1 := relay.OwnCPUUsec()
+		rcpu1, rerr1 := role.OwnCPUUsec(ctx, relay)
 		if rerr == nil && rerr1 == nil {
 			row.Relay = &results.RoleCost{What: fan.Relay, CPUSec: float64(rcpu1-rcpu0) / 1e6}
-			row.Relay.PeakKB, row.Relay.PeakFrom = peakMemory(relay)
+			row.Relay.PeakKB, row.Relay.PeakFrom = peakMemory(ctx, relay)
 		}
 	}
 	for i, s := range shares {
@@ -123,15 +123,15 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 	}
 	if fan.InKernel == "" && cerr == nil && cerr1 == nil {
 		row.Server = &results.RoleCost{What: fan.Server, CPUSec: float64(cpu1-cpu0) / 1e6}
-		row.Server.PeakKB, row.Server.PeakFrom = peakMemory(server)
+		row.Server.PeakKB, row.Server.PeakFrom = peakMemory(ctx, server)
 	}
 	return row
 }
 
 // forTransport is the bed's view with every role's processes in the
 // transport's own leaf.
-func (b *bed) forTransport(name string) (*transport.Testbed, error) {
-	roles, err := role.ForTransport(b.view.Roles, name)
+func (b *bed) forTransport(ctx context.Context, name string) (*transport.Testbed, error) {
+	roles, err := role.ForTransport(ctx, b.view.Roles, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -179,17 +179,17 @@ func stream(ctx context.Context, d time.Duration, r *role.Role, target string) s
 
 // peakMemory is r's leaf's memory.peak, else the sum of its processes'
 // VmHWM, and which it is; nil when neither is readable.
-func peakMemory(r *role.Role) (*int64, string) {
-	if kb, ok := r.OwnMemoryPeakKB(); ok {
+func peakMemory(ctx context.Context, r *role.Role) (*int64, string) {
+	if kb, ok := role.OwnMemoryPeakKB(ctx, r); ok {
 		return &kb, "memory.peak"
 	}
-	pids, err := r.PIDs()
+	pids, err := role.PIDs(ctx, r)
 	if err != nil || len(pids) == 0 {
 		return nil, ""
 	}
 	var sum int64
 	for _, pid := range pids {
-		kb, err := r.PeakRSSKB(pid)
+		kb, err := role.PeakRSSKB(ctx, r, pid)
 		if err != nil {
 			return nil, ""
 		}

@@ -129,7 +129,7 @@ func (ed *edge) set(ctx context.Context, c Condition, rt int) ([]Applied, error)
 	if err != nil {
 		return nil, fmt.Errorf("userspace impairment: %w", err)
 	}
-	p, err := ed.r.Start(ed.r.Program(ForwarderArg, ed.r.Self(), ForwarderArg, "--spec", string(b)))
+	p, err := ed.r.Start(ctx, ed.r.Program(ForwarderArg, ed.r.Self(), ForwarderArg, "--spec", string(b)))
 	if err != nil {
 		return nil, fmt.Errorf("userspace impairment on %s's host: %w", name, err)
 	}

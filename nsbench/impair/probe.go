@@ -238,7 +238,7 @@ func StartProbe(ctx context.Context, client, server *role.Role, bin string) (*Pr
 		{server, []string{"--listen", p.addr}},
 		{client, nil},
 	} {
-		l, err := end.r.Leaf(probeLeaf)
+		l, err := end.r.Leaf(ctx, probeLeaf)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("probe: %w", err), p.Close())
 		}
@@ -246,7 +246,7 @@ func StartProbe(ctx context.Context, client, server *role.Role, bin string) (*Pr
 		if exe == "" {
 			exe = l.Self()
 		}
-		pr, err := l.Start(l.Program(ProbeArg, append([]string{exe, ProbeArg}, end.args...)...))
+		pr, err := l.Start(ctx, l.Program(ProbeArg, append([]string{exe, ProbeArg}, end.args...)...))
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("probe in %s: %w", end.r.Name(), err), p.Close())
 		}

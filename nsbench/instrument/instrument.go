@@ -142,7 +142,7 @@ type Job struct {
 	SocketBuffer int
 	// UDPRcvbufErrors, when set, reads the client namespace's cumulative
 	// UDP RcvbufErrors counter (datagrams dropped for lack of buffer).
-	UDPRcvbufErrors func() (uint64, error)
+	UDPRcvbufErrors func(context.Context) (uint64, error)
 	// ServerIdle, when set, waits until the server's service on port (its
 	// port in the server's namespace) holds no open connection, and says
 	// how long that took. The orchestrator calls it before the meters

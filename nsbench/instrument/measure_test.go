@@ -294,7 +294,7 @@ func TestUDPRateMeasure(t *testing.T) {
 	env, argv := replay(t, "iperf3-udp-reverse.json", 0)
 	env.SocketBuffer = 212992 // Debian's stock net.core.rmem_max
 	errs := []uint64{100, 160}
-	env.UDPRcvbufErrors = func() (uint64, error) { v := errs[0]; errs = errs[1:]; return v, nil }
+	env.UDPRcvbufErrors = func(context.Context) (uint64, error) { v := errs[0]; errs = errs[1:]; return v, nil }
 	m, err := UDPRate{}.Measure(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestUDPRateMeasure(t *testing.T) {
 	if math.Abs(m.Extra["loss_pct"]-100*665.0/136330) > 1e-9 {
 		t.Errorf("loss %.4f %%, want the unreceived share of what was sent", m.Extra["loss_pct"])
 	}
-	env.UDPRcvbufErrors = func() (uint64, error) { return 0, errors.New("no snmp") }
+	env.UDPRcvbufErrors = func(context.Context) (uint64, error) { return 0, errors.New("no snmp") }
 	if _, err := (UDPRate{}).Measure(context.Background(), env); err == nil {
 		t.Error("a failing counter must fail the sample")
 	}

@@ -43,7 +43,7 @@ func (u UDPRate) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	var before uint64
 	if job.UDPRcvbufErrors != nil {
 		var err error
-		if before, err = job.UDPRcvbufErrors(); err != nil {
+		if before, err = job.UDPRcvbufErrors(ctx); err != nil {
 			return Measurement{}, err
 		}
 	}
@@ -78,7 +78,7 @@ func (u UDPRate) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		m.Extra["socket_buffer_bytes"] = float64(job.SocketBuffer)
 	}
 	if job.UDPRcvbufErrors != nil {
-		after, err := job.UDPRcvbufErrors()
+		after, err := job.UDPRcvbufErrors(ctx)
 		if err != nil {
 			return Measurement{}, err
 		}

@@ -49,7 +49,7 @@ func TestHostFactsOverTheWire(t *testing.T) {
 		fromAgent.Close()
 	}()
 	defer fromOrch.Close()
-	c := role.NewConn("test host", toOrch, fromOrch)
+	c := role.NewWire("test host", toOrch, fromOrch)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h, err := preflight.HostFacts(ctx, c, "lo", []string{"no-such-tool"})

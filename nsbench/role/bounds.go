@@ -107,27 +107,6 @@ func (b *Bounds) program(p proc.Program) error {
 	return nil
 }
 
-// role refuses to build a role other than the agent's, or with its files
-// outside the run's directories.
-func (b *Bounds) role(a RoleOnHost) error {
-	if b == nil {
-		return nil
-	}
-	if s := Scope(a.Link.Spec.Prefix, a.Link.Role); s != b.Scope {
-		return fmt.Errorf("build %s: this agent serves %s only", s, b.Scope)
-	}
-	paths := []string{a.Dirs.Log, a.Dirs.Private}
-	if a.Link.HostsFile != "" { // "": the default, /etc/netns/<its namespace>/hosts
-		paths = append(paths, a.Link.HostsFile)
-	}
-	for _, p := range paths {
-		if !within(p, b.Dirs...) {
-			return fmt.Errorf("build %s: %s is outside the run's directories", b.Scope, p)
-		}
-	}
-	return nil
-}
-
 // within reports whether path, made absolute and clean, is one of dirs or
 // below one.
 func within(path string, dirs ...string) bool {

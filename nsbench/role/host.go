@@ -12,8 +12,8 @@ import (
 type host interface {
 	// call carries out the op registered as op in the role's namespace.
 	call(ctx context.Context, op string, args []byte) ([]byte, error)
-	// start starts a daemon.
-	start(p proc.Program) (*proc.Process, error)
+	// start starts a daemon; ctx bounds the start, not the daemon.
+	start(ctx context.Context, p proc.Program) (*proc.Process, error)
 	// run runs a program to its end.
 	run(ctx context.Context, p proc.Program) (proc.Result, error)
 }
@@ -30,6 +30,8 @@ func (h nsHost) call(ctx context.Context, op string, args []byte) ([]byte, error
 	return out, err
 }
 
-func (nsHost) start(p proc.Program) (*proc.Process, error) { return proc.Start(p) }
+// start starts p as this process's child: at once, so ctx has nothing to
+// bound.
+func (nsHost) start(_ context.Context, p proc.Program) (*proc.Process, error) { return proc.Start(p) }
 
 func (nsHost) run(ctx context.Context, p proc.Program) (proc.Result, error) { return proc.Run(ctx, p) }

@@ -56,23 +56,6 @@ func NewHostOp[A, R any](name string, fn func(context.Context, A) (R, error)) *H
 // HostOp is an op carried out in a host's own namespace (NewHostOp).
 type HostOp[A, R any] struct{ op *Op[A, R] }
 
-// On carries the op out on the host at the far end of c.
-func (o *HostOp[A, R]) On(ctx context.Context, c *Conn, a A) (R, error) {
-	var res R
-	raw, err := json.Marshal(a)
-	if err != nil {
-		return res, fmt.Errorf("%s: encode argument: %w", o.op.name, err)
-	}
-	out, err := c.Host("").call(ctx, o.op.name, raw)
-	if err != nil {
-		return res, err
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		return res, fmt.Errorf("%s: decode result: %w", o.op.name, err)
-	}
-	return res, nil
-}
-
 func newOp[A, R any](name string, host bool, fn func(context.Context, A) (R, error)) *Op[A, R] {
 	opsMu.Lock()
 	defer opsMu.Unlock()
@@ -100,23 +83,6 @@ func newOp[A, R any](name string, host bool, fn func(context.Context, A) (R, err
 
 // Name is the op's registered name.
 func (o *Op[A, R]) Name() string { return o.name }
-
-// On carries the op out in role r with argument a.
-func (o *Op[A, R]) On(ctx context.Context, r *Role, a A) (R, error) {
-	var res R
-	raw, err := json.Marshal(a)
-	if err != nil {
-		return res, fmt.Errorf("%s: %s: encode argument: %w", r.name, o.name, err)
-	}
-	out, err := r.call(ctx, o.name, raw)
-	if err != nil {
-		return res, fmt.Errorf("%s: %w", r.name, err)
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		return res, fmt.Errorf("%s: %s: decode result: %w", r.name, o.name, err)
-	}
-	return res, nil
-}
 
 // Serve carries out the op registered as name with its JSON argument in
 // the calling thread's namespace: the code a role's host runs for a

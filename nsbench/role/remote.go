@@ -43,6 +43,27 @@ type HostedRole struct {
 // host: what the copy there removes when its session ends.
 func Scope(prefix, role string) string { return prefix + "-" + role }
 
+// role refuses to build a role other than the agent's, or with its files
+// outside the run's directories.
+func (b *Bounds) role(a RoleOnHost) error {
+	if b == nil {
+		return nil
+	}
+	if s := Scope(a.Link.Spec.Prefix, a.Link.Role); s != b.Scope {
+		return fmt.Errorf("build %s: this agent serves %s only", s, b.Scope)
+	}
+	paths := []string{a.Dirs.Log, a.Dirs.Private}
+	if a.Link.HostsFile != "" { // "": the default, /etc/netns/<its namespace>/hosts
+		paths = append(paths, a.Link.HostsFile)
+	}
+	for _, p := range paths {
+		if !within(p, b.Dirs...) {
+			return fmt.Errorf("build %s: %s is outside the run's directories", b.Scope, p)
+		}
+	}
+	return nil
+}
+
 var buildRoleOp = NewHostOp("host.build-role", func(ctx context.Context, a RoleOnHost) (HostedRole, error) {
 	if err := boundsOf(ctx).role(a); err != nil {
 		return HostedRole{}, err
@@ -84,19 +105,19 @@ var hostNoiseOp = NewHostOp("host.noise", func(ctx context.Context, prefix strin
 
 // HostNoise reads the work besides run prefix of the host at the far end
 // of c (metrics.ReadHostNoise, its agent left out).
-func HostNoise(ctx context.Context, c *Conn, prefix string) (metrics.HostReading, error) {
+func HostNoise(ctx context.Context, c *Wire, prefix string) (metrics.HostReading, error) {
 	return hostNoiseOp.On(ctx, c, prefix)
 }
 
 // HostCPU reads the CPU times of the host at the far end of c.
-func HostCPU(ctx context.Context, c *Conn) (metrics.CPUTimes, error) {
+func HostCPU(ctx context.Context, c *Wire) (metrics.CPUTimes, error) {
 	return hostCPUOp.On(ctx, c, Nothing{})
 }
 
 // BuildRole has the host at the far end of c build a role, and returns the
 // role with its work carried over c. The copy there removes it when the
 // session ends.
-func BuildRole(ctx context.Context, c *Conn, a RoleOnHost) (*Role, HostedRole, error) {
+func BuildRole(ctx context.Context, c *Wire, a RoleOnHost) (*Role, HostedRole, error) {
 	h, err := buildRoleOp.On(ctx, c, a)
 	if err != nil {
 		return nil, h, fmt.Errorf("%s: build %s: %w", c.host, a.Link.Role, err)

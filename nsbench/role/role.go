@@ -9,19 +9,23 @@ package role
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 
-	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
-	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
 // Role is one role of the testbed as the code above this package reaches
-// it.
+// it: who it is (Name, Addr, Dir, Self) and its processes (Program, Start,
+// RunProgram, Run, WaitTCP, Leaf). What else is done in a role is a
+// function over it taking a context, as every call that may cross a wire
+// does: its files (ReadFile, WriteFile, MkdirAll in files.go), its
+// counters (CPUUsec, OwnCPUUsec, OwnMemoryPeakKB, PeakRSSKB, PIDs,
+// RxBytes, LinkBytes, UDPStats, TCP in counters.go), its loopback
+// addresses (AddLoopback, RemoveLoopback) and any other Op (Op.On).
 //
 // Contract:
 //   - Every process of the role starts from Program (Start, Run and
@@ -36,18 +40,17 @@ import (
 //     namespaces for a role, or holds one.
 //   - Files the role's processes read are written with WriteFile, and its
 //     own files read with ReadFile: on the role's host.
-//   - Counters are read through the role (CPUUsec, OwnCPUUsec,
-//     OwnMemoryPeakKB, RxBytes, LinkBytes, UDPStats, TCP, PIDs):
-//     each is a cumulative reading, and the caller subtracts.
+//   - Counters are read through the role: each is a cumulative reading,
+//     and the caller subtracts.
 //   - A Role is immutable and safe for concurrent use; Leaf gives another
 //     Role of the same role whose processes go to their own cgroup leaf
 //     (a transport's, so they are accounted apart).
 //
-// Today every role is a network namespace on this host, and its processes
-// are this process's children. A role on another host (issue 26) keeps
-// this contract with call and Start carried out by the twnsbench copy on
-// that host over its SSH session: processes start there, ops run there by
-// name (Serve), counters come back as numbers.
+// A role is a network namespace on this host, its processes this
+// process's children, or one on another host (issue 26), which keeps this
+// contract with ops and Start carried out by the twnsbench copy on that
+// host over its SSH session: processes start there, ops run there by name
+// (Serve), counters come back as numbers.
 type Role struct {
 	name   string
 	netns  string // its network namespace's name, on its host
@@ -60,6 +63,37 @@ type Role struct {
 	// configurations, the payload); self is twnsbench there.
 	private, self string
 	host          host // where its work is carried out
+}
+
+// The ops a Role's own methods carry out: WaitTCP's dial, Leaf's cgroup.
+var (
+	dialOp = NewOp("role.dial-tcp", func(_ context.Context, addr string) (Nothing, error) {
+		return Nothing{}, proc.DialTCP(addr)
+	})
+	newCgroupOp = NewOp("role.new-cgroup", func(ctx context.Context, path string) (Nothing, error) {
+		if err := checkCgroup(ctx, path); err != nil {
+			return Nothing{}, err
+		}
+		_, err := proc.NewCgroup(path)
+		return Nothing{}, err
+	})
+)
+
+// On carries the op out in role r with argument a.
+func (o *Op[A, R]) On(ctx context.Context, r *Role, a A) (R, error) {
+	var res R
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return res, fmt.Errorf("%s: %s: encode argument: %w", r.name, o.name, err)
+	}
+	out, err := r.host.call(ctx, o.name, raw)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, fmt.Errorf("%s: %s: decode result: %w", r.name, o.name, err)
+	}
+	return res, nil
 }
 
 // Name is the role's name ("client").
@@ -76,12 +110,6 @@ func (r *Role) Dir() string { return r.private }
 // are twnsbench itself (the built-in wireguard-go, the WAN probe).
 func (r *Role) Self() string { return r.self }
 
-// MkdirAll makes a directory and its parents on the role's host.
-func (r *Role) MkdirAll(path string, perm os.FileMode) error {
-	_, err := mkdirOp.On(context.Background(), r, fileContent{Path: path, Perm: uint32(perm)})
-	return err
-}
-
 // Program is a program for name with argv (argv[0] included) in the role,
 // its log file named after the program.
 func (r *Role) Program(name string, argv ...string) proc.Program {
@@ -95,8 +123,11 @@ func (r *Role) Program(name string, argv ...string) proc.Program {
 	}
 }
 
-// Start starts p, a program of this role (from Program), as a daemon.
-func (r *Role) Start(p proc.Program) (*proc.Process, error) { return r.host.start(p) }
+// Start starts p, a program of this role (from Program), as a daemon. ctx
+// bounds the start only: the daemon runs until it is stopped or exits.
+func (r *Role) Start(ctx context.Context, p proc.Program) (*proc.Process, error) {
+	return r.host.start(ctx, p)
+}
 
 // RunProgram runs p, a program of this role (from Program), and waits for
 // it.
@@ -110,11 +141,6 @@ func (r *Role) Run(ctx context.Context, name string, args ...string) (proc.Resul
 	return r.RunProgram(ctx, r.Program(filepath.Base(name), append([]string{name}, args...)...))
 }
 
-// call carries out the op registered as name in the role's namespace.
-func (r *Role) call(ctx context.Context, name string, args []byte) ([]byte, error) {
-	return r.host.call(ctx, name, args)
-}
-
 // WaitTCP waits until addr accepts TCP as seen from the role, or p (when
 // not nil) exits.
 func (r *Role) WaitTCP(ctx context.Context, addr string, p *proc.Process) error {
@@ -124,72 +150,11 @@ func (r *Role) WaitTCP(ctx context.Context, addr string, p *proc.Process) error 
 	}, p)
 }
 
-// ReadFile reads a file as the role sees it: /proc/sys/net and
-// /proc/thread-self/net show the role's namespace.
-func (r *Role) ReadFile(path string) ([]byte, error) {
-	return readFileOp.On(context.Background(), r, path)
-}
-
-// WriteFile writes a file the role's processes read (a configuration), on
-// the role's host.
-func (r *Role) WriteFile(path string, data []byte, perm os.FileMode) error {
-	_, err := writeFileOp.On(context.Background(), r, fileContent{Path: path, Data: data, Perm: uint32(perm)})
-	return err
-}
-
-// CPUUsec is the CPU the role's whole cgroup has used (µs).
-func (r *Role) CPUUsec() (uint64, error) {
-	return cgroupUsageOp.On(context.Background(), r, r.dir.Path)
-}
-
-// OwnCPUUsec is the CPU this Role's leaf has used (µs).
-func (r *Role) OwnCPUUsec() (uint64, error) {
-	return cgroupUsageOp.On(context.Background(), r, r.leaf.Path)
-}
-
-// OwnMemoryPeakKB is the leaf's memory.peak, where the kernel keeps it.
-func (r *Role) OwnMemoryPeakKB() (int64, bool) {
-	p, err := cgroupPeakOp.On(context.Background(), r, r.leaf.Path)
-	return p.KB, err == nil && p.OK
-}
-
-// PeakRSSKB is the peak resident memory (VmHWM) of pid, a process on the
-// role's host.
-func (r *Role) PeakRSSKB(pid int) (int64, error) {
-	return vmHWMOp.On(context.Background(), r, pid)
-}
-
-// PIDs are the processes in this Role's leaf.
-func (r *Role) PIDs() ([]int, error) {
-	return cgroupPIDsOp.On(context.Background(), r, r.leaf.Path)
-}
-
-// RxBytes is the bytes the role's link to the network has received.
-func (r *Role) RxBytes() (uint64, error) {
-	c, err := r.LinkBytes(topology.RoleLink)
-	return c.Rx, err
-}
-
-// LinkBytes reads the byte counters of the role's link name.
-func (r *Role) LinkBytes(name string) (LinkCounters, error) {
-	return linkBytesOp.On(context.Background(), r, name)
-}
-
-// UDPStats reads the role's UDP counters.
-func (r *Role) UDPStats() (metrics.UDPStats, error) {
-	return udpStatsOp.On(context.Background(), r, Nothing{})
-}
-
-// TCP reads the TCP sockets and counters of the role's namespace.
-func (r *Role) TCP(ctx context.Context) (metrics.TCPState, error) {
-	return tcpStateOp.On(ctx, r, Nothing{})
-}
-
 // Leaf is the same role with its processes in the leaf cgroup name beside
-// the base one (created here).
-func (r *Role) Leaf(name string) (*Role, error) {
+// the base one (created here, on the role's host).
+func (r *Role) Leaf(ctx context.Context, name string) (*Role, error) {
 	path := filepath.Join(r.dir.Path, name)
-	if _, err := newCgroupOp.On(context.Background(), r, path); err != nil {
+	if _, err := newCgroupOp.On(ctx, r, path); err != nil {
 		return nil, err
 	}
 	l := *r

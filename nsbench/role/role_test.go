@@ -41,31 +41,31 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 	}
 	// The cgroup: a process started from Spec is in the leaf, and the
 	// role's CPU counts it.
-	p, err := client.Start(client.Program("sleep", "sleep", "30"))
+	p, err := client.Start(ctx, client.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids, err := client.PIDs()
+	pids, err := role.PIDs(ctx, client)
 	if err != nil || !slices.Contains(pids, p.PID()) {
 		t.Errorf("sleep %d not in the client's leaf: %v, %v", p.PID(), pids, err)
 	}
 	p.Stop(time.Second)
-	if _, err := client.CPUUsec(); err != nil {
+	if _, err := role.CPUUsec(ctx, client); err != nil {
 		t.Error(err)
 	}
 
 	// A transport's leaf holds its own processes, apart from the base.
-	own, err := role.ForTransport(roles, "fake")
+	own, err := role.ForTransport(ctx, roles, "fake")
 	if err != nil {
 		t.Fatal(err)
 	}
 	server := own[topology.Server]
-	sp, err := server.Start(server.Program("sleep", "sleep", "30"))
+	sp, err := server.Start(ctx, server.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	own1, err1 := server.PIDs()
-	base, err2 := roles[topology.Server].PIDs()
+	own1, err1 := role.PIDs(ctx, server)
+	base, err2 := role.PIDs(ctx, roles[topology.Server])
 	if err1 != nil || err2 != nil || !slices.Contains(own1, sp.PID()) || slices.Contains(base, sp.PID()) {
 		t.Errorf("sleep %d: transport leaf %v (%v), base %v (%v)", sp.PID(), own1, err1, base, err2)
 	}
@@ -73,29 +73,29 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 	if _, err := server.Run(ctx, "true"); err != nil {
 		t.Error(err)
 	}
-	if _, err := server.OwnCPUUsec(); err != nil {
+	if _, err := role.OwnCPUUsec(ctx, server); err != nil {
 		t.Error(err)
 	}
 
 	// Counters read the role's own namespace: nothing listens on 22 in a
 	// fresh namespace, and its /proc/sys is readable.
-	if st, err := server.TCP(ctx); err != nil || metrics.OpenConns(st.Sockets, 22) != 0 {
+	if st, err := role.TCP(ctx, server); err != nil || metrics.OpenConns(st.Sockets, 22) != 0 {
 		t.Errorf("open TCP connections on 22 in a fresh server namespace: %v, %v", st.Sockets, err)
 	}
-	if _, err := server.UDPStats(); err != nil {
+	if _, err := role.UDPStats(ctx, server); err != nil {
 		t.Error(err)
 	}
-	if b, err := server.ReadFile("/proc/sys/net/ipv4/ip_forward"); err != nil || len(b) == 0 {
+	if b, err := role.ReadFile(ctx, server, "/proc/sys/net/ipv4/ip_forward"); err != nil || len(b) == 0 {
 		t.Errorf("ip_forward: %q, %v", b, err)
 	}
-	if _, err := client.RxBytes(); err != nil {
+	if _, err := role.RxBytes(ctx, client); err != nil {
 		t.Error(err)
 	}
 
 	// Ops run in the role's namespace: an address put on the server's lo
 	// is there and not on the client's, and gone once removed.
 	inner := netip.MustParseAddr("10.254.254.1")
-	if err := server.AddLoopback(ctx, inner); err != nil {
+	if err := role.AddLoopback(ctx, server, inner); err != nil {
 		t.Fatal(err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -113,12 +113,12 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 	if !onLo(server) || onLo(client) {
 		t.Errorf("%s on lo: server %v, client %v", inner, onLo(server), onLo(client))
 	}
-	if err := server.RemoveLoopback(ctx, inner); err != nil || onLo(server) {
+	if err := role.RemoveLoopback(ctx, server, inner); err != nil || onLo(server) {
 		t.Errorf("remove %s: %v, still there: %v", inner, err, onLo(server))
 	}
 	// A file written for the role's processes is what they read.
 	f := filepath.Join(t.TempDir(), "conf")
-	if err := server.WriteFile(f, []byte("x=1\n"), 0o600); err != nil {
+	if err := role.WriteFile(ctx, server, f, []byte("x=1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := server.Run(ctx, "cat", f); err != nil || string(res.Stdout) != "x=1\n" {

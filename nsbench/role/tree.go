@@ -87,11 +87,11 @@ func (t *Tree) Roles(topo *topology.Topology, dirs Dirs) (map[string]*Role, erro
 }
 
 // ForTransport is roles with each one's processes in the transport's own
-// leaf.
-func ForTransport(roles map[string]*Role, transport string) (map[string]*Role, error) {
+// leaf (made on each role's host).
+func ForTransport(ctx context.Context, roles map[string]*Role, transport string) (map[string]*Role, error) {
 	out := map[string]*Role{}
 	for name, r := range roles {
-		l, err := r.Leaf("t-" + transport)
+		l, err := r.Leaf(ctx, "t-"+transport)
 		if err != nil {
 			return out, err
 		}

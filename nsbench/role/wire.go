@@ -44,8 +44,9 @@ type response struct {
 	ended error
 }
 
-// Conn is the orchestrator's end of the wire to one host's twnsbench copy.
-type Conn struct {
+// Wire is the orchestrator's end of the wire to one host's twnsbench copy
+// (Agent), carried by that copy's SSH session (remote.Conn).
+type Wire struct {
 	host string // "client host 10.0.0.2", for errors
 	enc  *json.Encoder
 	wmu  sync.Mutex
@@ -69,24 +70,24 @@ type daemon struct {
 // NewConn is the orchestrator's end of the wire to host, reading the
 // copy's answers from r and writing requests to w. It ends, failing every
 // call in flight and ending every daemon it started, when r does.
-func NewConn(host string, r io.Reader, w io.Writer) *Conn {
-	c := &Conn{host: host, enc: json.NewEncoder(w), pending: map[uint64]chan response{},
+func NewWire(host string, r io.Reader, w io.Writer) *Wire {
+	c := &Wire{host: host, enc: json.NewEncoder(w), pending: map[uint64]chan response{},
 		daemons: map[uint64]*daemon{}, done: make(chan struct{})}
 	go c.read(r)
 	return c
 }
 
 // Done is closed when the connection has ended; Err says why.
-func (c *Conn) Done() <-chan struct{} { return c.done }
+func (c *Wire) Done() <-chan struct{} { return c.done }
 
 // Err is why the connection ended, nil while it lasts.
-func (c *Conn) Err() error {
+func (c *Wire) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
 }
 
-func (c *Conn) read(r io.Reader) {
+func (c *Wire) read(r io.Reader) {
 	sc := lineScanner(r)
 	for sc.Scan() {
 		var resp response
@@ -120,7 +121,7 @@ func lineScanner(r io.Reader) *bufio.Scanner {
 	return sc
 }
 
-func (c *Conn) deliver(resp response) {
+func (c *Wire) deliver(resp response) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if resp.ID == 0 && resp.Exited {
@@ -143,7 +144,7 @@ func (c *Conn) deliver(resp response) {
 
 // end fails what is in flight and ends every daemon: on a lost connection
 // the copy on the far side stops them itself.
-func (c *Conn) end(err error) {
+func (c *Wire) end(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -162,7 +163,7 @@ func (c *Conn) end(err error) {
 
 // ended delivers a daemon's end, or keeps it for start when its start has
 // not been answered yet. c.mu is held.
-func (c *Conn) ended(handle uint64, d *daemon, err error) {
+func (c *Wire) ended(handle uint64, d *daemon, err error) {
 	if d.exited == nil {
 		d.early = &err
 		return
@@ -174,7 +175,7 @@ func (c *Conn) ended(handle uint64, d *daemon, err error) {
 // roundTrip sends req and waits for its answer; when ctx ends first it
 // asks the far side to cancel it and still waits for the answer, which
 // the far side gives once the work has stopped.
-func (c *Conn) roundTrip(ctx context.Context, req request) (response, error) {
+func (c *Wire) roundTrip(ctx context.Context, req request) (response, error) {
 	ch := make(chan response, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -205,7 +206,7 @@ func (c *Conn) roundTrip(ctx context.Context, req request) (response, error) {
 	return resp, nil
 }
 
-func (c *Conn) send(req request) error {
+func (c *Wire) send(req request) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := c.enc.Encode(req); err != nil {
@@ -217,11 +218,11 @@ func (c *Conn) send(req request) error {
 }
 
 // Host is the role namespace netns on the far side of c, for Remote.
-func (c *Conn) Host(netns string) host { return wireHost{c: c, netns: netns} }
+func (c *Wire) Host(netns string) host { return wireHost{c: c, netns: netns} }
 
-// wireHost is a role whose namespace is on the far side of a Conn.
+// wireHost is a role whose namespace is on the far side of a Wire.
 type wireHost struct {
-	c     *Conn
+	c     *Wire
 	netns string
 }
 
@@ -236,8 +237,8 @@ func (h wireHost) call(ctx context.Context, op string, args []byte) ([]byte, err
 	return resp.Result, nil
 }
 
-func (h wireHost) start(p proc.Program) (*proc.Process, error) {
-	resp, err := h.c.roundTrip(context.Background(), request{Kind: "start", Program: &p})
+func (h wireHost) start(ctx context.Context, p proc.Program) (*proc.Process, error) {
+	resp, err := h.c.roundTrip(ctx, request{Kind: "start", Program: &p})
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +253,9 @@ func (h wireHost) start(p proc.Program) (*proc.Process, error) {
 		// The far side stops it as a local daemon is stopped; the exit
 		// event then closes Done.
 		// The far side answers after it sent the exit event, which
-		// arrives first on the one stream.
+		// arrives first on the one stream. proc's stop takes no context:
+		// a stop is teardown, bounded by grace on the far side and by the
+		// connection's end here, never by the run's cancelled context.
 		r, err := h.c.roundTrip(context.Background(), request{Kind: "stop", Handle: handle, Grace: grace})
 		if err == nil && r.Err != "" {
 			err = errors.New(r.Err)
@@ -285,10 +288,27 @@ func (h wireHost) run(ctx context.Context, p proc.Program) (proc.Result, error) 
 	return res, nil
 }
 
+// On carries the op out on the host at the far end of c.
+func (o *HostOp[A, R]) On(ctx context.Context, c *Wire, a A) (R, error) {
+	var res R
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return res, fmt.Errorf("%s: encode argument: %w", o.op.name, err)
+	}
+	out, err := c.Host("").call(ctx, o.op.name, raw)
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, fmt.Errorf("%s: decode result: %w", o.op.name, err)
+	}
+	return res, nil
+}
+
 // Via is r with its work carried over c to the copy serving r's namespace
 // on the far side: how a role on another host is reached, and how the
 // tests prove that the wire carries every op of a role.
-func Via(c *Conn, r *Role) *Role {
+func Via(c *Wire, r *Role) *Role {
 	v := *r
 	v.host = c.Host(r.netns)
 	return &v
@@ -311,7 +331,7 @@ const PingInterval = 3 * time.Second
 // KeepAlive pings the far side every PingInterval until the connection
 // ends, and ends it when a ping is not answered within 3 intervals: a cut
 // link then fails the calls in flight instead of holding them forever.
-func (c *Conn) KeepAlive() {
+func (c *Wire) KeepAlive() {
 	go func() {
 		t := time.NewTicker(PingInterval)
 		defer t.Stop()
@@ -334,7 +354,7 @@ func (c *Conn) KeepAlive() {
 
 // ping asks the far side for an answer; unlike other requests, a ping is
 // not cancelled on the far side (it does no work), only given up on.
-func (c *Conn) ping(ctx context.Context) (response, error) {
+func (c *Wire) ping(ctx context.Context) (response, error) {
 	ch := make(chan response, 1)
 	c.mu.Lock()
 	if c.err != nil {

@@ -15,10 +15,10 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
-// agentPair joins a Conn to an Agent through pipes, as an SSH session's
+// agentPair joins a Wire to an Agent through pipes, as an SSH session's
 // stdin and stdout join them; closing the returned writer is the session
 // ending. agentDone receives what Agent returned.
-func agentPair(t *testing.T) (c *role.Conn, hangUp func(), agentDone <-chan error) {
+func agentPair(t *testing.T) (c *role.Wire, hangUp func(), agentDone <-chan error) {
 	toAgent, fromOrch := io.Pipe()
 	toOrch, fromAgent := io.Pipe()
 	done := make(chan error, 1)
@@ -26,7 +26,7 @@ func agentPair(t *testing.T) (c *role.Conn, hangUp func(), agentDone <-chan erro
 		done <- role.Agent(context.Background(), toAgent, fromAgent, role.AgentConfig{})
 		fromAgent.Close()
 	}()
-	c = role.NewConn("test host", toOrch, fromOrch)
+	c = role.NewWire("test host", toOrch, fromOrch)
 	hangUp = func() { fromOrch.Close() }
 	t.Cleanup(hangUp)
 	return c, hangUp, done
@@ -56,25 +56,25 @@ func TestRoleOverTheWire(t *testing.T) {
 	}
 
 	inner := netip.MustParseAddr("10.254.254.2")
-	if err := server.AddLoopback(ctx, inner); err != nil {
+	if err := role.AddLoopback(ctx, server, inner); err != nil {
 		t.Fatal(err)
 	}
 	out, err := roles[topology.Server].Run(ctx, "ip", "-o", "addr", "show", "dev", "lo")
 	if err != nil || !strings.Contains(string(out.Stdout), inner.String()+"/32") {
 		t.Errorf("address added over the wire not on the server's lo: %q, %v", out.Stdout, err)
 	}
-	if _, err := server.UDPStats(); err != nil {
+	if _, err := role.UDPStats(ctx, server); err != nil {
 		t.Error(err)
 	}
-	if _, err := client.RxBytes(); err != nil {
+	if _, err := role.RxBytes(ctx, client); err != nil {
 		t.Error(err)
 	}
-	if _, err := client.LinkBytes("no-such-link"); err == nil || !strings.Contains(err.Error(), "client: role.link-bytes") && !strings.Contains(err.Error(), "no-such-link") {
+	if _, err := role.LinkBytes(ctx, client, "no-such-link"); err == nil || !strings.Contains(err.Error(), "client: role.link-bytes") && !strings.Contains(err.Error(), "no-such-link") {
 		t.Errorf("missing link: %v", err)
 	}
 
 	// A daemon: its PID is real, Stop ends it and Done closes.
-	p, err := server.Start(server.Program("sleep", "sleep", "30"))
+	p, err := server.Start(ctx, server.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestRoleOverTheWire(t *testing.T) {
 
 	// The session ends: the agent stops what it started, the daemon's
 	// Done closes with the reason, later work fails saying so.
-	q, err := server.Start(server.Program("sleep", "sleep", "30"))
+	q, err := server.Start(ctx, server.Program("sleep", "sleep", "30"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestRoleOverTheWire(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("daemon's Done not closed after the session ended")
 	}
-	if _, err := server.UDPStats(); err == nil || !strings.Contains(err.Error(), "connection lost") {
+	if _, err := role.UDPStats(ctx, server); err == nil || !strings.Contains(err.Error(), "connection lost") {
 		t.Errorf("work after the session ended: %v", err)
 	}
 }
@@ -148,7 +148,7 @@ func TestWireBoundsEveryLine(t *testing.T) {
 		}
 		_, _ = fromHost.Write(overLine(`{"id":1,"result":{"User":1}`))
 	}()
-	c := role.NewConn("big host", toOrch, fromOrch)
+	c := role.NewWire("big host", toOrch, fromOrch)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := role.HostCPU(ctx, c); err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {

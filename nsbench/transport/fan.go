@@ -104,14 +104,14 @@ func (s SSH) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 	server := tb.Roles[topology.Server].Addr().String()
 	for i, name := range clients {
 		r := tb.Roles[name]
-		opts, err := fanIdentity(tb, r)
+		opts, err := fanIdentity(ctx, tb, r)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("ssh: %s: %w", name, err), f.Close())
 		}
 		argv := append([]string{program, "-N", "-L", fmt.Sprintf("127.0.0.1:%d:127.0.0.1:%d", fanLocalPort, ports[i])}, opts...)
 		argv = append(argv, "-p", strconv.Itoa(sshPrivatePort), "-o", "BatchMode=yes",
 			"-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15", BenchUser+"@"+server)
-		p, err := r.Start(r.Program("ssh-fan", argv...))
+		p, err := r.Start(ctx, r.Program("ssh-fan", argv...))
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("ssh: %s: %w", name, err), f.Close())
 		}
@@ -128,12 +128,12 @@ func (s SSH) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 
 // fanIdentity gives client role r the fixtures' client key and known
 // hosts (the first client has them already) and returns its ssh options.
-func fanIdentity(tb *Testbed, r *role.Role) ([]string, error) {
+func fanIdentity(ctx context.Context, tb *Testbed, r *role.Role) ([]string, error) {
 	first := tb.Roles[topology.Client]
 	if r.Name() == first.Name() {
 		return tb.Fixtures.ClientOptions(), nil
 	}
-	paths, err := copyFrom(first, r, "ssh", tb.Fixtures.KeyPath, tb.Fixtures.KnownHosts)
+	paths, err := copyFrom(ctx, first, r, "ssh", tb.Fixtures.KeyPath, tb.Fixtures.KnownHosts)
 	if err != nil {
 		return nil, fmt.Errorf("client identity: %w", err)
 	}
@@ -142,14 +142,14 @@ func fanIdentity(tb *Testbed, r *role.Role) ([]string, error) {
 
 // copyFrom copies files of role from, with their modes, to sub of role
 // to's directory (made 0700), and returns their paths there.
-func copyFrom(from, to *role.Role, sub string, files ...string) ([]string, error) {
+func copyFrom(ctx context.Context, from, to *role.Role, sub string, files ...string) ([]string, error) {
 	dir := filepath.Join(to.Dir(), sub)
-	if err := to.MkdirAll(dir, 0o700); err != nil {
+	if err := role.MkdirAll(ctx, to, dir, 0o700); err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, src := range files {
-		b, err := from.ReadFile(src)
+		b, err := role.ReadFile(ctx, from, src)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +158,7 @@ func copyFrom(from, to *role.Role, sub string, files ...string) ([]string, error
 			mode = 0o600 // a secret: id_ed25519, client.key, a tw user's context
 		}
 		dst := filepath.Join(dir, filepath.Base(src))
-		if err := to.WriteFile(dst, b, mode); err != nil {
+		if err := role.WriteFile(ctx, to, dst, b, mode); err != nil {
 			return nil, err
 		}
 		out = append(out, dst)
@@ -170,7 +170,7 @@ func copyFrom(from, to *role.Role, sub string, files ...string) ([]string, error
 // or p exits.
 func waitListening(ctx context.Context, r *role.Role, port int, p *proc.Process) error {
 	return proc.WaitUntil(ctx, fmt.Sprintf("a listener on %d in %s", port, r.Name()), func() error {
-		st, err := r.TCP(ctx)
+		st, err := role.TCP(ctx, r)
 		if err != nil {
 			return err
 		}

@@ -101,20 +101,20 @@ func StartFixtures(ctx context.Context, tb *Testbed, own []Service) (f *Fixtures
 		}
 	}()
 	var pub []byte
-	if f.KeyPath, pub, err = keygen(cli, "ssh", "id_ed25519", "twnsbench client"); err != nil {
+	if f.KeyPath, pub, err = keygen(ctx, cli, "ssh", "id_ed25519", "twnsbench client"); err != nil {
 		return f, err
 	}
-	hostKey, hostPub, err := keygen(srv, "ssh", "ssh_host_ed25519_key", "twnsbench host")
+	hostKey, hostPub, err := keygen(ctx, srv, "ssh", "ssh_host_ed25519_key", "twnsbench host")
 	if err != nil {
 		return f, err
 	}
 	f.KnownHosts = filepath.Join(filepath.Dir(f.KeyPath), "known_hosts")
-	if err := cli.WriteFile(f.KnownHosts, knownHostsLine(hostPub), 0o644); err != nil {
+	if err := role.WriteFile(ctx, cli, f.KnownHosts, knownHostsLine(hostPub), 0o644); err != nil {
 		return f, fmt.Errorf("client fixtures: %w", err)
 	}
 	dir := filepath.Dir(hostKey)
 	authKeys := filepath.Join(dir, "authorized_keys")
-	if err := srv.WriteFile(authKeys, pub, 0o644); err != nil {
+	if err := role.WriteFile(ctx, srv, authKeys, pub, 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
 	acct, err := sshdAccount.On(ctx, srv, sshdAccountArgs{Dir: dir, User: BenchUser})
@@ -122,7 +122,7 @@ func StartFixtures(ctx context.Context, tb *Testbed, own []Service) (f *Fixtures
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
 	conf := filepath.Join(dir, "sshd_config")
-	if err := srv.WriteFile(conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
+	if err := role.WriteFile(ctx, srv, conf, []byte(SSHDConfig(hostKey, authKeys, filepath.Join(dir, "sshd.pid"))), 0o644); err != nil {
 		return f, fmt.Errorf("server fixtures: %w", err)
 	}
 	server := srv.Addr().String()
@@ -256,8 +256,8 @@ func SSHDConfig(hostKey, authorizedKeys, pidFile string) string {
 // and name.pub to sub of role r's directory, whose programs use it
 // (generate), and returns the private key's path there and the public
 // key.
-func keygen(r *role.Role, sub, name, comment string) (path string, pub []byte, err error) {
-	err = generate(sub, func(scratch string) error {
+func keygen(ctx context.Context, r *role.Role, sub, name, comment string) (path string, pub []byte, err error) {
+	err = generate(ctx, sub, func(scratch string) error {
 		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
 			"-f", filepath.Join(scratch, name)).CombinedOutput()
 		if err != nil {
@@ -269,7 +269,7 @@ func keygen(r *role.Role, sub, name, comment string) (path string, pub []byte, e
 		return "", nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
 	}
 	path = filepath.Join(r.Dir(), sub, name)
-	if pub, err = r.ReadFile(path + ".pub"); err != nil {
+	if pub, err = role.ReadFile(ctx, r, path+".pub"); err != nil {
 		return "", nil, fmt.Errorf("ssh-keygen %s: %w", name, err)
 	}
 	return path, pub, nil

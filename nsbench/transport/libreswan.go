@@ -205,7 +205,7 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 			"--config", c.conf(), "--secretsfile", c.secrets(), "--ipsecdir", c.dir,
 			"--rundir", c.run(), "--nssdir", c.nss(), "--dumpdir", c.run(), "--no-dnssec")
 		spec.Mounts = append(spec.Mounts, progs.mounts()...)
-		if *s.p, err = tb.Roles[s.role].Start(spec); err != nil {
+		if *s.p, err = tb.Roles[s.role].Start(ctx, spec); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: start pluto: %w", s.role, err)
 		}
 		u.conf = append(u.conf, c)

@@ -134,7 +134,7 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
-	server, client, err := t.modeArgs(bin, t.spec().Name, tb.Roles[topology.Server], tb.Roles[topology.Client])
+	server, client, err := t.modeArgs(ctx, bin, t.spec().Name, tb.Roles[topology.Server], tb.Roles[topology.Client])
 	if err != nil {
 		return nil, err
 	}
@@ -153,19 +153,19 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	cli, srv := tb.Roles[topology.Client], tb.Roles[topology.Server]
 	serverSpec := srv.Program(logName, append(append(common, server...),
 		"--lport", strconv.Itoa(ovpnPort), "--ifconfig", ovpnServer.String(), ovpnClient.String())...)
-	if u.server, err = srv.Start(serverSpec); err != nil {
+	if u.server, err = srv.Start(ctx, serverSpec); err != nil {
 		return nil, err
 	}
 	clientSpec := cli.Program(logName, append(append(common, client...),
 		"--remote", srv.Addr().String(), strconv.Itoa(ovpnPort), "--nobind",
 		"--ifconfig", ovpnClient.String(), ovpnServer.String())...)
-	if u.client, err = cli.Start(clientSpec); err != nil {
+	if u.client, err = cli.Start(ctx, clientSpec); err != nil {
 		return nil, err
 	}
 	if err := cli.WaitTCP(ctx, net.JoinHostPort(ovpnServer.String(), strconv.Itoa(SSHPort)), u.client); err != nil {
 		return nil, fmt.Errorf("openvpn: sshd through the tunnel (logs: %s, %s): %w", clientSpec.Log, serverSpec.Log, err)
 	}
-	log, err := cli.ReadFile(clientSpec.Log)
+	log, err := role.ReadFile(ctx, cli, clientSpec.Log)
 	if err != nil {
 		return nil, fmt.Errorf("openvpn: %w", err)
 	}
@@ -208,11 +208,11 @@ func ovpnVersion(bin string) string {
 // modeArgs makes the mode's keys in sub of each role's directory (once per
 // run) for the server and client roles and returns the server's and the
 // client's mode options.
-func (t *OpenVPN) modeArgs(bin, sub string, srv, cli *role.Role) (server, client []string, err error) {
+func (t *OpenVPN) modeArgs(ctx context.Context, bin, sub string, srv, cli *role.Role) (server, client []string, err error) {
 	if !t.tls {
 		key := func(r *role.Role) string { return filepath.Join(r.Dir(), sub, "static.key") }
-		if _, err := cli.ReadFile(key(cli)); err != nil {
-			err := generate(sub, func(scratch string) error {
+		if _, err := role.ReadFile(ctx, cli, key(cli)); err != nil {
+			err := generate(ctx, sub, func(scratch string) error {
 				if out, err := exec.Command(bin, "--genkey", "secret", filepath.Join(scratch, "static.key")).CombinedOutput(); err != nil {
 					return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 				}
@@ -225,7 +225,7 @@ func (t *OpenVPN) modeArgs(bin, sub string, srv, cli *role.Role) (server, client
 		mode := []string{"--cipher", "AES-256-CBC", "--auth", "SHA1"}
 		return append([]string{"--secret", key(srv)}, mode...), append([]string{"--secret", key(cli)}, mode...), nil
 	}
-	pki, err := writeOpenVPNPKI(sub, srv, cli)
+	pki, err := writeOpenVPNPKI(ctx, sub, srv, cli)
 	if err != nil {
 		return nil, nil, fmt.Errorf("openvpn: certificates: %w", err)
 	}

@@ -43,7 +43,7 @@ func (t *OpenVPN) FanUp(ctx context.Context, tb *Testbed, clients []string, port
 	}
 	sub := t.spec().Name
 	srv, first := tb.Roles[topology.Server], tb.Roles[topology.Client]
-	server, client, err := t.modeArgs(bin, sub, srv, first)
+	server, client, err := t.modeArgs(ctx, bin, sub, srv, first)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (t *OpenVPN) FanUp(ctx context.Context, tb *Testbed, clients []string, port
 		}}
 	common := []string{bin, "--dev", ovpnIface, "--dev-type", "tun", "--proto", "udp", "--verb", "3", "--allow-compression", "no"}
 	pool := innerRange("openvpn-static, openvpn-tls").Masked().Addr().String()
-	p, err := srv.Start(srv.Program("openvpn-fan", append(append(slices.Clone(common), server...),
+	p, err := srv.Start(ctx, srv.Program("openvpn-fan", append(append(slices.Clone(common), server...),
 		"--mode", "server", "--lport", strconv.Itoa(ovpnPort), "--topology", "subnet",
 		"--server", pool, "255.255.255.0", "--duplicate-cn", "--max-clients", strconv.Itoa(MaxFanClients))...))
 	if err != nil {
@@ -71,14 +71,14 @@ func (t *OpenVPN) FanUp(ctx context.Context, tb *Testbed, clients []string, port
 		args := client
 		if name != first.Name() {
 			// The first client's certificate and key, and the CA, copied.
-			files, err := copyFrom(first, r, sub, argValue(client, "--ca"), argValue(client, "--cert"), argValue(client, "--key"))
+			files, err := copyFrom(ctx, first, r, sub, argValue(client, "--ca"), argValue(client, "--cert"), argValue(client, "--key"))
 			if err != nil {
 				return nil, errors.Join(fmt.Errorf("openvpn: %s: certificates: %w", name, err), f.Close())
 			}
 			args = withArgValues(client, map[string]string{"--ca": files[0], "--cert": files[1], "--key": files[2]})
 		}
 		args = append(append(slices.Clone(common), args...), "--pull", "--remote", srv.Addr().String(), strconv.Itoa(ovpnPort), "--nobind")
-		c, err := r.Start(r.Program("openvpn-fan", args...))
+		c, err := r.Start(ctx, r.Program("openvpn-fan", args...))
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("openvpn: %s: %w", name, err), f.Close())
 		}

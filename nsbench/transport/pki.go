@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"crypto/x509"
 	"path/filepath"
 
@@ -24,17 +25,17 @@ type ovpnCreds struct{ CA, Cert, Key string }
 // client role the same of its own. --remote-cert-tls wants keyUsage
 // digitalSignature and keyAgreement on the leaves (else "VERIFY KU ERROR")
 // and the matching extended key usage.
-func writeOpenVPNPKI(sub string, srv, cli *role.Role) (openVPNPKI, error) {
+func writeOpenVPNPKI(ctx context.Context, sub string, srv, cli *role.Role) (openVPNPKI, error) {
 	in := func(r *role.Role, name string) string { return filepath.Join(r.Dir(), sub, name) }
 	p := openVPNPKI{
 		Server: ovpnCreds{CA: in(srv, "ca.pem"), Cert: in(srv, "server.pem"), Key: in(srv, "server.key")},
 		Client: ovpnCreds{CA: in(cli, "ca.pem"), Cert: in(cli, "client.pem"), Key: in(cli, "client.key")},
 	}
-	if _, err := cli.ReadFile(p.Client.Key); err == nil {
+	if _, err := role.ReadFile(ctx, cli, p.Client.Key); err == nil {
 		return p, nil // written last: the set is complete
 	}
 	usage := x509.KeyUsageDigitalSignature | x509.KeyUsageKeyAgreement
-	return p, generate(sub, func(scratch string) error {
+	return p, generate(ctx, sub, func(scratch string) error {
 		at := func(name string) string { return filepath.Join(scratch, name) }
 		ca, err := pki.NewCA("twnsbench run CA")
 		if err != nil {

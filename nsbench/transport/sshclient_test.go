@@ -13,6 +13,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -52,7 +53,7 @@ func TestSSHClientsPinTheRunsHostKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.WriteFile(filepath.Join(srv.Dir(), "ssh", "ssh_host_ed25519_key"), key, 0o600); err != nil {
+	if err := role.WriteFile(ctx, srv, filepath.Join(srv.Dir(), "ssh", "ssh_host_ed25519_key"), key, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Fixtures.Restart(ctx, e, transport.ServiceSSH); err != nil {

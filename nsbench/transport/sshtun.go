@@ -103,7 +103,7 @@ func (t *SSHTun) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 	if err := u.startClient(ctx, sshTunVariants[t.variant]); err != nil {
 		return nil, err
 	}
-	cipher, mac, err := u.negotiated()
+	cipher, mac, err := u.negotiated(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 func privateSSHD(ctx context.Context, tb *Testbed, program, sub, name string, port int, extra ...string) (*proc.Process, error) {
 	srv := tb.Roles[topology.Server]
 	dir := filepath.Join(srv.Dir(), sub)
-	if err := srv.MkdirAll(dir, 0o755); err != nil {
+	if err := role.MkdirAll(ctx, srv, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	// The fixtures' host key: the one the clients pin.
@@ -195,7 +195,7 @@ func privateSSHD(ctx context.Context, tb *Testbed, program, sub, name string, po
 	}
 	lines = append(append(lines, extra...), account.SSHDLogins(BenchUser)...)
 	conf := filepath.Join(dir, "sshd_config")
-	if err := srv.WriteFile(conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
+	if err := role.WriteFile(ctx, srv, conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	sshd := cmp.Or(program, "sshd") // a bare name: the server's host finds its own
@@ -222,7 +222,7 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 	cli, srv := u.tb.Roles[topology.Client], u.tb.Roles[topology.Server]
 	argv = append(argv, BenchUser+"@"+srv.Addr().String(), "sleep", "infinity")
 	spec := cli.Program(u.logName, argv...)
-	p, err := cli.Start(spec)
+	p, err := cli.Start(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -256,9 +256,9 @@ func (u *sshTunUp) startClient(ctx context.Context, opts []string) error {
 
 // negotiated reads the data cipher and MAC from ssh -v's log: what the
 // connection uses, not what was asked for.
-func (u *sshTunUp) negotiated() (cipher, mac string, err error) {
+func (u *sshTunUp) negotiated(ctx context.Context) (cipher, mac string, err error) {
 	cli := u.tb.Roles[topology.Client]
-	b, err := cli.ReadFile(cli.Program(u.logName).Log)
+	b, err := role.ReadFile(ctx, cli, cli.Program(u.logName).Log)
 	if err != nil {
 		return "", "", fmt.Errorf("ssh-tun: negotiated cipher: %w", err)
 	}

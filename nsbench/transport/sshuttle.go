@@ -144,7 +144,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 	// No READY=1 to a systemd unit the harness may run under.
 	spec.Env = append(spec.Env, "NOTIFY_SOCKET=")
 	spec.Mounts = append(spec.Mounts, hideResolvers()...)
-	if u.client, err = cli.Start(spec); err != nil {
+	if u.client, err = cli.Start(ctx, spec); err != nil {
 		return nil, err
 	}
 	// Ready once the fixture sshd answers through the redirect: sshuttle
@@ -156,7 +156,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 	}
 	label := t.Label()
 	facts := results.Facts{{Key: sshuttleSpec.Name, Label: "sshuttle", Value: t.version}}
-	if log, err := cli.ReadFile(spec.Log); err == nil {
+	if log, err := role.ReadFile(ctx, cli, spec.Log); err == nil {
 		if m := lastSubmatch(kexLine, log); m != nil {
 			suite := m[1]
 			if m[2] != "<implicit>" {
@@ -170,7 +170,7 @@ func (t *Sshuttle) Up(ctx context.Context, tb *Testbed) (path *Path, err error) 
 		Target:  Target{Host: sshuttleTarget.String(), Ports: FixturePorts(), Carries: CarriesTCP},
 		Facts:   facts,
 		Label:   label,
-		Procs:   u.procs(),
+		Procs:   u.procs(ctx),
 		Carried: u.carried,
 		Close:   u.close,
 	}, nil
@@ -188,7 +188,7 @@ type sshuttleUp struct {
 // addressing puts sshuttleTarget on the server's loopback, routes it via
 // the client's and loads sshuttleGuard (see sshuttleTarget).
 func (u *sshuttleUp) addressing(ctx context.Context) error {
-	if err := u.tb.Roles[topology.Server].AddLoopback(ctx, sshuttleTarget); err != nil {
+	if err := role.AddLoopback(ctx, u.tb.Roles[topology.Server], sshuttleTarget); err != nil {
 		return fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err)
 	}
 	u.addr = true
@@ -198,11 +198,11 @@ func (u *sshuttleUp) addressing(ctx context.Context) error {
 	u.route = true
 	cli := u.tb.Roles[topology.Client]
 	dir := filepath.Join(cli.Dir(), u.dir)
-	if err := cli.MkdirAll(dir, 0o755); err != nil {
+	if err := role.MkdirAll(ctx, cli, dir, 0o755); err != nil {
 		return fmt.Errorf("sshuttle: %w", err)
 	}
 	guard := filepath.Join(dir, "guard.nft")
-	if err := cli.WriteFile(guard, []byte(fmt.Sprintf(sshuttleGuard, sshuttleTarget)), 0o644); err != nil {
+	if err := role.WriteFile(ctx, cli, guard, []byte(fmt.Sprintf(sshuttleGuard, sshuttleTarget)), 0o644); err != nil {
 		return fmt.Errorf("sshuttle: %w", err)
 	}
 	u.guard = true
@@ -249,10 +249,10 @@ func (u *sshuttleUp) carried() (int64, error) {
 // sshuttle's children (its firewall helper and ssh) and the server's sshd
 // session and python have PIDs of their own. A process not found is left
 // out.
-func (u *sshuttleUp) procs() []RSSProc {
+func (u *sshuttleUp) procs(ctx context.Context) []RSSProc {
 	cli := u.tb.Roles[topology.Client]
 	ps := []RSSProc{{Key: "client / sshuttle", PID: u.client.PID(), Role: cli}}
-	for role, ts := range u.descendants() {
+	for role, ts := range u.descendants(ctx) {
 		for _, t := range ts {
 			argv := t.Argv
 			if len(argv) == 0 {
@@ -308,7 +308,8 @@ func (u *sshuttleUp) close() error {
 	u.once.Do(func() {
 		// The next condition's sshuttle takes the same nft table names:
 		// the old helper must be gone before close returns.
-		children := u.descendants()
+		// Teardown runs when the run's context may be done already.
+		children := u.descendants(context.Background())
 		errs := []error{stopAll(u.client, u.server)}
 		for role, ts := range children {
 			_, err := sshuttleWaitGoneOp.On(context.Background(), u.tb.Roles[role], ts)
@@ -326,7 +327,7 @@ func (u *sshuttleUp) close() error {
 			}
 		}
 		if u.addr && srv != nil {
-			if err := srv.RemoveLoopback(context.Background(), sshuttleTarget); err != nil {
+			if err := role.RemoveLoopback(context.Background(), srv, sshuttleTarget); err != nil {
 				errs = append(errs, fmt.Errorf("sshuttle: server address %s: %w", sshuttleTarget, err))
 			}
 		}

@@ -43,17 +43,17 @@ var (
 // the server's), not the processes themselves; each role's on its own
 // host. Once those exit, their children are reparented, so close takes
 // this list before stopping them.
-func (u *sshuttleUp) descendants() map[string][]task {
+func (u *sshuttleUp) descendants(ctx context.Context) map[string][]task {
 	out := map[string][]task{}
-	for role, root := range map[string]*proc.Process{topology.Client: u.client, topology.Server: u.server} {
-		r := u.tb.Roles[role]
+	for name, root := range map[string]*proc.Process{topology.Client: u.client, topology.Server: u.server} {
+		r := u.tb.Roles[name]
 		if r == nil || root == nil {
 			continue
 		}
-		pids, _ := r.PIDs()
-		ts, err := sshuttleDescendantsOp.On(context.Background(), r, treeOf{Roots: []int{root.PID()}, PIDs: pids})
+		pids, _ := role.PIDs(ctx, r)
+		ts, err := sshuttleDescendantsOp.On(ctx, r, treeOf{Roots: []int{root.PID()}, PIDs: pids})
 		if err == nil && len(ts) > 0 {
-			out[role] = ts
+			out[name] = ts
 		}
 	}
 	return out

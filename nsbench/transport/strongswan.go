@@ -211,7 +211,7 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		}
 		spec := r.Program(u.logName, charon)
 		spec.Env = conf.env()
-		if *s.p, err = r.Start(spec); err != nil {
+		if *s.p, err = r.Start(ctx, spec); err != nil {
 			return nil, fmt.Errorf("strongswan: %s: start charon: %w", s.role, err)
 		}
 		if err := waitUnix(ctx, r, conf.vici(), *s.p); err != nil {
@@ -401,14 +401,14 @@ func (u *ssUp) swanctl(ctx context.Context, role string, c ssConfig, args ...str
 // traffic selector is a local address there: charon's route in table
 // 220 (via ipsec0) takes it as its source, and the fixtures, listening on
 // every address, answer on it.
-func (u *ssUp) addInner(ctx context.Context, role string, a netip.Addr) error {
-	if err := u.tb.Roles[role].AddLoopback(ctx, a); err != nil {
+func (u *ssUp) addInner(ctx context.Context, name string, a netip.Addr) error {
+	if err := role.AddLoopback(ctx, u.tb.Roles[name], a); err != nil {
 		return err
 	}
 	if u.inner == nil {
 		u.inner = map[string]netip.Addr{}
 	}
-	u.inner[role] = a
+	u.inner[name] = a
 	return nil
 }
 
@@ -417,9 +417,9 @@ func (u *ssUp) addInner(ctx context.Context, role string, a netip.Addr) error {
 func (u *ssUp) close() error {
 	u.once.Do(func() {
 		errs := []error{stopAll(u.client, u.server)}
-		for role, a := range u.inner {
-			if err := u.tb.Roles[role].RemoveLoopback(context.Background(), a); err != nil {
-				errs = append(errs, fmt.Errorf("strongswan: %s: remove %s from lo: %w", role, a, err))
+		for name, a := range u.inner {
+			if err := role.RemoveLoopback(context.Background(), u.tb.Roles[name], a); err != nil {
+				errs = append(errs, fmt.Errorf("strongswan: %s: remove %s from lo: %w", name, a, err))
 			}
 		}
 		u.err = errors.Join(errs...)

@@ -165,15 +165,20 @@ type Path struct {
 	InKernel string
 	// Diagnose, when set, captures the path's own state after a cell (for
 	// WireGuard: the device's MTU and the peer's transfer counters). It
-	// must not change anything.
+	// must not change anything. Like Carried, it takes no context.
 	Diagnose func() []Diagnostic
 	// Carried, when set, reads the bytes the tunnel has carried so far, by
 	// its own count (the tunnel device's, or the daemon's): the proof that
 	// the instruments' traffic went through it. The orchestrator reads it
 	// around every sample and fails a sample whose tool moved more bytes
-	// than the tunnel carried (a bypass).
+	// than the tunnel carried (a bypass). It takes no context, as the
+	// meters around a sample take none (metrics.Sampler): a read in a
+	// role on a lost host fails through the wire's keepalive.
 	Carried func() (int64, error)
-	// Close undoes Up in reverse order. Safe to call twice.
+	// Close undoes Up in reverse order. Safe to call twice. It takes no
+	// context: teardown runs on every way out, a cancelled run's too, so
+	// what it does in a role runs under context.Background(), bounded by
+	// the role's host (a lost host fails it through the wire's keepalive).
 	Close func() error
 }
 
@@ -183,10 +188,10 @@ func prefix32(a netip.Addr) *net.IPNet {
 
 // LinkBytes reads link name's received plus sent bytes in role r: a
 // tunnel device's count of what it carried (both directions, as one
-// sample's traffic crosses both ways).
+// sample's traffic crosses both ways), for Path.Carried.
 func LinkBytes(r *role.Role, name string) func() (int64, error) {
 	return func() (int64, error) {
-		c, err := r.LinkBytes(name)
+		c, err := role.LinkBytes(context.Background(), r, name)
 		if err != nil {
 			return 0, fmt.Errorf("tunnel bytes: %w", err)
 		}
@@ -247,7 +252,7 @@ type placement struct {
 // each file a placement names to sub of its role's directory, on the
 // role's host, whose programs read it, with the mode it was made with. The
 // scratch directory is removed.
-func generate(sub string, make func(scratch string) error, places ...placement) error {
+func generate(ctx context.Context, sub string, make func(scratch string) error, places ...placement) error {
 	if len(places) == 0 {
 		return errors.New("generate: no role to place the files in")
 	}
@@ -263,7 +268,7 @@ func generate(sub string, make func(scratch string) error, places ...placement) 
 		dir := filepath.Join(pl.r.Dir(), sub)
 		// The files are keys: their directory is root's alone, unless
 		// it exists already (made for an account that must pass, say).
-		if err := pl.r.MkdirAll(dir, 0o700); err != nil {
+		if err := role.MkdirAll(ctx, pl.r, dir, 0o700); err != nil {
 			return err
 		}
 		for _, name := range pl.names {
@@ -276,7 +281,7 @@ func generate(sub string, make func(scratch string) error, places ...placement) 
 			if err != nil {
 				return err
 			}
-			if err := pl.r.WriteFile(filepath.Join(dir, name), b, st.Mode().Perm()); err != nil {
+			if err := role.WriteFile(ctx, pl.r, filepath.Join(dir, name), b, st.Mode().Perm()); err != nil {
 				return err
 			}
 		}
@@ -331,7 +336,7 @@ func lastSubmatch(re *regexp.Regexp, b []byte) []string {
 // accepts TCP as the role sees it.
 func (e *Testbed) Start(ctx context.Context, role string, spec proc.Program, addr string) (*proc.Process, error) {
 	r := e.Roles[role]
-	p, err := r.Start(spec)
+	p, err := r.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

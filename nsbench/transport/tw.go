@@ -17,6 +17,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/relay"
 )
@@ -226,7 +227,7 @@ func (t *TW) Prepare(ctx context.Context, tb *Testbed) error {
 		return err
 	}
 	u := &twUp{tb: tb, bins: b, sub: t.subDir()}
-	if err := u.newPKI(); err != nil {
+	if err := u.newPKI(ctx); err != nil {
 		return err
 	}
 	_, err = t.enrolment(ctx, u)
@@ -244,7 +245,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			err = errors.Join(err, u.close())
 		}
 	}()
-	if err := u.newPKI(); err != nil {
+	if err := u.newPKI(ctx); err != nil {
 		return nil, err
 	}
 	e, err := t.enrolment(ctx, u)
@@ -335,7 +336,7 @@ func (u *twUp) procs() []RSSProc {
 // relay's loopback.
 func (u *twUp) startServer(ctx context.Context) error {
 	spec := u.twSpec(topology.Server, "tw-server", "server", "start")
-	p, err := u.tb.Roles[topology.Server].Start(spec)
+	p, err := u.tb.Roles[topology.Server].Start(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -411,12 +412,12 @@ func (l roleLauncher) Run(ctx context.Context, spec proc.Program) (proc.Result, 
 	return l.tb.Roles[l.role].RunProgram(ctx, spec)
 }
 
-func (l roleLauncher) WriteFile(path string, data []byte, perm os.FileMode) error {
-	return l.tb.Roles[l.role].WriteFile(path, data, perm)
+func (l roleLauncher) WriteFile(ctx context.Context, path string, data []byte, perm os.FileMode) error {
+	return role.WriteFile(ctx, l.tb.Roles[l.role], path, data, perm)
 }
 
-func (l roleLauncher) MkdirAll(path string, perm os.FileMode) error {
-	return l.tb.Roles[l.role].MkdirAll(path, perm)
+func (l roleLauncher) MkdirAll(ctx context.Context, path string, perm os.FileMode) error {
+	return role.MkdirAll(ctx, l.tb.Roles[l.role], path, perm)
 }
 
 // Account makes the relay's login account on the relay's host (an op).

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/relay"
 )
@@ -42,7 +43,7 @@ func (t *TW) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 			return err
 		}}
 	fail := func(err error) (*Fan, error) { return nil, errors.Join(fmt.Errorf("tw: %w", err), f.Close()) }
-	if err := u.newPKI(); err != nil {
+	if err := u.newPKI(ctx); err != nil {
 		return fail(err)
 	}
 	e, err := t.enrolment(ctx, u)
@@ -82,18 +83,18 @@ func (t *TW) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 func (u *twUp) importIn(ctx context.Context, name string) error {
 	r, first := u.tb.Roles[name], u.tb.Roles[topology.Client]
 	for _, d := range []string{"config", "home", "work"} {
-		if err := r.MkdirAll(filepath.Join(u.dir(name), d), 0o700); err != nil {
+		if err := role.MkdirAll(ctx, r, filepath.Join(u.dir(name), d), 0o700); err != nil {
 			return err
 		}
 	}
-	if err := r.MkdirAll(u.certDir(name), 0o755); err != nil {
+	if err := role.MkdirAll(ctx, r, u.certDir(name), 0o755); err != nil {
 		return err
 	}
-	if _, err := copyFrom(first, r, u.sub, filepath.Join(u.dir(topology.Client), u.pki.caCert)); err != nil {
+	if _, err := copyFrom(ctx, first, r, u.sub, filepath.Join(u.dir(topology.Client), u.pki.caCert)); err != nil {
 		return fmt.Errorf("run CA: %w", err)
 	}
 	bundle := BenchUser + "-tw-context.twctx"
-	if _, err := copyFrom(first, r, filepath.Join(u.sub, "work"), filepath.Join(u.workDir(topology.Client), bundle)); err != nil {
+	if _, err := copyFrom(ctx, first, r, filepath.Join(u.sub, "work"), filepath.Join(u.workDir(topology.Client), bundle)); err != nil {
 		return fmt.Errorf("user context: %w", err)
 	}
 	return u.tw(ctx, name, "import", "config", "import", filepath.Join(u.workDir(name), bundle), "--activate")

@@ -101,28 +101,28 @@ func (t *TW) enrolment(ctx context.Context, u *twUp) (*twEnrolled, error) {
 // serve: the server's identity plus the client's VLESS id.
 func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	var t relay.Tenant
-	for _, role := range []string{topology.Server, topology.Client} {
-		r := u.tb.Roles[role]
+	for _, name := range []string{topology.Server, topology.Client} {
+		r := u.tb.Roles[name]
 		for _, d := range []string{"config", "home", "work"} {
-			if err := r.MkdirAll(filepath.Join(u.dir(role), d), 0o700); err != nil {
-				return t, fmt.Errorf("tw: %s: %w", role, err)
+			if err := role.MkdirAll(ctx, r, filepath.Join(u.dir(name), d), 0o700); err != nil {
+				return t, fmt.Errorf("tw: %s: %w", name, err)
 			}
 		}
-		if err := r.MkdirAll(u.certDir(role), 0o755); err != nil {
-			return t, fmt.Errorf("tw: %s: %w", role, err)
+		if err := role.MkdirAll(ctx, r, u.certDir(name), 0o755); err != nil {
+			return t, fmt.Errorf("tw: %s: %w", name, err)
 		}
 	}
 	srv := topology.Server
 	if err := u.tw(ctx, srv, "join-relay", "server", "join-relay", twRelayHost); err != nil {
 		return t, err
 	}
-	req, err := readJoinRequest(u.tb.Roles[srv], u.workDir(srv))
+	req, err := readJoinRequest(ctx, u.tb.Roles[srv], u.workDir(srv))
 	if err != nil {
 		return t, err
 	}
 	respPath := filepath.Join(u.workDir(srv), "join-response.json")
 	b, _ := json.MarshalIndent(joinResponse(req), "", "  ")
-	if err := u.tb.Roles[srv].WriteFile(respPath, b, 0o644); err != nil {
+	if err := role.WriteFile(ctx, u.tb.Roles[srv], respPath, b, 0o644); err != nil {
 		return t, fmt.Errorf("tw: write join response: %w", err)
 	}
 	if err := u.tw(ctx, srv, "join-apply", "server", "join-relay", "--apply", respPath); err != nil {
@@ -152,18 +152,18 @@ func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 	// The exported context goes from the server's directory to the
 	// client's, each on its role's host.
 	name := BenchUser + "-tw-context.twctx"
-	ctxFile, err := u.tb.Roles[srv].ReadFile(filepath.Join(u.workDir(srv), name))
+	ctxFile, err := role.ReadFile(ctx, u.tb.Roles[srv], filepath.Join(u.workDir(srv), name))
 	if err != nil {
 		return t, fmt.Errorf("tw: exported user context: %w", err)
 	}
 	bundle := filepath.Join(u.workDir(topology.Client), name)
-	if err := u.tb.Roles[topology.Client].WriteFile(bundle, ctxFile, 0o600); err != nil {
+	if err := role.WriteFile(ctx, u.tb.Roles[topology.Client], bundle, ctxFile, 0o600); err != nil {
 		return t, fmt.Errorf("tw: exported user context to the client: %w", err)
 	}
 	if err := u.tw(ctx, topology.Client, "import", "config", "import", bundle, "--activate"); err != nil {
 		return t, err
 	}
-	cfg, err := u.tb.Roles[topology.Client].ReadFile(filepath.Join(u.dir(topology.Client), "config", "config.yaml"))
+	cfg, err := role.ReadFile(ctx, u.tb.Roles[topology.Client], filepath.Join(u.dir(topology.Client), "config", "config.yaml"))
 	if err != nil {
 		return t, fmt.Errorf("tw: client config after import: %w", err)
 	}
@@ -185,13 +185,13 @@ func (u *twUp) provision(ctx context.Context) (relay.Tenant, error) {
 
 // readJoinRequest reads the tw_join_<id>.json that join-relay wrote in
 // role r.
-func readJoinRequest(r *role.Role, dir string) (twJoinRequest, error) {
+func readJoinRequest(ctx context.Context, r *role.Role, dir string) (twJoinRequest, error) {
 	var req twJoinRequest
-	files, _ := twGlobOp.On(context.Background(), r, filepath.Join(dir, "tw_join_*.json"))
+	files, _ := twGlobOp.On(ctx, r, filepath.Join(dir, "tw_join_*.json"))
 	if len(files) != 1 {
 		return req, fmt.Errorf("tw server join-relay: want one tw_join_*.json in %s, found %d", dir, len(files))
 	}
-	b, err := r.ReadFile(files[0])
+	b, err := role.ReadFile(ctx, r, files[0])
 	if err != nil {
 		return req, fmt.Errorf("tw: join request: %w", err)
 	}
@@ -241,15 +241,15 @@ type twPKI struct {
 // newPKI makes a fresh CA of the run and the relay's leaf (relay.NewPKI,
 // in a scratch directory here) and writes the CA to the client and the
 // server, whose tw trusts it, and the leaf and its key to the relay.
-func (u *twUp) newPKI() error {
+func (u *twUp) newPKI(ctx context.Context) error {
 	// The relay's tw directory holds its sshd's authorized_keys, which
 	// sshd opens as the relay account: passable (not listable) by it, as
 	// the role's own directory is; generate would make it root's alone.
-	if err := u.tb.Roles[topology.Relay].MkdirAll(u.dir(topology.Relay), role.PrivateDirMode); err != nil {
+	if err := role.MkdirAll(ctx, u.tb.Roles[topology.Relay], u.dir(topology.Relay), role.PrivateDirMode); err != nil {
 		return fmt.Errorf("tw: relay directory: %w", err)
 	}
 	var made *relay.PKI
-	err := generate(u.sub, func(scratch string) (err error) {
+	err := generate(ctx, u.sub, func(scratch string) (err error) {
 		made, err = relay.NewPKI(scratch, twRelayHost)
 		return err
 	}, placement{u.tb.Roles[topology.Client], []string{"ca.crt"}},

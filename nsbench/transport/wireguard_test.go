@@ -17,6 +17,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/wg"
@@ -240,14 +241,14 @@ func testUpClose(t *testing.T, mode wg.Mode) {
 		if len(p.Procs) != 2 || p.Procs[0].Key != "client / wireguard-go" || p.Procs[1].Key != "server / wireguard-go" {
 			t.Fatalf("procs %+v", p.Procs)
 		}
-		for i, role := range []string{topology.Client, topology.Server} {
+		for i, name := range []string{topology.Client, topology.Server} {
 			pid := p.Procs[i].PID
-			pids, err := e.Roles[role].PIDs()
+			pids, err := role.PIDs(context.Background(), e.Roles[name])
 			if err != nil || !contains(pids, pid) {
-				t.Errorf("%s wireguard-go pid %d not in the role's cgroup (%v, %v)", role, pid, pids, err)
+				t.Errorf("%s wireguard-go pid %d not in the role's cgroup (%v, %v)", name, pid, pids, err)
 			}
 			if _, err := os.Stat(wg.SocketPath(names[i])); err != nil {
-				t.Errorf("%s control socket: %v", role, err)
+				t.Errorf("%s control socket: %v", name, err)
 			}
 		}
 	case wg.ImplKernel:

@@ -188,7 +188,7 @@ type ipsecInner struct {
 // and the traffic would go plain).
 func (u *ipsecUp) addInner(ctx context.Context, name string, inner, peerInner, peerOuter netip.Addr) error {
 	r := u.tb.Roles[name]
-	if err := r.AddLoopback(ctx, inner); err != nil {
+	if err := role.AddLoopback(ctx, r, inner); err != nil {
 		return err
 	}
 	rt := innerRoute{Peer: peerInner, Via: peerOuter, Src: inner}
@@ -222,7 +222,7 @@ func (u *ipsecUp) close() error {
 					err = fmt.Errorf("route: %w", rerr)
 				}
 			}
-			if aerr := r.RemoveLoopback(ctx, in.route.Src); aerr != nil {
+			if aerr := role.RemoveLoopback(ctx, r, in.route.Src); aerr != nil {
 				err = errors.Join(err, fmt.Errorf("address: %w", aerr))
 			}
 			if err != nil {

@@ -21,9 +21,9 @@ import (
 )
 
 // machineAgent starts `twnsbench agent SCOPE` inside machine m, as sshd
-// would on another host, joined to the returned Conn by its stdin and
+// would on another host, joined to the returned Wire by its stdin and
 // stdout. done receives its exit.
-func machineAgent(t *testing.T, m nstest.Machine, scope string, idle time.Duration) (c *role.Conn, stdin io.WriteCloser, done <-chan error) {
+func machineAgent(t *testing.T, m nstest.Machine, scope string, idle time.Duration) (c *role.Wire, stdin io.WriteCloser, done <-chan error) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -67,7 +67,7 @@ func machineAgent(t *testing.T, m nstest.Machine, scope string, idle time.Durati
 			cmd.Process.Kill()
 		}
 	})
-	return role.NewConn(m.NS.Name, stdout, stdin), stdin, ch
+	return role.NewWire(m.NS.Name, stdout, stdin), stdin, ch
 }
 
 // Roles on two machines, reached only through their agents: a role's
@@ -112,7 +112,7 @@ func TestRolesOnTwoMachines(t *testing.T) {
 	}
 
 	srvAddr := net.JoinHostPort(peers[topology.Server].String(), "5201")
-	srv, err := roles[topology.Server].Start(roles[topology.Server].Program("iperf3", "iperf3", "-s", "-p", "5201"))
+	srv, err := roles[topology.Server].Start(ctx, roles[topology.Server].Program("iperf3", "iperf3", "-s", "-p", "5201"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestRolesOnTwoMachines(t *testing.T) {
 	}
 	t.Logf("server agent gone at %v", time.Since(t0))
 	// The client's agent still serves (pinged) until its stdin closes.
-	if _, err := roles[topology.Client].UDPStats(); err != nil {
+	if _, err := role.UDPStats(ctx, roles[topology.Client]); err != nil {
 		t.Errorf("client's agent, still pinged: %v", err)
 	}
 	stdins[topology.Client].Close()

@@ -14,9 +14,9 @@ import (
 
 // AgentSession is `twnsbench agent SCOPE` running as root on a host, in
 // the foreground of its own SSH session: the session's stdin and stdout
-// are the role.Conn's stream, its stderr the copy's own messages.
+// are the role.Wire's stream, its stderr the copy's own messages.
 type AgentSession struct {
-	Conn   *role.Conn
+	Wire   *role.Wire
 	stdin  io.WriteCloser
 	done   chan error
 	stderr *lastLines
@@ -52,8 +52,8 @@ func (c *Conn) StartAgent(cp *Copy, scope string) (*AgentSession, error) {
 		a.done <- err
 		close(a.done)
 	}()
-	a.Conn = role.NewConn(c.Host.Role+" "+c.Host.Dest(), stdout, stdin)
-	a.Conn.KeepAlive()
+	a.Wire = role.NewWire(c.Host.Role+" "+c.Host.Dest(), stdout, stdin)
+	a.Wire.KeepAlive()
 	return a, nil
 }
 
@@ -88,8 +88,8 @@ func StartLocalAgent(name, scope string) (*AgentSession, error) {
 		a.done <- cmd.Wait()
 		close(a.done)
 	}()
-	a.Conn = role.NewConn(name, stdout, stdin)
-	a.Conn.KeepAlive()
+	a.Wire = role.NewWire(name, stdout, stdin)
+	a.Wire.KeepAlive()
 	return a, nil
 }
 

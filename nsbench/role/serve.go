@@ -32,7 +32,7 @@ type AgentConfig struct {
 	Bounds *Bounds
 }
 
-// Agent is the far end of a Conn: the twnsbench copy on a role's host,
+// Agent is the far end of a Wire: the twnsbench copy on a role's host,
 // serving requests read from r and answering on w. When r ends (the
 // orchestrator closed the session, or died and the SSH server hung up) or
 // nothing came for cfg.Idle (the link was cut), it stops every daemon it
