@@ -67,19 +67,11 @@ check_ssh_lan() {
 	[ "$(jqv ssh-lan '[.failures // [] | .[]] | length')" = 0 ] || fail "failures in the results"
 }
 
-check_wireguard_kernel() {
-	twnsbench_run wg-kernel --transports wireguard --wireguard kernel --wan off "${SMALL[@]}" || return 1
-	local impl
-	impl=$(jqv wg-kernel '.env.wireguard // ""')
-	echo "env.wireguard: $impl"
-	[[ $impl == "kernel module"* ]] || fail "env.wireguard is '$impl', not the kernel module" || return 1
-	[ "$(jqv wg-kernel '[.samples[] | select(.transport == "wireguard")] | length')" -gt 0 ] || fail "no wireguard samples" || return 1
-	[ "$(jqv wg-kernel '[.failures // [] | .[]] | length')" = 0 ] || fail "failures in the results"
-}
-
 # Both WireGuard implementations as two rows of one run: distinct labels,
 # the kernel row without a userspace process, the wireguard-go row with its
-# two daemons' peak RSS.
+# two daemons' peak RSS. (The auto transport in kernel mode, --transports
+# wireguard --wireguard kernel, is go_cli_wireguard's run, whose
+# TestQuickWireGuardRun asserts the kernel module ran it.)
 check_wireguard_both() {
 	twnsbench_run wg-both --transports wireguard-kernel,wireguard-go --wan off "${SMALL[@]}" || return 1
 	jqv wg-both '.transports[] | "\(.name): \(.label); \(.facts.wireguard // "")"'
@@ -303,8 +295,8 @@ check_go_cli_wireguard() {
 summary() {
 	local kernel wgimpl="n/a" method="n/a" rtt="n/a" loss="n/a" ipsec="n/a" libreswan="n/a" d
 	kernel=$(uname -r)
-	d=$OUT/wg-kernel/bench-results.json
-	[ -f "$d" ] && wgimpl=$(jq -r '.env.wireguard // "n/a"' "$d")
+	d=$OUT/wg-both/bench-results.json
+	[ -f "$d" ] && wgimpl=$(jq -r '[.transports[] | select(.name == "wireguard-kernel") | .facts.wireguard // empty][0] // "n/a"' "$d")
 	d=$OUT/ssh-netem/bench-results.json
 	if [ -f "$d" ]; then
 		method=$(jq -r '.env.impairment_method // "n/a"' "$d")
@@ -336,7 +328,6 @@ measured_rows() {
 CHECKS=(
 	doctor
 	ssh_lan
-	wireguard_kernel
 	wireguard_both
 	netem
 	netem_profiles
