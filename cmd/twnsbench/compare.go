@@ -54,11 +54,8 @@ func compareCommand() *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete run (%s): its cells hold only the samples measured before it stopped\n", c.Args().Get(i), r)
 				}
 			}
-			if diffs := compare.EnvDiffs(old, cur); len(diffs) > 0 {
-				if !c.Bool("force") {
-					return refuse(fmt.Errorf("compare: environments differ (%s); --force to compare anyway", strings.Join(diffs, "; ")))
-				}
-				fmt.Fprintf(c.App.Writer, "environments differ: %s\n\n", strings.Join(diffs, "; "))
+			if err := allowEnvDiffs(c, compare.EnvDiffs(old, cur)); err != nil {
+				return err
 			}
 			rows := compare.Rows(old, cur)
 			if len(rows) == 0 {
@@ -87,6 +84,19 @@ func kindOf(c *results.Clients) string {
 	return "a run's results"
 }
 
+// allowEnvDiffs refuses to compare runs of different environments unless
+// --force is given, and then says what differs.
+func allowEnvDiffs(c *cli.Context, diffs []string) error {
+	if len(diffs) == 0 {
+		return nil
+	}
+	if !c.Bool("force") {
+		return refuse(fmt.Errorf("compare: environments differ (%s); --force to compare anyway", strings.Join(diffs, "; ")))
+	}
+	fmt.Fprintf(c.App.Writer, "environments differ: %s\n\n", strings.Join(diffs, "; "))
+	return nil
+}
+
 // compareClients is compare on two many-client sweeps.
 func compareClients(c *cli.Context, old, cur *results.Clients) error {
 	for i, s := range []*results.Clients{old, cur} {
@@ -94,11 +104,8 @@ func compareClients(c *cli.Context, old, cur *results.Clients) error {
 			fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete sweep (%s): it holds only the counts measured before it stopped\n", c.Args().Get(i), s.Incomplete)
 		}
 	}
-	if diffs := compare.ClientsEnvDiffs(old, cur); len(diffs) > 0 {
-		if !c.Bool("force") {
-			return refuse(fmt.Errorf("compare: environments differ (%s); --force to compare anyway", strings.Join(diffs, "; ")))
-		}
-		fmt.Fprintf(c.App.Writer, "environments differ: %s\n\n", strings.Join(diffs, "; "))
+	if err := allowEnvDiffs(c, compare.ClientsEnvDiffs(old, cur)); err != nil {
+		return err
 	}
 	rows := compare.ClientsRows(old, cur)
 	if len(rows) == 0 {

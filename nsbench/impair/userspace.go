@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
@@ -174,19 +173,7 @@ func (u *Userspace) waitReady(ctx context.Context) (Status, error) {
 }
 
 // status asks the forwarder for its configuration and counters.
-func (u *Userspace) status() (Status, error) {
-	c, err := net.DialTimeout("unix", u.cfg.Control, time.Second)
-	if err != nil {
-		return Status{}, err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Second))
-	var st Status
-	if err := json.NewDecoder(c).Decode(&st); err != nil {
-		return Status{}, fmt.Errorf("read forwarder status: %w", err)
-	}
-	return st, nil
-}
+func (u *Userspace) status() (Status, error) { return forwarderStatus(u.cfg.Control) }
 
 // Counters asks the forwarder for each impaired port's counters.
 func (u *Userspace) Counters(ctx context.Context) ([]Counters, error) {
