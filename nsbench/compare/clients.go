@@ -59,14 +59,7 @@ func ClientsRows(old, cur *results.Clients) []Row {
 		}
 		rows = append(rows, fair)
 	}
-	ps := make([]float64, len(tested))
-	for i, j := range tested {
-		ps[i] = rows[j].P
-	}
-	for i, q := range stats.BenjaminiHochberg(ps) {
-		rows[tested[i]].Q = q
-		rows[tested[i]].Significant = q < Alpha
-	}
+	adjust(rows, tested)
 	return rows
 }
 

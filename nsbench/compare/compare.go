@@ -109,14 +109,7 @@ func Rows(old, cur *results.Document) []Row {
 		tested = append(tested, len(rows))
 		rows = append(rows, r)
 	}
-	ps := make([]float64, len(tested))
-	for i, j := range tested {
-		ps[i] = rows[j].P
-	}
-	for i, q := range stats.BenjaminiHochberg(ps) {
-		rows[tested[i]].Q = q
-		rows[tested[i]].Significant = q < Alpha
-	}
+	adjust(rows, tested)
 	return rows
 }
 
@@ -399,5 +392,18 @@ func num(v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	default:
 		return strings.TrimRight(strconv.FormatFloat(v, 'f', 4, 64), "0")
+	}
+}
+
+// adjust sets the Benjamini–Hochberg q of the rows tested (indices into
+// rows) over their p-values, and marks those under Alpha significant.
+func adjust(rows []Row, tested []int) {
+	ps := make([]float64, len(tested))
+	for i, j := range tested {
+		ps[i] = rows[j].P
+	}
+	for i, q := range stats.BenjaminiHochberg(ps) {
+		rows[tested[i]].Q = q
+		rows[tested[i]].Significant = q < Alpha
 	}
 }
