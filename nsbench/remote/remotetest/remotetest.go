@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,6 +186,13 @@ func (l *Lab) startSSHD(t testing.TB, m *Machine, sshd, authKeys string) ssh.Pub
 		if err := p.Stop(2 * time.Second); err != nil {
 			t.Error(err)
 		}
+		// The sessions it forked outlive it: one whose client went with
+		// the orchestrator's namespace never hears the connection end
+		// (no FIN reaches it) and slept on, parented to init, holding the
+		// machine's namespace after its deletion.
+		if err := endSessions(m.NS, 5*time.Second); err != nil {
+			t.Error(err)
+		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
@@ -193,6 +201,39 @@ func (l *Lab) startSSHD(t testing.TB, m *Machine, sshd, authKeys string) ssh.Pub
 		t.Fatalf("%s: %v\nsshd log:\n%s", m.Name, err, log)
 	}
 	return pub
+}
+
+// endSessions kills every process left in the machine's namespace (its
+// sshd's sessions and what they run: all this lab's) and waits, up to
+// bound, until none is left.
+func endSessions(n *ns.NS, bound time.Duration) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(n.FD(), &st); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	want := fmt.Sprintf("net:[%d]", st.Ino)
+	deadline := time.Now().Add(bound)
+	for {
+		var left []int
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if link, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net")); err == nil && link == want {
+				left = append(left, pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: processes %v still in the machine's namespace after %s", n.Name, left, bound)
+		}
+		time.Sleep(20 * time.Millisecond) // polling /proc for their exit
+	}
 }
 
 // Dial opens a TCP connection from inside the orchestrator namespace
