@@ -139,6 +139,11 @@ func TestRunAcrossHosts(t *testing.T) {
 		if s.Instrument == "iperf3-1" && (s.RoleCPUSec["client"] <= 0 || s.RoleCPUSec["server"] <= 0) {
 			t.Errorf("%s iperf3-1: role CPU %v, want both roles' above 0", s.Transport, s.RoleCPUSec)
 		}
+		// The host figure is the machines' busy CPU together, read by
+		// their agents: at least the roles' own.
+		if s.Instrument == "iperf3-1" && s.HostCPUSec < s.RoleCPUSec["client"]+s.RoleCPUSec["server"] {
+			t.Errorf("%s iperf3-1: host CPU %.2f s under the roles' %v", s.Transport, s.HostCPUSec, s.RoleCPUSec)
+		}
 	}
 	peaks := map[string]map[string]int64{}
 	for _, r := range res.Doc.RSS {

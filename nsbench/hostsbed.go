@@ -255,31 +255,10 @@ func describeHosts(built []hostedRole, edge bool) hostsSetup {
 		hosts: facts}
 }
 
-// hostsCPU reads the CPU times of every host of the run, together: the
-// host figures of a run across hosts.
-func hostsCPU(built []hostedRole) func() (metrics.CPUTimes, error) {
-	return func() (metrics.CPUTimes, error) {
-		var sum metrics.CPUTimes
-		seen := map[string]bool{} // a machine holding two roles counts once
-		for _, b := range built {
-			if seen[b.host.Dest()] {
-				continue
-			}
-			seen[b.host.Dest()] = true
-			// A Sampler reader takes no context (see meter).
-			t, err := role.HostCPU(context.Background(), b.conn)
-			if err != nil {
-				return sum, fmt.Errorf("%s host cpu: %w", b.host.Role, err)
-			}
-			sum = sum.Plus(t)
-		}
-		return sum, nil
-	}
-}
-
-// hostsNoise reads every machine of the run's work besides the run, each
-// through one of its agents (a machine holding two roles is read once):
-// the Noise of a run across hosts, per machine.
+// hostsNoise reads every machine of the run, each through one of its
+// agents (a machine holding two roles is read once): its CPU times (the
+// host figures of a run across hosts, together) and its work besides the
+// run (their Noise).
 func hostsNoise(built []hostedRole, prefix string) func() (map[string]metrics.HostReading, error) {
 	return func() (map[string]metrics.HostReading, error) {
 		out := map[string]metrics.HostReading{}

@@ -172,7 +172,6 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		spec.Congestion = ""
 	}
 	var roles map[string]*role.Role
-	var hostCPU func() (metrics.CPUTimes, error)
 	var machines func() (map[string]metrics.HostReading, error)
 	if tb.cfg.Hosts.On() {
 		t0 := time.Now()
@@ -181,7 +180,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 			return fmt.Errorf("hosts: %w", err)
 		}
 		rec.setup.hosts(describeHosts(built, tb.cfg.WAN), built[0].built, time.Since(t0))
-		roles, hostCPU, machines = rs, hostsCPU(built), hostsNoise(built, tb.prefix)
+		roles, machines = rs, hostsNoise(built, tb.prefix)
 	} else {
 		var err error
 		if roles, err = tb.upHere(rec, spec, dir); err != nil {
@@ -223,7 +222,6 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	tb.sampler = &metrics.Sampler{
 		Roles:         map[string]func() (uint64, error){},
 		ClientRxBytes: meter(roles[topology.Client], role.RxBytes),
-		HostCPU:       hostCPU,
 		Machines:      machines,
 	}
 	if tb.tree != nil {

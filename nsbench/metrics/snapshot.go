@@ -125,11 +125,9 @@ type Sampler struct {
 	// program's (Noise).
 	Run       func() (uint64, error)
 	RunCgroup string
-	// HostCPU reads the CPU times the host figures count; nil is this
-	// host's /proc/stat. Roles on other hosts: their hosts' together.
-	HostCPU func() (CPUTimes, error)
 	// Machines reads every machine of a run across hosts (its agent's
-	// ReadHostNoise); nil on one host.
+	// ReadHostNoise); nil on one host. Their CPU times together are then
+	// the host figures, in place of this host's /proc/stat.
 	Machines func() (map[string]HostReading, error)
 }
 
@@ -170,27 +168,30 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 		}
 		s.ClientRxBytes = v
 	}
-	readHost := sm.HostCPU
-	if readHost == nil {
-		readHost = ReadHostCPU
-	}
 	if sm.Run != nil {
-		together, terr := readTogether(sm.Run, readHost)
+		together, terr := readTogether(sm.Run, ReadHostCPU)
 		tasks, werr := ReadTaskCPU("/proc", os.Getpid(), sm.RunCgroup)
 		errs = append(errs, terr, werr)
 		s.Tasks, s.RunUsageUsec, s.Host = tasks, together.RunUsageUsec, together.Host
 		s.HarnessCPUSec, s.Cores, s.At = together.HarnessCPUSec, together.Cores, together.At
 	} else {
 		s.At = time.Now()
-		var herr, serr error
-		s.Host, herr = readHost()
+		var serr error
 		s.HarnessCPUSec, serr = SelfCPUSec()
-		errs = append(errs, herr, serr)
+		errs = append(errs, serr)
+		if sm.Machines == nil {
+			var herr error
+			s.Host, herr = ReadHostCPU()
+			errs = append(errs, herr)
+		}
 	}
 	if sm.Machines != nil {
 		m, err := sm.Machines()
 		errs = append(errs, err)
 		s.Machines = m
+		for _, r := range m {
+			s.Host = s.Host.Plus(r.Host)
+		}
 	}
 	s.HostBusyTicks = s.Host.BusyTicks()
 	if err := errors.Join(errs...); err != nil {

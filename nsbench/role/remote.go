@@ -89,10 +89,6 @@ var buildRoleOp = NewHostOp("host.build-role", func(ctx context.Context, a RoleO
 		LogDir: r.logDir, Dir: r.private, Self: r.self, LinkFacts: topo.LinkFacts}, nil
 })
 
-var hostCPUOp = NewHostOp("host.cpu-times", func(context.Context, Nothing) (metrics.CPUTimes, error) {
-	return metrics.ReadHostCPU()
-})
-
 // hostNoiseOp reads its host's work besides the run: the argument is the
 // run's prefix, which must be the agent's own run.
 var hostNoiseOp = NewHostOp("host.noise", func(ctx context.Context, prefix string) (metrics.HostReading, error) {
@@ -107,11 +103,6 @@ var hostNoiseOp = NewHostOp("host.noise", func(ctx context.Context, prefix strin
 // of c (metrics.ReadHostNoise, its agent left out).
 func HostNoise(ctx context.Context, c *Wire, prefix string) (metrics.HostReading, error) {
 	return hostNoiseOp.On(ctx, c, prefix)
-}
-
-// HostCPU reads the CPU times of the host at the far end of c.
-func HostCPU(ctx context.Context, c *Wire) (metrics.CPUTimes, error) {
-	return hostCPUOp.On(ctx, c, Nothing{})
 }
 
 // BuildRole has the host at the far end of c build a role, and returns the

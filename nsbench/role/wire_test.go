@@ -151,7 +151,7 @@ func TestWireBoundsEveryLine(t *testing.T) {
 	c := role.NewWire("big host", toOrch, fromOrch)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := role.HostCPU(ctx, c); err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {
+	if _, err := role.HostNoise(ctx, c, "twnsb-abc123"); err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {
 		t.Errorf("an answer over the bound: %v, want the connection ended naming the bound", err)
 	}
 
