@@ -420,15 +420,14 @@ func (tb *testbed) keptHelp() []string {
 // server namespaces allow (net.core.rmem_max and wmem_max), capped at
 // instrument.MaxUDPBuffer. Newer kernels keep these per namespace and show
 // them inside it; older ones (Debian 12's 6.1) only in the initial
-// namespace, where the value then holds for all.
+// namespace of the role's machine, where the value then holds for all.
 func socketBufferLimit(ctx context.Context, roles map[string]*role.Role) (int, error) {
 	limit := instrument.MaxUDPBuffer
 	for _, name := range []string{topology.Client, topology.Server} {
-		for _, key := range []string{"rmem_max", "wmem_max"} {
-			path := "/proc/sys/net/core/" + key
-			b, err := role.ReadFile(ctx, roles[name], path)
+		for _, key := range socketBufferKeys {
+			b, err := role.ReadFile(ctx, roles[name], "/proc/sys/net/core/"+key)
 			if errors.Is(err, os.ErrNotExist) {
-				b, err = os.ReadFile(path) // the initial namespace's, global here
+				b, err = hostSocketBufferOp.On(ctx, role.MachineOf(roles[name]), key)
 			}
 			if err != nil {
 				return 0, fmt.Errorf("%s: read net.core.%s: %w", name, key, err)
@@ -442,3 +441,16 @@ func socketBufferLimit(ctx context.Context, roles map[string]*role.Role) (int, e
 	}
 	return limit, nil
 }
+
+var socketBufferKeys = []string{"rmem_max", "wmem_max"}
+
+// hostSocketBufferOp reads net.core.rmem_max or wmem_max in the initial
+// namespace of the machine it runs on, the only place an older kernel
+// shows them: a role's own machine, never the orchestrator's for a role
+// elsewhere.
+var hostSocketBufferOp = role.NewHostOp("host.socket-buffer-max", func(_ context.Context, key string) ([]byte, error) {
+	if !slices.Contains(socketBufferKeys, key) {
+		return nil, fmt.Errorf("net.core.%s: not a socket buffer limit", key)
+	}
+	return os.ReadFile("/proc/sys/net/core/" + key)
+})

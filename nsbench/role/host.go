@@ -2,6 +2,8 @@ package role
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -16,6 +18,8 @@ type host interface {
 	start(ctx context.Context, p proc.Program) (*proc.Process, error)
 	// run runs a program to its end.
 	run(ctx context.Context, p proc.Program) (proc.Result, error)
+	// The machine the role stands on: its host ops.
+	Machine
 }
 
 // nsHost is a role whose namespace is on this host.
@@ -35,3 +39,47 @@ func (h nsHost) call(ctx context.Context, op string, args []byte) ([]byte, error
 func (nsHost) start(_ context.Context, p proc.Program) (*proc.Process, error) { return proc.Start(p) }
 
 func (nsHost) run(ctx context.Context, p proc.Program) (proc.Result, error) { return proc.Run(ctx, p) }
+
+// Machine is where host ops are carried out (NewHostOp): this machine
+// (Here), the machine at the far end of a Wire, or the machine a role
+// stands on (MachineOf). A run reads every machine's facts, noise and
+// sysctls through one, so a role on this machine and one on another host
+// are described by the same code, and nothing reads this machine's /proc
+// for a role that stands elsewhere.
+type Machine interface {
+	// callHost carries out the host op registered as op in the machine's
+	// own namespace.
+	callHost(ctx context.Context, op string, args []byte) ([]byte, error)
+}
+
+// Here is this machine: its host ops run in this process, their argument
+// and result still crossing as JSON, as they would over a wire.
+var Here Machine = here{}
+
+type here struct{}
+
+func (here) callHost(ctx context.Context, op string, args []byte) ([]byte, error) {
+	return serve(ctx, op, true, args)
+}
+
+// A role's namespace on this machine: its host ops run in this process.
+func (nsHost) callHost(ctx context.Context, op string, args []byte) ([]byte, error) {
+	return Here.callHost(ctx, op, args)
+}
+
+// On carries the op out on machine m.
+func (o *HostOp[A, R]) On(ctx context.Context, m Machine, a A) (R, error) {
+	var res R
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return res, fmt.Errorf("%s: encode argument: %w", o.op.name, err)
+	}
+	out, err := m.callHost(ctx, o.op.name, raw)
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, fmt.Errorf("%s: decode result: %w", o.op.name, err)
+	}
+	return res, nil
+}

@@ -70,3 +70,30 @@ func TestOpsListed(t *testing.T) {
 		}
 	}
 }
+
+var hostEchoOp = NewHostOp("role.test-host-echo", func(_ context.Context, a probeArgs) ([]string, error) {
+	return echoOp.fn(context.Background(), a)
+})
+
+var hostFuncOp = NewHostOp("role.test-host-func", func(context.Context, Nothing) (func(), error) { return func() {}, nil })
+
+// Here carries a host op out in this process as a host's copy would: its
+// result crosses as JSON (a func is refused here as over a wire), and only
+// a host op runs there, never a role's.
+func TestHereCarriesHostOps(t *testing.T) {
+	ctx := context.Background()
+	got, err := hostEchoOp.On(ctx, Here, probeArgs{Name: "m", Count: 2})
+	if err != nil || strings.Join(got, ",") != "m,m" {
+		t.Fatalf("host op on Here: %v, %v", got, err)
+	}
+	if _, err := hostFuncOp.On(ctx, Here, Nothing{}); err == nil || !strings.Contains(err.Error(), "encode result") {
+		t.Errorf("func result on Here: %v", err)
+	}
+	if _, err := Here.callHost(ctx, echoOp.Name(), []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "runs only in a role's namespace") {
+		t.Errorf("a role's op on Here: %v", err)
+	}
+	// A role on this machine runs its host ops here too.
+	if got, err := hostEchoOp.On(ctx, MachineOf(&Role{host: nsHost{}}), probeArgs{Name: "r", Count: 1}); err != nil || len(got) != 1 {
+		t.Errorf("host op on a local role's machine: %v, %v", got, err)
+	}
+}

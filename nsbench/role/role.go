@@ -96,6 +96,9 @@ func (o *Op[A, R]) On(ctx context.Context, r *Role, a A) (R, error) {
 	return res, nil
 }
 
+// MachineOf is the machine role r stands on: its host ops run there.
+func MachineOf(r *Role) Machine { return r.host }
+
 // Name is the role's name ("client").
 func (r *Role) Name() string { return r.name }
 

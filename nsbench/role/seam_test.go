@@ -29,12 +29,12 @@ const maxRoleMethods = 12
 //
 //	op.go, bounds.go        the op registry (names → code, JSON in and out)
 //	                        and what an agent's requests may reach
-//	host.go                 where a role's work is carried out (nsHost)
+//	host.go                 where a role's work is carried out (nsHost), and
+//	                        host ops on a machine (Machine, Here, HostOp.On)
 //	role.go                 the facade: Role, and Op.On carrying an op out in one
 //	files.go, counters.go,  a role's files, counters and loopback addresses:
 //	loopback.go             functions over a Role
-//	wire.go                 the orchestrator's end of the wire (Wire, Via,
-//	                        HostOp.On)
+//	wire.go                 the orchestrator's end of the wire (Wire, Via)
 //	serve.go                the agent: the far end of the wire
 //	tree.go, remote.go      building roles, here or on a host over a Wire
 //

@@ -288,21 +288,14 @@ func (h wireHost) run(ctx context.Context, p proc.Program) (proc.Result, error) 
 	return res, nil
 }
 
-// On carries the op out on the host at the far end of c.
-func (o *HostOp[A, R]) On(ctx context.Context, c *Wire, a A) (R, error) {
-	var res R
-	raw, err := json.Marshal(a)
-	if err != nil {
-		return res, fmt.Errorf("%s: encode argument: %w", o.op.name, err)
-	}
-	out, err := c.Host("").call(ctx, o.op.name, raw)
-	if err != nil {
-		return res, err
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		return res, fmt.Errorf("%s: decode result: %w", o.op.name, err)
-	}
-	return res, nil
+func (c *Wire) callHost(ctx context.Context, op string, args []byte) ([]byte, error) {
+	return c.Host("").call(ctx, op, args)
+}
+
+// The machine at the far end of the wire: a role there runs its host ops
+// through the copy, in the host's own namespace.
+func (h wireHost) callHost(ctx context.Context, op string, args []byte) ([]byte, error) {
+	return h.c.callHost(ctx, op, args)
 }
 
 // Via is r with its work carried over c to the copy serving r's namespace
