@@ -16,9 +16,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
-	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
-	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -131,7 +129,7 @@ type hostedRole struct {
 	built role.HostedRole
 	r     *role.Role
 	conn  *role.Wire // to its agent
-	facts results.Host
+	iface string     // the host's interface it stands on
 }
 
 // upOnHosts reaches every host of the inventory at once (host key, login,
@@ -212,13 +210,7 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	// removes with the role, come to this run's log directory.
 	push(h.Role+" logs", func(ctx context.Context) error { return fetchLogs(ctx, r, hr.LogDir, tb.logDir(), tb.logf) })
 	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
-	// Facts only describe the run: one that cannot be read is left out.
-	facts, err := preflight.HostFacts(ctx, agent.Wire, ifc.Name, preflight.RoleTools(h.Role))
-	if err != nil {
-		tb.logf("%s on %s: recorded without what could not be read: %v", h.Role, h.Dest(), err)
-	}
-	facts.Roles, facts.Login, facts.Iface = []string{h.Role}, h.Dest(), ifc.Name
-	return hostedRole{host: h, built: hr, r: r, conn: agent.Wire, facts: facts}, nil
+	return hostedRole{host: h, built: hr, r: r, conn: agent.Wire, iface: ifc.Name}, nil
 }
 
 // startAgent starts the agent of scope for host h: this binary itself for
@@ -236,23 +228,19 @@ func startAgent(ctx context.Context, h hosts.Host, conn *remote.Conn, prefix, sc
 	return conn.StartAgent(cp, scope)
 }
 
-// describeHosts is the run across hosts for the Environment: its network
-// and each host's facts; edge says the roles stand behind an edge (a WAN
-// run).
-func describeHosts(built []hostedRole, edge bool) hostsSetup {
+// describeHosts is the network of a run across hosts for the
+// Environment; edge says the roles stand behind an edge (a WAN run).
+func describeHosts(built []hostedRole, edge bool) string {
 	var parts []string
-	var facts []results.Host
 	for _, b := range built {
 		parts = append(parts, fmt.Sprintf("%s %s on %s", b.host.Role, b.host.RoleAddr.Addr(), b.host.Dest()))
-		facts = append(facts, b.facts)
 	}
 	network := "one network namespace per role on its own host, joined to the host's interface by a macvlan child; "
 	if edge {
 		network = "one network namespace per role on its own host, joined to the host's interface by a macvlan child behind an edge " +
 			"(the role's eth0 a veth, piped to the child during LAN cells, through the WAN's impairment during WAN cells); "
 	}
-	return hostsSetup{network: network + strings.Join(parts, ", "),
-		hosts: facts}
+	return network + strings.Join(parts, ", ")
 }
 
 // hostsNoise reads every machine of the run, each through one of its

@@ -10,7 +10,6 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -51,8 +50,7 @@ func (rc *recorder) save() error {
 
 func (rc setupRecorder) instruments(decl []results.Instrument) { rc.doc.Instruments = decl }
 
-// topology records the built topology, its offloads, congestion control
-// and the global sysctls it changed (and restored).
+// topology records the built topology on this host.
 func (rc setupRecorder) topology(t *topology.Topology, prefix string, up time.Duration) {
 	rc.doc.Timings.TopologyUpSec = up.Seconds()
 	var parts []string
@@ -63,36 +61,54 @@ func (rc setupRecorder) topology(t *topology.Topology, prefix string, up time.Du
 	if mtu == 0 {
 		mtu = 1500
 	}
-	e := &rc.doc.Env
-	e.Topology = fmt.Sprintf("network namespaces %s-{%s} joined by veth pairs to one Linux bridge (switch namespace); %s; MTU %d",
+	rc.doc.Env.Topology = fmt.Sprintf("network namespaces %s-{%s} joined by veth pairs to one Linux bridge (switch namespace); %s; MTU %d",
 		prefix, strings.Join(t.Spec.Roles, ","), strings.Join(parts, ", "), mtu)
-	e.Offloads = t.Offloads
-	e.Congestion = t.Congestion
-	e.SysctlChanges = t.SysctlChanges
-	if len(t.SysctlChanges) > 0 {
-		e.CongestionNote = "set as each namespace's default (net.ipv4.tcp_congestion_control), so every TCP socket of every tool uses it"
-	}
 }
 
-// hostsSetup is a run across hosts as the Environment states it.
-type hostsSetup struct {
-	network string         // in words
-	hosts   []results.Host // each host's facts, in the inventory's order
-}
-
-// hosts records a run whose roles are on hosts of their own: the network,
-// each host's facts, and the offloads and congestion control of the roles'
-// links (first role's; each host's NIC is in its facts).
-func (rc setupRecorder) hosts(s hostsSetup, first role.HostedRole, up time.Duration) {
+// hosts records a run whose roles are on hosts of their own: its network
+// in words.
+func (rc setupRecorder) hosts(network string, up time.Duration) {
 	rc.doc.Timings.TopologyUpSec = up.Seconds()
+	rc.doc.Env.Topology = network
+}
+
+// machines records the machines the roles stood on, each as read there,
+// and the role links' offloads, congestion control and the global
+// sysctls changed (and restored) to set it: the machines' own where they
+// agree, else "per host", each host's then in its RoleLinks.
+func (rc setupRecorder) machines(hs []results.Host) {
 	e := &rc.doc.Env
-	e.Topology = s.network
-	for _, h := range s.hosts {
+	for _, h := range hs {
 		e.AddHost(h)
 	}
-	e.Offloads = first.Offloads
-	e.Congestion = first.Congestion
-	e.SysctlChanges = first.SysctlChanges
+	agreed := func(field func(*results.RoleLinks) string) string {
+		var v string
+		for i, h := range hs {
+			if h.RoleLinks == nil {
+				return ""
+			}
+			if i > 0 && field(h.RoleLinks) != v {
+				return "per host (Hosts)"
+			}
+			v = field(h.RoleLinks)
+		}
+		return v
+	}
+	e.Offloads = agreed(func(l *results.RoleLinks) string { return l.Offloads })
+	e.Congestion = agreed(func(l *results.RoleLinks) string { return l.Congestion })
+	e.SysctlChanges = nil
+	for _, h := range hs {
+		if h.RoleLinks != nil {
+			for _, c := range h.RoleLinks.SysctlChanges {
+				if !slices.Contains(e.SysctlChanges, c) {
+					e.SysctlChanges = append(e.SysctlChanges, c)
+				}
+			}
+		}
+	}
+	if len(e.SysctlChanges) > 0 {
+		e.CongestionNote = "set as each namespace's default (net.ipv4.tcp_congestion_control), so every TCP socket of every tool uses it"
+	}
 }
 
 func (rc setupRecorder) scp(form, options string) {

@@ -61,3 +61,30 @@ func (f fakeTransport) Check() error  { return nil }
 func (f fakeTransport) Up(context.Context, *transport.Testbed) (*transport.Path, error) {
 	return nil, errors.New("a fake transport builds nothing")
 }
+
+// The machines' role links are the Environment's where they agree; where
+// they differ it says per host and each host keeps its own; every global
+// sysctl any machine changed is named once.
+func TestRecorderMachinesLinks(t *testing.T) {
+	host := func(login, offloads, cc string, changes ...string) results.Host {
+		return results.Host{Login: login, Roles: []string{login}, RoleLinks: &results.RoleLinks{Offloads: offloads, Congestion: cc, SysctlChanges: changes}}
+	}
+	for _, c := range []struct {
+		hosts              []results.Host
+		offloads, cc, note string
+		changes            []string
+	}{
+		{[]results.Host{host("local", "off", "bbr")}, "off", "bbr", "", nil},
+		{[]results.Host{host("a", "off", "cubic", "x"), host("b", "off", "cubic", "x")}, "off", "cubic", "set as", []string{"x"}},
+		{[]results.Host{host("a", "own", "cubic", "x"), host("b", "off", "reno", "y")}, "per host (Hosts)", "per host (Hosts)", "set as", []string{"x", "y"}},
+		{[]results.Host{host("a", "off", "cubic"), {Login: "b"}}, "", "", "", nil}, // a machine's links unknown: not claimed
+	} {
+		rc := newRecorder(&results.Document{Timings: &results.Timings{}}, "")
+		rc.setup.machines(c.hosts)
+		e := rc.doc.Env
+		if e.Offloads != c.offloads || e.Congestion != c.cc || !strings.HasPrefix(e.CongestionNote, c.note) ||
+			strings.Join(e.SysctlChanges, ",") != strings.Join(c.changes, ",") || len(e.Hosts) != len(c.hosts) {
+			t.Errorf("%+v: env offloads %q congestion %q note %q changes %v hosts %d", c.hosts, e.Offloads, e.Congestion, e.CongestionNote, e.SysctlChanges, len(e.Hosts))
+		}
+	}
+}

@@ -22,7 +22,7 @@ var layers = [][]string{
 	{"wancell.go", "wannarrow.go"},
 	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},
 	{"schedule.go", "progress.go", "progress_times.go"},
-	{"testbed.go", "hostsbed.go"},
+	{"testbed.go", "hostsbed.go", "machines.go"},
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
 	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go"},

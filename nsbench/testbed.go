@@ -179,13 +179,15 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		if err != nil {
 			return fmt.Errorf("hosts: %w", err)
 		}
-		rec.setup.hosts(describeHosts(built, tb.cfg.WAN), built[0].built, time.Since(t0))
+		rec.setup.hosts(describeHosts(built, tb.cfg.WAN), time.Since(t0))
 		roles, machines = rs, hostsNoise(built, tb.prefix)
+		rec.setup.machines(readMachines(ctx, hostMachines(built), tb.logf))
 	} else {
 		var err error
 		if roles, err = tb.upHere(rec, spec, dir); err != nil {
 			return err
 		}
+		rec.setup.machines(readMachines(ctx, []machine{thisMachine(tb.topo)}, tb.logf))
 	}
 
 	if tb.cfg.Copies {

@@ -252,6 +252,13 @@ func TestQuickSSHRun(t *testing.T) {
 	if doc.Env.Congestion != "cubic" || doc.Env.ScpForm == "" || doc.Env.Facts.Get("iperf3") == "" || doc.Env.Kernel == "" {
 		t.Errorf("env incomplete: %+v", doc.Env)
 	}
+	// This machine is recorded as a run across hosts records each host:
+	// read by the same host op, its roles' links as built.
+	if hs := doc.Env.Hosts; len(hs) != 1 || hs[0].Login != results.LocalLogin || len(hs[0].Roles) != 3 || hs[0].Kernel != doc.Env.Kernel ||
+		hs[0].Cores <= 0 || hs[0].Tools["iperf3"] == "" || hs[0].RoleLinks == nil || hs[0].RoleLinks.Congestion != "cubic" ||
+		hs[0].RoleLinks.Offloads != doc.Env.Offloads || doc.Env.AcrossHosts() {
+		t.Errorf("env.hosts of a run on one host: %+v", hs)
+	}
 	// The tools' versions are facts, and also where tw's reader looks.
 	var raw struct{ Env map[string]any }
 	if b, err := os.ReadFile(filepath.Join(out, results.FileName)); err != nil || json.Unmarshal(b, &raw) != nil {

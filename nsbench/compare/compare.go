@@ -138,7 +138,7 @@ func EnvDiffs(old, cur *results.Document) []string {
 	check("wan", a.WAN, b.WAN)
 	check("offloads", a.Offloads, b.Offloads)
 	diffs = append(diffs, factDiffs(a.Facts, b.Facts, true)...)
-	diffs = append(diffs, hostDiffs(a.Hosts, b.Hosts)...)
+	diffs = append(diffs, hostDiffs(a.HostsAcross(), b.HostsAcross())...)
 	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))
 	if copies(old) && copies(cur) {
 		check("scp form", a.ScpForm, b.ScpForm)
@@ -236,7 +236,7 @@ func settingsOf(d *results.Document) settings {
 func ToolDiffs(old, cur *results.Document) []string {
 	a, b := old.Env, cur.Env
 	diffs := factDiffs(a.Facts, b.Facts, false)
-	diffs = append(diffs, hostToolDiffs(a.Hosts, b.Hosts)...)
+	diffs = append(diffs, hostToolDiffs(a.HostsAcross(), b.HostsAcross())...)
 	for _, f := range []struct{ name, x, y string }{
 		{"impairment method", a.ImpairmentMethod, b.ImpairmentMethod}, {"harness", a.Harness, b.Harness},
 	} {

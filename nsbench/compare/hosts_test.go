@@ -32,4 +32,15 @@ func TestHostDiffs(t *testing.T) {
 	if d := append(EnvDiffs(a, a), ToolDiffs(a, a)...); len(d) != 0 {
 		t.Errorf("identical hosts differ: %q", d)
 	}
+	// A run on one host that recorded its machine (as every run does now)
+	// is the same environment as an older one that did not: this machine's
+	// kernel and CPU are the Environment's own, compared as such.
+	here := doc("6.18", 1, 1)
+	here.Env.Hosts = []results.Host{{Roles: []string{"client", "relay", "server"}, Login: results.LocalLogin, Kernel: "6.18", Cores: 2}}
+	if d := append(EnvDiffs(local, here), ToolDiffs(here, local)...); len(d) != 0 {
+		t.Errorf("one host with its machine recorded vs without: %q", d)
+	}
+	if got, want := EnvDiffs(here, a), []string{`client host "the orchestrator" vs "root@10.0.0.2:22"`, `server host "the orchestrator" vs "root@10.0.0.3:22"`}; !reflect.DeepEqual(got, want) {
+		t.Errorf("one host (machine recorded) vs across hosts: %q, want %q", got, want)
+	}
 }

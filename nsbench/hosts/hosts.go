@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
+
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -55,8 +57,9 @@ type Host struct {
 	Local bool
 }
 
-// LocalName is the login of a role on this machine (ROLE=local).
-const LocalName = "local"
+// LocalName is the login of a role on this machine (ROLE=local), as the
+// results record it.
+const LocalName = results.LocalLogin
 
 // Dest is "USER@HOST:PORT" (brackets around an IPv6 address), the host's
 // name in every message about it; "local" for this machine.

@@ -57,11 +57,12 @@ var hostFactsOp = role.NewHostOp("host.facts", func(_ context.Context, a factsRe
 	return r, nil
 })
 
-// HostFacts reads the facts of the host at the far end of c (its
-// twnsbench copy) and of its interface iface, with the versions of tools.
-// An error names what could not be read; the Host holds what was.
-func HostFacts(ctx context.Context, c *role.Wire, iface string, tools []string) (results.Host, error) {
-	r, err := hostFactsOp.On(ctx, c, factsRequest{Iface: iface, Tools: tools})
+// HostFacts reads the facts of machine m (this one, or a host through its
+// twnsbench copy) and of its interface iface ("": none), with the versions
+// of tools. An error names what could not be read; the Host holds what
+// was.
+func HostFacts(ctx context.Context, m role.Machine, iface string, tools []string) (results.Host, error) {
+	r, err := hostFactsOp.On(ctx, m, factsRequest{Iface: iface, Tools: tools})
 	if err != nil {
 		return results.Host{}, fmt.Errorf("host facts: %w", err)
 	}

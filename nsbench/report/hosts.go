@@ -11,7 +11,7 @@ import (
 // each machine was: its kernel, CPU, NIC and the tools' versions there.
 // The Environment's own CPU and kernel rows are the orchestrator's.
 func (v *view) writeHosts(w *writer) {
-	hs := v.doc.Env.Hosts
+	hs := v.doc.Env.HostsAcross()
 	if len(hs) == 0 {
 		return
 	}

@@ -44,9 +44,11 @@ func TestHostsTable(t *testing.T) {
 		}
 	}
 
-	d.Env.Hosts = nil
-	if md := string(Markdown(d)); strings.Contains(md, "Hosts") || !strings.Contains(md, "namespaces on one host") {
-		t.Errorf("a run on one host states hosts, or not its one host:\n%s", section(md, "## Environment"))
+	for _, hs := range [][]results.Host{nil, {{Roles: []string{"client", "relay", "server"}, Login: results.LocalLogin, Kernel: "6.12"}}} {
+		d.Env.Hosts = hs
+		if md := string(Markdown(d)); strings.Contains(md, "Hosts") || !strings.Contains(md, "namespaces on one host") {
+			t.Errorf("a run on one host (hosts %v) states hosts, or not its one host:\n%s", hs, section(md, "## Environment"))
+		}
 	}
 }
 

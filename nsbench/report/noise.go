@@ -214,7 +214,7 @@ func optPct(x *float64, scale float64) string {
 // one host).
 func machineCount(d *results.Document) int {
 	seen := map[string]bool{}
-	for _, h := range d.Env.Hosts {
+	for _, h := range d.Env.HostsAcross() {
 		seen[h.Login] = true
 	}
 	return len(seen)
@@ -224,7 +224,7 @@ func machineCount(d *results.Document) int {
 // online, or across hosts the machines' together (0, unknown, when a
 // machine's count was not read).
 func runCores(d *results.Document) int {
-	if len(d.Env.Hosts) == 0 {
+	if !d.Env.AcrossHosts() {
 		if on := d.Env.CPUsOnline; on != nil {
 			return on.Count
 		}

@@ -31,7 +31,7 @@ func (v *view) intro() string {
 		labels[i] = v.label(t)
 	}
 	where := "with client, relay and server in their own Linux network namespaces on one host"
-	if len(v.doc.Env.Hosts) > 0 {
+	if v.doc.Env.AcrossHosts() {
 		// Across hosts the Hosts table says which role ran where.
 		where = "with each role in its own Linux network namespace on the host named for it (Hosts, below)"
 	}

@@ -117,7 +117,7 @@ func FingerprintOf(e Env) FingerprintEnv {
 			f.Tools[k] = v
 		}
 	}
-	for _, h := range e.Hosts {
+	for _, h := range e.HostsAcross() {
 		tools := make([]string, 0, len(h.Tools))
 		for name, v := range h.Tools {
 			tools = append(tools, name+" "+v)
