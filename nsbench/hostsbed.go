@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,112 +15,9 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
-	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
-
-// Reach connects to every host at once and checks each — host key,
-// login, root, its interface, the role's address on that interface's
-// network — before anything exists anywhere; the run then uses these
-// connections. An error names every host that failed.
-func (h *Hosts) Reach(ctx context.Context) error {
-	h.reached = make([]reachedHost, len(h.Inventory.Hosts))
-	errs := make([]error, len(h.Inventory.Hosts))
-	var wg sync.WaitGroup
-	for i, host := range h.Inventory.Hosts {
-		if !host.Local {
-			wg.Go(func() { h.reached[i], errs[i] = reach(ctx, h.SSH, host) })
-		}
-	}
-	wg.Wait()
-	// A role on this machine stands on the interface this machine reaches
-	// the other hosts from (or the one named).
-	var from netip.Addr
-	for _, r := range h.reached {
-		if r.conn != nil {
-			from = r.conn.LocalAddr()
-			break
-		}
-	}
-	for i, host := range h.Inventory.Hosts {
-		if host.Local {
-			ifc, err := remote.LocalIface(ctx, host.Iface, from)
-			if err == nil {
-				err = onNetwork(host, ifc)
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", host.Role, err)
-			}
-			h.reached[i] = reachedHost{ifc: ifc}
-		}
-	}
-	if err := errors.Join(errs...); err == nil {
-		errs = h.addrsTaken(from)
-	}
-	if err := errors.Join(errs...); err != nil {
-		h.Close()
-		return err
-	}
-	return nil
-}
-
-// addrsTaken refuses a role address that a machine of the run holds: a
-// host's own on its interface, or from, this machine's (a role holding
-// it would answer ARP for it and cut that machine off). Addresses of
-// machines outside the run are found by the role's ARP probe.
-func (h *Hosts) addrsTaken(from netip.Addr) []error {
-	taken := map[netip.Addr]string{}
-	if from.IsValid() {
-		taken[from.Unmap()] = "this machine's address"
-	}
-	for i, host := range h.Inventory.Hosts {
-		for _, p := range h.reached[i].ifc.IPv4 {
-			taken[p.Addr()] = host.Dest() + "'s own address on " + h.reached[i].ifc.Name
-		}
-	}
-	var errs []error
-	for _, host := range h.Inventory.Hosts {
-		if who, ok := taken[host.RoleAddr.Addr()]; ok {
-			errs = append(errs, fmt.Errorf("%s: %s: addr %s is %s: give the role a free address", host.Role, host.Dest(), host.RoleAddr.Addr(), who))
-		}
-	}
-	return errs
-}
-
-func reach(ctx context.Context, cfg remote.Config, h hosts.Host) (reachedHost, error) {
-	conn, err := remote.Dial(ctx, cfg, h)
-	if err != nil {
-		return reachedHost{}, fmt.Errorf("%s: %w", h.Role, err)
-	}
-	ifc, err := conn.Iface(ctx)
-	if err == nil {
-		err = onNetwork(h, ifc)
-	}
-	if err != nil {
-		conn.Close()
-		return reachedHost{}, fmt.Errorf("%s: %w", h.Role, err)
-	}
-	return reachedHost{conn: conn, ifc: ifc}, nil
-}
-
-// onNetwork checks that the role's address is on the network of the
-// interface it will stand on.
-func onNetwork(h hosts.Host, ifc remote.Iface) error {
-	if !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
-		return fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, ifc.Name, ifc.IPv4)
-	}
-	return nil
-}
-
-// Close closes the connections Reach opened.
-func (h *Hosts) Close() {
-	for _, r := range h.reached {
-		if r.conn != nil {
-			r.conn.Close()
-		}
-	}
-}
 
 // hostedRole is a role on another host and what serves it.
 type hostedRole struct {
@@ -132,24 +28,24 @@ type hostedRole struct {
 	iface string     // the host's interface it stands on
 }
 
-// upOnHosts reaches every host of the inventory at once (host key, login,
-// root), copies this binary there, starts its agent for each role and has
-// it build the role's namespace on the host's interface. Everything it
-// made goes onto the teardown: each agent's session is closed (the agent
-// then removes its role), each copy removed, each connection closed.
+// upOnHosts has each site's agent build its role's namespace on the
+// host's interface, all at once. The sites go onto the teardown first:
+// each agent, once its session is closed, removes what it built, then the
+// copies and the connections go (Sites.Close).
 func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[string]*role.Role, []hostedRole, error) {
-	inv := tb.cfg.Hosts.Inventory
+	sites := tb.cfg.Sites
+	tb.onTeardown("hosts' agents, copies and connections", func(context.Context) error { return sites.Close() })
 	peers := map[string]netip.Addr{}
-	for _, h := range inv.Hosts {
-		peers[h.Role] = h.RoleAddr.Addr()
+	for _, st := range sites.sites {
+		peers[st.host.Role] = st.host.RoleAddr.Addr()
 	}
 	for name, r := range spec.HostNames {
 		if _, ok := peers[r]; !ok {
 			delete(spec.HostNames, name) // its role is in no host of this run
 		}
 	}
-	built := make([]hostedRole, len(inv.Hosts))
-	errs := make([]error, len(inv.Hosts))
+	built := make([]hostedRole, len(sites.sites))
+	errs := make([]error, len(sites.sites))
 	var mu sync.Mutex // the teardown stack
 	push := func(name string, fn func(context.Context) error) {
 		mu.Lock()
@@ -157,21 +53,12 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 		tb.onTeardown(name, fn)
 	}
 	var wg sync.WaitGroup
-	if len(tb.cfg.Hosts.reached) != len(inv.Hosts) {
-		if err := tb.cfg.Hosts.Reach(ctx); err != nil {
-			return nil, nil, err
-		}
-	}
-	for i, h := range inv.Hosts {
-		reached := tb.cfg.Hosts.reached[i]
-		if reached.conn != nil {
-			push(h.Role+" ssh connection", func(context.Context) error { reached.conn.Close(); return nil })
-		}
+	for i, st := range sites.sites {
 		wg.Go(func() {
 			var err error
-			built[i], err = tb.upOnHost(ctx, h, reached, spec, peers, push)
+			built[i], err = tb.upOnHost(ctx, st, spec, peers, push)
 			if err != nil {
-				errs[i] = fmt.Errorf("%s %s: %w", h.Role, h.Dest(), err)
+				errs[i] = fmt.Errorf("%s %s: %w", st.host.Role, st.host.Dest(), err)
 			}
 		})
 	}
@@ -186,18 +73,12 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 	return roles, built, nil
 }
 
-func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHost, spec topology.Spec, peers map[string]netip.Addr,
+func (tb *testbed) upOnHost(ctx context.Context, st site, spec topology.Spec, peers map[string]netip.Addr,
 	push func(string, func(context.Context) error)) (hostedRole, error) {
 	t0 := time.Now()
-	ifc := reached.ifc
-	scope := role.Scope(tb.prefix, h.Role)
-	agent, err := startAgent(ctx, h, reached.conn, tb.prefix, scope, push)
-	if err != nil {
-		return hostedRole{}, err
-	}
-	push(h.Role+" agent", func(context.Context) error { return agent.Close() })
-	private := privateDir(scope)
-	r, hr, err := role.BuildRole(ctx, agent.Wire, role.RoleOnHost{
+	h, ifc := st.host, st.ifc
+	private := privateDir(role.Scope(tb.prefix, h.Role))
+	r, hr, err := role.BuildRole(ctx, st.agent.Wire, role.RoleOnHost{
 		Link: topology.LinkSpec{Spec: spec, Role: h.Role, Parent: ifc.Name, Addr: h.RoleAddr, Peers: peers,
 			HostsFile: filepath.Join(private, "hosts"), Edge: tb.cfg.WAN},
 		Dirs: role.Dirs{Log: filepath.Join(private, "logs"), Private: private},
@@ -210,22 +91,7 @@ func (tb *testbed) upOnHost(ctx context.Context, h hosts.Host, reached reachedHo
 	// removes with the role, come to this run's log directory.
 	push(h.Role+" logs", func(ctx context.Context) error { return fetchLogs(ctx, r, hr.LogDir, tb.logDir(), tb.logf) })
 	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
-	return hostedRole{host: h, built: hr, r: r, conn: agent.Wire, iface: ifc.Name}, nil
-}
-
-// startAgent starts the agent of scope for host h: this binary itself for
-// a role on this machine, else a verified copy on the host over conn.
-func startAgent(ctx context.Context, h hosts.Host, conn *remote.Conn, prefix, scope string,
-	push func(string, func(context.Context) error)) (*remote.AgentSession, error) {
-	if h.Local {
-		return remote.StartLocalAgent(h.Role+" "+h.Dest(), scope)
-	}
-	cp, err := conn.Install(ctx, prefix)
-	if err != nil {
-		return nil, err
-	}
-	push(h.Role+" copy of twnsbench", func(context.Context) error { return cp.Remove() })
-	return conn.StartAgent(cp, scope)
+	return hostedRole{host: h, built: hr, r: r, conn: st.agent.Wire, iface: ifc.Name}, nil
 }
 
 // describeHosts is the network of a run across hosts for the

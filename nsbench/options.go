@@ -289,6 +289,9 @@ type Deps struct {
 	// Recipe is what Transports were built from: across hosts each row is
 	// rebuilt from it on its roles' hosts and checked there.
 	Recipe transport.Recipe
+	// Sites are the Options' hosts already reached (OpenSites), which the
+	// run then builds on and closes; nil with hosts: Run opens them.
+	Sites *Sites
 }
 
 // Logf is a printf-style logger.
@@ -312,20 +315,12 @@ func fmtMs(d time.Duration) string {
 
 func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// Hosts puts roles on other machines: the inventory and how to reach it.
-// An empty inventory keeps every role on this host.
+// Hosts puts roles on other machines: the inventory and how to reach it,
+// as data. An empty inventory keeps every role on this host. A run holds
+// the machines themselves, reached, as Sites.
 type Hosts struct {
 	Inventory hosts.Inventory
 	SSH       remote.Config
-	// reached holds each host's connection and interface once Reach has
-	// checked them, in the inventory's order.
-	reached []reachedHost
-}
-
-// reachedHost is a host connected to and checked, nothing built yet.
-type reachedHost struct {
-	conn *remote.Conn
-	ifc  remote.Iface
 }
 
 // On reports whether any role is on another host.

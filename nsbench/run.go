@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -44,7 +42,13 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, NIC: plan.NIC, Duration: plan.Duration, Hosts: plan.Hosts,
+	sites := deps.Sites
+	if plan.Hosts.On() && sites == nil {
+		if sites, err = OpenSites(ctx, plan.Hosts); err != nil {
+			return nil, fmt.Errorf("hosts: %w", err)
+		}
+	}
+	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, NIC: plan.NIC, Duration: plan.Duration, Sites: sites,
 		WAN: len(plan.WANs) > 0}
 	for _, svc := range transport.OwnServices() {
 		if instrument.NeedsService(deps.Instruments, svc) {
@@ -56,7 +60,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 	}
 	tb, err := newTestbed(cfg, logf)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, sites.Close())
 	}
 	r := &runner{plan: plan, deps: deps, logf: logf, start: time.Now(), tb: tb}
 	r.res = &Result{OutDir: plan.OutDir, Prefix: tb.prefix}
@@ -198,7 +202,7 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 			r.cells.skip(t, "", "needs the "+missing+" role, which this run has not: name its host (--host "+missing+"=USER@HOST,addr=…)")
 			continue
 		}
-		if why := whyUnavailable(ctx, t, view, r.tb.cfg.Hosts.On(), r.deps.Recipe); why != "" {
+		if why := whyUnavailable(ctx, t, view, r.tb.cfg.Sites.On(), r.deps.Recipe); why != "" {
 			r.cells.skip(t, "", why)
 			continue
 		}
@@ -304,8 +308,6 @@ func (r *runner) writeReports(saved bool) error {
 	return err
 }
 
-// missingRoles names a role t's path needs that the testbed lacks (a run
-// across hosts builds only the roles named), or "".
 // whyUnavailable is why t cannot run, "" when it can: its Check on this
 // host; across hosts its Check on the host of every role it uses (the
 // client, the server and those it needs), rebuilt there from recipe, so
@@ -318,13 +320,8 @@ func whyUnavailable(ctx context.Context, t transport.Transport, view *transport.
 		}
 		return ""
 	}
-	roles := []string{topology.Client, topology.Server}
-	if n, ok := t.(transport.RoleNeeder); ok {
-		roles = append(roles, n.NeedsRoles()...)
-	}
-	slices.Sort(roles)
 	var why []string
-	for _, name := range slices.Compact(roles) {
+	for _, name := range transport.RolesOf(t) {
 		rl := view.Roles[name]
 		if rl == nil {
 			continue
@@ -340,6 +337,8 @@ func whyUnavailable(ctx context.Context, t transport.Transport, view *transport.
 	return strings.Join(why, "; ")
 }
 
+// missingRoles names a role t's path needs that the testbed lacks (a run
+// across hosts builds only the roles named), or "".
 func missingRoles(t transport.Transport, view *transport.Testbed) string {
 	n, ok := t.(transport.RoleNeeder)
 	if !ok {

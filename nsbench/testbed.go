@@ -34,7 +34,7 @@ type testbedConfig struct {
 	Payload    int64               // bytes of the scp payload
 	Warm       int64               // bytes of the warm-up copy
 	Duration   time.Duration       // of each instrument's measurement
-	Hosts      Hosts               // roles on other hosts; empty: all on this one
+	Sites      *Sites              // roles on other hosts, reached; nil: all on this one
 	// WAN says a WAN condition will impair the roles: across hosts each
 	// stands behind an edge (topology.LinkSpec.Edge).
 	WAN bool
@@ -72,9 +72,14 @@ type clientSide struct {
 // newTestbed names a new testbed and makes its log directory; nothing
 // else exists until up.
 func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
-	prefix, err := topology.NewPrefix()
-	if err != nil {
-		return nil, err
+	var prefix string
+	if cfg.Sites.On() {
+		prefix = cfg.Sites.Prefix() // the hosts' copies and agents are named for it
+	} else {
+		var err error
+		if prefix, err = topology.NewPrefix(); err != nil {
+			return nil, err
+		}
 	}
 	tb := &testbed{cfg: cfg, prefix: prefix, logf: logf}
 	if err := os.MkdirAll(tb.logDir(), 0o755); err != nil {
@@ -173,7 +178,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	}
 	var roles map[string]*role.Role
 	var machines func() (map[string]metrics.HostReading, error)
-	if tb.cfg.Hosts.On() {
+	if tb.cfg.Sites.On() {
 		t0 := time.Now()
 		rs, built, err := tb.upOnHosts(ctx, spec)
 		if err != nil {

@@ -77,7 +77,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	}
 	client := tb.role(topology.Client)
 	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf,
-		setUp: map[string]impair.NarrowCounts{}, hosts: tb.cfg.Hosts.On()}
+		setUp: map[string]impair.NarrowCounts{}, hosts: tb.cfg.Sites.On()}
 	for _, name := range slices.Sorted(maps.Keys(tb.view.Roles)) { // across hosts there is no tb.topo
 		w.roles = append(w.roles, tb.role(name))
 	}
@@ -176,7 +176,7 @@ func netemTargets(tb *testbed) []impair.Target {
 // cgroup, metered per sample. Across hosts: one forwarder on each of the
 // client's and the server's hosts (newEdges).
 func newUserspace(ctx context.Context, tb *testbed) (impair.Impairment, error) {
-	if tb.cfg.Hosts.On() {
+	if tb.cfg.Sites.On() {
 		return newEdges(ctx, tb)
 	}
 	cg, err := tb.tree.Beside(impairCgroup)

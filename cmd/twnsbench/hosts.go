@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -175,38 +174,6 @@ func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remo
 			return fmt.Errorf("not ready: %s", strings.Join(d.Failed, "; "))
 		}
 		return runErr
-	})
-}
-
-// checkNamedOnHosts runs doctor on every host of a run, with the run's
-// transport options (topts: --tw PATH, …), and refuses the run when a
-// transport named one by one cannot run on one of them, naming the host
-// and the reason.
-func checkNamedOnHosts(ctx context.Context, hs nsbench.Hosts, named, topts []string) error {
-	if len(named) == 0 {
-		return nil
-	}
-	return eachHost(ctx, io.Discard, hs.Inventory, hs.SSH, func(ctx context.Context, _ io.Writer, h hosts.Host, conn *remote.Conn, _ remote.Iface, cp *remote.Copy) error {
-		out, runErr := remoteOutput(ctx, conn, cp, append([]string{"doctor", "--json"}, topts...)...)
-		var d doctorResult
-		if err := json.Unmarshal(out, &d); err != nil {
-			return errors.Join(runErr, fmt.Errorf("read doctor's output: %w", err))
-		}
-		status := map[string]doctorLine{}
-		for _, t := range d.Transports {
-			status[strings.TrimPrefix(t.Name, "transport ")] = t
-		}
-		var reasons []string
-		for _, n := range named {
-			base, _, _ := strings.Cut(n, ":")
-			if t, ok := status[base]; ok && t.Status != "ok" {
-				reasons = append(reasons, fmt.Sprintf("%s cannot run there: %s", n, t.Detail))
-			}
-		}
-		if len(reasons) > 0 {
-			return fmt.Errorf("--transports: %s", strings.Join(reasons, "; "))
-		}
-		return nil
 	})
 }
 

@@ -186,14 +186,15 @@ func runAction(c *cli.Context) error {
 	// named set (seed-002, whose kernel IPsec rows need ESP) skip what
 	// this host lacks and say why.
 	// Across hosts, what a transport needs is on the hosts, not here: each
-	// host's own doctor says (after the hosts are reached, below).
-	named := individuallyNamed(opts.Transports)
-	if len(named) > 0 && (!plan.Hosts.On() || plan.Hosts.AnyLocal()) {
-		nts, err := buildTransports(c, named)
-		if err != nil {
+	// is checked there by its agent (after the hosts are reached, below).
+	var named []transport.Transport
+	if words := individuallyNamed(opts.Transports); len(words) > 0 {
+		if named, err = buildTransports(c, words); err != nil {
 			return refuse(err)
 		}
-		if err := checkNamed(nts); err != nil {
+	}
+	if len(named) > 0 && (!plan.Hosts.On() || plan.Hosts.AnyLocal()) {
+		if err := checkNamed(named); err != nil {
 			return refuse(err)
 		}
 	}
@@ -216,14 +217,17 @@ func runAction(c *cli.Context) error {
 		return refuse(err)
 	}
 	// Every host reached and checked (key, login, root, interface,
-	// address) before anything exists anywhere.
+	// address), its copy and agent started, and the rows named one by one
+	// checked there, before any role exists anywhere. The run builds on
+	// these sites and ends them; the deferred Close is for a refusal.
+	var sites *nsbench.Sites
 	if plan.Hosts.On() {
-		if err := plan.Hosts.Reach(c.Context); err != nil {
+		if sites, err = nsbench.OpenSites(c.Context, plan.Hosts); err != nil {
 			return refuse(err)
 		}
-		defer plan.Hosts.Close()
-		if err := checkNamedOnHosts(c.Context, plan.Hosts, named, transportArgs(c)); err != nil {
-			return err
+		defer sites.Close()
+		if err := sites.CheckNamed(c.Context, named, transportRecipe(c)); err != nil {
+			return refuse(err)
 		}
 	}
 	// Last, because it creates the directory: the output must be writable.
@@ -240,6 +244,7 @@ func runAction(c *cli.Context) error {
 		Status:           con.Status,
 		TransportOptions: recordedOptions(c),
 		Recipe:           transportRecipe(c),
+		Sites:            sites,
 	})
 	con.Close()
 	if res != nil && res.Doc != nil {

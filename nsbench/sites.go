@@ -1,0 +1,232 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
+	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+// Sites are the machines of a run across hosts, each reached once for the
+// whole run: one SSH connection, one copy of twnsbench and one agent per
+// role's host, named for the run. The run checks the rows named one by
+// one through these agents before anything is built, builds its roles
+// with them, reads their facts and noise, and ends them: an agent removes
+// what it built when its session ends. Options stay data (Hosts); Sites
+// are what a run holds.
+type Sites struct {
+	prefix string
+	sites  []site // the inventory's order
+	close  sync.Once
+	err    error // of Close
+}
+
+// site is one role's host, reached and serving.
+type site struct {
+	host  hosts.Host
+	conn  *remote.Conn // nil for this machine (ROLE=local)
+	ifc   remote.Iface
+	cp    *remote.Copy // nil for this machine
+	agent *remote.AgentSession
+}
+
+// OpenSites reaches every host of h at once and checks each — host key,
+// login, root, its interface, the role's address on that interface's
+// network — then copies twnsbench to each and starts its agent, under a
+// new run's prefix. Nothing is built yet. An error names every host that
+// failed, and whatever was opened is closed again.
+func OpenSites(ctx context.Context, h Hosts) (*Sites, error) {
+	prefix, err := topology.NewPrefix()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sites{prefix: prefix, sites: make([]site, len(h.Inventory.Hosts))}
+	for i, host := range h.Inventory.Hosts {
+		s.sites[i].host = host
+	}
+	if err := s.reach(ctx, h.SSH); err != nil {
+		s.Close()
+		return nil, err
+	}
+	errs := make([]error, len(s.sites))
+	var wg sync.WaitGroup
+	for i := range s.sites {
+		wg.Go(func() { errs[i] = s.sites[i].serve(ctx, prefix) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+// On reports whether the run has sites: its roles on other hosts.
+func (s *Sites) On() bool { return s != nil }
+
+// Prefix is the run's prefix, which everything of it is named with.
+func (s *Sites) Prefix() string { return s.prefix }
+
+// reach connects to every host at once; a role on this machine stands on
+// the interface this machine reaches the other hosts from (or the one
+// named).
+func (s *Sites) reach(ctx context.Context, cfg remote.Config) error {
+	errs := make([]error, len(s.sites))
+	var wg sync.WaitGroup
+	for i := range s.sites {
+		if st := &s.sites[i]; !st.host.Local {
+			wg.Go(func() { errs[i] = st.dial(ctx, cfg) })
+		}
+	}
+	wg.Wait()
+	var from netip.Addr
+	for _, st := range s.sites {
+		if st.conn != nil {
+			from = st.conn.LocalAddr()
+			break
+		}
+	}
+	for i := range s.sites {
+		st := &s.sites[i]
+		if st.host.Local {
+			ifc, err := remote.LocalIface(ctx, st.host.Iface, from)
+			if err == nil {
+				err = onNetwork(st.host, ifc)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", st.host.Role, err)
+			}
+			st.ifc = ifc
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return errors.Join(s.addrsTaken(from)...)
+}
+
+func (st *site) dial(ctx context.Context, cfg remote.Config) error {
+	conn, err := remote.Dial(ctx, cfg, st.host)
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.host.Role, err)
+	}
+	st.conn = conn
+	if st.ifc, err = conn.Iface(ctx); err == nil {
+		err = onNetwork(st.host, st.ifc)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.host.Role, err)
+	}
+	return nil
+}
+
+// addrsTaken refuses a role address that a machine of the run holds: a
+// host's own on its interface, or from, this machine's (a role holding
+// it would answer ARP for it and cut that machine off). Addresses of
+// machines outside the run are found by the role's ARP probe.
+func (s *Sites) addrsTaken(from netip.Addr) []error {
+	taken := map[netip.Addr]string{}
+	if from.IsValid() {
+		taken[from.Unmap()] = "this machine's address"
+	}
+	for _, st := range s.sites {
+		for _, p := range st.ifc.IPv4 {
+			taken[p.Addr()] = st.host.Dest() + "'s own address on " + st.ifc.Name
+		}
+	}
+	var errs []error
+	for _, st := range s.sites {
+		if who, ok := taken[st.host.RoleAddr.Addr()]; ok {
+			errs = append(errs, fmt.Errorf("%s: %s: addr %s is %s: give the role a free address", st.host.Role, st.host.Dest(), st.host.RoleAddr.Addr(), who))
+		}
+	}
+	return errs
+}
+
+// onNetwork checks that the role's address is on the network of the
+// interface it will stand on.
+func onNetwork(h hosts.Host, ifc remote.Iface) error {
+	if !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
+		return fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, ifc.Name, ifc.IPv4)
+	}
+	return nil
+}
+
+// serve starts the site's agent for its role: this binary itself for a
+// role on this machine, else a verified copy on the host.
+func (st *site) serve(ctx context.Context, prefix string) error {
+	scope := role.Scope(prefix, st.host.Role)
+	var err error
+	if st.host.Local {
+		st.agent, err = remote.StartLocalAgent(st.host.Role+" "+st.host.Dest(), scope)
+	} else if st.cp, err = st.conn.Install(ctx, prefix); err == nil {
+		st.agent, err = st.conn.StartAgent(st.cp, scope)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", st.host.Role, st.host.Dest(), err)
+	}
+	return nil
+}
+
+// CheckNamed refuses rows named one by one that cannot run on the host of
+// a role they use (the client, the server and those they need), each
+// checked there as built from rc: the programs, modules and paths of the
+// machines that will run it. A default row that cannot run is skipped by
+// the run instead.
+func (s *Sites) CheckNamed(ctx context.Context, named []transport.Transport, rc transport.Recipe) error {
+	var refusals []string
+	for _, st := range s.sites {
+		var reasons []string
+		for _, t := range named {
+			if !slices.Contains(transport.RolesOf(t), st.host.Role) {
+				continue
+			}
+			why, err := transport.CheckOnMachine(ctx, st.agent.Wire, t.Name(), rc)
+			if err != nil {
+				return fmt.Errorf("%s: %s: check %s: %w", st.host.Role, st.host.Dest(), t.Name(), err)
+			}
+			if why != "" {
+				reasons = append(reasons, fmt.Sprintf("%s cannot run there: %s", t.Name(), why))
+			}
+		}
+		if len(reasons) > 0 {
+			refusals = append(refusals, fmt.Sprintf("%s: %s: --transports: %s", st.host.Role, st.host.Dest(), strings.Join(reasons, "; ")))
+		}
+	}
+	if len(refusals) > 0 {
+		return errors.New(strings.Join(refusals, "; ")) // one line: a refusal
+	}
+	return nil
+}
+
+// Close ends every agent (each removes what it built), removes the copies
+// and closes the connections; safe to call again.
+func (s *Sites) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.close.Do(func() {
+		var errs []error
+		for _, st := range s.sites {
+			if st.agent != nil {
+				errs = append(errs, st.agent.Close())
+			}
+			if st.cp != nil {
+				errs = append(errs, st.cp.Remove())
+			}
+			if st.conn != nil {
+				st.conn.Close()
+			}
+		}
+		s.err = errors.Join(errs...)
+	})
+	return s.err
+}
