@@ -36,7 +36,8 @@ type Config struct {
 	// KeepaliveInterval is how often an idle link is probed
 	// (keepalive@openssh.com, like ssh's ServerAliveInterval); the link is
 	// declared dead and closed when one probe gets no answer within
-	// MissedKeepalives intervals. 0 is 5 s.
+	// MissedKeepalives intervals. 0 is 5 s. Once an agent runs on the
+	// link (StartAgent), its pings are the link's keepalive instead.
 	KeepaliveInterval time.Duration
 	// Dial opens the TCP connection; nil is a net.Dialer. Tests dial from
 	// inside a namespace of their own.
