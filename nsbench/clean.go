@@ -33,10 +33,16 @@ type CleanReport struct {
 // the copies of twnsbench that killed commands installed here. It
 // needs nothing but the names, skips runs whose harness is alive unless
 // force is set, and is safe to run twice.
-func Clean(ctx context.Context, force bool) (CleanReport, error) {
+func Clean(ctx context.Context, force bool) (CleanReport, error) { return clean(ctx, force, "") }
+
+// clean is Clean leaving run own alone ("": none).
+func clean(ctx context.Context, force bool, own string) (CleanReport, error) {
 	var rep CleanReport
 	var errs []error
 	for _, run := range leftoverRuns() {
+		if run == own {
+			continue
+		}
 		rep.Foreign = append(rep.Foreign, foreignDirs(run)...)
 		if pid, alive := ownerAlive(run); alive && !force {
 			rep.Live = append(rep.Live, fmt.Sprintf("%s (harness pid %d)", run, pid))

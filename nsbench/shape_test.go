@@ -17,7 +17,7 @@ import (
 // schedule and progress → the testbed → the workspace → the recorder →
 // the options.
 var layers = [][]string{
-	{"run.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go"},
+	{"run.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
 	{"cell.go", "sample.go", "fault.go", "paired.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks)
 	{"wancell.go", "wannarrow.go"},
 	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},

@@ -14,7 +14,7 @@ func cleanCommand() *cli.Command {
 		Usage: "remove what killed runs left behind (namespaces, processes, cgroups, mounts, files named twnsb-*)",
 		Description: "Removes only things named with twnsbench's prefix. Runs whose harness is still alive\n" +
 			"are left alone unless --force is given. With --host or --hosts, cleans each named host instead,\n" +
-			"through a copy of this binary run there as root (removed afterwards).",
+			"through a copy of this binary started there as root as its agent (removed afterwards).",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "also remove runs whose harness process is still alive"},
 		}, hostFlags(checkHostUsage)...),
@@ -27,23 +27,32 @@ func cleanCommand() *cli.Command {
 				return refuse(err)
 			}
 			if remoteHosts {
-				// A copy of this binary runs `clean` on each host, as root.
+				// A copy of this binary, each host's agent, cleans there.
 				return cleanHosts(c.Context, c.App.Writer, inv, cfg, c.Bool("force"))
 			}
 			rep, err := nsbench.Clean(c.Context, c.Bool("force"))
-			for _, r := range rep.Removed {
-				fmt.Fprintf(c.App.Writer, "removed %s\n", r)
-			}
-			for _, l := range rep.Live {
-				fmt.Fprintf(c.App.Writer, "left alone (still running): %s\n", l)
-			}
-			for _, f := range rep.Foreign {
-				fmt.Fprintf(c.App.Writer, "left alone: %s\n", f)
-			}
-			if len(rep.Removed) == 0 && len(rep.Live) == 0 && len(rep.Foreign) == 0 {
-				fmt.Fprintln(c.App.Writer, "nothing to clean")
+			for _, line := range cleanLines(rep) {
+				fmt.Fprintln(c.App.Writer, line)
 			}
 			return err
 		},
 	}
+}
+
+// cleanLines are what clean says it did, one line each.
+func cleanLines(rep nsbench.CleanReport) []string {
+	var lines []string
+	for _, r := range rep.Removed {
+		lines = append(lines, "removed "+r)
+	}
+	for _, l := range rep.Live {
+		lines = append(lines, "left alone (still running): "+l)
+	}
+	for _, f := range rep.Foreign {
+		lines = append(lines, "left alone: "+f)
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "nothing to clean")
+	}
+	return lines
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
-	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 func doctorCommand() *cli.Command {
@@ -17,11 +16,11 @@ func doctorCommand() *cli.Command {
 		Name:  "doctor",
 		Usage: "check this host (or, with --host, each named host) for what a run needs (root, kernel features, tools, memory); changes nothing",
 		Description: "With --host or --hosts, each host is reached over SSH (its key checked against known_hosts),\n" +
-			"root is checked (the login, or sudo -n), its interface found, a copy of this binary is run\n" +
-			"there as `doctor --json` and removed; every line names the host. Exit 2 when any host is refused.",
+			"root is checked (the login, or sudo -n), its interface found, a copy of this binary is started\n" +
+			"there as its agent, which runs the checks, and removed; every line names the host. Exit 2 when any host is refused.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "size", Value: "5GiB", Usage: "payload size to check tmpfs room for"},
-			&cli.BoolFlag{Name: "json", Usage: "print the checks as one JSON document (what doctor --host reads from each host)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the checks as one JSON document"},
 		}, append(hostFlags(checkHostUsage), transportFlags()...)...),
 		Action: func(c *cli.Context) error {
 			size, err := nsbench.ParseSize(c.String("size"))
@@ -32,24 +31,25 @@ func doctorCommand() *cli.Command {
 			if err != nil {
 				return refuse(err)
 			}
-			if remoteHosts {
-				return doctorHosts(c.Context, c.App.Writer, inv, cfg, c.String("size"), transportArgs(c))
-			}
 			o := nsbench.Defaults()
 			o.SizeBytes = size
-			rep := preflight.Run(preflight.Options{NeedTmpfsBytes: o.SizeBytes + o.WarmBytes(), SizeBytes: o.SizeBytes, Tools: tools})
+			req := nsbench.DoctorRequest{
+				Preflight:  preflight.Options{NeedTmpfsBytes: o.SizeBytes + o.WarmBytes(), SizeBytes: o.SizeBytes, Tools: tools},
+				Transports: givenTransportOptions(c),
+			}
+			if remoteHosts {
+				return doctorHosts(c.Context, c.App.Writer, inv, cfg, req)
+			}
+			d := nsbench.CheckHost(req)
 			if c.Bool("json") {
-				if err := json.NewEncoder(c.App.Writer).Encode(newDoctorResult(rep, transportValues(c))); err != nil {
+				if err := json.NewEncoder(c.App.Writer).Encode(newDoctorResult(d)); err != nil {
 					return err
 				}
-				if err := rep.Err(); err != nil {
-					return refuse(err)
-				}
-				return nil
+			} else {
+				fmt.Fprint(c.App.Writer, d.Report.String())
+				writeTransportLines(c.App.Writer, d.Transports)
 			}
-			fmt.Fprint(c.App.Writer, rep.String())
-			writeTransports(c.App.Writer, transportValues(c))
-			if err := rep.Err(); err != nil {
+			if err := d.Report.Err(); err != nil {
 				return refuse(err)
 			}
 			return nil
@@ -57,8 +57,8 @@ func doctorCommand() *cli.Command {
 	}
 }
 
-// doctorResult is `doctor --json`: this host's checks, kernel and
-// transports, as doctor --host reads them from each host.
+// doctorResult is `doctor --json`: a host's checks, kernel and
+// transports, as doctor prints them.
 type doctorResult struct {
 	Kernel     string            `json:"kernel"` // uname release
 	Checks     []doctorLine      `json:"checks"`
@@ -82,9 +82,12 @@ func (l doctorLine) line() string {
 	return s
 }
 
-func newDoctorResult(rep preflight.Report, topts map[string]string) doctorResult {
-	d := doctorResult{Versions: rep.Versions, Kernel: preflight.KernelRelease()}
-	for _, c := range rep.Checks {
+// newDoctorResult is what doctor found (on this host or another) as
+// doctor prints it. A transport that cannot run fails nothing: a run
+// skips it, or refuses it when it is named.
+func newDoctorResult(doc nsbench.Doctor) doctorResult {
+	d := doctorResult{Versions: doc.Versions, Kernel: doc.Kernel}
+	for _, c := range doc.Checks {
 		l := doctorLine{Status: "ok", Name: c.Name, Detail: c.Detail}
 		switch {
 		case c.OK:
@@ -96,32 +99,33 @@ func newDoctorResult(rep preflight.Report, topts map[string]string) doctorResult
 		}
 		d.Checks = append(d.Checks, l)
 	}
-	d.Transports = transportStatus(topts)
+	d.Transports = transportLines(doc.Transports)
 	return d
 }
 
 // writeTransports lists every registered transport with the options
 // given (topts; the defaults otherwise): whether it can run here, and if
-// not why and how to fix it. A transport that cannot run fails nothing: a
-// run skips it, or refuses it when it is named.
+// not why.
 func writeTransports(w io.Writer, topts map[string]string) {
-	for _, t := range transportStatus(topts) {
-		fmt.Fprintln(w, t.line())
+	writeTransportLines(w, nsbench.CheckTransports(topts))
+}
+
+func writeTransportLines(w io.Writer, checks []preflight.Check) {
+	for _, l := range transportLines(checks) {
+		fmt.Fprintln(w, l.line())
 	}
 }
 
-func transportStatus(topts map[string]string) []doctorLine {
+// transportLines are the transports' checks as doctor prints them: ok,
+// or cannot and why.
+func transportLines(checks []preflight.Check) []doctorLine {
 	var ls []doctorLine
-	for _, s := range transport.Registered() {
-		status, detail := "ok", s.Summary
-		ts, err := transport.Build([]string{s.Name}, topts)
-		if err == nil {
-			err = ts[0].Check()
+	for _, t := range checks {
+		l := doctorLine{Status: "ok", Name: t.Name, Detail: t.Detail}
+		if !t.OK {
+			l.Status = "cannot"
 		}
-		if err != nil {
-			status, detail = "cannot", err.Error()
-		}
-		ls = append(ls, doctorLine{Status: status, Name: "transport " + s.Name, Detail: detail})
+		ls = append(ls, l)
 	}
 	return ls
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +11,11 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/crypto/ssh"
 
+	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -78,15 +78,17 @@ func parseHosts(c *cli.Context) (inv hosts.Inventory, cfg remote.Config, ok bool
 	return inv, cfg, true, nil
 }
 
-// onHost is what a command does with one host, reached as root and with a
-// verified copy of this binary there; it writes its lines to w.
-type onHost func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error
+// onHost is what a command does with one host, reached as root, through
+// the agent of a verified copy of this binary there; it writes its lines
+// to w.
+type onHost func(ctx context.Context, w io.Writer, h hosts.Host, agent *role.Wire, ifc remote.Iface) error
 
 // eachHost reaches every host at once: connect (host key, login, root),
-// find its interface, copy this binary there, do f, remove the copy. Each
-// host's lines are printed together, in the inventory's order. A host
-// that fails is named and does not stop the others; any failure is a
-// refusal (exit 2).
+// find its interface, copy this binary there and start it as the host's
+// agent, do f through it, end the agent and remove the copy. Each host's
+// lines are printed together, in the inventory's order. A host that fails
+// is named and does not stop the others; any failure is a refusal (exit
+// 2).
 func eachHost(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, f onHost) error {
 	runID, err := topology.NewPrefix()
 	if err != nil {
@@ -131,33 +133,30 @@ func oneHost(ctx context.Context, w io.Writer, runID string, cfg remote.Config, 
 			err = errors.Join(err, fmt.Errorf("%s: %w", h.Role, rerr))
 		}
 	}()
-	if err := f(ctx, w, h, conn, ifc, cp); err != nil {
+	agent, err := conn.StartAgent(cp, role.Scope(runID, h.Role))
+	if err != nil {
+		return fmt.Errorf("%s: %w", h.Role, err)
+	}
+	defer func() {
+		if cerr := agent.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: %s: %w", h.Role, h.Dest(), cerr))
+		}
+	}()
+	if err := f(ctx, w, h, agent.Wire, ifc); err != nil {
 		return fmt.Errorf("%s: %s: %w", h.Role, h.Dest(), err)
 	}
 	return nil
 }
 
-// remoteOutput runs the copy with args as root; a nonzero exit that still
-// wrote its output (doctor refusing) returns both.
-func remoteOutput(ctx context.Context, conn *remote.Conn, cp *remote.Copy, args ...string) ([]byte, error) {
-	out, err := conn.Output(ctx, cp.Command(args...), nil)
-	var ee *ssh.ExitError
-	if errors.As(err, &ee) && len(out) > 0 {
-		return out, fmt.Errorf("%s exited %d", args[0], ee.ExitStatus())
-	}
-	return out, err
-}
-
-// doctorHosts runs doctor on every host, with the transports' options
-// given (topts), and prints each host's checks, every line starting with
-// the role and the host.
-func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, size string, topts []string) error {
-	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, ifc remote.Iface, cp *remote.Copy) error {
-		out, runErr := remoteOutput(ctx, conn, cp, append([]string{"doctor", "--json", "--size", size}, topts...)...)
-		var d doctorResult
-		if err := json.Unmarshal(out, &d); err != nil {
-			return errors.Join(runErr, fmt.Errorf("read doctor's output: %w", err))
+// doctorHosts runs doctor on every host (req: what to check), and prints
+// each host's checks, every line starting with the role and the host.
+func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, req nsbench.DoctorRequest) error {
+	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, agent *role.Wire, ifc remote.Iface) error {
+		doc, err := nsbench.DoctorOn(ctx, agent, req)
+		if err != nil {
+			return err
 		}
+		d := newDoctorResult(doc)
 		addrs := make([]string, len(ifc.IPv4))
 		for i, a := range ifc.IPv4 {
 			addrs[i] = a.String()
@@ -173,23 +172,17 @@ func doctorHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remo
 		if len(d.Failed) > 0 {
 			return fmt.Errorf("not ready: %s", strings.Join(d.Failed, "; "))
 		}
-		return runErr
+		return nil
 	})
 }
 
 // cleanHosts runs clean on every host, printing what each removed.
 func cleanHosts(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.Config, force bool) error {
-	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, conn *remote.Conn, _ remote.Iface, cp *remote.Copy) error {
-		args := []string{"clean"}
-		if force {
-			args = append(args, "--force")
-		}
-		// The copy's clean also removes the copies killed commands left.
-		out, err := remoteOutput(ctx, conn, cp, args...)
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			if line != "" {
-				fmt.Fprintf(w, "%s %s: %s\n", h.Role, h.Dest(), line)
-			}
+	return eachHost(ctx, w, inv, cfg, func(ctx context.Context, w io.Writer, h hosts.Host, agent *role.Wire, _ remote.Iface) error {
+		// The host's clean also removes the copies killed commands left.
+		rep, err := nsbench.CleanOn(ctx, agent, force)
+		for _, line := range cleanLines(rep) {
+			fmt.Fprintf(w, "%s %s: %s\n", h.Role, h.Dest(), line)
 		}
 		return err
 	})

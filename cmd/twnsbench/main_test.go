@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 	impair.MaybeRunProbe() // and as the WAN probes
 	// A run started in-process re-executes this binary as its userspace
 	// WireGuard daemon (`wg-userspace IFNAME`): serve it, don't test.
-	// A copy of this binary that doctor --host or clean --host runs on an
-	// emulated machine gets its subcommand and no environment: any first
+	// A copy of this binary started on an emulated machine (a host's
+	// agent) gets its subcommand and no environment: any first
 	// argument that is not a test flag makes it the command.
 	if os.Getenv(asCommandEnv) == "1" || len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
 		ns.MaybeRunHelper()

@@ -74,17 +74,18 @@ func transportValues(c *cli.Context) map[string]string {
 	return values
 }
 
-// transportArgs are the transports' options given on the command line, as
-// flags for another host's doctor: it checks the programs at the paths
-// the run will start there (the same paths as here).
-func transportArgs(c *cli.Context) []string {
-	var args []string
+// givenTransportOptions are the transports' options given on the command
+// line, for another host's doctor: it checks the programs at the paths
+// the run will start there (the same paths as here), and the options not
+// given at their defaults there.
+func givenTransportOptions(c *cli.Context) map[string]string {
+	given := map[string]string{}
 	for _, o := range transport.Options() {
 		if c.IsSet(o.Name) {
-			args = append(args, "--"+o.Name, c.String(o.Name))
+			given[o.Name] = c.String(o.Name)
 		}
 	}
-	return args
+	return given
 }
 
 // instrumentList names ins, comma-separated.

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 )
 
 // Config is how to reach hosts; the zero value is OpenSSH's defaults.
@@ -35,7 +36,8 @@ type Config struct {
 	// KeepaliveInterval is how often an idle link is probed
 	// (keepalive@openssh.com, like ssh's ServerAliveInterval); the link is
 	// declared dead and closed when one probe gets no answer within
-	// MissedKeepalives intervals. 0 is 5 s.
+	// MissedKeepalives intervals. 0 is 5 s. Once an agent runs on the
+	// link (StartAgent), its pings are the link's keepalive instead.
 	KeepaliveInterval time.Duration
 	// Dial opens the TCP connection; nil is a net.Dialer. Tests dial from
 	// inside a namespace of their own.
@@ -68,6 +70,10 @@ type Conn struct {
 	once   sync.Once
 	mu     sync.Mutex
 	dead   error // why the keepalive closed the link
+	// agent is closed when an agent's wire takes over the link's
+	// keepalive (keepAliveBy): one probe on a link, never two.
+	agent     chan struct{}
+	agentOnce sync.Once
 }
 
 // Dial connects to h, checks its host key and logs in, starts keepalives,
@@ -120,7 +126,7 @@ func Dial(ctx context.Context, cfg Config, h hosts.Host) (*Conn, error) {
 		return nil, fmt.Errorf("%s: ssh handshake: %w", h.Dest(), err)
 	}
 	tcp.SetDeadline(time.Time{})
-	c := &Conn{Host: h, client: ssh.NewClient(sc, chans, reqs), closed: make(chan struct{})}
+	c := &Conn{Host: h, client: ssh.NewClient(sc, chans, reqs), closed: make(chan struct{}), agent: make(chan struct{})}
 	go c.keepalive(cfg.keepalive())
 	if err := c.checkRoot(ctx); err != nil {
 		c.Close()
@@ -129,15 +135,18 @@ func Dial(ctx context.Context, cfg Config, h hosts.Host) (*Conn, error) {
 	return c, nil
 }
 
-// keepalive probes the link every interval; an answer missing for
-// MissedKeepalives intervals closes the connection, so every session on
-// it fails instead of waiting on a dead link.
+// keepalive probes the link every interval until an agent's wire takes
+// over (keepAliveBy); an answer missing for MissedKeepalives intervals
+// closes the connection, so every session on it fails instead of waiting
+// on a dead link.
 func (c *Conn) keepalive(interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-c.closed:
+			return
+		case <-c.agent:
 			return
 		case <-t.C:
 		}
@@ -150,6 +159,8 @@ func (c *Conn) keepalive(interval time.Duration) {
 		select {
 		case <-c.closed:
 			return
+		case <-c.agent:
+			return
 		case err := <-reply:
 			if err != nil {
 				c.die(fmt.Errorf("link lost: %w", err))
@@ -160,6 +171,26 @@ func (c *Conn) keepalive(interval time.Duration) {
 			return
 		}
 	}
+}
+
+// keepAliveBy hands the link's keepalive to the pings of w, the wire to
+// an agent on the host: they cross the link and the agent answers them,
+// so they notice a frozen agent, which keepalive@openssh.com (answered by
+// sshd) does not, as well as a cut link. When w ends for want of an
+// answer, the link is closed as the SSH probe would close it: every
+// session on it fails at once, and Dead says why.
+func (c *Conn) keepAliveBy(w *role.Wire) {
+	c.agentOnce.Do(func() { close(c.agent) })
+	go func() {
+		select {
+		case <-c.closed:
+		case <-w.Done():
+			var lost *role.LostError
+			if errors.As(w.Err(), &lost) && lost.Silent {
+				c.die(lost)
+			}
+		}
+	}()
 }
 
 func (c *Conn) die(err error) {

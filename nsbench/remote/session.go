@@ -24,36 +24,39 @@ type AgentSession struct {
 
 // StartAgent starts the copy as the agent of scope on c's host. When the
 // session ends for any reason (Close, this process killed, the link cut)
-// the agent stops what it started and removes what it built.
+// the agent stops what it started and removes what it built. From then on
+// the agent's pings keep the link alive (keepAliveBy).
 func (c *Conn) StartAgent(cp *Copy, scope string) (*AgentSession, error) {
-	s, err := c.client.NewSession()
+	a, err := startAgent(c.Host.Role+" "+c.Host.Dest(), func(stderr io.Writer) (io.WriteCloser, io.Reader, func() error, error) {
+		s, err := c.client.NewSession()
+		if err != nil {
+			return nil, nil, nil, c.linkErr(fmt.Errorf("%s: open session: %w", c.Host.Dest(), err))
+		}
+		stdin, err := s.StdinPipe()
+		if err != nil {
+			s.Close()
+			return nil, nil, nil, fmt.Errorf("%s: agent: %w", c.Host.Dest(), err)
+		}
+		stdout, err := s.StdoutPipe()
+		if err != nil {
+			s.Close()
+			return nil, nil, nil, fmt.Errorf("%s: agent: %w", c.Host.Dest(), err)
+		}
+		s.Stderr = stderr
+		if err := s.Start(cp.Command("agent", scope)); err != nil {
+			s.Close()
+			return nil, nil, nil, c.linkErr(fmt.Errorf("%s: start the agent: %w", c.Host.Dest(), err))
+		}
+		return stdin, stdout, func() error {
+			err := s.Wait()
+			s.Close()
+			return err
+		}, nil
+	})
 	if err != nil {
-		return nil, c.linkErr(fmt.Errorf("%s: open session: %w", c.Host.Dest(), err))
+		return nil, err
 	}
-	stdin, err := s.StdinPipe()
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("%s: agent: %w", c.Host.Dest(), err)
-	}
-	stdout, err := s.StdoutPipe()
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("%s: agent: %w", c.Host.Dest(), err)
-	}
-	a := &AgentSession{stdin: stdin, done: make(chan error, 1), stderr: &lastLines{}}
-	s.Stderr = a.stderr
-	if err := s.Start(cp.Command("agent", scope)); err != nil {
-		s.Close()
-		return nil, c.linkErr(fmt.Errorf("%s: start the agent: %w", c.Host.Dest(), err))
-	}
-	go func() {
-		err := s.Wait()
-		s.Close()
-		a.done <- err
-		close(a.done)
-	}()
-	a.Wire = role.NewWire(c.Host.Role+" "+c.Host.Dest(), stdout, stdin)
-	a.Wire.KeepAlive()
+	c.keepAliveBy(a.Wire)
 	return a, nil
 }
 
@@ -63,29 +66,46 @@ func (c *Conn) StartAgent(cp *Copy, scope string) (*AgentSession, error) {
 // process ends for any reason, the pipe closes and the agent removes what
 // it built.
 func StartLocalAgent(name, scope string) (*AgentSession, error) {
-	self, err := os.Executable()
+	return startAgent(name, func(stderr io.Writer) (io.WriteCloser, io.Reader, func() error, error) {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: agent: %w", name, err)
+		}
+		cmd := exec.Command(self, "agent", scope)
+		// Its own process group: a Ctrl-C at the terminal reaches the
+		// orchestrator, which then tears the role down through it in order.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: agent: %w", name, err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: agent: %w", name, err)
+		}
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: start the agent: %w", name, err)
+		}
+		return stdin, stdout, cmd.Wait, nil
+	})
+}
+
+// openStream starts an agent with its messages to stderr and returns its
+// stream (the agent's stdin and stdout) and what waits for its end.
+type openStream func(stderr io.Writer) (stdin io.WriteCloser, stdout io.Reader, wait func() error, err error)
+
+// startAgent is an agent started by open, the Wire to it named name, kept
+// alive by its pings (role.Wire.KeepAlive).
+func startAgent(name string, open openStream) (*AgentSession, error) {
+	a := &AgentSession{done: make(chan error, 1), stderr: &lastLines{}}
+	stdin, stdout, wait, err := open(a.stderr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: agent: %w", name, err)
+		return nil, err
 	}
-	cmd := exec.Command(self, "agent", scope)
-	// Its own process group: a Ctrl-C at the terminal reaches the
-	// orchestrator, which then tears the role down through it in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%s: agent: %w", name, err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%s: agent: %w", name, err)
-	}
-	a := &AgentSession{stdin: stdin, done: make(chan error, 1), stderr: &lastLines{}}
-	cmd.Stderr = a.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start the agent: %w", name, err)
-	}
+	a.stdin = stdin
 	go func() {
-		a.done <- cmd.Wait()
+		a.done <- wait()
 		close(a.done)
 	}()
 	a.Wire = role.NewWire(name, stdout, stdin)

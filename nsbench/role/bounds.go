@@ -16,6 +16,9 @@ import (
 // checks every request against them: the namespace a call enters, where a
 // program runs, logs and works, and every path an op reads or writes
 // (CheckPath, CheckRead).
+//
+// In the host's own namespace it carries out only the host ops named in
+// hostOpsInBounds, each of which checks what it reaches itself.
 type Bounds struct {
 	// Scope is the run's prefix and the role ("twnsb-3fa9c1-client"): the
 	// only role the agent builds and the name of the only namespace it
@@ -43,6 +46,16 @@ func withBounds(ctx context.Context, b *Bounds) context.Context {
 func boundsOf(ctx context.Context) *Bounds {
 	b, _ := ctx.Value(boundsKey{}).(*Bounds)
 	return b
+}
+
+// ServingScope is the scope of the agent whose request ctx serves
+// (Bounds.Scope): what a host op must leave to the agent itself. "" for
+// work this process does for itself.
+func ServingScope(ctx context.Context) string {
+	if b := boundsOf(ctx); b != nil {
+		return b.Scope
+	}
+	return ""
 }
 
 // netnsViews are the files that show the namespace an op runs in: reading
@@ -75,6 +88,27 @@ func checkCgroup(ctx context.Context, path string) error {
 		return nil
 	}
 	return fmt.Errorf("cgroup %s is outside the run's (%s)", path, b.Cgroup)
+}
+
+// hostOpsInBounds are the host ops (NewHostOp) a bounded agent carries
+// out in its host's own namespace, with what each may reach there. A new
+// host op is refused by every agent until it is named here.
+var hostOpsInBounds = map[string]string{
+	"host.build-role":        "builds the agent's own role only (Bounds.role)",
+	"host.facts":             "reads the host's facts; changes nothing",
+	"host.noise":             "reads the host's CPU times besides the agent's own run; changes nothing",
+	"host.doctor":            "checks what a run needs; changes nothing",
+	"host.clean":             "removes what `twnsbench clean` removes (named with the prefix), never the agent's own run",
+	"host.socket-buffer-max": "reads net.core.rmem_max or wmem_max; changes nothing",
+	"transport.check-host":   "checks whether a row can run on the host; changes nothing",
+}
+
+// hostOp refuses a host op the agent does not serve.
+func (b *Bounds) hostOp(name string) error {
+	if _, ok := hostOpsInBounds[name]; b == nil || ok {
+		return nil
+	}
+	return fmt.Errorf("op %s: not one this agent carries out in its host's namespace", name)
 }
 
 // netns refuses a namespace other than the role's.

@@ -163,6 +163,9 @@ func (a *agent) serve(ctx context.Context, req request) response {
 	switch req.Kind {
 	case "call":
 		if req.NetNS == "" {
+			if err := boundsOf(ctx).hostOp(req.Op); err != nil {
+				return response{Err: err.Error()}
+			}
 			out, err := serve(ctx, req.Op, true, req.Args)
 			return response{Result: out, Err: errText(err)}
 		}

@@ -313,6 +313,9 @@ func Via(c *Wire, r *Role) *Role {
 type LostError struct {
 	Host string // the role and the login ("server root@10.0.0.3:22")
 	Why  string
+	// Silent: the far side stopped answering pings (KeepAlive), so the
+	// link itself, not just this stream, is taken for dead.
+	Silent bool
 }
 
 func (e *LostError) Error() string { return e.Host + ": " + e.Why + ": link lost" }
@@ -323,7 +326,10 @@ const PingInterval = 3 * time.Second
 
 // KeepAlive pings the far side every PingInterval until the connection
 // ends, and ends it when a ping is not answered within 3 intervals: a cut
-// link then fails the calls in flight instead of holding them forever.
+// link, a host down or a frozen agent then fails the calls in flight
+// instead of holding them forever. It is the one keepalive of a link
+// that carries an agent: the agent itself answers, where an SSH-level
+// probe is answered by sshd while the agent is stopped.
 func (c *Wire) KeepAlive() {
 	go func() {
 		t := time.NewTicker(PingInterval)
@@ -338,7 +344,7 @@ func (c *Wire) KeepAlive() {
 			_, err := c.ping(ctx)
 			cancel()
 			if err != nil {
-				c.end(&LostError{Host: c.host, Why: fmt.Sprintf("no answer to a ping for %v", 3*PingInterval)})
+				c.end(&LostError{Host: c.host, Why: fmt.Sprintf("no answer to a ping for %v", 3*PingInterval), Silent: true})
 				return
 			}
 		}
