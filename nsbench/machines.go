@@ -24,10 +24,10 @@ type machine struct {
 	links topology.LinkFacts
 }
 
-// thisMachine is the machine of a run on one host: every role of topo,
-// on veths.
-func thisMachine(topo *topology.Topology) machine {
-	return machine{on: role.Here, login: hosts.LocalName, roles: topo.Spec.Roles, links: topo.LinkFacts}
+// thisMachine is the machine of a run on one host: every role of spec,
+// on veths whose links were built as links says.
+func thisMachine(spec topology.Spec, links topology.LinkFacts) machine {
+	return machine{on: role.Here, login: hosts.LocalName, roles: spec.Roles, links: links}
 }
 
 // hostMachines are the machines of a run across hosts, one per role, in

@@ -51,18 +51,18 @@ func (rc *recorder) save() error {
 func (rc setupRecorder) instruments(decl []results.Instrument) { rc.doc.Instruments = decl }
 
 // topology records the built topology on this host.
-func (rc setupRecorder) topology(t *topology.Topology, prefix string, up time.Duration) {
+func (rc setupRecorder) topology(spec topology.Spec, prefix string, up time.Duration) {
 	rc.doc.Timings.TopologyUpSec = up.Seconds()
 	var parts []string
-	for _, role := range t.Spec.Roles {
-		parts = append(parts, fmt.Sprintf("%s %s", role, t.Spec.Addr(role)))
+	for _, role := range spec.Roles {
+		parts = append(parts, fmt.Sprintf("%s %s", role, spec.Addr(role)))
 	}
-	mtu := t.Spec.MTU
+	mtu := spec.MTU
 	if mtu == 0 {
 		mtu = 1500
 	}
 	rc.doc.Env.Topology = fmt.Sprintf("network namespaces %s-{%s} joined by veth pairs to one Linux bridge (switch namespace); %s; MTU %d",
-		prefix, strings.Join(t.Spec.Roles, ","), strings.Join(parts, ", "), mtu)
+		prefix, strings.Join(spec.Roles, ","), strings.Join(parts, ", "), mtu)
 }
 
 // hosts records a run whose roles are on hosts of their own: its network

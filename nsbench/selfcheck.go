@@ -90,7 +90,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	}
 	harness := tb.job(tb.direct())
 	direct := *harness
-	ns := tb.topo.Spec.NetnsName(topology.Client)
+	ns := tb.spec.NetnsName(topology.Client)
 	direct.Run = bareRun(ns)
 	res = &results.SelfCheck{
 		Generated: time.Now().UTC().Format(time.RFC3339), SelfCheckMachine: results.SelfCheckMachine{Kernel: kernelRelease(), CPUModel: cpuModel(), Cores: runtime.NumCPU()},

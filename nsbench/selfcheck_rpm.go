@@ -68,7 +68,7 @@ func rpmCrossCheck(ctx context.Context, tb *testbed, o RPMCrossOptions, logf Log
 	ours := instrument.RPM{MaxConnections: o.Connections}
 	job := tb.job(target)
 	job.Duration = o.Limit
-	bare := bareRun(tb.topo.Spec.NetnsName(topology.Client))
+	bare := bareRun(tb.spec.NetnsName(topology.Client))
 	for pair := 0; pair < o.Runs; pair++ {
 		var run results.RPMCrossRun
 		for i := range 2 {

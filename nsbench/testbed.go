@@ -53,7 +53,7 @@ type testbed struct {
 	prefix  string
 	logf    Logf
 	stack   undoStack
-	topo    *topology.Topology // nil until up built it
+	spec    *topology.Spec // of the switch on this host; nil until up built it (and across hosts)
 	view    *transport.Testbed // nil until up built the topology
 	tree    *role.Tree         // the run's cgroups
 	payload *payload           // nil when no instrument copies a file
@@ -134,27 +134,34 @@ func (tb *testbed) down() error {
 	return tb.stack.unwind(ctx)
 }
 
-// upHere builds the roles on this host: the topology and the roles'
-// cgroups.
-func (tb *testbed) upHere(rec *recorder, spec topology.Spec, dir string) (map[string]*role.Role, error) {
+// upHere builds the roles on this host, as a host builds its role: by a
+// host op (host.build-switch) carried out on this machine (role.Here),
+// the roles handed back by name and reached as any role is. Their
+// namespaces and cgroups are this run's, removed by name at teardown.
+func (tb *testbed) upHere(ctx context.Context, rec *recorder, spec topology.Spec, dir string) (map[string]*role.Role, topology.LinkFacts, error) {
 	t0 := time.Now()
-	topo, err := topology.Up(spec)
-	if err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
-	rec.setup.topology(topo, tb.prefix, time.Since(t0))
-	tb.topo = topo
-	tb.onTeardown("topology", func(context.Context) error { return topo.Down() })
-	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
-
+	tb.spec = &spec
+	tb.onTeardown("topology", func(context.Context) error { return errors.Join(topology.Clean(tb.prefix)...) })
 	root, err := proc.Cgroup2Root()
 	if err != nil {
-		return nil, err
+		return nil, topology.LinkFacts{}, err
 	}
 	tb.tree = role.NewTree(root, tb.prefix)
-	roles, err := tb.tree.Roles(topo, role.Dirs{Log: tb.logDir(), Private: dir})
 	tb.onTeardown("cgroups", tb.tree.Remove)
-	return roles, err
+	roles, built, err := role.BuildSwitch(ctx, role.Here, role.RolesOnSwitch{Spec: spec, Dirs: role.Dirs{Log: tb.logDir(), Private: dir}})
+	tb.onTeardown("namespace handles", func(context.Context) error {
+		var errs []error
+		for _, r := range roles {
+			errs = append(errs, role.Release(r))
+		}
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		return nil, built.LinkFacts, err
+	}
+	rec.setup.topology(spec, tb.prefix, time.Since(t0))
+	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
+	return roles, built.LinkFacts, nil
 }
 
 // up builds the testbed, recording what it built in rec.
@@ -188,11 +195,12 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		roles, machines = rs, hostsNoise(built, tb.prefix)
 		rec.setup.machines(readMachines(ctx, hostMachines(built), tb.logf))
 	} else {
-		var err error
-		if roles, err = tb.upHere(rec, spec, dir); err != nil {
+		rs, links, err := tb.upHere(ctx, rec, spec, dir)
+		if err != nil {
 			return err
 		}
-		rec.setup.machines(readMachines(ctx, []machine{thisMachine(tb.topo)}, tb.logf))
+		roles = rs
+		rec.setup.machines(readMachines(ctx, []machine{thisMachine(spec, links)}, tb.logf))
 	}
 
 	if tb.cfg.Copies {
@@ -416,7 +424,7 @@ func pollUntil(ctx context.Context, bound time.Duration, done func() (bool, stri
 // keptHelp tells how to enter each role of a kept testbed.
 func (tb *testbed) keptHelp() []string {
 	var lines []string
-	spec := tb.topo.Spec
+	spec := *tb.spec
 	for _, role := range spec.Roles {
 		lines = append(lines, fmt.Sprintf("sudo ip netns exec %s bash   # %s, %s", spec.NetnsName(role), role, spec.Addr(role)))
 	}

@@ -78,7 +78,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	client := tb.role(topology.Client)
 	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf,
 		setUp: map[string]impair.NarrowCounts{}, hosts: tb.cfg.Sites.On()}
-	for _, name := range slices.Sorted(maps.Keys(tb.view.Roles)) { // across hosts there is no tb.topo
+	for _, name := range slices.Sorted(maps.Keys(tb.view.Roles)) { // across hosts there is no tb.spec
 		w.roles = append(w.roles, tb.role(name))
 	}
 	rec.setup.seed(seed)
@@ -184,18 +184,22 @@ func newUserspace(ctx context.Context, tb *testbed) (impair.Impairment, error) {
 		return nil, err
 	}
 	tb.sampler.Roles[impairCgroup] = cg.UsageUsec
-	topo := tb.topo
+	sw, err := topology.OpenSwitch(*tb.spec)
+	if err != nil {
+		return nil, err
+	}
+	tb.onTeardown("switch handle", func(context.Context) error { return sw.Close() })
 	var ports []impair.Port
-	for _, role := range topo.Spec.Roles {
+	for _, role := range tb.spec.Roles {
 		ports = append(ports, impair.Port{Name: role, Role: role, Impaired: role == topology.Client || role == topology.Server})
 	}
 	return impair.NewUserspace(impair.UserspaceConfig{
-		Switch:  topo.Switch,
+		Switch:  sw,
 		Ports:   ports,
 		Control: filepath.Join(tb.view.Dir, "impair.sock"),
 		Process: proc.Program{
 			Name:   "switch/" + impair.ForwarderArg,
-			NetNS:  topo.Switch.Path(),
+			NetNS:  sw.Path(),
 			Cgroup: cg,
 			Log:    filepath.Join(tb.logDir(), "switch-"+impair.ForwarderArg+".log"),
 		},

@@ -50,6 +50,9 @@ type Machine interface {
 	// callHost carries out the host op registered as op in the machine's
 	// own namespace.
 	callHost(ctx context.Context, op string, args []byte) ([]byte, error)
+	// roleHost is where the work of a role whose namespace on the machine
+	// is netns is carried out.
+	roleHost(netns string) (host, error)
 }
 
 // Here is this machine: its host ops run in this process, their argument
@@ -62,10 +65,22 @@ func (here) callHost(ctx context.Context, op string, args []byte) ([]byte, error
 	return serve(ctx, op, true, args)
 }
 
+// A role on this machine works through a handle on its namespace.
+func (here) roleHost(netns string) (host, error) {
+	n, err := ns.Open(netns)
+	if err != nil {
+		return nil, err
+	}
+	return nsHost{n}, nil
+}
+
 // A role's namespace on this machine: its host ops run in this process.
 func (nsHost) callHost(ctx context.Context, op string, args []byte) ([]byte, error) {
 	return Here.callHost(ctx, op, args)
 }
+
+func (nsHost) roleHost(netns string) (host, error) { return Here.roleHost(netns) }
+
 
 // On carries the op out on machine m.
 func (o *HostOp[A, R]) On(ctx context.Context, m Machine, a A) (R, error) {

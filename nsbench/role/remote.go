@@ -84,9 +84,7 @@ var buildRoleOp = NewHostOp("host.build-role", func(ctx context.Context, a RoleO
 	if err != nil {
 		return HostedRole{}, err
 	}
-	r := roles[a.Link.Role]
-	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Cgroup: r.dir.Path, Leaf: r.leaf.Path,
-		LogDir: r.logDir, Dir: r.private, Self: r.self, LinkFacts: topo.LinkFacts}, nil
+	return hosted(roles[a.Link.Role], topo.LinkFacts), nil
 })
 
 // hostNoiseOp reads its host's work besides the run: the argument is the
@@ -105,14 +103,88 @@ func HostNoise(ctx context.Context, c *Wire, prefix string) (metrics.HostReading
 	return hostNoiseOp.On(ctx, c, prefix)
 }
 
-// BuildRole has the host at the far end of c build a role, and returns the
-// role with its work carried over c. The copy there removes it when the
-// session ends.
-func BuildRole(ctx context.Context, c *Wire, a RoleOnHost) (*Role, HostedRole, error) {
-	h, err := buildRoleOp.On(ctx, c, a)
+// BuildRole has machine m build one role of a run on its interface (a
+// host through its agent, which removes it when its session ends), and
+// returns the role with its work carried out there.
+func BuildRole(ctx context.Context, m Machine, a RoleOnHost) (*Role, HostedRole, error) {
+	h, err := buildRoleOp.On(ctx, m, a)
 	if err != nil {
-		return nil, h, fmt.Errorf("%s: build %s: %w", c.host, a.Link.Role, err)
+		return nil, h, fmt.Errorf("build %s: %w", a.Link.Role, err)
+	}
+	r, err := builtRole(m, h)
+	return r, h, err
+}
+
+// RolesOnSwitch is what a machine needs to build every role of a run on
+// one switch of its own (topology.Up): a run on one host.
+type RolesOnSwitch struct {
+	Spec topology.Spec
+	Dirs Dirs
+}
+
+// SwitchBuilt is what a machine built on its switch: the roles, in the
+// spec's order, and the facts of their links.
+type SwitchBuilt struct {
+	Roles []HostedRole
+	topology.LinkFacts
+}
+
+var buildSwitchOp = NewHostOp("host.build-switch", func(ctx context.Context, a RolesOnSwitch) (SwitchBuilt, error) {
+	if err := os.MkdirAll(a.Dirs.Log, 0o755); err != nil {
+		return SwitchBuilt{}, fmt.Errorf("log directory: %w", err)
+	}
+	topo, err := topology.Up(a.Spec)
+	if err != nil {
+		return SwitchBuilt{}, fmt.Errorf("topology: %w", err)
+	}
+	defer topo.Release()
+	root, err := proc.Cgroup2Root()
+	if err != nil {
+		return SwitchBuilt{}, err
+	}
+	roles, err := NewTree(root, a.Spec.Prefix).Roles(topo, a.Dirs)
+	if err != nil {
+		return SwitchBuilt{}, err
+	}
+	b := SwitchBuilt{LinkFacts: topo.LinkFacts}
+	for _, name := range a.Spec.Roles {
+		b.Roles = append(b.Roles, hosted(roles[name], topology.LinkFacts{}))
+	}
+	return b, nil
+})
+
+// BuildSwitch has machine m build every role of a run on one switch of
+// its own, and returns the roles, their work carried out on m. The
+// caller removes them (topology.Clean and the run's Tree) when the run
+// ends, and releases the roles' handles (Release).
+func BuildSwitch(ctx context.Context, m Machine, a RolesOnSwitch) (map[string]*Role, SwitchBuilt, error) {
+	b, err := buildSwitchOp.On(ctx, m, a)
+	if err != nil {
+		return nil, b, err
+	}
+	roles := map[string]*Role{}
+	for _, h := range b.Roles {
+		r, err := builtRole(m, h)
+		if err != nil {
+			return roles, b, err
+		}
+		roles[h.Name] = r
+	}
+	return roles, b, nil
+}
+
+// hosted is r as the machine that built it hands it back.
+func hosted(r *Role, links topology.LinkFacts) HostedRole {
+	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Cgroup: r.dir.Path, Leaf: r.leaf.Path,
+		LogDir: r.logDir, Dir: r.private, Self: r.self, LinkFacts: links}
+}
+
+// builtRole is the role machine m built and handed back as h.
+func builtRole(m Machine, h HostedRole) (*Role, error) {
+	on, err := m.roleHost(h.NetNS)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", h.Name, err)
 	}
 	return &Role{name: h.Name, netns: h.NetNS, addr: h.Addr, hosts: h.Hosts, dir: &proc.Cgroup{Path: h.Cgroup},
-		leaf: &proc.Cgroup{Path: h.Leaf}, logDir: h.LogDir, private: h.Dir, self: h.Self, host: c.Host(h.NetNS)}, h, nil
+		leaf: &proc.Cgroup{Path: h.Leaf}, logDir: h.LogDir, private: h.Dir, self: h.Self, host: on}, nil
 }

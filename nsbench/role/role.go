@@ -96,6 +96,15 @@ func (o *Op[A, R]) On(ctx context.Context, r *Role, a A) (R, error) {
 	return res, nil
 }
 
+// Release closes r's handle on its namespace, for a role on this machine
+// whose namespace is about to go; a role reached over a wire holds none.
+func Release(r *Role) error {
+	if h, ok := r.host.(nsHost); ok {
+		return h.ns.Close()
+	}
+	return nil
+}
+
 // MachineOf is the machine role r stands on: its host ops run there.
 func MachineOf(r *Role) Machine { return r.host }
 

@@ -292,6 +292,10 @@ func (c *Wire) callHost(ctx context.Context, op string, args []byte) ([]byte, er
 	return c.Host("").call(ctx, op, args)
 }
 
+func (c *Wire) roleHost(netns string) (host, error) { return c.Host(netns), nil }
+
+func (h wireHost) roleHost(netns string) (host, error) { return h.c.roleHost(netns) }
+
 // The machine at the far end of the wire: a role there runs its host ops
 // through the copy, in the host's own namespace.
 func (h wireHost) callHost(ctx context.Context, op string, args []byte) ([]byte, error) {

@@ -132,6 +132,9 @@ type LinkFacts struct {
 	Offloads      string   // what was applied, in the reference's words
 }
 
+// switchRole names the switch's namespace among the roles'.
+const switchRole = "switch"
+
 // Up builds the topology. On failure it removes whatever it had built.
 func Up(spec Spec) (t *Topology, err error) {
 	if err := spec.Validate(); err != nil {
@@ -144,7 +147,7 @@ func Up(spec Spec) (t *Topology, err error) {
 			t = nil
 		}
 	}()
-	if t.Switch, err = ns.Create(spec.NetnsName("switch")); err != nil {
+	if t.Switch, err = ns.Create(spec.NetnsName(switchRole)); err != nil {
 		return t, err
 	}
 	swnl, err := t.Switch.Netlink()
@@ -284,6 +287,11 @@ func (t *Topology) HostsFile(role string) string {
 	}
 	return filepath.Join(EtcNetns, t.Spec.NetnsName(role), "hosts")
 }
+
+// OpenSwitch opens the switch namespace of the topology Up built for
+// spec (by this process or another), for the userspace impairment's
+// bridge ports; the caller closes it.
+func OpenSwitch(spec Spec) (*ns.NS, error) { return ns.Open(spec.NetnsName(switchRole)) }
 
 // Release closes the topology's handles and leaves what it built in
 // place: a host's copy that built a role hands it over to the run, and its
