@@ -2,7 +2,11 @@ package role
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 )
 
 // A role's files, on the role's host: what its programs read (written
@@ -15,12 +19,25 @@ type fileContent struct {
 	Perm uint32
 }
 
+// fileRead is a read's answer. A file that does not exist crosses as
+// Missing, not as an error: an op's error crosses a wire as text, and a
+// caller telling "absent here" (a sysctl an older kernel shows only in
+// the initial namespace) from a failure would lose os.ErrNotExist.
+type fileRead struct {
+	Data    []byte
+	Missing bool
+}
+
 var (
-	readFileOp = NewOp("role.read-file", func(ctx context.Context, path string) ([]byte, error) {
+	readFileOp = NewOp("role.read-file", func(ctx context.Context, path string) (fileRead, error) {
 		if err := CheckRead(ctx, path); err != nil {
-			return nil, err
+			return fileRead{}, err
 		}
-		return os.ReadFile(path)
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fileRead{Missing: true}, nil
+		}
+		return fileRead{Data: b}, err
 	})
 	writeFileOp = NewOp("role.write-file", func(ctx context.Context, f fileContent) (Nothing, error) {
 		if err := CheckPath(ctx, f.Path); err != nil {
@@ -37,9 +54,17 @@ var (
 )
 
 // ReadFile reads a file as role r sees it: /proc/sys/net and
-// /proc/thread-self/net show the role's namespace.
+// /proc/thread-self/net show the role's namespace. A file missing there is
+// an error that is os.ErrNotExist, on this host or across a wire.
 func ReadFile(ctx context.Context, r *Role, path string) ([]byte, error) {
-	return readFileOp.On(ctx, r, path)
+	f, err := readFileOp.On(ctx, r, path)
+	if err != nil {
+		return nil, err
+	}
+	if f.Missing {
+		return nil, fmt.Errorf("%s: %w", r.Name(), &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT})
+	}
+	return f.Data, nil
 }
 
 // WriteFile writes a file role r's processes read (a configuration), on

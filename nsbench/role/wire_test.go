@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,6 +69,14 @@ func TestRoleOverTheWire(t *testing.T) {
 	}
 	if _, err := role.RxBytes(ctx, client); err != nil {
 		t.Error(err)
+	}
+	// A file the role lacks is os.ErrNotExist over the wire too (a sysctl
+	// older kernels show only in the initial namespace), one it has is read.
+	if b, err := role.ReadFile(ctx, client, "/proc/sys/net/core/no-such-sysctl"); !errors.Is(err, os.ErrNotExist) || b != nil {
+		t.Errorf("missing file over the wire: %q, %v; want os.ErrNotExist", b, err)
+	}
+	if b, err := role.ReadFile(ctx, client, "/proc/sys/net/ipv4/ip_forward"); err != nil || len(b) == 0 {
+		t.Errorf("ip_forward over the wire: %q, %v", b, err)
 	}
 	if _, err := role.LinkBytes(ctx, client, "no-such-link"); err == nil || !strings.Contains(err.Error(), "client: role.link-bytes") && !strings.Contains(err.Error(), "no-such-link") {
 		t.Errorf("missing link: %v", err)

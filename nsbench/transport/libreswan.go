@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"net/netip"
 	"os"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -93,11 +94,13 @@ func LibreswanDir() string {
 	return DefaultLibreswanDir
 }
 
-// lsPrograms are the Libreswan programs a path runs.
+// lsPrograms are the Libreswan programs a path runs, as found on one
+// role's host (lsProgramsOp), whose distribution and unpack they are.
 type lsPrograms struct {
-	root                  string // the unpack's root, "/" for a system install
-	pluto, whack, addconn string
-	certutil              string // NSS's, from libnss3-tools
+	Root                  string // the unpack's root, "/" for a system install
+	Pluto, Whack, Addconn string
+	Certutil              string // NSS's, from libnss3-tools
+	Version               string // Debian's package version, as install-deps.sh stamps an unpack
 }
 
 // libreswanPrograms finds pluto, whack and addconn in the private unpack,
@@ -107,9 +110,9 @@ func libreswanPrograms() (lsPrograms, error) {
 	p := lsPrograms{}
 	for _, root := range []string{LibreswanDir(), "/"} {
 		exec := filepath.Join(root, "usr/libexec/ipsec")
-		c := lsPrograms{root: root, pluto: filepath.Join(exec, "pluto"), whack: filepath.Join(exec, "whack"), addconn: filepath.Join(exec, "addconn")}
+		c := lsPrograms{Root: root, Pluto: filepath.Join(exec, "pluto"), Whack: filepath.Join(exec, "whack"), Addconn: filepath.Join(exec, "addconn")}
 		missing := ""
-		for _, f := range []string{c.pluto, c.whack, c.addconn} {
+		for _, f := range []string{c.Pluto, c.Whack, c.Addconn} {
 			if fi, err := os.Stat(f); err != nil || fi.Mode()&0o111 == 0 {
 				missing = f
 				break
@@ -121,16 +124,26 @@ func libreswanPrograms() (lsPrograms, error) {
 		}
 		errs = append(errs, "no "+missing)
 	}
-	if p.pluto == "" {
+	if p.Pluto == "" {
 		return p, errors.New(strings.Join(errs, ", "))
 	}
 	certutil, err := systemProgram("certutil")
 	if err != nil {
 		return p, err
 	}
-	p.certutil = certutil
+	p.Certutil = certutil
+	if p.Root != "/" {
+		v, _ := os.ReadFile(filepath.Join(p.Root, ".twnsbench-version"))
+		p.Version = strings.TrimSpace(string(v))
+	}
 	return p, nil
 }
+
+// lsProgramsOp is libreswanPrograms on a role's host: the unpack, the
+// system install and certutil of the machine that runs them.
+var lsProgramsOp = role.NewOp("libreswan.programs", func(context.Context, role.Nothing) (lsPrograms, error) {
+	return libreswanPrograms()
+})
 
 // Check probes the kernel's ESP first (no installing helps a kernel
 // without it), then looks for the programs.
@@ -158,15 +171,11 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 	if !ok {
 		return nil, fmt.Errorf("libreswan: unknown variant %q", t.variant)
 	}
-	progs, err := libreswanPrograms()
-	if err != nil {
-		return nil, fmt.Errorf("libreswan: %w", err)
-	}
 	psk := make([]byte, 32)
 	if _, err := rand.Read(psk); err != nil {
 		return nil, fmt.Errorf("libreswan: psk: %w", err)
 	}
-	u := &lsUp{tb: tb, progs: progs, logName: strings.ReplaceAll(t.Name(), ":", "-"), inner: &ipsecUp{tb: tb}}
+	u := &lsUp{tb: tb, progs: map[string]lsPrograms{}, logName: strings.ReplaceAll(t.Name(), ":", "-"), inner: &ipsecUp{tb: tb}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, u.close())
@@ -185,12 +194,19 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		{topology.Client, topology.Server, lsClient, lsServer, &u.client},
 	}
 	for _, s := range sides {
+		// Where pluto and certutil are depends on the role's host, which
+		// may not be this one.
+		progs, err := lsProgramsOp.On(ctx, tb.Roles[s.role], role.Nothing{})
+		if err != nil {
+			return nil, fmt.Errorf("libreswan: %s: %w", s.role, err)
+		}
+		u.progs[s.role] = progs
 		c := lsConfig{dir: filepath.Join(tb.Roles[s.role].Dir(), u.logName, s.role), local: outer(s.role), remote: outer(s.peer),
 			localTS: s.inner, remoteTS: s.peerInner, localID: s.role, remoteID: s.peer, esp: t.variant, psk: psk}
 		if err := writeConf(ctx, tb.Roles[s.role], c.files()); err != nil {
 			return nil, fmt.Errorf("libreswan: %w", err)
 		}
-		if _, err := u.run(ctx, s.role, progs.certutil, "-N", "-d", "sql:"+c.nss(), "--empty-password"); err != nil {
+		if _, err := u.run(ctx, s.role, progs.Certutil, "-N", "-d", "sql:"+c.nss(), "--empty-password"); err != nil {
 			return nil, err
 		}
 		// The inner address on lo and the route to the peer's through the
@@ -201,7 +217,7 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		if err := u.inner.addInner(ctx, s.role, s.inner, s.peerInner, outer(s.peer)); err != nil {
 			return nil, fmt.Errorf("libreswan: %s: inner address: %w", s.role, err)
 		}
-		spec := tb.Program(s.role, u.logName, progs.pluto, "--nofork", "--stderrlog",
+		spec := tb.Program(s.role, u.logName, progs.Pluto, "--nofork", "--stderrlog",
 			"--config", c.conf(), "--secretsfile", c.secrets(), "--ipsecdir", c.dir,
 			"--rundir", c.run(), "--nssdir", c.nss(), "--dumpdir", c.run(), "--no-dnssec")
 		spec.Mounts = append(spec.Mounts, progs.mounts()...)
@@ -220,15 +236,15 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 		// own `addconn --autoall` also listens, but asynchronously; it adds
 		// nothing (auto=ignore): a second add would replace the
 		// connection, and the Child SA with it, whenever it came.
-		if _, err := u.run(ctx, s.role, progs.addconn, "--config", c.conf(), "--ctlsocket", c.ctl(), lsConn); err != nil {
+		if _, err := u.run(ctx, s.role, u.progs[s.role].Addconn, "--config", c.conf(), "--ctlsocket", c.ctl(), lsConn); err != nil {
 			return nil, err
 		}
-		if _, err := u.run(ctx, s.role, progs.whack, "--ctlsocket", c.ctl(), "--listen"); err != nil {
+		if _, err := u.run(ctx, s.role, u.progs[s.role].Whack, "--ctlsocket", c.ctl(), "--listen"); err != nil {
 			return nil, err
 		}
 	}
 	cli := tb.Roles[topology.Client]
-	out, err := u.run(ctx, topology.Client, progs.whack, "--ctlsocket", u.conf[1].ctl(), "--initiate", "--name", lsConn)
+	out, err := u.run(ctx, topology.Client, u.progs[topology.Client].Whack, "--ctlsocket", u.conf[1].ctl(), "--initiate", "--name", lsConn)
 	if err != nil {
 		return nil, err
 	}
@@ -257,14 +273,14 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 	if n, err := carried(); err != nil || n == 0 {
 		return nil, fmt.Errorf("libreswan: the client's SAs carried %d bytes of the SSH handshake (%v): the traffic bypassed ESP", n, err)
 	}
-	version, err := u.run(ctx, topology.Client, progs.whack, "--version")
+	version, err := u.run(ctx, topology.Client, u.progs[topology.Client].Whack, "--version")
 	if err != nil {
 		return nil, err
 	}
 	return &Path{
 		Target: DirectTarget(lsServer.String()),
 		Facts: results.Facts{
-			{Key: libreswanSpec.Name, Label: "Libreswan", Value: strings.TrimSpace(version) + u.progs.origin()},
+			{Key: libreswanSpec.Name, Label: "Libreswan", Value: strings.TrimSpace(version) + u.progs[topology.Client].origin()},
 			{Key: "libreswan esp", Value: fmt.Sprintf("kernel (xfrm, keyed by pluto), tunnel mode, %s (pluto: %s)", held, negotiated)},
 		},
 		Label: fmt.Sprintf("SSH over Libreswan (kernel ESP, tunnel, %s, 2 SAs per side)", held),
@@ -285,8 +301,8 @@ func (t *Libreswan) Up(ctx context.Context, tb *Testbed) (path *Path, err error)
 // usr/libexec is laid over the host's, read-only, in that namespace only.
 func (p lsPrograms) mounts() []ns.Mount {
 	m := []ns.Mount{{Kind: "tmpfs", Target: "/run"}}
-	if p.root != "/" {
-		m = append(m, ns.Mount{Kind: "overlay", Source: filepath.Join(p.root, "usr/libexec"), Target: "/usr/libexec"})
+	if p.Root != "/" {
+		m = append(m, ns.Mount{Kind: "overlay", Source: filepath.Join(p.Root, "usr/libexec"), Target: "/usr/libexec"})
 	}
 	return m
 }
@@ -294,14 +310,13 @@ func (p lsPrograms) mounts() []ns.Mount {
 // origin says where the programs came from: the private unpack (with
 // Debian's package version, which install-deps.sh stamps) or the system.
 func (p lsPrograms) origin() string {
-	if p.root == "/" {
+	switch {
+	case p.Root == "/":
 		return " (system install)"
+	case p.Version != "":
+		return " (Debian " + p.Version + ", unpacked in " + p.Root + ")"
 	}
-	v, _ := os.ReadFile(filepath.Join(p.root, ".twnsbench-version"))
-	if s := strings.TrimSpace(string(v)); s != "" {
-		return " (Debian " + s + ", unpacked in " + p.root + ")"
-	}
-	return " (unpacked in " + p.root + ")"
+	return " (unpacked in " + p.Root + ")"
 }
 
 // lsConfig is one side's ipsec.conf, ipsec.secrets, NSS database and run
@@ -364,8 +379,8 @@ conn %[1]s
 
 type lsUp struct {
 	tb             *Testbed
-	progs          lsPrograms
-	logName        string // the plutos' logs: LogDir/<role>-<logName>.log
+	progs          map[string]lsPrograms // by role: each found on its host
+	logName        string                // the plutos' logs: LogDir/<role>-<logName>.log
 	conf           []lsConfig
 	server, client *proc.Process
 	inner          *ipsecUp // the inner addresses and routes; the SAs to flush

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"context"
+	"encoding/json"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -8,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/twnsbench/twnsbench/nsbench/role"
 )
 
 // TestLibreswanVariants: every variant has the transform the ESP probe
@@ -129,7 +133,7 @@ func TestLibreswanPrograms(t *testing.T) {
 	_, system := os.Stat("/usr/libexec/ipsec/addconn")
 	p, err := libreswanPrograms()
 	switch {
-	case system == nil && (err != nil || p.root != "/"):
+	case system == nil && (err != nil || p.Root != "/"):
 		t.Errorf("incomplete unpack, system install: %+v, %v; want the system's", p, err)
 	case system != nil && (err == nil || !strings.Contains(err.Error(), "no "+filepath.Join(exec, "addconn"))):
 		t.Errorf("incomplete unpack: %+v, %v; want addconn named missing", p, err)
@@ -141,11 +145,24 @@ func TestLibreswanPrograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err = libreswanPrograms()
-	if err != nil || p.pluto != filepath.Join(exec, "pluto") || p.addconn != filepath.Join(exec, "addconn") {
+	if err != nil || p.Pluto != filepath.Join(exec, "pluto") || p.Addconn != filepath.Join(exec, "addconn") {
 		t.Fatalf("%+v, %v: want the unpack's programs", p, err)
 	}
 	if got, want := p.origin(), " (Debian 4.10-2+deb12u1, unpacked in "+root+")"; got != want {
 		t.Errorf("origin %q, want %q", got, want)
+	}
+	// On a role's host the op finds the same, and all of it crosses the
+	// wire: the origin is told from the answer, not from this host's files.
+	raw, err := role.Serve(context.Background(), lsProgramsOp.Name(), json.RawMessage("{}"))
+	var q lsPrograms
+	if err == nil {
+		err = json.Unmarshal(raw, &q)
+	}
+	if err := os.Remove(filepath.Join(root, ".twnsbench-version")); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || q != p || q.origin() != p.origin() {
+		t.Errorf("op %s: %+v, %v; want %+v", lsProgramsOp.Name(), q, err, p)
 	}
 	m := p.mounts()
 	if len(m) != 2 || m[1].Kind != "overlay" || m[1].Source != filepath.Join(root, "usr/libexec") || m[1].Target != "/usr/libexec" {

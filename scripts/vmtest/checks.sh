@@ -264,13 +264,22 @@ ipsec_assert() {
 	[ -z "$bad" ] || fail "$bad"
 }
 
-# Go tests that skip on the host for want of the kernel feature (built by suite.sh).
+# Go tests that skip on the host for want of the kernel feature (built by
+# suite.sh): netem as the impairment, on one host, then across hosts
+# (TestWANAcrossHostsNetem: two emulated machines reached over SSH, netem
+# on each role's eth0 on its own machine, no forwarder, RTT and the loss
+# probe verified end to end).
 check_go_netem() {
 	(cd nsbench/impair && timeout "$CHECK_TIMEOUT" "$TESTBIN/impair.test" -test.run '^TestNetem$' -test.v -test.count=1) >"$OUT/go-netem.log" 2>&1
 	local rc=$?
 	cat "$OUT/go-netem.log"
 	[ $rc -eq 0 ] || fail "impair.test exited $rc" || return 1
-	grep -q -- '--- PASS: TestNetem' "$OUT/go-netem.log" || fail "TestNetem did not pass (skipped?)"
+	grep -q -- '--- PASS: TestNetem' "$OUT/go-netem.log" || fail "TestNetem did not pass (skipped?)" || return 1
+	(cd nsbench && timeout "$CHECK_TIMEOUT" "$TESTBIN/nsbench.test" -test.run '^TestWANAcrossHostsNetem$' -test.v -test.count=1) >"$OUT/go-netem-hosts.log" 2>&1
+	rc=$?
+	cat "$OUT/go-netem-hosts.log"
+	[ $rc -eq 0 ] || fail "nsbench.test exited $rc" || return 1
+	grep -q -- '--- PASS: TestWANAcrossHostsNetem' "$OUT/go-netem-hosts.log" || fail "TestWANAcrossHostsNetem did not pass (skipped?)"
 }
 
 check_go_wireguard() {

@@ -56,6 +56,7 @@ t=$(date +%s)
 	"$GO" build -o bin/wireguard-go golang.zx2c4.com/wireguard &&
 	"$GO" test -c -o bin/vmtest/impair.test ./nsbench/impair &&
 	"$GO" test -c -o bin/vmtest/transport.test ./nsbench/transport &&
+	"$GO" test -c -ldflags='-s -w' -o bin/vmtest/nsbench.test ./nsbench && # copied to each emulated machine: smaller is sooner
 	"$GO" test -c -o bin/vmtest/twnsbench.test ./cmd/twnsbench || {
 	say "build failed"
 	exit 1
