@@ -53,7 +53,7 @@ type testbed struct {
 	prefix  string
 	logf    Logf
 	stack   undoStack
-	spec    *topology.Spec // of the switch on this host; nil until up built it (and across hosts)
+	spec    *topology.Spec     // of the switch on this host; nil until up built it (and across hosts)
 	view    *transport.Testbed // nil until up built the topology
 	tree    *role.Tree         // the run's cgroups
 	payload *payload           // nil when no instrument copies a file

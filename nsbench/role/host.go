@@ -81,7 +81,6 @@ func (nsHost) callHost(ctx context.Context, op string, args []byte) ([]byte, err
 
 func (nsHost) roleHost(netns string) (host, error) { return Here.roleHost(netns) }
 
-
 // On carries the op out on machine m.
 func (o *HostOp[A, R]) On(ctx context.Context, m Machine, a A) (R, error) {
 	var res R
