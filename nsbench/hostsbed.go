@@ -73,7 +73,7 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 	return roles, built, nil
 }
 
-func (tb *testbed) upOnHost(ctx context.Context, st site, spec topology.Spec, peers map[string]netip.Addr,
+func (tb *testbed) upOnHost(ctx context.Context, st Site, spec topology.Spec, peers map[string]netip.Addr,
 	push func(string, func(context.Context) error)) (hostedRole, error) {
 	t0 := time.Now()
 	h, ifc := st.host, st.ifc

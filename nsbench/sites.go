@@ -25,13 +25,15 @@ import (
 // are what a run holds.
 type Sites struct {
 	prefix string
-	sites  []site // the inventory's order
+	sites  []Site // the inventory's order
 	close  sync.Once
 	err    error // of Close
 }
 
-// site is one role's host, reached and serving.
-type site struct {
+// Site is one role's host, reached and serving: its connection, its copy
+// of twnsbench and its agent. A run holds one per role's host (Sites);
+// doctor and clean --host open one per host apart (OpenSite).
+type Site struct {
 	host  hosts.Host
 	conn  *remote.Conn // nil for this machine (ROLE=local)
 	ifc   remote.Iface
@@ -49,7 +51,7 @@ func OpenSites(ctx context.Context, h Hosts) (*Sites, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sites{prefix: prefix, sites: make([]site, len(h.Inventory.Hosts))}
+	s := &Sites{prefix: prefix, sites: make([]Site, len(h.Inventory.Hosts))}
 	for i, host := range h.Inventory.Hosts {
 		s.sites[i].host = host
 	}
@@ -113,7 +115,7 @@ func (s *Sites) reach(ctx context.Context, cfg remote.Config) error {
 	return errors.Join(s.addrsTaken(from)...)
 }
 
-func (st *site) dial(ctx context.Context, cfg remote.Config) error {
+func (st *Site) dial(ctx context.Context, cfg remote.Config) error {
 	conn, err := remote.Dial(ctx, cfg, st.host)
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.host.Role, err)
@@ -152,9 +154,10 @@ func (s *Sites) addrsTaken(from netip.Addr) []error {
 }
 
 // onNetwork checks that the role's address is on the network of the
-// interface it will stand on.
+// interface it will stand on (a command that names none, doctor or
+// clean, has nothing to check).
 func onNetwork(h hosts.Host, ifc remote.Iface) error {
-	if !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
+	if h.RoleAddr.IsValid() && !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
 		return fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, ifc.Name, ifc.IPv4)
 	}
 	return nil
@@ -162,7 +165,7 @@ func onNetwork(h hosts.Host, ifc remote.Iface) error {
 
 // serve starts the site's agent for its role: this binary itself for a
 // role on this machine, else a verified copy on the host.
-func (st *site) serve(ctx context.Context, prefix string) error {
+func (st *Site) serve(ctx context.Context, prefix string) error {
 	scope := role.Scope(prefix, st.host.Role)
 	var err error
 	if st.host.Local {
@@ -215,18 +218,55 @@ func (s *Sites) Close() error {
 	}
 	s.close.Do(func() {
 		var errs []error
-		for _, st := range s.sites {
-			if st.agent != nil {
-				errs = append(errs, st.agent.Close())
-			}
-			if st.cp != nil {
-				errs = append(errs, st.cp.Remove())
-			}
-			if st.conn != nil {
-				st.conn.Close()
-			}
+		for i := range s.sites {
+			errs = append(errs, s.sites[i].Close())
 		}
 		s.err = errors.Join(errs...)
 	})
 	return s.err
+}
+
+// OpenSite reaches host h and starts its agent under prefix: the steps
+// OpenSites takes for each host, for a command that works on each host
+// apart (doctor and clean --host), where one host's failure does not stop
+// the others. The caller closes it.
+func OpenSite(ctx context.Context, cfg remote.Config, h hosts.Host, prefix string) (*Site, error) {
+	st := &Site{host: h}
+	err := st.dial(ctx, cfg)
+	if err == nil {
+		err = st.serve(ctx, prefix)
+	}
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	return st, nil
+}
+
+// Agent is the wire to the site's agent: host ops on the machine.
+func (st *Site) Agent() *role.Wire { return st.agent.Wire }
+
+// Iface is the host's interface the site's role stands on.
+func (st *Site) Iface() remote.Iface { return st.ifc }
+
+// Close ends the agent (it removes what it built), removes the copy and
+// closes the connection, each once.
+func (st *Site) Close() error {
+	var errs []error
+	if st.agent != nil {
+		if err := st.agent.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", st.host.Role, st.host.Dest(), err))
+		}
+		st.agent = nil
+	}
+	if st.cp != nil {
+		if err := st.cp.Remove(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", st.host.Role, err))
+		}
+		st.cp = nil
+	}
+	if st.conn != nil {
+		st.conn.Close()
+		st.conn = nil
+	}
+	return errors.Join(errs...)
 }

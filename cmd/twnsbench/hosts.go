@@ -115,34 +115,12 @@ func eachHost(ctx context.Context, w io.Writer, inv hosts.Inventory, cfg remote.
 }
 
 func oneHost(ctx context.Context, w io.Writer, runID string, cfg remote.Config, h hosts.Host, f onHost) (err error) {
-	conn, err := remote.Dial(ctx, cfg, h)
+	site, err := nsbench.OpenSite(ctx, cfg, h, runID)
 	if err != nil {
-		return fmt.Errorf("%s: %w", h.Role, err)
+		return err
 	}
-	defer conn.Close()
-	ifc, err := conn.Iface(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: %w", h.Role, err)
-	}
-	cp, err := conn.Install(ctx, runID)
-	if err != nil {
-		return fmt.Errorf("%s: %w", h.Role, err)
-	}
-	defer func() {
-		if rerr := cp.Remove(); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("%s: %w", h.Role, rerr))
-		}
-	}()
-	agent, err := conn.StartAgent(cp, role.Scope(runID, h.Role))
-	if err != nil {
-		return fmt.Errorf("%s: %w", h.Role, err)
-	}
-	defer func() {
-		if cerr := agent.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("%s: %s: %w", h.Role, h.Dest(), cerr))
-		}
-	}()
-	if err := f(ctx, w, h, agent.Wire, ifc); err != nil {
+	defer func() { err = errors.Join(err, site.Close()) }()
+	if err := f(ctx, w, h, site.Agent(), site.Iface()); err != nil {
 		return fmt.Errorf("%s: %s: %w", h.Role, h.Dest(), err)
 	}
 	return nil
