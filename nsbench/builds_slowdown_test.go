@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"

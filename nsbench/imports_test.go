@@ -11,7 +11,7 @@ const module = "github.com/twnsbench/twnsbench/"
 
 // importLevels are the module's packages in the pipeline's order, from
 // the bottom up: a package imports only packages of lower levels, never
-// one of its own level or above. (Test files and nsbench/internal/nstest
+// one of its own level or above. (Test files and internal/nstest
 // may import anything.)
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki"},
@@ -65,7 +65,7 @@ func TestImportDirection(t *testing.T) {
 		}
 	}
 	for pkg, imports := range moduleImports(t) {
-		if strings.HasPrefix(pkg, "nsbench/internal/") || pkg == "scripts" || strings.HasPrefix(pkg, "scripts/") {
+		if strings.HasPrefix(pkg, "internal/") || pkg == "scripts" || strings.HasPrefix(pkg, "scripts/") {
 			continue
 		}
 		lp, ok := level[pkg]
@@ -74,7 +74,7 @@ func TestImportDirection(t *testing.T) {
 			continue
 		}
 		for im := range imports {
-			if strings.HasPrefix(im, "nsbench/internal/") {
+			if strings.HasPrefix(im, "internal/") {
 				continue
 			}
 			li, ok := level[im]

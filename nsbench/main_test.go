@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 	"github.com/twnsbench/twnsbench/nsbench/rpm"
 	"github.com/twnsbench/twnsbench/wg"

@@ -21,7 +21,6 @@ var nsEntrants = []string{"nsbench/ns", "nsbench/topology", "nsbench/role", "nsb
 // by file (relative to the module root), with why.
 var nsEntryExceptions = map[string]string{
 	"nsbench/selfcheck.go":                    "the self-check measures the bare form (`ip netns exec` from sh, no launcher) against the launcher's",
-	"nsbench/internal/nstest/machines.go":     "test harness: sets up the emulated machines' namespaces for tests",
 	"nsbench/remote/remotetest/remotetest.go": "test harness: sets up the emulated machines' namespaces for tests",
 }
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/role"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 )
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/account"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/pki"
@@ -21,11 +22,9 @@ import (
 )
 
 // The relay starts its sshd through the namespace launcher (for the
-// tenant account's private mounts): this test binary serves as it.
-func TestMain(m *testing.M) {
-	ns.MaybeRunHelper()
-	os.Exit(m.Run())
-}
+// tenant account's private mounts): this test binary serves as it
+// (nstest.Main), and fails the package when a test leaves anything.
+func TestMain(m *testing.M) { nstest.Main(m) }
 
 // testLauncher runs the relay's daemons in one namespace, logging into dir.
 type testLauncher struct {
@@ -76,12 +75,7 @@ func (l testLauncher) Account(_ context.Context, dir, user string) ([]ns.Mount, 
 // gets no SSH. Needs root, Caddy and Xray (TWNSBENCH_CADDY /
 // TWNSBENCH_XRAY or PATH; CI installs them), but not tw.
 func TestRelayCarriesSSH(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test (skipped by -short)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (run: sudo go test ./...)")
-	}
+	nstest.RequireRoot(t)
 	caddy, xray := lookTool(t, "TWNSBENCH_CADDY", "caddy"), lookTool(t, "TWNSBENCH_XRAY", "xray")
 	if caddy == "" || xray == "" {
 		t.Skip("SKIPPED: needs Caddy and Xray (set TWNSBENCH_CADDY / TWNSBENCH_XRAY; see scripts/install-relay-tools.sh)")
@@ -92,19 +86,10 @@ func TestRelayCarriesSSH(t *testing.T) {
 			t.Skip("SKIPPED: needs OpenSSH's sshd")
 		}
 	}
-	prefix, err := topology.NewPrefix()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Claimed as a run is (/tmp/<prefix>/harness.pid), so that a
-	// concurrent `twnsbench clean` leaves the namespaces alone.
+	// Claimed as a run is, so that a concurrent `twnsbench clean` leaves
+	// the namespaces alone; what the test leaves fails the package.
+	prefix := nstest.Prefix(t)
 	claim := filepath.Join("/tmp", prefix)
-	if err := os.Mkdir(claim, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(claim, "harness.pid"), []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	topo, err := topology.Up(topology.DefaultSpec(prefix))
 	if err != nil {
 		os.RemoveAll(claim)

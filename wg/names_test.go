@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 func TestIfName(t *testing.T) {
@@ -44,13 +44,8 @@ func TestSocketPath(t *testing.T) {
 // CleanSockets removes a socket nobody serves and keeps one that answers.
 // It works on the real SocketDir, with names of a prefix unique to the test.
 func TestCleanSockets(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (run: sudo go test ./...): writes to " + SocketDir)
-	}
-	prefix, err := topology.NewPrefix()
-	if err != nil {
-		t.Fatal(err)
-	}
+	nstest.RequireRoot(t) // writes to SocketDir
+	prefix := nstest.Prefix(t)
 	if err := os.MkdirAll(SocketDir, 0o755); err != nil {
 		t.Fatal(err)
 	}

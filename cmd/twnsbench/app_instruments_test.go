@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 // TestAppInstrumentsEndToEnd: --instruments app measures connection
@@ -15,7 +17,7 @@ import (
 // HTTP/2 server fixture) through Pure SSH and wireguard-go with the real
 // tools, and all reach the report.
 func TestAppInstrumentsEndToEnd(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh,wireguard-go", "--wan", "off", "--quick", "--duration", "2s", "--warmup", "0", "--instruments", "app")
 	if len(doc.Failures) > 0 || len(doc.Skipped) > 0 {
 		t.Fatalf("failures %+v skipped %+v", doc.Failures, doc.Skipped)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 // BenchmarkBuildsAB is the speed of a verdict (issue 31, "Speed"): an A/B
@@ -15,7 +17,7 @@ import (
 //
 //	sudo go test -run '^$' -bench BuildsAB -benchtime 1x ./cmd/twnsbench
 func BenchmarkBuildsAB(b *testing.B) {
-	requireRoot(b)
+	nstest.RequireRoot(b)
 	wgGo := buildWireGuardGo(b)
 	for i := 0; i < b.N; i++ {
 		out := b.TempDir()

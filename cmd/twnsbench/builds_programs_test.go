@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -24,7 +25,7 @@ const (
 // records its programs' paths, versions (-V) and SHA-256, each build's
 // own sshd served its logins (its log has them), and no cell says slower.
 func TestBuildsSSHD(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	for _, p := range []string{systemSSH, systemSSHD} {
 		if _, err := os.Stat(p); err != nil {
 			t.Skipf("needs %s: %v", p, err)
@@ -63,7 +64,7 @@ func TestBuildsSSHD(t *testing.T) {
 // `tw --version` prints and the file's SHA-256; an A/A says no cell is
 // slower; the exit code follows the verdicts.
 func TestBuildsTW(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	tw, caddy, xray := twBinaries(t)
 	old := tw
 	if o := os.Getenv("TWNSBENCH_TW_OLD"); o != "" {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -33,7 +34,7 @@ func buildWireGuardGo(t testing.TB) string {
 // none says slower; the exit code follows the verdicts of the cells
 // --fail-on selects (3 when one is undecided, else 0, never 1).
 func TestBuildsAA(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	wgGo := buildWireGuardGo(t)
 	out := t.TempDir()
 	// As a GitHub Actions job: annotations on stdout, the summary appended
@@ -197,7 +198,7 @@ const publishedWireGuardGo = "golang.zx2c4.com/wireguard@v0.0.0-20230325221338-0
 // row carries its own version and SHA-256, both are measured in every
 // round, and the exit code follows the counted verdicts.
 func TestBuildsPublishedVersions(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	if os.Getenv("TWNSBENCH_NET_TESTS") != "1" {
 		t.Skip("fetches " + publishedWireGuardGo + " through the Go module proxy: set TWNSBENCH_NET_TESTS=1")
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
@@ -22,7 +23,7 @@ import (
 // the link is closed within 3 pings plus one interval, saying why, and
 // the agent, resumed, finds its stream gone and removes its copy.
 func TestFrozenAgentClosesTheLink(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -27,7 +28,7 @@ const probeTimeout = 2 * time.Second
 // (the bench sshd, iperf3 -s, netserver, …), no ping and no UDP of the
 // roles; the roles' links carry no IPv6. Meanwhile the run measures.
 func TestLANOutsiderReachesNoRole(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 3)
 	out := t.TempDir()
 	cmd, stderr := runOnLab(t, lab, out)
@@ -129,7 +130,7 @@ func udpProbe(m *remotetest.Machine, host string) error {
 // link takes the address. Either way every machine keeps its address and
 // its SSH session, and nothing of the run.
 func TestRunRefusesAddrInUse(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 3)
 	m0, m1 := lab.Machines[0].Addr.String(), lab.Machines[1].Addr.String()
 	client := "client=root@" + m0 + ",addr=10.226.0.90/24"

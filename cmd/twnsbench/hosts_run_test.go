@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
@@ -101,7 +102,7 @@ func waitClean(t *testing.T, lab *remotetest.Lab, prefix string, bound time.Dura
 // host's copy notices its session end and removes its role, its daemons
 // and itself within 30 s, without anyone running clean.
 func TestKilledOrchestratorLeavesNothingOnHosts(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 2)
 	out := t.TempDir()
 	cmd, stderr := runOnLab(t, lab, out)
@@ -158,7 +159,7 @@ func checkMachinesNoise(t *testing.T, path string, lab *remotetest.Lab) {
 // this binary over a pipe, sees the pipe close and removes the client's
 // role here, as the server's machine removes the server's.
 func TestKilledOrchestratorLeavesNothingOfLocalRole(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 2)
 	out := t.TempDir()
 	cmd, stderr := runOnLabWith(t, lab, out, "client=local,addr=10.226.0.60/24")
@@ -188,7 +189,7 @@ func TestKilledOrchestratorLeavesNothingOfLocalRole(t *testing.T) {
 // bounds saying the host was lost, and that machine's copy, hearing
 // nothing, removes everything within 30 s.
 func TestCutLinkLeavesNothingOnHost(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 2)
 	out := t.TempDir()
 	cmd, stderr := runOnLab(t, lab, out)
@@ -237,7 +238,7 @@ func lastLine(s string) string {
 // before anything exists anywhere: no output directory here, no copy and
 // nothing else on the machines.
 func TestRunHostsRefusals(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 2)
 	m0, m1 := lab.Machines[0].Addr.String(), lab.Machines[1].Addr.String()
 	client, server := "client=root@"+m0+",addr=10.226.0.70/24", "server=root@"+m1+",addr=10.226.0.71/24"
@@ -290,7 +291,7 @@ func TestRunHostsRefusals(t *testing.T) {
 // is on a machine reached over SSH. Both measure through Pure SSH and a
 // seed-002 tunnel, each host is recorded, and nothing is left anywhere.
 func TestRunLocalBesideHost(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	lab := remotetest.New(t, 1)
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := inOrch(t, lab, "run", "--quick", "--runs", "1", "--transports", "ssh,openvpn-static",

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
@@ -89,7 +90,7 @@ func copies(t *testing.T) []string {
 // host's kernel, interface and tools; a login without sudo and a missing
 // interface are refused (exit 2) naming the host; no copy is left.
 func TestDoctorHosts(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	l := remotetest.New(t, 2)
 	before := copies(t)
 	m0, m1 := l.Machines[0].Addr.String(), l.Machines[1].Addr.String()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -49,7 +50,7 @@ func (sshRoundTrip) Budget(*instrument.Job) instrument.Budget {
 // test-only one, and its declared metric reaches the results' cells and
 // the report.
 func TestRegisteredInstrumentRunsEndToEnd(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "tcp_rr,ssh-round-trip")
 	n := map[string]int{}
 	for _, s := range doc.Samples {

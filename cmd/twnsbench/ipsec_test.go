@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -22,7 +23,7 @@ const noESP = "this kernel has no ESP (CONFIG_INET_ESP) — use a kernel with ES
 // before anything exists, with one line per row. Where the kernel has
 // ESP, make vmtest's ipsec check runs them.
 func TestIPsecWithoutESP(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	ts, err := transport.Build([]string{"ipsec"}, nil)
 	if err != nil {
 		t.Fatal(err)

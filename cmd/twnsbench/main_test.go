@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
@@ -55,16 +56,6 @@ func TestMain(m *testing.M) {
 // before: what the test itself left (another process's leftovers are
 // theirs).
 func newLeftovers(before []string) []string { return added(before, nsbench.Leftovers()) }
-
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test (skipped by -short)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (run: sudo go test ./...)")
-	}
-}
 
 // command returns the test binary set up to act as `twnsbench args...`.
 func command(args ...string) *exec.Cmd {
@@ -172,7 +163,7 @@ func TestRunWithBenchEnvKnobs(t *testing.T) {
 }
 
 func TestDoctor(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	code, stdout, stderr := runInProcess("doctor", "--size", "64MiB")
 	if code != exitOK {
 		t.Fatalf("doctor: exit %d: %s%s", code, stdout, stderr)
@@ -314,7 +305,7 @@ func waitSamples(t *testing.T, path string, n int, cmd *exec.Cmd) {
 }
 
 func TestInterruptKeepsResultsAndLeavesNothing(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	out := t.TempDir()
 	cmd := command("run", "--transports", "ssh", "--quick", "--runs", "5", "--out", out)
 	var stderr bytes.Buffer
@@ -348,7 +339,7 @@ func TestInterruptKeepsResultsAndLeavesNothing(t *testing.T) {
 }
 
 func TestCleanAfterKill(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	out := t.TempDir()
 	cmd := command("run", "--transports", "ssh", "--quick", "--runs", "5", "--out", out)
 	if err := cmd.Start(); err != nil {
@@ -402,7 +393,7 @@ func TestCleanAfterKill(t *testing.T) {
 // larger than the machine's memory does not matter, and no condition
 // claims a payload.
 func TestNoPayloadWithoutScp(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh", "--wan", "off", "--quick", "--instruments", "iperf3-1", "--size", "4TiB")
 	if len(doc.Samples) != 1 || doc.Samples[0].Instrument != "iperf3-1" {
 		t.Errorf("samples %+v: want one iperf3-1", doc.Samples)

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -81,7 +82,7 @@ func (b *busyLoop) stop() string {
 // drift probes, and marks every cell measured beside another program's
 // CPU hog; --order reference goes transport by transport.
 func TestInterleavedRunMarksABusyHost(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	args := []string{"--transports", "ssh,wireguard", "--runs", "2", "--wan", "off", "--instruments", "iperf3-1,tcp_rr",
 		"--duration", "1s", "--warmup", "0s", "--size", "1MiB"}
 
@@ -178,7 +179,7 @@ func othersBusyPct(t *testing.T) float64 {
 // shared host another program's work is background, so the test skips
 // when the host is busy with others just before or just after the run.
 func TestQuietHostShowsNoBackground(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	if busy := othersBusyPct(t); busy > 5 {
 		t.Skipf("the host is not quiet: others kept %.0f %% of it busy before the run; this test needs a host to itself (CI)", busy)
 	}

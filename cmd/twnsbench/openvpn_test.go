@@ -3,6 +3,8 @@ package main
 import (
 	"os/exec"
 	"testing"
+
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 // TestOpenVPN: seed 002's OpenVPN rows, static key and TLS with two of its
@@ -12,7 +14,7 @@ import (
 // (its byte counter grows by at least what iperf3 moved), ping works (a
 // layer-3 path), and nothing is left behind.
 func TestOpenVPN(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	if _, err := exec.LookPath("openvpn"); err != nil {
 		if _, err := exec.LookPath("/usr/sbin/openvpn"); err != nil {
 			t.Skip("SKIPPED: openvpn not installed (scripts/install-deps.sh installs it)")

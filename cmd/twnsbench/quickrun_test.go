@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -26,7 +27,7 @@ var quick struct {
 // --wireguard mode it ran with (TWNSBENCH_TEST_WIREGUARD, default auto).
 func quickRun(t *testing.T) (*results.Document, string, string) {
 	t.Helper()
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	quick.once.Do(func() {
 		quick.mode = os.Getenv(wireguardModeEnv)
 		if quick.mode == "" {

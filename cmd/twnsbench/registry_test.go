@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -205,7 +206,7 @@ func (f *forwarder) close() error {
 // rows are in the JSON, the Markdown and the chart, with what it cannot
 // carry marked not applicable.
 func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh,tcp-forward,tcp-forward:copy-again", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0",
 		"--instruments", "iperf3-1,tcp_rr,scp,ping", "--tcp-forward-base", "30000")
 	labels := map[string]string{}
@@ -269,7 +270,7 @@ func TestRegisteredTransportRunsEndToEnd(t *testing.T) {
 // instrument moved yields a failure naming the bypass, not a sample;
 // instruments that move no counted bytes (TCP_RR) still measure.
 func TestBypassIsAFailure(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	out := t.TempDir()
 	code, _, stderr := runInProcess("run", "--transports", "tcp-forward:uncounted", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,tcp_rr", "--out", out)
 	if code != exitSamplesFailed || !strings.Contains(stderr, "1 samples could not be measured") {
@@ -292,7 +293,7 @@ func TestBypassIsAFailure(t *testing.T) {
 // skips the rest with the reason, as the default set does; the same
 // transport named alone refuses the run before anything exists.
 func TestSetSkipsWhatCannotRun(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	doc, _ := runAndRead(t, "--transports", "test-set", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "tcp_rr")
 	rows := map[string]int{}
 	for _, s := range doc.Samples {

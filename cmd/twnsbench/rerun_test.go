@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -18,7 +19,7 @@ import (
 // (a retransmission timeout longer than the test), a failed sample that
 // would fail the run for a reason this test is not about.
 func TestRerunReproducesConfiguration(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	orig, out := runAndRead(t, "--transports", "ssh", "--instruments", "iperf3-1", "--runs", "2",
 		"--duration", "1s", "--warmup", "0s", "--size", "1MiB", "--wan", "20ms:0.5%", "--order", "reference")
 	if orig.Config == nil || orig.Config.Seed == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -21,7 +22,7 @@ import (
 // iperf3's ratio lies far outside 1 ± 10 %, the verdict is fail and the
 // exit code 1. Every pair is measured, written and printed.
 func TestSelfCheck(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	before := nsbench.Leftovers()
 	out := t.TempDir()
 	code, stdout, stderr := runInProcess("selfcheck", "--pairs", "6", "--duration", "1s", "--tolerance", "10%",
@@ -87,7 +88,7 @@ func TestSelfCheck(t *testing.T) {
 // the 9th ratio, so one pair on each side hit by another process's burst
 // does not move it.
 func TestSelfCheckSamePathPasses(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	before := nsbench.Leftovers()
 	res, err := nsbench.SelfCheck(context.Background(), nsbench.SelfCheckOptions{
 		Pairs: 10, Duration: time.Second, Tolerance: 0.10, Cap: 100e6, OutDir: t.TempDir(),

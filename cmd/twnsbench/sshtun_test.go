@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 // TestSSHTunVariants: seed 002's SSH tunnel in both variants, each its own
@@ -16,7 +18,7 @@ import (
 // connections/s with -N, hundreds without the wait), and nothing is left
 // behind.
 func TestSSHTunVariants(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh-tun,ssh-tun:aes128-ctr", "--wan", "off", "--quick", "--duration", "1s", "--warmup", "0",
 		"--instruments", "iperf3-1,ping,tcp_crr")
 	labels := map[string]string{}

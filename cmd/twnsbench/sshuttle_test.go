@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 // TestSshuttle: seed 002's sshuttle row (nft method). The TCP instruments
@@ -12,7 +14,7 @@ import (
 // connection carried at least what iperf3 moved; ping is not applicable
 // (TCP only), and nothing is left behind.
 func TestSshuttle(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	for _, p := range []string{"sshuttle", "nft"} {
 		if _, err := exec.LookPath(p); err != nil {
 			if _, err := exec.LookPath("/usr/sbin/" + p); err != nil {

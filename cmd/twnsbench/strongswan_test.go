@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 // TestStrongSwan: seed 002's strongSwan rows (IKEv2, ESP in userspace
@@ -12,7 +14,7 @@ import (
 // transport's cgroups) and ipsec0 (its byte count), ping works (a layer-3 path), and nothing is left
 // behind.
 func TestStrongSwan(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	if !haveCharonSystemd() {
 		t.Skip("SKIPPED: charon-systemd not installed (scripts/install-deps.sh installs it)")
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -87,7 +88,7 @@ func processesOf(prefix string, bins ...string) []string {
 // minutes later, so every instrument after it would wait that long. rrul
 // fails its own sample after a minute ("the path stalled").
 func TestQuickTWRun(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	tw, caddy, xray := twBinaries(t)
 	before := outsideRunDir(t)
 	doc, out := runAndRead(t, "--transports", "tw", "--quick", "--runs", "2", "--tw", tw, "--caddy", caddy, "--xray", xray,
@@ -161,7 +162,7 @@ func TestQuickTWRun(t *testing.T) {
 // and the fix, said once, and the other transports run. (Named with
 // --transports, it is refused: TestBadInputIsRefusedAndCreatesNothing.)
 func TestTWSkippedWithoutBinary(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	var keep []string
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
 		if _, err := os.Stat(filepath.Join(dir, "tw")); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 )
@@ -72,7 +73,7 @@ func TestWANFlagsRefused(t *testing.T) {
 // 38), and this test reads no TCP_RR figure: iperf3-4 gives the impaired
 // conditions their chart panel instead.
 func TestWANProfilesEndToEnd(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	doc, out := runAndRead(t, "--transports", "ssh", "--quick", "--duration", "1s", "--warmup", "0", "--instruments", "iperf3-1,iperf3-4,ping",
 		"--wan", "20ms:0.5%", "--wan", "40ms:0.2%:jitter=5ms:rate=100mbit")
 	var names []string

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -289,7 +290,7 @@ func added(before, after []string) []string {
 // A killed run's wireguard-go daemons die with it (their parent death
 // signal) and leave their control sockets; `clean` removes them.
 func TestCleanRemovesWireGuardSockets(t *testing.T) {
-	requireRoot(t)
+	nstest.RequireRoot(t)
 	if has, _ := preflight.KernelFeature("wireguard"); has {
 		t.Skip("the kernel has WireGuard: a run uses no control sockets (run with --wireguard userspace to test them)")
 	}

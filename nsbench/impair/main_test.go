@@ -3,7 +3,7 @@ package impair
 import (
 	"testing"
 
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
 func TestMain(m *testing.M) {

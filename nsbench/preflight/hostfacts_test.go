@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"

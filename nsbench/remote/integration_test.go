@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 )

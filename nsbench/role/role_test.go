@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"

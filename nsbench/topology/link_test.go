@@ -13,7 +13,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -113,7 +113,7 @@ func TestUpOnLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	left, _ := ns.List(prefix)
-	if strings.Join(left, ",") != strings.Join([]string{prefix + "-ma", prefix + "-mb", spec.NetnsName(topology.Server)}, ",") {
+	if strings.Join(left, ",") != strings.Join([]string{prefix + "-ma", prefix + "-mb", spec.NetnsName(topology.Server), prefix + "-sw"}, ",") {
 		t.Errorf("after the client's clean: %v", left)
 	}
 }

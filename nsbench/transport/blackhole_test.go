@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"

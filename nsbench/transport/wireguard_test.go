@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/role"

@@ -31,12 +31,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/account"
-	"github.com/twnsbench/twnsbench/nsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
@@ -86,7 +85,7 @@ func New(t testing.TB, n int) *Lab {
 	if err != nil {
 		t.Fatalf("remotetest: %v (install openssh-server)", err)
 	}
-	l := &Lab{Prefix: nstest.Prefix(t), OrchAddr: subnet.Addr().Next()}
+	l := &Lab{Prefix: nstest.Prefix(t)}
 	// Not under /tmp, which each machine has of its own (an empty tmpfs:
 	// a file the orchestrator writes there is not on any machine), and
 	// mode 0755, not t.TempDir's 0700: sshd reads authorized_keys as the
@@ -101,39 +100,16 @@ func New(t testing.TB, n int) *Lab {
 	authKeys := filepath.Join(l.Dir, "authorized_keys")
 	must(t, os.WriteFile(authKeys, pub, 0o644))
 
-	l.Orch, err = ns.Create(l.Prefix + "-orch")
-	must(t, err)
-	t.Cleanup(func() { l.Orch.Close(); ns.Delete(l.Orch.Name) })
-	onl, err := l.Orch.Netlink()
-	must(t, err)
-	defer onl.Close()
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
-	must(t, onl.LinkAdd(br))
-	must(t, addrUp(onl, "br0", netip.PrefixFrom(l.OrchAddr, subnet.Bits())))
-	must(t, addrUp(onl, "lo", netip.Prefix{}))
-
-	var known []string
+	names := make([]string, n)
 	for i := range n {
-		m := &Machine{Name: "m" + strconv.Itoa(i), port: "p" + strconv.Itoa(i)}
-		m.Addr = netip.AddrFrom4([4]byte{10, 226, 0, byte(10 + i)})
+		names[i] = "m" + strconv.Itoa(i)
+	}
+	lan := nstest.NewLAN(t, nstest.LANSpec{Prefix: l.Prefix, Subnet: subnet, NIC: Iface, Names: names, First: 10, Switch: "orch", SwitchHost: 1})
+	l.Orch, l.OrchAddr = lan.Switch, lan.SwitchAddr
+	var known []string
+	for i, lm := range lan.Machines {
+		m := &Machine{Name: names[i], NS: lm.NS, Addr: lm.Addr.Addr(), port: lm.Port}
 		l.Machines = append(l.Machines, m)
-		m.NS, err = ns.Create(l.Prefix + "-" + m.Name)
-		must(t, err)
-		t.Cleanup(func() { m.NS.Close(); ns.Delete(m.NS.Name) })
-		// Both ends are born in namespaces of the test's own.
-		must(t, onl.LinkAdd(&netlink.Veth{
-			LinkAttrs: netlink.LinkAttrs{Name: Iface, Namespace: netlink.NsFd(m.NS.FD())},
-			PeerName:  m.port, PeerNamespace: netlink.NsFd(l.Orch.FD()),
-		}))
-		p, err := onl.LinkByName(m.port)
-		must(t, err)
-		must(t, onl.LinkSetMaster(p, br))
-		must(t, onl.LinkSetUp(p))
-		mnl, err := m.NS.Netlink()
-		must(t, err)
-		must(t, addrUp(mnl, Iface, netip.PrefixFrom(m.Addr, subnet.Bits())))
-		must(t, addrUp(mnl, "lo", netip.Prefix{}))
-		mnl.Close()
 		m.HostKey = l.startSSHD(t, m, sshd, authKeys)
 		known = append(known, knownhosts.Line([]string{knownhosts.Normalize(m.HostPort())}, m.HostKey))
 	}
@@ -346,23 +322,6 @@ func rootKeyLogin(shadow string) error {
 		return err
 	}
 	return f.Close()
-}
-
-func addrUp(h *netlink.Handle, name string, p netip.Prefix) error {
-	l, err := h.LinkByName(name)
-	if err != nil {
-		return fmt.Errorf("find %s: %w", name, err)
-	}
-	if p.IsValid() {
-		a := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}}
-		if err := h.AddrAdd(l, a); err != nil {
-			return fmt.Errorf("add %s to %s: %w", p, name, err)
-		}
-	}
-	if err := h.LinkSetUp(l); err != nil {
-		return fmt.Errorf("bring up %s: %w", name, err)
-	}
-	return nil
 }
 
 func keygen(t testing.TB, path string) {
