@@ -160,7 +160,7 @@ func TestAgentReachesOnlyItsRun(t *testing.T) {
 		"args": map[string]any{"Path": inside, "Data": []byte("ok"), "Perm": 0o644}}); ans.Err != "" {
 		t.Errorf("writing in the run's directory: %s", ans.Err)
 	}
-	if ans := a.ask(map[string]any{"kind": "call", "netns": scope, "op": "role.read-file", "args": inside}); ans.Err != "" || string(ans.Result) != `"b2s="` {
+	if ans := a.ask(map[string]any{"kind": "call", "netns": scope, "op": "role.read-file", "args": inside}); ans.Err != "" || string(ans.Result) != `{"Data":"b2s=","Missing":false}` {
 		t.Errorf("reading in the run's directory: %s %s", ans.Result, ans.Err)
 	}
 	if ans := a.ask(map[string]any{"kind": "call", "netns": scope, "op": "role.read-file", "args": "/proc/sys/net/core/somaxconn"}); ans.Err != "" {
