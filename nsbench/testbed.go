@@ -439,10 +439,10 @@ func (tb *testbed) keptHelp() []string {
 func socketBufferLimit(ctx context.Context, roles map[string]*role.Role) (int, error) {
 	limit := instrument.MaxUDPBuffer
 	for _, name := range []string{topology.Client, topology.Server} {
-		for _, key := range socketBufferKeys {
+		for _, key := range []string{"rmem_max", "wmem_max"} {
 			b, err := role.ReadFile(ctx, roles[name], "/proc/sys/net/core/"+key)
 			if errors.Is(err, os.ErrNotExist) {
-				b, err = hostSocketBufferOp.On(ctx, role.MachineOf(roles[name]), key)
+				b, err = role.SocketBufferMax(ctx, role.MachineOf(roles[name]), key)
 			}
 			if err != nil {
 				return 0, fmt.Errorf("%s: read net.core.%s: %w", name, key, err)
@@ -456,16 +456,3 @@ func socketBufferLimit(ctx context.Context, roles map[string]*role.Role) (int, e
 	}
 	return limit, nil
 }
-
-var socketBufferKeys = []string{"rmem_max", "wmem_max"}
-
-// hostSocketBufferOp reads net.core.rmem_max or wmem_max in the initial
-// namespace of the machine it runs on, the only place an older kernel
-// shows them: a role's own machine, never the orchestrator's for a role
-// elsewhere.
-var hostSocketBufferOp = role.NewHostOp("host.socket-buffer-max", func(_ context.Context, key string) ([]byte, error) {
-	if !slices.Contains(socketBufferKeys, key) {
-		return nil, fmt.Errorf("net.core.%s: not a socket buffer limit", key)
-	}
-	return os.ReadFile("/proc/sys/net/core/" + key)
-})

@@ -18,12 +18,12 @@ func TestHostSocketBufferOp(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /proc/sys/net/core/rmem_max here: %v", err)
 	}
-	got, err := hostSocketBufferOp.On(ctx, role.Here, "rmem_max")
+	got, err := role.SocketBufferMax(ctx, role.Here, "rmem_max")
 	if err != nil || string(got) != string(want) {
 		t.Errorf("rmem_max on this machine: %q, %v; want %q", got, err, want)
 	}
 	for _, key := range []string{"../../../etc/shadow", "somaxconn", ""} {
-		if _, err := hostSocketBufferOp.On(ctx, role.Here, key); err == nil || !strings.Contains(err.Error(), "not a socket buffer limit") {
+		if _, err := role.SocketBufferMax(ctx, role.Here, key); err == nil || !strings.Contains(err.Error(), "not a socket buffer limit") {
 			t.Errorf("%q: %v", key, err)
 		}
 	}

@@ -81,6 +81,17 @@ func Open(name string) (*NS, error) {
 	return &NS{Name: name, handle: h}, nil
 }
 
+// OpenInitial opens the network namespace of PID 1: the machine's
+// initial one, which a process in another namespace of the same kernel
+// (an emulated machine, a container) can still enter as root.
+func OpenInitial() (*NS, error) {
+	h, err := netns.GetFromPath("/proc/1/ns/net")
+	if err != nil {
+		return nil, fmt.Errorf("open the initial netns: %w", err)
+	}
+	return &NS{Name: "initial", handle: h}, nil
+}
+
 // Close releases the file descriptor; the namespace itself stays.
 func (n *NS) Close() error {
 	if n == nil || !n.handle.IsOpen() {

@@ -2,12 +2,14 @@ package role
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -187,4 +189,37 @@ func builtRole(m Machine, h HostedRole) (*Role, error) {
 	}
 	return &Role{name: h.Name, netns: h.NetNS, addr: h.Addr, hosts: h.Hosts, dir: &proc.Cgroup{Path: h.Cgroup},
 		leaf: &proc.Cgroup{Path: h.Leaf}, logDir: h.LogDir, private: h.Dir, self: h.Self, host: on}, nil
+}
+
+// socketBufferMaxOp reads net.core.rmem_max or wmem_max as the machine's
+// initial network namespace shows it, the only place an older kernel
+// (Debian 12's 6.1) shows them, where they hold for every namespace: the
+// agent's own namespace on a host, else PID 1's (an emulated machine is a
+// namespace of this kernel). Never the orchestrator's for a role
+// elsewhere.
+var socketBufferMaxOp = NewHostOp("host.socket-buffer-max", func(_ context.Context, key string) ([]byte, error) {
+	if key != "rmem_max" && key != "wmem_max" {
+		return nil, fmt.Errorf("net.core.%s: not a socket buffer limit", key)
+	}
+	path := "/proc/sys/net/core/" + key
+	b, err := os.ReadFile(path)
+	if !errors.Is(err, os.ErrNotExist) {
+		return b, err
+	}
+	initial, err := ns.OpenInitial()
+	if err != nil {
+		return nil, err
+	}
+	defer initial.Close()
+	err = initial.Do(func() (err error) {
+		b, err = os.ReadFile(path)
+		return err
+	})
+	return b, err
+})
+
+// SocketBufferMax reads net.core.rmem_max or wmem_max (key) on machine m
+// as its initial network namespace shows it.
+func SocketBufferMax(ctx context.Context, m Machine, key string) ([]byte, error) {
+	return socketBufferMaxOp.On(ctx, m, key)
 }
