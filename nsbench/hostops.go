@@ -3,6 +3,7 @@ package nsbench
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
@@ -33,20 +34,26 @@ type Doctor struct {
 }
 
 // CheckHost is doctor on this host, in the calling thread's namespace. It
-// creates and changes nothing.
+// creates and changes nothing. Beside the request's own, it checks the
+// kernel features the registered transports use where present.
 func CheckHost(req DoctorRequest) Doctor {
-	return Doctor{Kernel: preflight.KernelRelease(), Report: preflight.Run(req.Preflight), Transports: CheckTransports(req.Transports)}
+	checks, built := CheckTransports(req.Transports)
+	pre := req.Preflight
+	pre.Kernel = append(slices.Clone(pre.Kernel), transport.KernelUses(built)...)
+	return Doctor{Kernel: preflight.KernelRelease(), Report: preflight.Run(pre), Transports: checks}
 }
 
 // CheckTransports checks whether each registered transport can run here
 // with the options given (topts; the others at their defaults), saying
-// why not where it cannot.
-func CheckTransports(topts map[string]string) []preflight.Check {
+// why not where it cannot, and returns those it could build.
+func CheckTransports(topts map[string]string) ([]preflight.Check, []transport.Transport) {
 	var checks []preflight.Check
+	var built []transport.Transport
 	for _, s := range transport.Registered() {
 		c := preflight.Check{Name: "transport " + s.Name, Detail: s.Summary, OK: true}
 		ts, err := transport.Build([]string{s.Name}, topts)
 		if err == nil {
+			built = append(built, ts[0])
 			err = ts[0].Check()
 		}
 		if err != nil {
@@ -54,7 +61,7 @@ func CheckTransports(topts map[string]string) []preflight.Check {
 		}
 		checks = append(checks, c)
 	}
-	return checks
+	return checks, built
 }
 
 var hostDoctorOp = role.NewHostOp("host.doctor", func(_ context.Context, req DoctorRequest) (Doctor, error) {

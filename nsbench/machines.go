@@ -45,15 +45,15 @@ func hostMachines(built []hostedRole) []machine {
 // kernel, CPU, cores, its interface, the versions of its roles' tools)
 // with the settings its role links were built with. Facts only describe
 // the run: one that cannot be read is left out, and logged.
-func readMachines(ctx context.Context, ms []machine, logf Logf) []results.Host {
+func readMachines(ctx context.Context, ms []machine, programs map[string][]preflight.Tool, logf Logf) []results.Host {
 	out := make([]results.Host, len(ms))
 	var wg sync.WaitGroup
 	for i, m := range ms {
 		wg.Go(func() {
-			var tools []string
+			var tools []preflight.Tool
 			for _, r := range m.roles {
-				for _, t := range preflight.RoleTools(r) {
-					if !slices.Contains(tools, t) {
+				for _, t := range append(preflight.RoleTools(r), programs[r]...) {
+					if !slices.ContainsFunc(tools, func(u preflight.Tool) bool { return u.Name == t.Name }) {
 						tools = append(tools, t)
 					}
 				}

@@ -49,14 +49,14 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 		}
 	}
 	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, NIC: plan.NIC, Duration: plan.Duration, Sites: sites,
-		WAN: len(plan.WANs) > 0}
+		WAN: len(plan.WANs) > 0, Programs: transport.ProgramsByRole(deps.Transports)}
 	for _, svc := range transport.OwnServices() {
 		if instrument.NeedsService(deps.Instruments, svc) {
 			cfg.Own = append(cfg.Own, svc)
 		}
 	}
 	if instrument.NeedsPayload(deps.Instruments) {
-		cfg.Copies, cfg.Payload, cfg.Warm = true, plan.SizeBytes, plan.WarmBytes()
+		cfg.Payload, cfg.Warm = plan.SizeBytes, plan.WarmBytes()
 	}
 	tb, err := newTestbed(cfg, logf)
 	if err != nil {

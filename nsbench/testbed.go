@@ -14,6 +14,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -29,12 +30,15 @@ type testbedConfig struct {
 	OutDir     string
 	Congestion string              // "host" keeps the host's default
 	NIC        string              // NICReference or NICOwn
-	Copies     bool                // an instrument copies the payload; without, none is written
 	Own        []transport.Service // twnsbench's own servers an instrument needs (many-rr, rpm); the others are not started
-	Payload    int64               // bytes of the scp payload
+	Payload    int64               // bytes of the scp payload; 0: no instrument copies it, and none is written
 	Warm       int64               // bytes of the warm-up copy
-	Duration   time.Duration       // of each instrument's measurement
-	Sites      *Sites              // roles on other hosts, reached; nil: all on this one
+	// Programs are the run's transports' own programs by role
+	// (transport.ProgramsByRole): each machine states their versions
+	// with its facts, beside the harness's own.
+	Programs map[string][]preflight.Tool
+	Duration time.Duration // of each instrument's measurement
+	Sites    *Sites        // roles on other hosts, reached; nil: all on this one
 	// WAN says a WAN condition will impair the roles: across hosts each
 	// stands behind an edge (topology.LinkSpec.Edge).
 	WAN bool
@@ -193,17 +197,17 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		}
 		rec.setup.hosts(describeHosts(built, tb.cfg.WAN), time.Since(t0))
 		roles, machines = rs, hostsNoise(built, tb.prefix)
-		rec.setup.machines(readMachines(ctx, hostMachines(built), tb.logf))
+		rec.setup.machines(readMachines(ctx, hostMachines(built), tb.cfg.Programs, tb.logf))
 	} else {
 		rs, links, err := tb.upHere(ctx, rec, spec, dir)
 		if err != nil {
 			return err
 		}
 		roles = rs
-		rec.setup.machines(readMachines(ctx, []machine{thisMachine(spec, links)}, tb.logf))
+		rec.setup.machines(readMachines(ctx, []machine{thisMachine(spec, links)}, tb.cfg.Programs, tb.logf))
 	}
 
-	if tb.cfg.Copies {
+	if tb.cfg.Payload > 0 {
 		tb.logf("writing %s of random payload to tmpfs", FormatSize(tb.cfg.Payload+tb.cfg.Warm))
 		srv := roles[topology.Server]
 		p, err := mountPayloadOp.On(ctx, srv, payloadSize{Dir: srv.Dir(), Large: tb.cfg.Payload, Warm: tb.cfg.Warm})

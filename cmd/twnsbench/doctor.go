@@ -107,7 +107,8 @@ func newDoctorResult(doc nsbench.Doctor) doctorResult {
 // given (topts; the defaults otherwise): whether it can run here, and if
 // not why.
 func writeTransports(w io.Writer, topts map[string]string) {
-	writeTransportLines(w, nsbench.CheckTransports(topts))
+	checks, _ := nsbench.CheckTransports(topts)
+	writeTransportLines(w, checks)
 }
 
 func writeTransportLines(w io.Writer, checks []preflight.Check) {

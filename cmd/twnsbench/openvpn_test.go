@@ -2,9 +2,11 @@ package main
 
 import (
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/twnsbench/twnsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // TestOpenVPN: seed 002's OpenVPN rows, static key and TLS with two of its
@@ -56,7 +58,20 @@ func TestOpenVPN(t *testing.T) {
 	if n != 6 || len(doc.Failures) > 0 {
 		t.Errorf("%d samples, want 6; failures %+v", n, doc.Failures)
 	}
+	// The transport states its program: the machine reports the openvpn
+	// it ran beside the harness's own, and no program of a row not run.
+	if hs := doc.Env.Hosts; len(hs) != 1 || !strings.HasPrefix(hs[0].Tools["openvpn"], "OpenVPN 2.") || hs[0].Tools["iperf3"] == "" || hs[0].Tools["wg"] != "" {
+		t.Errorf("env.hosts tools %v, want openvpn's version beside iperf3's (and no wg)", hostsTools(hs))
+	}
 	if left := leftoversOf(runPrefix(t, out)); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+}
+
+func hostsTools(hs []results.Host) []map[string]string {
+	var out []map[string]string
+	for _, h := range hs {
+		out = append(out, h.Tools)
+	}
+	return out
 }

@@ -212,7 +212,7 @@ func runAction(c *cli.Context) error {
 	if instrument.NeedsPayload(ins) && !plan.Hosts.On() {
 		tmpfs = plan.SizeBytes + plan.WarmBytes()
 	}
-	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: tmpfs, SizeBytes: plan.SizeBytes, Tools: tools})
+	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: tmpfs, SizeBytes: plan.SizeBytes, Tools: tools, Kernel: transport.KernelUses(ts)})
 	if err := pre.Err(); err != nil {
 		fmt.Fprint(c.App.ErrWriter, pre.String())
 		return refuse(err)

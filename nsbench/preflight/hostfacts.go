@@ -23,22 +23,29 @@ import (
 // the same code here and on a role's host (the op below): a host reached
 // over SSH answers through its twnsbench copy, in its own namespace.
 
-// roleTools are the programs each role runs whose versions its host
-// states: the instruments' and the fixtures' on either side, and the
-// tunnels' own programs where installed. A relay runs the tunnels' only.
+// roleTools are the harness's programs each role runs, whose versions its
+// host states: the instruments' and the fixtures' on either side. A
+// transport adds its own programs (transport.HostNeeds).
 var roleTools = map[string][]string{
-	topology.Client: {"iperf3", "netperf", "ssh", "wg", "openvpn"},
-	topology.Server: {"iperf3", "netserver", "sshd", "wg", "openvpn"},
-	topology.Relay:  {"sshd", "wg", "openvpn"},
+	topology.Client: {"iperf3", "netperf", "ssh"},
+	topology.Server: {"iperf3", "netserver", "sshd"},
+	topology.Relay:  {"sshd"},
 }
 
-// RoleTools are the programs role runs whose versions its host states.
-func RoleTools(role string) []string { return roleTools[role] }
+// RoleTools are the harness's programs role runs, whose versions its
+// host states.
+func RoleTools(role string) []Tool {
+	var ts []Tool
+	for _, name := range roleTools[role] {
+		ts = append(ts, harnessTool(name))
+	}
+	return ts
+}
 
 // factsRequest is the host.facts op's argument.
 type factsRequest struct {
 	Iface string
-	Tools []string
+	Tools []Tool
 }
 
 // factsReply carries what was read and, apart, what could not be: an op's
@@ -61,7 +68,7 @@ var hostFactsOp = role.NewHostOp("host.facts", func(_ context.Context, a factsRe
 // twnsbench copy) and of its interface iface ("": none), with the versions
 // of tools. An error names what could not be read; the Host holds what
 // was.
-func HostFacts(ctx context.Context, m role.Machine, iface string, tools []string) (results.Host, error) {
+func HostFacts(ctx context.Context, m role.Machine, iface string, tools []Tool) (results.Host, error) {
 	r, err := hostFactsOp.On(ctx, m, factsRequest{Iface: iface, Tools: tools})
 	if err != nil {
 		return results.Host{}, fmt.Errorf("host facts: %w", err)
@@ -77,7 +84,7 @@ func HostFacts(ctx context.Context, m role.Machine, iface string, tools []string
 // tools. What cannot be read is absent from the Host and named in the
 // error; a link speed the interface does not have (a veth's, a macvlan's
 // without one below it) is absent without an error.
-func ReadHost(iface string, tools []string) (results.Host, error) {
+func ReadHost(iface string, tools []Tool) (results.Host, error) {
 	h := results.Host{Kernel: KernelRelease(), NIC: results.NIC{Iface: iface}}
 	var errs []error
 	if h.Kernel == "" {

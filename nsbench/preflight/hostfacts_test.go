@@ -52,7 +52,7 @@ func TestHostFactsOverTheWire(t *testing.T) {
 	c := role.NewWire("test host", toOrch, fromOrch)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := preflight.HostFacts(ctx, c, "lo", []string{"no-such-tool"})
+	h, err := preflight.HostFacts(ctx, c, "lo", []preflight.Tool{{Name: "no-such-tool", Args: []string{"-V"}}})
 	if err == nil || !strings.Contains(err.Error(), "lo driver") {
 		t.Errorf("err %v, want one naming lo's driver", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"golang.org/x/sys/unix"
@@ -20,6 +22,18 @@ type Options struct {
 	// memory is short, the fix repeats the command line with --size reduced
 	// by the shortfall. 0 means all of NeedTmpfsBytes.
 	SizeBytes int64
+
+	// Kernel are the kernel features the run's transports use where the
+	// kernel has them (transport.KernelUses): each is checked, and without
+	// it the check says what happens instead.
+	Kernel []KernelUse
+}
+
+// KernelUse is a kernel feature a transport uses where the kernel has it.
+type KernelUse struct {
+	Check   string // the check's name, "kernel wireguard"; uses of one check are one line
+	Feature string // KernelFeature's name, "wireguard"
+	Without string // what happens without it, "userspace wireguard-go will be used"
 }
 
 // tmpfsHeadroom is memory left free beside the payload, for the processes
@@ -36,7 +50,11 @@ func Run(o Options) Report {
 		checkKernel(k, "veth", "veth"),
 		checkKernel(k, "bridge", "bridge"),
 		checkTUN(k),
-		checkOptional(k, "kernel wireguard", "wireguard", "userspace wireguard-go will be used"),
+	)
+	for _, u := range mergeUses(o.Kernel) {
+		r.Checks = append(r.Checks, checkOptional(k, u.Check, u.Feature, u.Without))
+	}
+	r.Checks = append(r.Checks,
 		checkOptional(k, "netem", "netem", "the WAN condition needs the userspace impairment"),
 		checkCgroup(),
 	)
@@ -107,6 +125,22 @@ func checkTUN(k kernel) Check {
 		c.Detail += ", " + dev + " present"
 	}
 	return c
+}
+
+// mergeUses makes the uses of one check one, in the order of their first,
+// saying everything that happens without it.
+func mergeUses(us []KernelUse) []KernelUse {
+	var out []KernelUse
+	for _, u := range us {
+		i := slices.IndexFunc(out, func(m KernelUse) bool { return m.Check == u.Check })
+		switch {
+		case i < 0:
+			out = append(out, u)
+		case !strings.Contains(out[i].Without, u.Without):
+			out[i].Without += "; " + u.Without
+		}
+	}
+	return out
 }
 
 // checkOptional reports a kernel path the harness can do without; fallback

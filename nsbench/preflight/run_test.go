@@ -8,13 +8,17 @@ import (
 
 func TestRunThisMachine(t *testing.T) {
 	thisMachineKernel(t)
-	r := Run(Options{NeedTmpfsBytes: 1 << 30})
+	// As the wireguard row (auto), wireguard-kernel and wireguard again
+	// state it: one line, saying both.
+	auto := KernelUse{Check: "kernel wireguard", Feature: "wireguard", Without: "userspace wireguard-go will be used"}
+	r := Run(Options{NeedTmpfsBytes: 1 << 30, Kernel: []KernelUse{auto,
+		{Check: "kernel wireguard", Feature: "wireguard", Without: "wireguard-kernel cannot run"}, auto}})
 	want := map[string]Check{
 		"veth":   {Name: "veth", Detail: "built in (CONFIG_VETH=y)", OK: true, Required: true},
 		"bridge": {Name: "bridge", Detail: "built in (CONFIG_BRIDGE=y)", OK: true, Required: true},
 		"tun":    {Name: "tun", Detail: "built in (CONFIG_TUN=y), /dev/net/tun present", OK: true, Required: true},
 		"kernel wireguard": {Name: "kernel wireguard",
-			Detail: "not in this kernel: userspace wireguard-go will be used (CONFIG_WIREGUARD is not set)"},
+			Detail: "not in this kernel: userspace wireguard-go will be used; wireguard-kernel cannot run (CONFIG_WIREGUARD is not set)"},
 		"netem": {Name: "netem",
 			Detail: "not in this kernel: the WAN condition needs the userspace impairment (CONFIG_NET_SCH_NETEM is not set)"},
 		"network namespaces": {Name: "network namespaces", Detail: "/proc/self/ns/net present", OK: true, Required: true},
@@ -47,6 +51,11 @@ func TestRunThisMachine(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", r)
+	for _, c := range Run(Options{}).Checks {
+		if c.Name == "kernel wireguard" {
+			t.Errorf("a run whose transports state no kernel feature has the check %+v", c)
+		}
+	}
 }
 
 func TestRunTools(t *testing.T) {

@@ -12,14 +12,16 @@ import (
 	"time"
 )
 
-// tool says how to ask a program its version without side effects, and
-// which Debian package installs it (scripts/install-deps.sh installs all of
-// these).
-type tool struct {
-	args    []string // a read-only version flag
-	prefix  string   // the version line starts with this
-	sibling string   // no version flag: report the version of this tool from the same directory
-	pkg     string   // Debian package
+// Tool says how to ask a program its version without side effects, and
+// which Debian package installs it. The harness's own programs are in
+// tools (scripts/install-deps.sh installs all of these); a transport
+// states those of its own (transport.HostNeeds).
+type Tool struct {
+	Name    string   // looked up on PATH and in sbinDirs: never a path
+	Args    []string // a read-only version flag
+	Prefix  string   // the version line starts with this
+	Sibling string   // no version flag: report the version of this harness tool from the same directory
+	Package string   // Debian package
 }
 
 // sshd: `sshd -V` asks the binary that will serve. It exits while parsing
@@ -31,20 +33,26 @@ type tool struct {
 // nor dpkg, which is Debian-only and says what was installed rather than
 // what is on PATH. The cost: 9.2's sshd prints "OpenSSH_9.2" without the
 // "p1 Debian-2+deb12u10" that `ssh -V` gives (and that goes to env.openssh).
-var tools = map[string]tool{
-	"iperf3":     {args: []string{"--version"}, prefix: "iperf ", pkg: "iperf3"},
-	"netperf":    {args: []string{"-V"}, prefix: "Netperf version", pkg: "netperf, in Debian's non-free component"},
-	"netserver":  {args: []string{"-V"}, prefix: "Netperf version", pkg: "netperf, in Debian's non-free component"},
-	"ssh":        {args: []string{"-V"}, prefix: "OpenSSH", pkg: "openssh-client"},
-	"scp":        {sibling: "ssh", pkg: "openssh-client"},
-	"ssh-keygen": {sibling: "ssh", pkg: "openssh-client"},
-	"sshd":       {args: []string{"-V"}, prefix: "OpenSSH", pkg: "openssh-server"},
-	"ip":         {args: []string{"-V"}, prefix: "ip utility", pkg: "iproute2"},
-	"tc":         {args: []string{"-V"}, prefix: "tc utility", pkg: "iproute2"},
-	"ethtool":    {args: []string{"--version"}, prefix: "ethtool version", pkg: "ethtool"},
-	"ping":       {args: []string{"-V"}, prefix: "ping from iputils", pkg: "iputils-ping"},
-	"wg":         {args: []string{"--version"}, prefix: "wireguard-tools", pkg: "wireguard-tools"},
-	"openvpn":    {args: []string{"--version"}, prefix: "OpenVPN ", pkg: "openvpn"},
+var tools = map[string]Tool{
+	"iperf3":     {Args: []string{"--version"}, Prefix: "iperf ", Package: "iperf3"},
+	"netperf":    {Args: []string{"-V"}, Prefix: "Netperf version", Package: "netperf, in Debian's non-free component"},
+	"netserver":  {Args: []string{"-V"}, Prefix: "Netperf version", Package: "netperf, in Debian's non-free component"},
+	"ssh":        {Args: []string{"-V"}, Prefix: "OpenSSH", Package: "openssh-client"},
+	"scp":        {Sibling: "ssh", Package: "openssh-client"},
+	"ssh-keygen": {Sibling: "ssh", Package: "openssh-client"},
+	"sshd":       {Args: []string{"-V"}, Prefix: "OpenSSH", Package: "openssh-server"},
+	"ip":         {Args: []string{"-V"}, Prefix: "ip utility", Package: "iproute2"},
+	"tc":         {Args: []string{"-V"}, Prefix: "tc utility", Package: "iproute2"},
+	"ethtool":    {Args: []string{"--version"}, Prefix: "ethtool version", Package: "ethtool"},
+	"ping":       {Args: []string{"-V"}, Prefix: "ping from iputils", Package: "iputils-ping"},
+}
+
+// harnessTool is the harness's own program name as a Tool; one it does
+// not know has no version flag.
+func harnessTool(name string) Tool {
+	t := tools[name]
+	t.Name = name
+	return t
 }
 
 // sbinDirs are searched after PATH: sudo's secure_path, or a user's PATH,
@@ -69,47 +77,50 @@ func lookTool(name string) (string, error) {
 }
 
 // ToolVersions returns the version line of each tool that is installed and
-// has a known version flag; others are left out.
-func ToolVersions(names []string) map[string]string {
-	v := make(map[string]string, len(names))
-	for _, name := range names {
-		path, err := lookTool(name)
+// has a version flag; others are left out, and so is a name that is a
+// path (a Tool names a program, found where the harness finds its own).
+func ToolVersions(ts []Tool) map[string]string {
+	v := make(map[string]string, len(ts))
+	for _, t := range ts {
+		if t.Name == "" || strings.Contains(t.Name, "/") {
+			continue
+		}
+		path, err := lookTool(t.Name)
 		if err != nil {
 			continue
 		}
-		if s, err := toolVersion(name, path); err == nil {
-			v[name] = s
+		if s, err := toolVersion(t, path); err == nil {
+			v[t.Name] = s
 		}
 	}
 	return v
 }
 
 // toolVersion runs the tool's version flag and picks its version line.
-func toolVersion(name, path string) (string, error) {
-	t, ok := tools[name]
-	if !ok {
-		return "", errors.New("no known read-only version flag")
-	}
-	if t.sibling != "" {
-		sib := filepath.Join(filepath.Dir(path), t.sibling)
+func toolVersion(t Tool, path string) (string, error) {
+	if t.Sibling != "" {
+		sib := filepath.Join(filepath.Dir(path), t.Sibling)
 		if _, err := os.Stat(sib); err != nil {
-			if sib, err = lookTool(t.sibling); err != nil {
-				return "", fmt.Errorf("version from %s: %w", t.sibling, err)
+			if sib, err = lookTool(t.Sibling); err != nil {
+				return "", fmt.Errorf("version from %s: %w", t.Sibling, err)
 			}
 		}
-		return toolVersion(t.sibling, sib)
+		return toolVersion(harnessTool(t.Sibling), sib)
+	}
+	if len(t.Args) == 0 {
+		return "", errors.New("no known read-only version flag")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, t.args...)
+	cmd := exec.CommandContext(ctx, path, t.Args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	// The exit status is ignored: ssh -V writes to stderr, and old sshd
 	// exits 1 after printing its version with the usage.
 	out, _ := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		return "", fmt.Errorf("%s %s: %w", path, strings.Join(t.args, " "), ctx.Err())
+		return "", fmt.Errorf("%s %s: %w", path, strings.Join(t.Args, " "), ctx.Err())
 	}
-	return parseVersion(string(out), t.prefix)
+	return parseVersion(string(out), t.Prefix)
 }
 
 // parseVersion returns the first line of out that starts with prefix.
@@ -132,14 +143,14 @@ func checkTool(name string) (Check, string) {
 		pkg := "Debian package " + name + "?"
 		c.Fix = "sudo apt-get install --no-install-recommends " + name
 		if t, ok := tools[name]; ok {
-			pkg = "Debian package " + t.pkg
+			pkg = "Debian package " + t.Package
 			c.Fix = "sudo scripts/install-deps.sh"
 		}
 		c.Detail = fmt.Sprintf("%v (%s)", err, pkg)
 		return c, ""
 	}
 	c.OK = true
-	v, err := toolVersion(name, path)
+	v, err := toolVersion(harnessTool(name), path)
 	if err != nil {
 		c.Detail = fmt.Sprintf("%s (version unknown: %v)", path, err)
 		return c, ""

@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestParseVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := parseVersion(string(b), tools[tt.tool].prefix)
+			got, err := parseVersion(string(b), tools[tt.tool].Prefix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +46,11 @@ func TestParseVersionNoMatch(t *testing.T) {
 // installed is skipped, not failed.
 func TestToolVersionsInstalled(t *testing.T) {
 	names := []string{"iperf3", "netperf", "netserver", "ssh", "scp", "ssh-keygen", "sshd"}
-	got := ToolVersions(names)
+	var ts []Tool
+	for _, name := range names {
+		ts = append(ts, harnessTool(name))
+	}
+	got := ToolVersions(ts)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			if _, err := lookTool(name); err != nil {
@@ -55,9 +60,9 @@ func TestToolVersionsInstalled(t *testing.T) {
 			if !ok {
 				t.Fatalf("no version for installed %s", name)
 			}
-			prefix := tools[name].prefix
-			if sib := tools[name].sibling; sib != "" {
-				prefix = tools[sib].prefix
+			prefix := tools[name].Prefix
+			if sib := tools[name].Sibling; sib != "" {
+				prefix = tools[sib].Prefix
 			}
 			if !strings.HasPrefix(v, prefix) {
 				t.Errorf("version %q does not start with %q", v, prefix)
@@ -66,6 +71,18 @@ func TestToolVersionsInstalled(t *testing.T) {
 	}
 	if _, err := lookTool("ssh"); err == nil && got["scp"] != "" && got["scp"] != got["ssh"] {
 		t.Errorf("scp version %q, want ssh's %q", got["scp"], got["ssh"])
+	}
+}
+
+// TestToolVersionsStated: a tool the harness does not know (a
+// transport's) is asked by the flag it states; a name that is a path is
+// never run.
+func TestToolVersionsStated(t *testing.T) {
+	say := []string{"-c", "echo sh 1.0 from its flag"}
+	got := ToolVersions([]Tool{{Name: "sh", Args: say, Prefix: "sh "}, {Name: "/bin/sh", Args: say, Prefix: "sh "},
+		{Name: "sh-twnsbench-absent", Args: say, Prefix: "sh "}})
+	if want := map[string]string{"sh": "sh 1.0 from its flag"}; !maps.Equal(got, want) {
+		t.Errorf("versions %q, want %q", got, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"os"
@@ -101,6 +102,18 @@ func (t *OpenVPN) About() string {
 		mode = "TLS mode (the data channel's cipher negotiated over a per-run PKI)"
 	}
 	return "is OpenVPN in " + mode + " over UDP: one single-threaded openvpn per namespace encrypts every packet in userspace, in the transport's cgroups."
+}
+
+// ovpnTool is how a host says which openvpn it has.
+var ovpnTool = preflight.Tool{Name: "openvpn", Args: []string{"--version"}, Prefix: "OpenVPN ", Package: "openvpn"}
+
+// HostNeeds: the hosts state their openvpn's version, unless --openvpn
+// names another program than theirs.
+func (t *OpenVPN) HostNeeds() HostNeeds {
+	if t.bin != "" {
+		return HostNeeds{}
+	}
+	return HostNeeds{Programs: []preflight.Tool{ovpnTool}}
 }
 
 func (t *OpenVPN) Check() error {

@@ -63,6 +63,22 @@ type WireGuard struct {
 
 var _ Transport = (*WireGuard)(nil)
 
+// HostNeeds: the kernel's WireGuard where the kernel has it, when the mode
+// takes it; the userspace devices are built into twnsbench, and wgctrl
+// needs no wg program.
+func (w *WireGuard) HostNeeds() HostNeeds {
+	use := preflight.KernelUse{Check: "kernel wireguard", Feature: "wireguard"}
+	switch w.Mode {
+	case wg.Auto, "":
+		use.Without = "userspace wireguard-go will be used"
+	case wg.Kernel:
+		use.Without = w.Name() + " cannot run"
+	default:
+		return HostNeeds{}
+	}
+	return HostNeeds{Kernel: []preflight.KernelUse{use}}
+}
+
 // wireguardSpec is the reference's row: one WireGuard, the kernel's where
 // the kernel has it (--wireguard chooses otherwise).
 var wireguardSpec = Spec{
