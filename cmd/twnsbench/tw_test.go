@@ -125,7 +125,7 @@ func TestQuickTWRun(t *testing.T) {
 	if perCondition["lan"] != 9 || perCondition["wan"] != 9 || len(doc.Failures) != 0 {
 		t.Errorf("samples per condition %v, failures %+v: want 9 on lan and on wan, none failed", perCondition, doc.Failures)
 	}
-	if len(doc.Verification) != 1 || !doc.Verification[0].OK || doc.Verification[0].Transport != "tw" {
+	if len(doc.Verification) != 1 || !verified(t, doc.Verification[0]) || doc.Verification[0].Transport != "tw" {
 		t.Errorf("WAN verification %+v: want tw's WAN cell verified", doc.Verification)
 	}
 	if scp := got["scp"]; scp.PayloadBytes == nil || *scp.PayloadBytes != 64<<20 {
