@@ -101,9 +101,17 @@ type FingerprintEnv struct {
 // transports under test.
 var FingerprintTools = []string{"openssh", "iperf3", "netperf"}
 
+// FingerprintHostTools are the programs of a host's Tools whose versions
+// are part of the fingerprint across hosts: the measuring tools, as
+// FingerprintTools on one host. A transport's own programs (openvpn) are
+// not: they are reported only by runs of its rows, and a selection of
+// rows must not split the history of the others.
+var FingerprintHostTools = []string{"iperf3", "netperf", "netserver", "ssh", "sshd"}
+
 // FingerprintOf takes the fingerprint's parts from a results document:
 // Kernel, CPUModel, CPUsOnline.Count (Cores when the run could not read
-// it), the FingerprintTools facts and, across hosts, each host's own.
+// it), the FingerprintTools facts and, across hosts, each host's own (its
+// FingerprintHostTools).
 func FingerprintOf(e Env) FingerprintEnv {
 	f := FingerprintEnv{Kernel: e.Kernel, CPUModel: e.CPUModel, CoresOnline: e.Cores}
 	if e.CPUsOnline != nil {
@@ -120,7 +128,9 @@ func FingerprintOf(e Env) FingerprintEnv {
 	for _, h := range e.HostsAcross() {
 		tools := make([]string, 0, len(h.Tools))
 		for name, v := range h.Tools {
-			tools = append(tools, name+" "+v)
+			if slices.Contains(FingerprintHostTools, name) {
+				tools = append(tools, name+" "+v)
+			}
 		}
 		slices.Sort(tools)
 		f.Hosts = append(f.Hosts, fmt.Sprintf("%s: %s · %s · %d CPUs · %s",

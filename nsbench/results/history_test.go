@@ -162,3 +162,26 @@ func TestHistoryRefusesAnUnsafeDirectory(t *testing.T) {
 		t.Error("read a missing history without an error")
 	}
 }
+
+// TestFingerprintAcrossHostsTakesTheMeasuringTools: across hosts each
+// host's measuring tools are part of the fingerprint, a transport's own
+// programs are not (a run with the OpenVPN rows reports openvpn's version,
+// one without does not; the Pure SSH row's history must stay one).
+func TestFingerprintAcrossHostsTakesTheMeasuringTools(t *testing.T) {
+	across := func(tools map[string]string) Env {
+		d := historyDoc("2026-12-01T10:00:00Z", "6.8.0-49-generic", "iperf 3.16", 2.5)
+		d.Env.Hosts = []Host{{Roles: []string{"client"}, Login: "root@10.0.0.10:22", Kernel: "6.8.0-49-generic", CPUModel: "AMD EPYC 7B13", Cores: 2, Tools: tools},
+			{Roles: []string{"server"}, Login: "root@10.0.0.11:22", Kernel: "6.8.0-49-generic", CPUModel: "AMD EPYC 7B13", Cores: 2,
+				Tools: map[string]string{"iperf3": "iperf 3.16", "sshd": "OpenSSH_9.2"}}}
+		return d.Env
+	}
+	plain := Fingerprint(FingerprintOf(across(map[string]string{"iperf3": "iperf 3.16", "ssh": "OpenSSH_9.2p1"})))
+	withVPN := Fingerprint(FingerprintOf(across(map[string]string{"iperf3": "iperf 3.16", "ssh": "OpenSSH_9.2p1", "openvpn": "OpenVPN 2.6.3"})))
+	newer := Fingerprint(FingerprintOf(across(map[string]string{"iperf3": "iperf 3.17", "ssh": "OpenSSH_9.2p1"})))
+	if plain != withVPN {
+		t.Errorf("a run with the OpenVPN rows: fingerprint %s, one without %s; want one history", withVPN, plain)
+	}
+	if plain == newer {
+		t.Errorf("the client's iperf3 3.16 → 3.17: same fingerprint %s", plain)
+	}
+}
