@@ -42,8 +42,11 @@ func (c *Conn) Install(ctx context.Context, runID string) (*Copy, error) {
 	dir := path.Join(CopyRoot, runID+"-"+c.Host.Role)
 	cp := &Copy{Dir: dir, Path: path.Join(dir, "twnsbench"), conn: c}
 	h := sha256.New()
-	cmd := fmt.Sprintf("umask 077 && mkdir -m 700 %s && { %s; cat > %s; } && chmod 700 %s && sha256sum %s",
-		quote(dir), widenStdinPipe, quote(cp.Path), quote(cp.Path), quote(cp.Path))
+	// The widening stands apart, before the chain whose every step must
+	// hold (a directory that exists already stops it), and in no braces:
+	// the login's shell may be another than sh.
+	cmd := fmt.Sprintf("%s; umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s && sha256sum %s",
+		widenStdinPipe, quote(dir), quote(cp.Path), quote(cp.Path), quote(cp.Path))
 	out, err := c.Output(ctx, cmd, io.TeeReader(f, h))
 	if err != nil {
 		if !strings.Contains(err.Error(), "File exists") {
