@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // The harness judges a WAN condition's loss by the loss probe's count and
@@ -35,7 +35,7 @@ func LossHolds(v results.Verification) (ok bool, how string) {
 	if v.LossFallback != "" || v.LossProbeDatagrams == 0 {
 		return false, ""
 	}
-	lo, hi := impair.Wilson(v.LossProbeLost, v.LossProbeDatagrams, chanceZ)
+	lo, hi := stats.Wilson(v.LossProbeLost, v.LossProbeDatagrams, chanceZ)
 	if 100*lo <= c && c <= 100*hi {
 		return true, fmt.Sprintf("%s: loss %d of %d datagrams misses the configured %g %% at the harness's 3σ, holds it at %dσ (%.3f–%.3f %%): chance",
 			v.Condition, v.LossProbeLost, v.LossProbeDatagrams, c, chanceZ, 100*lo, 100*hi)

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // cell is a WAN condition at 0.5 % whose probe lost k of 32 000
 // datagrams, judged as the harness judges it.
 func cell(k uint64, note string) results.Verification {
-	lo, hi := impair.Wilson(k, 32000, impair.LossConfidenceZ)
+	lo, hi := stats.Wilson(k, 32000, 3) // the harness's impair.LossConfidenceZ
 	lo, hi = 100*lo, 100*hi
 	v := results.Verification{Condition: "wan1", ConfiguredLossPct: 0.5, LossProbeDatagrams: 32000, LossProbeLost: k,
 		LossLowPct: &lo, LossHighPct: &hi, OK: lo <= 0.5 && 0.5 <= hi}

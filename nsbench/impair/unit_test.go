@@ -13,6 +13,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 func TestConditionLabelAndValidate(t *testing.T) {
@@ -421,17 +423,17 @@ func TestJudge(t *testing.T) {
 // TestWilsonCoverage: the interval the loss is given with covers the true
 // loss as often as it says.
 func TestWilsonCoverage(t *testing.T) {
-	if lo, hi := Wilson(0, 0, 3); lo != 0 || hi != 1 {
+	if lo, hi := stats.Wilson(0, 0, 3); lo != 0 || hi != 1 {
 		t.Errorf("no data: %v–%v, want 0–1", lo, hi)
 	}
-	if lo, hi := Wilson(60, 60000, 3); math.Abs(lo-0.000681) > 1e-6 || math.Abs(hi-0.001469) > 1e-6 {
+	if lo, hi := stats.Wilson(60, 60000, 3); math.Abs(lo-0.000681) > 1e-6 || math.Abs(hi-0.001469) > 1e-6 {
 		t.Errorf("60 of 60000: %.6f–%.6f, want 0.000681–0.001469", lo, hi)
 	}
 	// The probe's own figures, as lossprobe.go states them.
-	if lo, hi := Wilson(32, 32000, 3); math.Abs(100*lo-0.059) > 0.001 || math.Abs(100*hi-0.169) > 0.001 {
+	if lo, hi := stats.Wilson(32, 32000, 3); math.Abs(100*lo-0.059) > 0.001 || math.Abs(100*hi-0.169) > 0.001 {
 		t.Errorf("32 of 32000: %.4f–%.4f %%, want 0.059–0.169 %%", 100*lo, 100*hi)
 	}
-	if lo, hi := Wilson(320, 32000, 3); math.Abs(100*lo-0.85) > 0.005 || math.Abs(100*hi-1.18) > 0.005 {
+	if lo, hi := stats.Wilson(320, 32000, 3); math.Abs(100*lo-0.85) > 0.005 || math.Abs(100*hi-1.18) > 0.005 {
 		t.Errorf("320 of 32000: %.4f–%.4f %%, want 0.85–1.18 %%", 100*lo, 100*hi)
 	}
 }
@@ -462,7 +464,7 @@ func TestWilsonSimulatedCoverage(t *testing.T) {
 	} {
 		covered := 0
 		for range draws {
-			lo, hi := Wilson(binomial(rng, tc.n, tc.p), tc.n, LossConfidenceZ)
+			lo, hi := stats.Wilson(binomial(rng, tc.n, tc.p), tc.n, LossConfidenceZ)
 			if lo <= tc.p && tc.p <= hi {
 				covered++
 			}
@@ -754,11 +756,11 @@ func TestJitterVerdictFalseAlarms(t *testing.T) {
 // ends at exactly 1.
 func TestWilsonEdgesExact(t *testing.T) {
 	for _, n := range []uint64{1, 7, 1524, 3120, 100000} {
-		if lo, _ := Wilson(0, n, LossConfidenceZ); lo != 0 {
-			t.Errorf("Wilson(0, %d): lo %g, want exactly 0", n, lo)
+		if lo, _ := stats.Wilson(0, n, LossConfidenceZ); lo != 0 {
+			t.Errorf("stats.Wilson(0, %d): lo %g, want exactly 0", n, lo)
 		}
-		if _, hi := Wilson(n, n, LossConfidenceZ); hi != 1 {
-			t.Errorf("Wilson(%d, %d): hi %g, want exactly 1", n, n, hi)
+		if _, hi := stats.Wilson(n, n, LossConfidenceZ); hi != 1 {
+			t.Errorf("stats.Wilson(%d, %d): hi %g, want exactly 1", n, n, hi)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // The closed loop: before a cell, ProbeRTT measures the round trip the
@@ -194,7 +196,7 @@ func judgeLoss(c Condition, e2e EndToEnd, during []Counters) (v LossVerdict, not
 	} else {
 		v.LossJudged = true
 		v.MeasuredLossPct = 100 * float64(k) / float64(n)
-		lo, hi := Wilson(k, n, LossConfidenceZ)
+		lo, hi := stats.Wilson(k, n, LossConfidenceZ)
 		v.LossLowPct, v.LossHighPct = 100*lo, 100*hi
 		v.LossOK = c.LossPct >= v.LossLowPct && c.LossPct <= v.LossHighPct
 		if !v.LossOK {
