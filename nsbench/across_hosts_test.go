@@ -47,8 +47,8 @@ func labHostsAt(t testing.TB, lab *remotetest.Lab, first int, roles ...string) H
 	}
 }
 
-// runAcross runs o (transports built with opts) with instruments, failing
-// t if the run fails.
+// runAcross runs o (transports built with opts) with instruments, on its
+// hosts or on this one, failing t if the run fails.
 func runAcross(t *testing.T, o Options, opts map[string]string, instruments []string) *Result {
 	t.Helper()
 	plan, err := NewPlan(o, transport.Names())
@@ -68,7 +68,7 @@ func runAcross(t *testing.T, o Options, opts map[string]string, instruments []st
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	t.Logf("run across %d hosts: %.1f s", len(o.Hosts.Inventory.Hosts), time.Since(t0).Seconds())
+	t.Logf("run on %d hosts (0: this one): %.1f s", len(o.Hosts.Inventory.Hosts), time.Since(t0).Seconds())
 	return res
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/role"
-	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // countingReader counts the lines (requests) an agent reads.
@@ -69,23 +68,8 @@ func TestLocalRunThroughAgents(t *testing.T) {
 	o.Runs, o.Warmup = 1, 0
 	o.WAN = []string{"off"}
 	o.OutDir = t.TempDir()
-	plan, err := NewPlan(o, transport.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := transport.Build(o.Transports, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := []string{"iperf3-1", "tcp_rr"}
-	ins, _, err := instrument.Select(names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Logf: t.Logf})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	res := runAcross(t, o, nil, names)
 	checkOneSampleEach(t, res, o.Transports, names)
 	for _, s := range res.Doc.Samples {
 		if s.Instrument != instrument.Ready && s.Value <= 0 {

@@ -14,15 +14,6 @@ import (
 // htmlNode is a parsed page, with the queries the tests need.
 type htmlNode struct{ *html.Node }
 
-func parseHTML(t *testing.T, b []byte) htmlNode {
-	t.Helper()
-	n, err := html.Parse(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return htmlNode{n}
-}
-
 // walk calls f on every element.
 func (n htmlNode) walk(f func(*html.Node)) {
 	var rec func(*html.Node)
