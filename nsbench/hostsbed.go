@@ -16,6 +16,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -136,6 +137,14 @@ func hostsNoise(built []hostedRole, prefix string) func() (map[string]metrics.Ho
 // within role.MaxLine, the wire's bound on one answer.
 const maxFetchedLog = 16 << 20
 
+// maxFetchedLogs and maxFetchedBytes bound all the logs fetched from one
+// role's host: a role writes a few dozen (a log per daemon and tool), and
+// a compromised host must not fill this one's disk.
+const (
+	maxFetchedLogs  = 512
+	maxFetchedBytes = 256 << 20
+)
+
 // logFilesOp lists the logs in a role's log directory on its host.
 var logFilesOp = role.NewOp("nsbench.log-files", func(ctx context.Context, dir string) ([]logFile, error) {
 	if err := role.CheckRead(ctx, dir); err != nil {
@@ -187,9 +196,12 @@ func isBaseName(name string) bool {
 }
 
 // fetchLogs copies role r's logs from dir on its host into local, the
-// run's log directory, each within maxFetchedLog. What the host answers is
-// not trusted: a name that is not a plain file name is refused, and the
-// bound holds on what arrives, not on the size the host claims.
+// run's log directory, each within maxFetchedLog and all within
+// maxFetchedLogs files and maxFetchedBytes. What the host answers is not
+// trusted: a name that is not a plain file name of the role's own
+// (<role>-…, as role.Role names every log) is refused, a file is only ever
+// created, never overwritten (another host's log, the run's own), and the
+// bounds hold on what arrives, not on the sizes the host claims.
 func fetchLogs(ctx context.Context, r *role.Role, dir, local string, logf Logf) error {
 	ctx, cancel := context.WithTimeout(ctx, fetchLogsTimeout)
 	defer cancel()
@@ -197,23 +209,34 @@ func fetchLogs(ctx context.Context, r *role.Role, dir, local string, logf Logf) 
 	if err != nil {
 		return fmt.Errorf("%s logs: %w", r.Name(), err)
 	}
+	out, err := safedir.Open("log directory", local)
+	if err != nil {
+		return fmt.Errorf("%s logs: %w", r.Name(), err)
+	}
+	defer out.Close()
 	var errs []error
+	fetched, total := 0, 0
 	for _, f := range files {
-		if !isBaseName(f.Name) {
-			errs = append(errs, fmt.Errorf("refused the log name %q: not a file name", f.Name))
+		if !isBaseName(f.Name) || !strings.HasPrefix(f.Name, r.Name()+"-") {
+			errs = append(errs, fmt.Errorf("refused the log name %q: not a file name of the %s role's", f.Name, r.Name()))
 			continue
 		}
-		if f.Size > maxFetchedLog {
-			logf("%s: %s is %s: left on the host, not fetched", r.Name(), f.Name, FormatSize(f.Size))
+		if fetched == maxFetchedLogs {
+			logf("%s: more than %d logs: %s and those after it left on the host, not fetched", r.Name(), maxFetchedLogs, f.Name)
+			break
+		}
+		if f.Size > maxFetchedLog || total+int(f.Size) > maxFetchedBytes {
+			logf("%s: %s is %s: left on the host, not fetched (at most %s a log, %s in all)", r.Name(), f.Name, FormatSize(f.Size), FormatSize(maxFetchedLog), FormatSize(maxFetchedBytes))
 			continue
 		}
 		b, err := readLogOp.On(ctx, r, logToRead{Dir: dir, Name: f.Name})
-		if err == nil && len(b) > maxFetchedLog {
-			logf("%s: %s is over %s: left on the host, not fetched", r.Name(), f.Name, FormatSize(maxFetchedLog))
+		if err == nil && (len(b) > maxFetchedLog || total+len(b) > maxFetchedBytes) {
+			logf("%s: %s is larger than its host said (%s): left on the host, not fetched", r.Name(), f.Name, FormatSize(int64(len(b))))
 			continue
 		}
 		if err == nil {
-			err = writeNew(filepath.Join(local, f.Name), b)
+			fetched, total = fetched+1, total+len(b)
+			err = writeNew(out, f.Name, b)
 		}
 		errs = append(errs, err)
 	}
@@ -223,11 +246,12 @@ func fetchLogs(ctx context.Context, r *role.Role, dir, local string, logf Logf) 
 	return nil
 }
 
-// writeNew writes b to path, never through a symbolic link.
-func writeNew(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+// writeNew writes b to a new file name in d: never through a link, never
+// over a file that is there.
+func writeNew(d *safedir.Dir, name string, b []byte) error {
+	f, err := d.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return err
+		return fmt.Errorf("fetched log: %w", err)
 	}
 	_, err = f.Write(b)
 	return errors.Join(err, f.Close())

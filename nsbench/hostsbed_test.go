@@ -130,3 +130,50 @@ func TestFetchLogsKeepsTheHostInsideTheLogDirectory(t *testing.T) {
 		t.Errorf("the oversized log is not named: %q", said)
 	}
 }
+
+// A host can write only new logs of its own role's: another role's name
+// is refused, a file already in the directory (another host's log, a
+// link planted there) is never overwritten or followed, and the number of
+// logs is bounded.
+func TestFetchLogsWritesOnlyNewLogsOfItsRole(t *testing.T) {
+	top := t.TempDir()
+	local := filepath.Join(top, "logs")
+	if err := os.Mkdir(local, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(top, "victim")
+	os.WriteFile(victim, []byte("keep\n"), 0o600)
+	os.WriteFile(filepath.Join(local, "client-iperf3.log"), []byte("the client's\n"), 0o644)
+	os.WriteFile(filepath.Join(local, "server-sshd.log"), []byte("fetched before\n"), 0o644)
+	os.Symlink(victim, filepath.Join(local, "server-planted.log"))
+	files := map[string][]byte{
+		"client-iperf3.log":  []byte("forged\n"),
+		"server-sshd.log":    []byte("forged\n"),
+		"server-planted.log": []byte("forged\n"),
+	}
+	for i := range maxFetchedLogs + 5 {
+		files[fmt.Sprintf("server-n%04d.log", i)] = []byte("n\n")
+	}
+	var said []string
+	err := fetchLogs(context.Background(), compromisedHost(t, files, nil), "/nowhere/logs", local,
+		func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) })
+	if err == nil || !strings.Contains(err.Error(), `"client-iperf3.log"`) || !strings.Contains(err.Error(), "file exists") {
+		t.Errorf("error %v, want the client's log refused and existing files named", err)
+	}
+	for p, want := range map[string]string{
+		filepath.Join(local, "client-iperf3.log"): "the client's\n",
+		filepath.Join(local, "server-sshd.log"):   "fetched before\n",
+		victim:                                    "keep\n",
+	} {
+		if b, _ := os.ReadFile(p); string(b) != want {
+			t.Errorf("%s holds %q, want %q", p, b, want)
+		}
+	}
+	n, _ := filepath.Glob(filepath.Join(local, "server-n*.log"))
+	if len(n) > maxFetchedLogs || len(n) < maxFetchedLogs-2 {
+		t.Errorf("fetched %d numbered logs, want at most %d (and no fewer than the bound less the refused)", len(n), maxFetchedLogs)
+	}
+	if !strings.Contains(strings.Join(said, "\n"), fmt.Sprintf("more than %d logs", maxFetchedLogs)) {
+		t.Errorf("the logs left behind are not said: %q", said)
+	}
+}

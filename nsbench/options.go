@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +21,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -247,30 +246,9 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 }
 
 // checkOutDir accepts an existing directory, or a path whose nearest
-// existing ancestor is a directory (Run creates the rest).
-func checkOutDir(dir string) error {
-	if dir == "" {
-		return errors.New("--out: empty path")
-	}
-	p := filepath.Clean(dir)
-	for {
-		st, err := os.Stat(p)
-		if err == nil {
-			if !st.IsDir() {
-				return fmt.Errorf("--out %s: %s is not a directory", dir, p)
-			}
-			return nil
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("--out %s: %w", dir, err)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return fmt.Errorf("--out %s: no existing parent directory", dir)
-		}
-		p = parent
-	}
-}
+// existing ancestor is a directory (Run creates the rest), when no other
+// user can change it or its ancestors (safedir.Check).
+func checkOutDir(dir string) error { return safedir.Check("--out", dir) }
 
 // Deps are what Run uses but does not decide.
 type Deps struct {

@@ -1,14 +1,12 @@
 package nsbench
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
 
 // WriteReports renders d into dir: the Markdown report, the charts in
@@ -38,21 +36,27 @@ func WriteClientsReports(dir string, c *results.Clients) ([]string, error) {
 	return writeFiles(dir, report.ClientsFiles(c))
 }
 
-// writeFiles writes each file into dir and removes those with no body.
+// writeFiles writes each file into dir and removes those with no body,
+// through dir opened as a safedir.Dir: a link planted at a report's name is
+// replaced, never followed.
 func writeFiles(dir string, files []report.File) ([]string, error) {
+	d, err := safedir.Open("output directory", dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
 	var paths []string
 	for _, f := range files {
-		p := filepath.Join(dir, f.Name)
 		if f.Body == nil {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := d.Remove(f.Name); err != nil {
 				return paths, fmt.Errorf("remove stale report file: %w", err)
 			}
 			continue
 		}
-		if err := os.WriteFile(p, f.Body, 0o644); err != nil {
+		if err := d.WriteFile(f.Name, f.Body, 0o644); err != nil {
 			return paths, fmt.Errorf("write report: %w", err)
 		}
-		paths = append(paths, p)
+		paths = append(paths, filepath.Join(dir, f.Name))
 	}
 	return paths, nil
 }

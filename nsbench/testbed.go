@@ -17,6 +17,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -86,8 +87,10 @@ func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
 		}
 	}
 	tb := &testbed{cfg: cfg, prefix: prefix, logf: logf}
-	if err := os.MkdirAll(tb.logDir(), 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
+	// Through the output directory opened as a safedir.Dir: no link
+	// planted at logs leads it elsewhere.
+	if err := safedir.MkdirAllIn("output directory", cfg.OutDir, filepath.Join("logs", tb.prefix), 0o755); err != nil {
+		return nil, err
 	}
 	return tb, nil
 }

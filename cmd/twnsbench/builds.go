@@ -11,6 +11,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
 
 // buildFlags are run's flags for two builds of a transport.
@@ -101,7 +102,7 @@ func githubActions(c *cli.Context, res *nsbench.Result) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := safedir.AppendTo("$GITHUB_STEP_SUMMARY", path)
 	if err != nil {
 		return fmt.Errorf("step summary: %w", err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
 
 // historyFlag is run's --history DIR.
@@ -53,7 +53,7 @@ func recordHistory(c *cli.Context, res *nsbench.Result) error {
 		return fmt.Errorf("--history: %w", err)
 	}
 	out := filepath.Join(res.OutDir, report.HistoryFile)
-	if err := os.WriteFile(out, report.History(h, lines[0].Fingerprint), 0o644); err != nil {
+	if err := safedir.WriteFileIn("--out", res.OutDir, report.HistoryFile, report.History(h, lines[0].Fingerprint), 0o644); err != nil {
 		return fmt.Errorf("write history report: %w", err)
 	}
 	cells := "cells"
@@ -96,6 +96,12 @@ func historyAction(c *cli.Context) error {
 	if fp != "" && !fingerprintForm.MatchString(fp) {
 		return refuse(fmt.Errorf("history: --fingerprint %q: want 16 hex digits (a file's name in --dir)", fp))
 	}
+	out := c.String("out")
+	if out != "" {
+		if err := safedir.Check("--out", out); err != nil {
+			return refuse(fmt.Errorf("history: %w", err))
+		}
+	}
 	h, err := results.ReadHistory(dir)
 	if err != nil {
 		return refuse(fmt.Errorf("history: %w", err))
@@ -104,16 +110,17 @@ func historyAction(c *cli.Context) error {
 		return refuse(fmt.Errorf("history: %s holds no history lines (*%s, written by run --history)", dir, results.HistoryExt))
 	}
 	body := report.History(h, fp)
-	out := c.String("out")
 	if out == "" {
 		_, err := c.App.Writer.Write(body)
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return refuse(fmt.Errorf("history: --out %s: cannot create it: %w", out, err))
+	d, err := safedir.Open("--out", out)
+	if err != nil {
+		return refuse(fmt.Errorf("history: %w", err))
 	}
+	defer d.Close()
 	p := filepath.Join(out, report.HistoryFile)
-	if err := os.WriteFile(p, body, 0o644); err != nil {
+	if err := d.WriteFile(report.HistoryFile, body, 0o644); err != nil {
 		return fmt.Errorf("write history report: %w", err)
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s\n", p)

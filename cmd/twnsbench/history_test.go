@@ -105,10 +105,10 @@ func TestHistoryRefusesBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--history", link, "--out", out}, "--history: history " + link + ": a symlink"},
-		{[]string{"run", "--history", open, "--out", out}, "writable by group or others"},
-		{[]string{"history", "--dir", link, "--out", out}, "a symlink"},
-		{[]string{"history", "--dir", open, "--out", out}, "writable by group or others"},
+		{[]string{"run", "--history", link, "--out", out}, "--history: history directory " + link + ": a symbolic link"},
+		{[]string{"run", "--history", open, "--out", out}, "writable by its group or others"},
+		{[]string{"history", "--dir", link, "--out", out}, "a symbolic link"},
+		{[]string{"history", "--dir", open, "--out", out}, "writable by its group or others"},
 		{[]string{"history", "--dir", empty, "--out", out}, "holds no history lines"},
 		{[]string{"history", "--dir", filepath.Join(root, "missing"), "--out", out}, "no such file"},
 		{[]string{"history", "--out", out}, "--dir DIR is required"},

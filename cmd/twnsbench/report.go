@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -11,6 +10,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
 
 func reportCommand() *cli.Command {
@@ -50,9 +50,15 @@ func reportAction(c *cli.Context) error {
 	if out == "" {
 		out = filepath.Dir(in)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return refuse(fmt.Errorf("report: --out %s: cannot create it: %w", out, err))
+	what := "--out"
+	if c.String("out") == "" {
+		what = "--in's directory (the default --out)"
 	}
+	d, err := safedir.Open(what, out) // made now, refused as bad input; the writes open it again
+	if err != nil {
+		return refuse(fmt.Errorf("report: %w", err))
+	}
+	d.Close()
 	paths, err := write(out)
 	for _, p := range paths {
 		fmt.Fprintf(c.App.Writer, "wrote %s\n", p)

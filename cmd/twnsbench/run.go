@@ -18,6 +18,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -350,18 +351,19 @@ func checkNamed(ts []transport.Transport) error {
 	return nil
 }
 
-// makeOutDir creates the output directory and proves it writable with a
-// file it removes again.
+// makeOutDir creates the output directory, refusing one another user could
+// change (safedir), and proves it writable with a file it removes again.
 func makeOutDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: cannot create it: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, ".twnsbench-write-check-*")
+	d, err := safedir.Open("--out", dir)
 	if err != nil {
+		return err
+	}
+	defer d.Close()
+	const probe = ".twnsbench-write-check"
+	if err := d.WriteFile(probe, nil, 0o600); err != nil {
 		return fmt.Errorf("--out %s: not writable: %w", dir, err)
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return d.Remove(probe)
 }
 
 func summarize(c *cli.Context, res *nsbench.Result) {

@@ -13,6 +13,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -72,7 +73,7 @@ func upBed(ctx context.Context, n int, withRelay bool, outDir string, logf func(
 		return b, fmt.Errorf("private directory: %w", err)
 	}
 	logDir := filepath.Join(outDir, "logs", prefix)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if err := safedir.MkdirAllIn("output directory", outDir, filepath.Join("logs", prefix), 0o755); err != nil {
 		return b, fmt.Errorf("log directory: %w", err)
 	}
 	topo, err := topology.Up(Spec(prefix, n, withRelay))

@@ -70,7 +70,7 @@ func Start(spec Program) (*Process, error) {
 	defer release()
 	var log *os.File
 	if spec.Log != "" {
-		log, err = os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		log, err = os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("%s: open log: %w", spec.Name, err)
 		}
@@ -221,7 +221,7 @@ func Run(ctx context.Context, spec Program) (Result, error) {
 	stderr := io.MultiWriter(&stderrBuf, stamps)
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if spec.Log != "" {
-		log, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		log, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: open log: %w", spec.Name, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
 
 // Read loads a results document, refusing a file that is not one: a
@@ -43,27 +45,7 @@ func writeJSONAtomic(path string, d any) error {
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	b = append(b, '\n')
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".bench-results-*.json")
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := safedir.WriteFileIn("output directory", filepath.Dir(path), filepath.Base(path), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil

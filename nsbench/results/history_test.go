@@ -135,8 +135,8 @@ func TestHistoryRefusesAnUnsafeDirectory(t *testing.T) {
 	os.Mkdir(linked, 0o755)
 	os.Link(victim, filepath.Join(linked, lines[0].Fingerprint+HistoryExt))
 	for name, c := range map[string]struct{ dir, want string }{
-		"symlink":        {link, "a symlink"},
-		"world-writable": {open, "writable by group or others"},
+		"symlink":        {link, "a symbolic link"},
+		"world-writable": {open, "writable by its group or others"},
 		"a file":         {file, "not a directory"},
 		"under a file":   {filepath.Join(file, "sub"), "not a directory"},
 		"planted link":   {planted, "open history"},

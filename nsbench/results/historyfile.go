@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
 
 // HistoryExt ends every history file's name: DIR/<fingerprint>.jsonl.
@@ -23,17 +25,20 @@ const maxHistoryLine = 1 << 20
 // CheckHistoryDir refuses a history directory that another user could
 // use to make root write elsewhere or forge the history: a symlink, not a
 // directory, writable by its group or others, or (forWrite) owned by
-// someone but this process's user. A directory that does not exist yet is
-// accepted when forWrite (AppendHistory creates it) if its nearest
-// existing ancestor is a directory; reading needs it to exist. It creates
-// nothing.
+// someone but this process's user, or with an ancestor another user could
+// change (safedir.Check). A directory that does not exist yet is accepted
+// when forWrite (AppendHistory creates it) if its nearest existing
+// ancestor passes; reading needs it to exist. It creates nothing.
 func CheckHistoryDir(dir string, forWrite bool) error {
 	if dir == "" {
 		return errors.New("history directory: empty path")
 	}
+	if err := safedir.Check("history directory", dir); err != nil {
+		return err
+	}
 	st, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) && forWrite {
-		return checkParent(dir)
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("history directory %s: %w", dir, err)
@@ -62,26 +67,6 @@ func safeEntry(path string, st fs.FileInfo, forWrite bool) error {
 	return nil
 }
 
-// checkParent accepts a path whose nearest existing ancestor is a
-// directory.
-func checkParent(dir string) error {
-	for p := filepath.Dir(filepath.Clean(dir)); ; p = filepath.Dir(p) {
-		st, err := os.Stat(p)
-		if err == nil {
-			if !st.IsDir() {
-				return fmt.Errorf("history directory %s: %s is not a directory", dir, p)
-			}
-			return nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("history directory %s: %w", dir, err)
-		}
-		if filepath.Dir(p) == p {
-			return fmt.Errorf("history directory %s: no existing parent directory", dir)
-		}
-	}
-}
-
 // AppendHistory appends lines to dir/<fingerprint>.jsonl, one write per
 // line on a file opened with O_APPEND (so lines of runs appending at once
 // never interleave within a line), creating dir (0755) and the file (0644)
@@ -95,14 +80,17 @@ func AppendHistory(dir string, lines []HistoryLine) (string, error) {
 	if err := CheckHistoryDir(dir, true); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create history directory: %w", err)
-	}
-	if err := CheckHistoryDir(dir, true); err != nil { // what MkdirAll found or made
+	d, err := safedir.Open("history directory", dir)
+	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, lines[0].Fingerprint+HistoryExt)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	defer d.Close()
+	if err := CheckHistoryDir(dir, true); err != nil { // what Open found or made
+		return "", err
+	}
+	name := lines[0].Fingerprint + HistoryExt
+	path := filepath.Join(dir, name)
+	f, err := d.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("open history: %w", err)
 	}
