@@ -37,8 +37,9 @@ type RPMCrossOptions struct {
 
 // FindGoResponsiveness is the cross-check's tool: $TWNSBENCH_GORESPONSIVENESS,
 // else GoResponsivenessPath, when it is an executable file; otherwise ""
-// and why.
-func FindGoResponsiveness() (path, why string) {
+// and why. root runs it, so the variable is refused (err) when the file
+// or a directory above it is not root's alone (proc.RootsPath).
+func FindGoResponsiveness() (path, why string, err error) {
 	path, from := os.Getenv(GoResponsivenessEnv), "$"+GoResponsivenessEnv
 	if path == "" {
 		path, from = GoResponsivenessPath, "the default path"
@@ -46,11 +47,16 @@ func FindGoResponsiveness() (path, why string) {
 	st, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return "", fmt.Sprintf("goresponsiveness not found (%s, %s: %v); docs/instruments.md says how to build it", from, path, errors.Unwrap(err))
+		return "", fmt.Sprintf("goresponsiveness not found (%s, %s: %v); docs/instruments.md says how to build it", from, path, errors.Unwrap(err)), nil
 	case st.IsDir() || st.Mode()&0o111 == 0:
-		return "", fmt.Sprintf("goresponsiveness at %s (%s) is not an executable file", path, from)
+		return "", fmt.Sprintf("goresponsiveness at %s (%s) is not an executable file", path, from), nil
 	}
-	return path, ""
+	if from != "the default path" {
+		if err := proc.RootsPath(GoResponsivenessEnv, path); err != nil {
+			return "", "", err
+		}
+	}
+	return path, "", nil
 }
 
 // rpmCrossCheck measures twnsbench's RPM client (through the harness) and

@@ -79,7 +79,9 @@ func selfcheckAction(c *cli.Context) error {
 		errs = append(errs, fmt.Errorf("--rpm-limit %s: want whole seconds, at least 2s", o.RPM.Limit))
 	}
 	if o.RPM.Runs > 0 {
-		o.RPM.Tool, o.RPM.Skipped = nsbench.FindGoResponsiveness()
+		if o.RPM.Tool, o.RPM.Skipped, err = nsbench.FindGoResponsiveness(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, f := range []struct {
 		name string

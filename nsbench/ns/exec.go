@@ -114,6 +114,8 @@ func runHelper() error {
 			}
 		}
 	}
+	// The caller chose the environment (proc.Environ: no more of the
+	// operator's than it needs); only the plan goes.
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
 		if len(kv) <= len(planEnv) || kv[:len(planEnv)+1] != planEnv+"=" {

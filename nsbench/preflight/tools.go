@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
 // Tool says how to ask a program its version without side effects, and
@@ -113,7 +115,7 @@ func toolVersion(t Tool, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, t.Args...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = proc.Environ("LC_ALL=C") // root runs it: none of the operator's variables
 	// The exit status is ignored: ssh -V writes to stderr, and old sshd
 	// exits 1 after printing its version with the usage.
 	out, _ := cmd.CombinedOutput()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,7 +27,7 @@ type Program struct {
 	NetNS  string     // path of the network namespace to run in
 	Cgroup *Cgroup    // the role's cgroup; nil keeps the harness's own
 	Argv   []string   // Argv[0] is resolved on PATH when not absolute
-	Env    []string   // added to the harness's environment
+	Env    []string   // added to the kept part of the harness's environment (Environ)
 	Dir    string     // working directory
 	Mounts []ns.Mount // private mount namespace changes (hosts file, ...)
 	Log    string     // file that receives stdout and stderr of a daemon
@@ -288,7 +289,7 @@ func command(spec Program) (cmd *exec.Cmd, release func(), err error) {
 		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}
 	cmd = exec.Command(helperArgv[0], helperArgv[1:]...)
-	cmd.Env = append(append(os.Environ(), spec.Env...), planEnv)
+	cmd.Env = Environ(append(slices.Clip(spec.Env), planEnv)...)
 	cmd.Dir = spec.Dir
 	cmd.WaitDelay = WaitDelay
 	cmd.SysProcAttr = &syscall.SysProcAttr{

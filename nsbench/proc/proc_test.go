@@ -253,3 +253,110 @@ func TestOverlaySurvivesAHostRename(t *testing.T) {
 		t.Errorf("child saw %q; want its own passwd and the host's motd", got)
 	}
 }
+
+// TestProgramsGetTheKeptEnvironment: a program and a daemon in a role see
+// PATH, the locale, HOME from passwd and their spec's variables, and none
+// of the rest of the harness's environment (an ssh-agent's socket, a
+// secret, an operator's HOME, the launcher's plan).
+func TestProgramsGetTheKeptEnvironment(t *testing.T) {
+	n, cg := newEnv(t)
+	t.Setenv("SSH_AUTH_SOCK", "/tmp/ssh-XXXX/agent.1")
+	t.Setenv("FOO_SECRET", "hunter2")
+	t.Setenv("LD_PRELOAD", "/tmp/evil.so")
+	t.Setenv("HOME", "/home/operator")
+	t.Setenv("LC_TIME", "C.UTF-8")
+	want := map[string]string{"PATH": os.Getenv("PATH"), "LC_TIME": "C.UTF-8", "HOME": "/root", "SPEC_VAR": "yes"}
+	check := func(what string, out []byte) {
+		t.Helper()
+		got := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			k, v, _ := strings.Cut(line, "=")
+			got[k] = v
+		}
+		for _, k := range []string{"SSH_AUTH_SOCK", "FOO_SECRET", "LD_PRELOAD", "TWNSBENCH_NSEXEC_PLAN"} {
+			if v, ok := got[k]; ok {
+				t.Errorf("%s: %s=%s reached the program", what, k, v)
+			}
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s=%q, want %q", what, k, got[k], v)
+			}
+		}
+	}
+	spec := proc.Program{Name: "test/env", NetNS: n.Path(), Cgroup: cg, Argv: []string{"env"}, Env: []string{"SPEC_VAR=yes"}}
+	res, err := proc.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("run: %v: %s", err, res.Stderr)
+	}
+	check("run", res.Stdout)
+
+	spec.Log = filepath.Join(t.TempDir(), "env.log")
+	p, err := proc.Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		p.Stop(time.Second)
+		t.Fatal("env still running after 10 s")
+	}
+	if p.Err() != nil {
+		t.Fatal(p.Err())
+	}
+	out, err := os.ReadFile(spec.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("daemon", out)
+}
+
+// TestRootsPath: a program path from the environment is taken only when
+// it and every directory above it are root's and writable by no one
+// else; a sticky directory (/tmp) may be writable by all.
+func TestRootsPath(t *testing.T) {
+	nstest.RequireRoot(t)
+	dir := filepath.Join(t.TempDir(), "bin")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "tool")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(prog, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.RootsPath("TOOL", prog); err != nil {
+		t.Errorf("root's program: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func() error
+		path   string
+		want   string
+	}{
+		{"file owned by another user", func() error { return os.Chown(prog, 65534, 65534) }, prog, prog + " is owned by uid 65534"},
+		{"through a symlink", func() error { return os.Chown(prog, 65534, 65534) }, link, prog + " is owned by uid 65534"},
+		{"directory owned by another user", func() error { return os.Chown(dir, 65534, 65534) }, prog, dir + " is owned by uid 65534"},
+		{"group-writable file", func() error { return os.Chmod(prog, 0o775) }, prog, prog + " is writable by group or others (mode 775)"},
+		{"world-writable directory", func() error { return os.Chmod(dir, 0o777) }, prog, dir + " is writable by group or others (mode 777)"},
+	} {
+		if err := tc.change(); err != nil {
+			t.Fatal(err)
+		}
+		err := proc.RootsPath("TOOL", tc.path)
+		if want := "$TOOL=" + tc.path + " refused: " + tc.want; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, want)
+		}
+		os.Chown(prog, 0, 0)
+		os.Chown(dir, 0, 0)
+		os.Chmod(prog, 0o755)
+		os.Chmod(dir, 0o755)
+	}
+	if err := proc.RootsPath("TOOL", filepath.Join(dir, "none")); err == nil || !strings.Contains(err.Error(), "$TOOL=") {
+		t.Errorf("missing program: %v", err)
+	}
+}

@@ -27,6 +27,10 @@ type Copy struct {
 // Install streams the running binary to a new directory on the host
 // (created with mkdir, so one that already exists is refused rather than
 // reused), mode 0700, and checks its sha256 there before anyone runs it.
+// Root writes it, checks it and owns it, for a sudo login too (through
+// sudo -n): the binary root runs is root's from its first byte, in a
+// directory no one else may enter, so the login (or anything running as
+// it) cannot swap it, and RemoveStaleCopies recognises it.
 // runID is the run's prefix; the role keeps copies of hosts sharing one
 // filesystem apart. On failure it removes what it wrote.
 func (c *Conn) Install(ctx context.Context, runID string) (*Copy, error) {
@@ -44,9 +48,12 @@ func (c *Conn) Install(ctx context.Context, runID string) (*Copy, error) {
 	h := sha256.New()
 	// The widening stands apart, before the chain whose every step must
 	// hold (a directory that exists already stops it), and in no braces:
-	// the login's shell may be another than sh.
-	cmd := fmt.Sprintf("%s; umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s && sha256sum %s",
-		widenStdinPipe, quote(dir), quote(cp.Path), quote(cp.Path), quote(cp.Path))
+	// the login's shell may be another than sh. The chain is one sh -c
+	// so that sudo runs all of it as root; the widening acts on sshd's
+	// pipe, which sudo passes on (or relays) as the chain's stdin.
+	chain := fmt.Sprintf("umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s && sha256sum %s",
+		quote(dir), quote(cp.Path), quote(cp.Path), quote(cp.Path))
+	cmd := widenStdinPipe + "; " + c.AsRoot("sh -c "+quote(chain))
 	out, err := c.Output(ctx, cmd, io.TeeReader(f, h))
 	if err != nil {
 		if !strings.Contains(err.Error(), "File exists") {
@@ -90,7 +97,7 @@ const RemoveTimeout = 10 * time.Second
 func (cp *Copy) Remove() error {
 	ctx, cancel := context.WithTimeout(context.Background(), RemoveTimeout)
 	defer cancel()
-	if _, err := cp.conn.Output(ctx, "rm -rf "+quote(cp.Dir), nil); err != nil {
+	if _, err := cp.conn.Output(ctx, cp.conn.AsRoot("rm -rf "+quote(cp.Dir)), nil); err != nil {
 		return fmt.Errorf("remove the copy: %w", err)
 	}
 	return nil

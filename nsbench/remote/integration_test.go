@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,5 +143,69 @@ func TestDeadLinkDetected(t *testing.T) {
 	}
 	if err := c.Dead(); err == nil || !strings.Contains(err.Error(), "no keepalive answer") {
 		t.Errorf("Dead() = %v", err)
+	}
+}
+
+// TestSudoLoginsCopyIsRoots: a login that reaches root through sudo gets
+// a copy that root wrote and owns, in a directory only root may enter, so
+// the login cannot swap the binary root runs; root runs it; Remove takes
+// it; and the stale-copy sweep takes one left behind.
+func TestSudoLoginsCopyIsRoots(t *testing.T) {
+	l := remotetest.New(t, 1)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := l.Machines[0]
+	c, err := remote.Dial(ctx, config(l), host("client", remotetest.SudoUser, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cp, err := c.Install(ctx, l.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootOnly := func(p string, mode os.FileMode) {
+		t.Helper()
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid := st.Sys().(*syscall.Stat_t).Uid; uid != 0 || st.Mode() != mode {
+			t.Errorf("%s: uid %d mode %v, want root's, %v", p, uid, st.Mode(), mode)
+		}
+	}
+	rootOnly(cp.Dir, os.ModeDir|0o700)
+	rootOnly(cp.Path, 0o700)
+	// sudo -n as the login prefixes the copy's command, and it runs as root.
+	if out := l.Exec(t, m, "su -s /bin/sh "+remotetest.SudoUser+" -c 'sudo -n id -u'"); out != "0" {
+		t.Errorf("the sudo login's sudo -n id -u: %q, want 0", out)
+	}
+	if !strings.HasPrefix(cp.Command("agent"), "sudo -n ") {
+		t.Errorf("the copy runs as %q, want through sudo -n", cp.Command("agent"))
+	}
+	if err := cp.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cp.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("copy left behind: %s (%v)", cp.Dir, err)
+	}
+
+	// A copy a killed orchestrator left: the sweep knows it for Install's.
+	cp, err = c.Install(ctx, l.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-remote.StaleAge - time.Minute)
+	if err := os.Chtimes(cp.Dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := remote.RemoveStaleCopies()
+	if err != nil {
+		t.Error(err)
+	}
+	if !slices.Contains(removed, cp.Dir) {
+		t.Errorf("the sweep removed %q, want %s among them", removed, cp.Dir)
+		cp.Remove()
 	}
 }

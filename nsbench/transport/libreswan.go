@@ -86,12 +86,18 @@ func (t *Libreswan) About() string {
 }
 
 // LibreswanDir is the private unpack's root: $TWNSBENCH_LIBRESWAN_DIR, or
-// DefaultLibreswanDir.
-func LibreswanDir() string {
-	if d := os.Getenv(LibreswanDirEnv); d != "" {
-		return d
+// DefaultLibreswanDir. root runs pluto from it, so the variable is
+// honoured only when the directory and those above it are root's alone
+// (proc.RootsPath).
+func LibreswanDir() (string, error) {
+	d := os.Getenv(LibreswanDirEnv)
+	if d == "" {
+		return DefaultLibreswanDir, nil
 	}
-	return DefaultLibreswanDir
+	if err := proc.RootsPath(LibreswanDirEnv, d); err != nil {
+		return "", err
+	}
+	return d, nil
 }
 
 // lsPrograms are the Libreswan programs a path runs, as found on one
@@ -108,7 +114,11 @@ type lsPrograms struct {
 func libreswanPrograms() (lsPrograms, error) {
 	var errs []string
 	p := lsPrograms{}
-	for _, root := range []string{LibreswanDir(), "/"} {
+	dir, err := LibreswanDir()
+	if err != nil {
+		return p, err
+	}
+	for _, root := range []string{dir, "/"} {
 		exec := filepath.Join(root, "usr/libexec/ipsec")
 		c := lsPrograms{Root: root, Pluto: filepath.Join(exec, "pluto"), Whack: filepath.Join(exec, "whack"), Addconn: filepath.Join(exec, "addconn")}
 		missing := ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 )
 
@@ -167,5 +168,38 @@ func TestLibreswanPrograms(t *testing.T) {
 	m := p.mounts()
 	if len(m) != 2 || m[1].Kind != "overlay" || m[1].Source != filepath.Join(root, "usr/libexec") || m[1].Target != "/usr/libexec" {
 		t.Errorf("mounts %+v: want the unpack's usr/libexec over /usr/libexec", m)
+	}
+}
+
+// TestLibreswanDirMustBeRoots: root runs pluto from
+// $TWNSBENCH_LIBRESWAN_DIR, so an unpack another user owns (uid 65534,
+// who could swap pluto) is refused, naming the variable and the owner;
+// the same unpack as root's is used.
+func TestLibreswanDirMustBeRoots(t *testing.T) {
+	nstest.RequireRoot(t)
+	root := filepath.Join(t.TempDir(), "libreswan")
+	exec := filepath.Join(root, "usr/libexec/ipsec")
+	if err := os.MkdirAll(exec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"pluto", "whack", "addconn"} {
+		if err := os.WriteFile(filepath.Join(exec, f), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(LibreswanDirEnv, root)
+	if err := os.Chown(root, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	_, err := libreswanPrograms()
+	want := "$" + LibreswanDirEnv + "=" + root + " refused: " + root + " is owned by uid 65534"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("another user's unpack: %v, want %q", err, want)
+	}
+	if err := os.Chown(root, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := LibreswanDir(); err != nil || d != root {
+		t.Errorf("root's unpack: %q, %v; want %s", d, err, root)
 	}
 }

@@ -374,7 +374,7 @@ func twHelp(bin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "TW_CONFIG_DIR="+filepath.Join(dir, "config"), "HOME="+dir)
+	cmd.Env = proc.Environ("TW_CONFIG_DIR="+filepath.Join(dir, "config"), "HOME="+dir)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {

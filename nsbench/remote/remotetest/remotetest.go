@@ -12,8 +12,8 @@
 // /run and /tmp are its own tmpfs (sshd needs /run/sshd, which this host
 // may lack; a private /tmp proves that a role's files reach its machine
 // through the role, not through a filesystem shared with the orchestrator),
-// and where sudo has no rule for bench (a fake sudo where none is
-// installed). Everything is named with the
+// and whose sudo is a fake: no rule for bench, a NOPASSWD rule for
+// SudoUser. Everything is named with the
 // test's prefix and removed in t.Cleanup, in reverse order of creation.
 package remotetest
 
@@ -42,6 +42,10 @@ import (
 
 // BenchUser is the machines' login without sudo rights.
 const BenchUser = "bench"
+
+// SudoUser is the machines' login with a NOPASSWD sudo rule for
+// everything, as docs/hosts.md suggests.
+const SudoUser = "sudoer"
 
 // Iface is each machine's NIC, the one its address is on.
 const Iface = "eth0"
@@ -130,7 +134,8 @@ func (l *Lab) startSSHD(t testing.TB, m *Machine, sshd, authKeys string) ssh.Pub
 	must(t, err)
 	must(t, plainRootShell(filepath.Join(dir, "account", "etc", "passwd")))
 	must(t, rootKeyLogin(filepath.Join(dir, "account", "etc", "shadow")))
-	mounts = append(mounts, noSudoRule(t, dir)...)
+	sudoUID := addSudoUser(t, filepath.Join(dir, "account"))
+	mounts = append(mounts, fakeSudo(t, dir, m, sudoUID, pub)...)
 	mounts = append(mounts, ns.Mount{Kind: "tmpfs", Target: "/tmp"})
 	conf := filepath.Join(dir, "sshd_config")
 	must(t, os.WriteFile(conf, []byte(strings.Join([]string{
@@ -275,19 +280,71 @@ func (l *Lab) writeKnownHosts(t testing.TB, name string, lines []string) string 
 	return p
 }
 
-// noSudoRule returns the mounts that give the machine a sudo for which the
-// bench login has no rule. With sudo installed here that is the real one
-// (no sudoers line names bench). Without it, a fake stands in, shown over
-// /usr/bin in the machine only: it answers as sudo -n does for a user
-// without a NOPASSWD rule, and runs nothing.
-func noSudoRule(t testing.TB, dir string) []ns.Mount {
-	if _, err := exec.LookPath("sudo"); err == nil {
-		return nil
+// addSudoUser adds SudoUser to a machine's own account files (beside
+// bench, with the next free uid) and returns its uid.
+func addSudoUser(t testing.TB, account string) int {
+	etc := filepath.Join(account, "etc")
+	b, err := os.ReadFile(filepath.Join(etc, "passwd"))
+	must(t, err)
+	used := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, ":"); len(f) > 3 {
+			used[f[2]], used[f[3]] = true, true
+		}
 	}
+	uid := 64990
+	for ; used[strconv.Itoa(uid)]; uid-- {
+	}
+	home := filepath.Join(account, "sudoer-home")
+	must(t, os.Mkdir(home, 0o700))
+	must(t, os.Chown(home, uid, uid))
+	for name, line := range map[string]string{
+		"passwd": fmt.Sprintf("%s:x:%d:%d:remotetest:%s:/bin/sh\n", SudoUser, uid, uid, home),
+		"group":  fmt.Sprintf("%s:x:%d:\n", SudoUser, uid),
+		"shadow": SudoUser + ":*:19000:0:99999:7:::\n",
+	} {
+		f, err := os.OpenFile(filepath.Join(etc, name), os.O_APPEND|os.O_WRONLY, 0)
+		must(t, err)
+		_, err = f.WriteString(line)
+		must(t, err)
+		must(t, f.Close())
+	}
+	return uid
+}
+
+// fakeSudo returns the mounts that give machine m a fake sudo, shown over
+// /usr/bin in the machine only, whatever this host has installed. For
+// bench it answers as sudo -n does for a user without a NOPASSWD rule and
+// runs nothing. For SudoUser it runs the command as root, as a NOPASSWD
+// rule would, by logging in to the machine's own sshd as root with a key
+// only that account reads (no setuid program is made): stdin, output and
+// exit status pass through.
+func fakeSudo(t testing.TB, dir string, m *Machine, uid int, hostKey ssh.PublicKey) []ns.Mount {
+	key := filepath.Join(dir, "sudoer-key")
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "id_ed25519"))
+	must(t, err)
+	must(t, os.WriteFile(key, b, 0o600))
+	must(t, os.Chown(key, uid, uid))
+	known := filepath.Join(dir, "sudoer-known_hosts")
+	must(t, os.WriteFile(known, []byte(knownhosts.Line([]string{knownhosts.Normalize(m.HostPort())}, hostKey)+"\n"), 0o644))
 	bin := filepath.Join(dir, "fake-sudo")
 	must(t, os.Mkdir(bin, 0o755))
-	must(t, os.WriteFile(filepath.Join(bin, "sudo"),
-		[]byte("#!/bin/sh\n# remotetest's fake sudo: no rule for anyone\necho 'sudo: a password is required' >&2\nexit 1\n"), 0o755))
+	script := `#!/bin/sh
+# remotetest's fake sudo: a NOPASSWD rule for ` + SudoUser + ` alone
+if [ "$(id -un)" != ` + SudoUser + ` ]; then
+	echo 'sudo: a password is required' >&2
+	exit 1
+fi
+[ "$1" = -n ] && shift
+cmd=
+for a in "$@"; do
+	cmd="$cmd '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"
+done
+exec ssh -F /dev/null -i ` + key + ` -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes \
+	-o UserKnownHostsFile=` + known + ` -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes \
+	-o LogLevel=ERROR -p 22 root@` + m.Addr.String() + ` "$cmd"
+`
+	must(t, os.WriteFile(filepath.Join(bin, "sudo"), []byte(script), 0o755))
 	return []ns.Mount{{Kind: "overlay", Source: bin, Target: "/usr/bin"}}
 }
 
