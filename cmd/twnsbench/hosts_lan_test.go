@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,12 +30,30 @@ const probeTimeout = 2 * time.Second
 // A third machine on the same switch, mid-run: it reaches the machines'
 // own sshd (the control), but none of the roles' listening TCP ports
 // (the bench sshd, iperf3 -s, netserver, …), no ping and no UDP of the
-// roles; the roles' links carry no IPv6. Meanwhile the run measures.
+// roles, over IPv4 or over IPv6 to the link-local address of any of the
+// roles' links; no namespace of the run has IPv6. Meanwhile the run
+// measures. On the LAN and during a WAN cell made by the userspace
+// forwarder, whose edge (wan0, wire0: topology's LinkSpec.Edge) puts
+// links beside the role's own on the host's network.
 func TestLANOutsiderReachesNoRole(t *testing.T) {
 	nstest.RequireRoot(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"lan", nil},
+		// A short WAN after a short LAN: the probes run during its cells.
+		{"wan-userspace", []string{"--runs", "4", "--wan", "30ms:0%", "--nic", "reference", "--impairment", "userspace"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { lanOutsider(t, tc.args) })
+	}
+}
+
+func lanOutsider(t *testing.T, extra []string) {
 	lab := remotetest.New(t, 3)
 	out := t.TempDir()
-	cmd, stderr := runOnLab(t, lab, out)
+	cmd, stderr := runOnLab(t, lab, out, extra...)
+	wan := len(extra) > 0
 	waitSamples(t, filepath.Join(out, results.FileName), 2, cmd)
 	prefix := runPrefix(t, out)
 	outsider := lab.Machines[2]
@@ -42,17 +64,40 @@ func TestLANOutsiderReachesNoRole(t *testing.T) {
 		topology.Client: {lab.Machines[0], "10.226.0.60"},
 		topology.Server: {lab.Machines[1], "10.226.0.61"},
 	}
-	// The controls: the outsider reaches the machines themselves.
+	inCell := func() bool { // every role's pipe split: the forwarder in its place
+		for name, r := range roles {
+			if strings.Contains(lab.Exec(t, r.m, "ip netns exec "+prefix+"-"+name+" tc qdisc show dev "+topology.WireLink), "clsact") {
+				return false
+			}
+		}
+		return true
+	}
+	if wan {
+		waitFor(t, 3*time.Minute, cmd, "the WAN cell's forwarders on both hosts", inCell)
+	}
+	// The controls: the outsider reaches the machines themselves, over
+	// IPv4 and IPv6.
 	if err := dialFrom(outsider, lab.Machines[1].HostPort()); err != nil {
 		t.Fatalf("control: the outsider cannot reach %s's sshd: %v", lab.Machines[1].Name, err)
 	}
 	if err := udpProbe(outsider, lab.Machines[1].Addr.String()); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("control: UDP to %s's closed port: %v, want refused (its ICMP answer)", lab.Machines[1].Name, err)
 	}
+	own, _ := linkLocals(t, lab, lab.Machines[1], "", remotetest.Iface)
+	if len(own) != 1 {
+		t.Fatalf("control: %s's %s has link-local addresses %v, want one", lab.Machines[1].Name, remotetest.Iface, own)
+	}
+	if res, err := proc.Run(context.Background(), proc.Program{Name: "outsider/ping", NetNS: outsider.NS.Path(),
+		Argv: []string{"ping", "-c", "1", "-W", "2", own[0] + "%" + remotetest.Iface}}); err != nil {
+		t.Fatalf("control: the outsider cannot ping %s over IPv6 at %s: %v\n%s%s", lab.Machines[1].Name, own[0], err, res.Stdout, res.Stderr)
+	}
+	var probes []outsiderProbe
 	var ports int
 	for name, r := range roles {
 		netns := prefix + "-" + name
 		listening := lab.Exec(t, r.m, "ip netns exec "+netns+" ss -Hltn | awk '{print $4}'")
+		t.Logf("%s listens on %s", name, strings.Join(strings.Fields(listening), " "))
+		var lanPorts []string
 		for _, local := range strings.Fields(listening) {
 			i := strings.LastIndex(local, ":")
 			host, port := local[:i], local[i+1:]
@@ -60,36 +105,128 @@ func TestLANOutsiderReachesNoRole(t *testing.T) {
 				continue // loopback or a tunnel's inner address: not on the LAN
 			}
 			ports++
-			target := net.JoinHostPort(r.addr, port)
-			if err := dialFrom(outsider, target); err == nil {
-				t.Errorf("the outsider connects to %s's %s (listening on %s)", name, target, local)
+			lanPorts = append(lanPorts, port)
+		}
+		hosts := []string{r.addr}
+		// Every link's link-local address, as it has it or as the kernel
+		// would give it (EUI-64 from its MAC) were IPv6 on.
+		links := strings.Fields(lab.Exec(t, r.m, "ip netns exec "+netns+" ls /sys/class/net"))
+		if wan && !slices.Contains(links, topology.WireLink) {
+			t.Fatalf("%s's links %v: no %s, the edge a WAN across hosts builds", name, links, topology.WireLink)
+		}
+		for _, l := range links {
+			if l == "lo" {
+				continue
+			}
+			has, eui := linkLocals(t, lab, r.m, netns, l)
+			for _, a := range append(has, eui) {
+				if !slices.Contains(hosts, a+"%"+remotetest.Iface) {
+					hosts = append(hosts, a+"%"+remotetest.Iface)
+				}
 			}
 		}
-		if res, err := proc.Run(context.Background(), proc.Program{Name: "outsider/ping", NetNS: outsider.NS.Path(),
-			Argv: []string{"ping", "-c", "1", "-W", "2", r.addr}}); err == nil {
-			t.Errorf("the outsider pings %s at %s:\n%s", name, r.addr, res.Stdout)
+		for _, h := range hosts {
+			for _, port := range lanPorts {
+				target := net.JoinHostPort(h, port)
+				probes = append(probes, outsiderProbe{fmt.Sprintf("connects to %s's %s", name, target), func() bool {
+					return dialFrom(outsider, target) == nil
+				}})
+			}
+			ping := []string{"ping", "-c", "1", "-W", "2", h}
+			probes = append(probes, outsiderProbe{fmt.Sprintf("pings %s at %s", name, h), func() bool {
+				_, err := proc.Run(context.Background(), proc.Program{Name: "outsider/ping", NetNS: outsider.NS.Path(), Argv: ping})
+				return err == nil
+			}})
+			probes = append(probes, outsiderProbe{fmt.Sprintf("gets UDP to %s at %s answered", name, h), func() bool {
+				return errors.Is(udpProbe(outsider, h), syscall.ECONNREFUSED)
+			}})
 		}
-		if err := udpProbe(outsider, r.addr); errors.Is(err, syscall.ECONNREFUSED) {
-			t.Errorf("UDP from the outsider reaches %s: its closed port answered", name)
-		}
-		v6 := lab.Exec(t, r.m, "ip netns exec "+netns+" sh -c 'cat /proc/sys/net/ipv6/conf/"+topology.RoleLink+
-			"/disable_ipv6; ip -6 -o addr show dev "+topology.RoleLink+"'")
-		if v6 != "1" {
-			t.Errorf("%s's link: disable_ipv6 and IPv6 addresses %q, want 1 and none", name, v6)
+		// No namespace of the run has IPv6: not on any link, nor on a
+		// link it gets later (conf/default), nor anywhere (conf/all).
+		v6 := lab.Exec(t, r.m, "ip netns exec "+netns+" sh -c 'cd /proc/sys/net/ipv6/conf && grep -H . */disable_ipv6; ip -6 -o addr'")
+		for _, l := range strings.Split(v6, "\n") {
+			if !strings.HasSuffix(l, "/disable_ipv6:1") {
+				t.Errorf("%s's namespace: %q, want disable_ipv6 1 everywhere and no IPv6 address\n%s", name, l, v6)
+			}
 		}
 	}
 	if ports < 3 {
 		t.Errorf("%d listening ports found on the roles' addresses, want the server's sshd, iperf3 and netserver at least", ports)
 	}
+	var wg sync.WaitGroup
+	reached := make([]bool, len(probes))
+	for i, p := range probes {
+		wg.Go(func() { reached[i] = p.reached() })
+	}
+	wg.Wait()
+	for i, p := range probes {
+		if reached[i] {
+			t.Errorf("the outsider %s", p.what)
+		}
+	}
+	t.Logf("%d probes from the outsider", len(probes))
 	if cmd.ProcessState != nil {
 		t.Fatalf("the run ended during the probes\n%s", stderr.String())
 	}
+	if wan && !inCell() {
+		t.Fatal("the WAN cell ended during the probes: they proved nothing of it")
+	}
 	// The run still measures: the fence lets the peers through.
-	waitSamples(t, filepath.Join(out, results.FileName), 3, cmd)
+	doc, err := results.Read(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(t, filepath.Join(out, results.FileName), len(doc.Samples)+1, cmd)
 	cmd.Process.Kill()
 	cmd.Wait()
 	waitClean(t, lab, prefix, 30*time.Second)
 	cleanOrchestrator(t, prefix)
+}
+
+// outsiderProbe is one thing the outsider tries; reached says it got
+// through to a role.
+type outsiderProbe struct {
+	what    string
+	reached func() bool
+}
+
+// linkLocals returns the IPv6 link-local addresses link in netns ("": the
+// machine's own) on machine m has, and the one the kernel derives from its
+// MAC (EUI-64), which it would get were IPv6 on.
+func linkLocals(t *testing.T, lab *remotetest.Lab, m *remotetest.Machine, netns, link string) (has []string, eui string) {
+	t.Helper()
+	pre := ""
+	if netns != "" {
+		pre = "ip netns exec " + netns + " "
+	}
+	out := lab.Exec(t, m, pre+"sh -c 'cat /sys/class/net/"+link+"/address; ip -6 -o addr show dev "+link+" scope link'")
+	lines := strings.Split(out, "\n")
+	mac, err := net.ParseMAC(lines[0])
+	if err != nil || len(mac) != 6 {
+		t.Fatalf("%s %s: MAC %q: %v", m.Name, link, lines[0], err)
+	}
+	eui = netip.AddrFrom16([16]byte{0: 0xfe, 1: 0x80, 8: mac[0] ^ 2, 9: mac[1], 10: mac[2], 11: 0xff, 12: 0xfe, 13: mac[3], 14: mac[4], 15: mac[5]}).String()
+	for _, l := range lines[1:] {
+		f := strings.Fields(l) // 2: eth0    inet6 fe80::…/64 scope link …
+		if len(f) > 3 {
+			if a, _, ok := strings.Cut(f[3], "/"); ok {
+				has = append(has, a)
+			}
+		}
+	}
+	return has, eui
+}
+
+// waitFor polls cond until it holds, within bound, while cmd runs.
+func waitFor(t *testing.T, bound time.Duration, cmd *exec.Cmd, what string, cond func() bool) {
+	t.Helper()
+	t0 := time.Now()
+	for delay := 100 * time.Millisecond; !cond(); delay = min(2*delay, time.Second) {
+		if cmd.ProcessState != nil || time.Since(t0) > bound {
+			t.Fatalf("no %s within %v (the run ended: %v)", what, bound, cmd.ProcessState != nil)
+		}
+		time.Sleep(delay) // polling the machines for a condition
+	}
 }
 
 // dialFrom connects to addr over TCP from inside machine m.

@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
-
-	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
 // Link modes: how a role's namespace joins its host's interface.
@@ -30,8 +28,8 @@ const (
 // namespace, joined to the host's own interface by a macvlan or ipvlan
 // child born inside the namespace. The host keeps its links, addresses,
 // routes, qdiscs and sysctls as they were: the child lives and dies with
-// the namespace. The child is fenced (fence.go): only the peers reach the
-// role, over IPv4.
+// the namespace. The namespace is fenced (fence.go): only the peers reach
+// the role, over IPv4.
 type LinkSpec struct {
 	// Spec carries what a run sets on every role link (Prefix, MTU,
 	// GSOMaxSegs, Offloads, Congestion, HostNames); Roles is ignored.
@@ -116,7 +114,7 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 	if err != nil {
 		return t, fmt.Errorf("%s: interface %s: %w", s.Role, s.Parent, err)
 	}
-	n, err := ns.Create(spec.NetnsName(s.Role))
+	n, err := NewNS(spec.NetnsName(s.Role))
 	if err != nil {
 		return t, err
 	}
@@ -124,6 +122,11 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 	t.Roles[s.Role] = r
 	if r.nl, err = n.Netlink(); err != nil {
 		return t, err
+	}
+	// Fenced before it holds a link: no moment when the LAN reaches the
+	// role, on any link the namespace gets.
+	if err := fence(n, slices.Collect(maps.Values(s.Peers))); err != nil {
+		return t, fmt.Errorf("%s: %w", s.Role, err)
 	}
 	// Born in the role's namespace: no name appears in the host's.
 	name := RoleLink
@@ -153,13 +156,6 @@ func UpOnLink(s LinkSpec) (t *Topology, err error) {
 	link, err := r.nl.LinkByName(RoleLink)
 	if err != nil {
 		return t, fmt.Errorf("%s: find %s: %w", s.Role, RoleLink, err)
-	}
-	// Fenced before it comes up: no moment when the LAN reaches the role.
-	if err := noIPv6(n); err != nil {
-		return t, fmt.Errorf("%s: %w", s.Role, err)
-	}
-	if err := fence(n, slices.Collect(maps.Values(s.Peers))); err != nil {
-		return t, fmt.Errorf("%s: %w", s.Role, err)
 	}
 	if err := t.capGSO(r.nl, link); err != nil {
 		return t, fmt.Errorf("%s: %w", s.Role, err)

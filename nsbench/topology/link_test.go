@@ -89,6 +89,13 @@ func TestUpOnLink(t *testing.T) {
 	if names := linkNames(srv); strings.Join(names, ",") != "eth0,lo,wan0,wire0" {
 		t.Errorf("server's links behind its edge: %v", names)
 	}
+	cli, err := ns.Open(spec.NetnsName(topology.Client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	checkNoIPv6(t, cli)
+	checkNoIPv6(t, srv)
 	if err := srv.Do(topology.SplitPipe); err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func Up(spec Spec) (t *Topology, err error) {
 			t = nil
 		}
 	}()
-	if t.Switch, err = ns.Create(spec.NetnsName(switchRole)); err != nil {
+	if t.Switch, err = NewNS(spec.NetnsName(switchRole)); err != nil {
 		return t, err
 	}
 	swnl, err := t.Switch.Netlink()
@@ -180,7 +180,7 @@ func Up(spec Spec) (t *Topology, err error) {
 }
 
 func (t *Topology) addRole(swnl *netlink.Handle, br *netlink.Bridge, name string) error {
-	n, err := ns.Create(t.Spec.NetnsName(name))
+	n, err := NewNS(t.Spec.NetnsName(name))
 	if err != nil {
 		return err
 	}

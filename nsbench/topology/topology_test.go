@@ -197,3 +197,59 @@ func TestUpOwnNIC(t *testing.T) {
 		t.Errorf("recorded offloads %q, want it to start %q", topo.Offloads, want)
 	}
 }
+
+// Every namespace a run makes has IPv6 off from its birth: conf/all,
+// conf/default (a link made later, such as a tunnel's) and each link, and
+// no IPv6 address anywhere (not even ::1).
+func TestRunNamespacesHaveNoIPv6(t *testing.T) {
+	nstest.RequireRoot(t)
+	topo, err := topology.Up(topology.DefaultSpec(nstest.Prefix(t)))
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	t.Cleanup(func() { topo.Down() })
+	checkNoIPv6(t, topo.Switch)
+	for _, role := range topology.DefaultRoles {
+		checkNoIPv6(t, topo.Roles[role].NS)
+	}
+}
+
+// checkNoIPv6 fails t unless n has disable_ipv6 1 in conf/all,
+// conf/default and on each of its links (at least lo and one more), and no
+// IPv6 address.
+func checkNoIPv6(t *testing.T, n *ns.NS) {
+	t.Helper()
+	err := n.Do(func() error {
+		links, err := netlink.LinkList()
+		if err != nil {
+			return err
+		}
+		confs := []string{"all", "default"}
+		for _, l := range links {
+			confs = append(confs, l.Attrs().Name)
+		}
+		if len(confs) < 4 {
+			t.Errorf("%s: links %v, want lo and another", n.Name, confs[2:])
+		}
+		for _, c := range confs {
+			b, err := os.ReadFile(filepath.Join("/proc/sys/net/ipv6/conf", c, "disable_ipv6"))
+			if err != nil {
+				return err
+			}
+			if v := strings.TrimSpace(string(b)); v != "1" {
+				t.Errorf("%s: conf/%s/disable_ipv6 = %s, want 1", n.Name, c, v)
+			}
+		}
+		addrs, err := netlink.AddrList(nil, netlink.FAMILY_V6)
+		if err != nil {
+			return err
+		}
+		if len(addrs) > 0 {
+			t.Errorf("%s: IPv6 addresses %v, want none", n.Name, addrs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", n.Name, err)
+	}
+}

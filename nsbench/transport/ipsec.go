@@ -222,7 +222,7 @@ func probeESP(transport string, mode netlink.Mode, a espAlgo) (err error) {
 		return unavailable("cannot probe the kernel's ESP: "+err.Error(), "")
 	}
 	name := prefix + "-ipsec-probe"
-	n, err := ns.Create(name)
+	n, err := topology.NewNS(name)
 	if err != nil {
 		return unavailable("cannot probe the kernel's ESP: "+err.Error(), "run as root")
 	}
