@@ -110,3 +110,26 @@ func TestRerunQuotesNamesFromTheFile(t *testing.T) {
 		}
 	}
 }
+
+// history prints its trend report to stdout: the names of its lines
+// (transport, condition label, tools, kernel) come out quoted.
+func TestHistoryQuotesNamesFromTheLines(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hist")
+	for day := 1; day <= 3; day++ {
+		d := historyRunDoc(day, strings.Join(hostileNames, " "), 2.5)
+		d.Cells[0].Transport = strings.Join(hostileNames, " ")
+		d.Conditions[0].Label = hostileNames[1]
+		d.Env.Facts = results.Facts{{Key: "iperf3", Label: "iperf3", Value: hostileNames[2]}}
+		if _, err := results.AppendHistory(dir, results.HistoryLines(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runInProcess("history", "--dir", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkPrintedSafely(t, "history", stdout)
+	if !strings.Contains(stdout, `\\x1b\]0;pwned\\a`) { // quoted, then Markdown's escapes
+		t.Errorf("history does not show the name quoted:\n%s", stdout)
+	}
+}
