@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +132,20 @@ func TestHistoryQuotesNamesFromTheLines(t *testing.T) {
 	checkPrintedSafely(t, "history", stdout)
 	if !strings.Contains(stdout, `\\x1b\]0;pwned\\a`) { // quoted, then Markdown's escapes
 		t.Errorf("history does not show the name quoted:\n%s", stdout)
+	}
+}
+
+// A run's log line may carry a host's words (a failed sample's error, a
+// check's reason): each call prints one line, its control characters
+// quoted.
+func TestConsoleQuotesWhatALineCarries(t *testing.T) {
+	var b strings.Builder
+	c := newConsole(&b)
+	c.Logf("%s / lan: %v", "tw", errors.New(strings.Join(hostileNames, " ")))
+	c.Close()
+	out := b.String()
+	checkPrintedSafely(t, "the run's log", out)
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, `tw / lan: \x1b]0;pwned\a ::error title=x::y ok\n::warning::z`) {
+		t.Errorf("log line %q", out)
 	}
 }
