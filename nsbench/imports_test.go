@@ -14,7 +14,7 @@ const module = "github.com/twnsbench/twnsbench/"
 // one of its own level or above. (Test files and internal/nstest
 // may import anything.)
 var importLevels = [][]string{
-	{"nsbench/stats", "nsbench/ns", "nsbench/pki"},
+	{"nsbench/stats", "nsbench/ns", "nsbench/pki", "nsbench/textsafe"},
 	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
 	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
@@ -26,10 +26,11 @@ var importLevels = [][]string{
 
 // onlyImports narrows some packages further: the report and compare know
 // results and statistics only (the report also the A/B verdicts it
-// writes, which are statistics over results).
+// writes, which are statistics over results), and how to print text taken
+// from them.
 var onlyImports = map[string][]string{
-	"nsbench/report":  {"nsbench/results", "nsbench/stats", "nsbench/verdict"},
-	"nsbench/compare": {"nsbench/results", "nsbench/stats"},
+	"nsbench/report":  {"nsbench/results", "nsbench/stats", "nsbench/verdict", "nsbench/textsafe"},
+	"nsbench/compare": {"nsbench/results", "nsbench/stats", "nsbench/textsafe"},
 	"nsbench/verdict": {"nsbench/results", "nsbench/stats"},
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
 	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -141,7 +142,7 @@ func (s *Sites) addrsTaken(from netip.Addr) []error {
 	}
 	for _, st := range s.sites {
 		for _, p := range st.ifc.IPv4 {
-			taken[p.Addr()] = st.host.Dest() + "'s own address on " + st.ifc.Name
+			taken[p.Addr()] = st.host.Dest() + "'s own address on " + textsafe.Quote(st.ifc.Name)
 		}
 	}
 	var errs []error
@@ -158,7 +159,7 @@ func (s *Sites) addrsTaken(from netip.Addr) []error {
 // clean, has nothing to check).
 func onNetwork(h hosts.Host, ifc remote.Iface) error {
 	if h.RoleAddr.IsValid() && !slices.ContainsFunc(ifc.IPv4, func(p netip.Prefix) bool { return p.Masked() == h.RoleAddr.Masked() }) {
-		return fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, ifc.Name, ifc.IPv4)
+		return fmt.Errorf("%s: addr %s is not on the network of %s (%v)", h.Dest(), h.RoleAddr, textsafe.Quote(ifc.Name), ifc.IPv4)
 	}
 	return nil
 }
@@ -197,7 +198,7 @@ func (s *Sites) CheckNamed(ctx context.Context, named []transport.Transport, rc 
 				return fmt.Errorf("%s: %s: check %s: %w", st.host.Role, st.host.Dest(), t.Name(), err)
 			}
 			if why != "" {
-				reasons = append(reasons, fmt.Sprintf("%s cannot run there: %s", t.Name(), why))
+				reasons = append(reasons, fmt.Sprintf("%s cannot run there: %s", t.Name(), textsafe.Quote(why))) // the host's words
 			}
 		}
 		if len(reasons) > 0 {

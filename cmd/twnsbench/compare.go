@@ -9,6 +9,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/compare"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 func compareCommand() *cli.Command {
@@ -51,7 +52,7 @@ func compareCommand() *cli.Command {
 			}
 			for i, d := range []*results.Document{old, cur} {
 				if r := d.IncompleteReason(); r != "" {
-					fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete run (%s): its cells hold only the samples measured before it stopped\n", c.Args().Get(i), r)
+					fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete run (%s): its cells hold only the samples measured before it stopped\n", c.Args().Get(i), textsafe.Quote(r))
 				}
 			}
 			if err := allowEnvDiffs(c, compare.EnvDiffs(old, cur)); err != nil {
@@ -101,7 +102,7 @@ func allowEnvDiffs(c *cli.Context, diffs []string) error {
 func compareClients(c *cli.Context, old, cur *results.Clients) error {
 	for i, s := range []*results.Clients{old, cur} {
 		if !s.Complete {
-			fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete sweep (%s): it holds only the counts measured before it stopped\n", c.Args().Get(i), s.Incomplete)
+			fmt.Fprintf(c.App.ErrWriter, "twnsbench: warning: %s is an incomplete sweep (%s): it holds only the counts measured before it stopped\n", c.Args().Get(i), textsafe.Quote(s.Incomplete))
 		}
 	}
 	if err := allowEnvDiffs(c, compare.ClientsEnvDiffs(old, cur)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 // console prints the run's log lines to w. On a terminal it also keeps a
@@ -43,12 +44,15 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// Logf prints one timestamped line above the status line.
+// Logf prints one timestamped line above the status line. Its arguments
+// may carry a host's or a results file's words (errors, reasons): the
+// line's control characters are quoted (textsafe.Quote), so it stays one
+// line and cannot drive the terminal.
 func (c *console) Logf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearLocked()
-	fmt.Fprintf(c.w, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	fmt.Fprintf(c.w, "%s %s\n", time.Now().Format("15:04:05"), textsafe.Quote(fmt.Sprintf(format, args...)))
 	c.drawLocked()
 }
 

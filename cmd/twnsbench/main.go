@@ -16,12 +16,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 func main() {
@@ -155,16 +157,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-// oneLine joins a multi-line error into one line.
+// oneLine joins a multi-line error into one line, with its control
+// characters quoted: an error may carry a results file's or a host's text.
 func oneLine(err error) string {
-	s := err.Error()
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if r == '\n' {
-			out = append(out, ';', ' ')
-			continue
-		}
-		out = append(out, r)
-	}
-	return string(out)
+	return textsafe.Quote(strings.ReplaceAll(err.Error(), "\n", "; "))
 }

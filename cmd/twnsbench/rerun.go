@@ -16,6 +16,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/compare"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -69,7 +70,7 @@ func rerunAction(c *cli.Context) error {
 			return refuse(fmt.Errorf("rerun: this host cannot run %s; --skip-missing to rerun the rest", strings.Join(missing, "; ")))
 		}
 		rows = slices.DeleteFunc(rows, func(r string) bool {
-			return slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, r+": ") })
+			return slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, textsafe.Quote(r)+": ") })
 		})
 		fmt.Fprintf(c.App.ErrWriter, "twnsbench: rerun: leaving out %s\n", strings.Join(missing, "; "))
 		if len(rows) == 0 {
@@ -144,23 +145,24 @@ func measurementOptions(options map[string]string) (kept map[string]string, drop
 		if allowed[k] {
 			kept[k] = options[k]
 		} else {
-			dropped = append(dropped, fmt.Sprintf("%s=%q", k, options[k]))
+			dropped = append(dropped, fmt.Sprintf("%s=%q", textsafe.Quote(k), options[k]))
 		}
 	}
 	return kept, dropped
 }
 
-// unrunnable lists the rows this host cannot run, "row: reason" each.
+// unrunnable lists the rows this host cannot run, "row: reason" each,
+// quoted for printing (the rows are the file's).
 func unrunnable(rows []string, options map[string]string) []string {
 	var missing []string
 	for _, row := range rows {
 		ts, err := transport.Build([]string{row}, options)
 		if err != nil {
-			missing = append(missing, row+": "+err.Error())
+			missing = append(missing, textsafe.Quote(row)+": "+textsafe.Error(err))
 			continue
 		}
 		if err := ts[0].Check(); err != nil {
-			missing = append(missing, row+": "+err.Error())
+			missing = append(missing, textsafe.Quote(row)+": "+textsafe.Error(err))
 		}
 	}
 	return missing

@@ -16,6 +16,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 // Alpha is the significance level of the verdicts.
@@ -152,7 +153,7 @@ func EnvDiffs(old, cur *results.Document) []string {
 	for _, c := range cur.Conditions {
 		for _, o := range old.Conditions {
 			if o.Name == c.Name {
-				check(c.Name+" scp payload bytes", strconv.FormatInt(o.ScpPayloadBytes, 10), strconv.FormatInt(c.ScpPayloadBytes, 10))
+				check(textsafe.Quote(c.Name)+" scp payload bytes", strconv.FormatInt(o.ScpPayloadBytes, 10), strconv.FormatInt(c.ScpPayloadBytes, 10))
 			}
 		}
 	}
@@ -169,7 +170,7 @@ func rrulProbeDiffs(a, b *results.Document) []string {
 	var diffs []string
 	for _, t := range slices.Sorted(maps.Keys(mb)) {
 		if x, ok := ma[t]; ok && x != mb[t] {
-			diffs = append(diffs, fmt.Sprintf("rrul probes of %s %q vs %q", t, x, mb[t]))
+			diffs = append(diffs, fmt.Sprintf("rrul probes of %s %q vs %q", textsafe.Quote(t), x, mb[t]))
 		}
 	}
 	return diffs
@@ -262,13 +263,14 @@ func factDiffs(a, b results.Facts, implementations bool) []string {
 		seen[f.Key] = true
 		impl := slices.ContainsFunc(both, func(g results.Fact) bool { return g.Key == f.Key && g.Implementation })
 		if x, y := a.Get(f.Key), b.Get(f.Key); impl == implementations && x != y {
-			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", f.Label, x, y))
+			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", textsafe.Quote(f.Label), x, y))
 		}
 	}
 	return diffs
 }
 
-// Write prints rows as an aligned table with a legend.
+// Write prints rows as an aligned table with a legend. The names come
+// from the documents and are printed through textsafe.Quote.
 func Write(w io.Writer, rows []Row) error { return write(w, rows, runsAdvice) }
 
 // write is Write with the advice on what detects a change (more runs, or
@@ -291,8 +293,9 @@ func write(w io.Writer, rows []Row, advice func([]Row) string) error {
 		} else if r.Untested != "" {
 			test = r.Untested
 		}
+		q := textsafe.Quote
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%s n=%d+%d)\n",
-			r.Transport, r.Condition, r.Instrument, r.Metric, unit,
+			q(r.Transport), q(r.Condition), q(r.Instrument), q(r.Metric), q(unit),
 			r.Bounds.Old.mark()+num(r.OldMedian), r.Bounds.New.mark()+num(r.NewMedian), change, r.Verdict(), test, len(r.Old), len(r.New))
 	}
 	if err := tw.Flush(); err != nil {

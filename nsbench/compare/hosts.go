@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 // hostsByRole is each role's host in a run across hosts, and the roles in
@@ -49,7 +50,7 @@ func hostDiffs(a, b []results.Host) []string {
 	var diffs []string
 	roleHosts(a, b, func(role string, x, y results.Host, okX, okY bool) {
 		if okX != okY {
-			diffs = append(diffs, fmt.Sprintf("%s host %q vs %q", role, where(x, okX), where(y, okY)))
+			diffs = append(diffs, fmt.Sprintf("%s host %q vs %q", textsafe.Quote(role), where(x, okX), where(y, okY)))
 			return
 		}
 		itoa := func(n int) string {
@@ -64,7 +65,7 @@ func hostDiffs(a, b []results.Host) []string {
 			{"mtu", itoa(x.MTU), itoa(y.MTU)}, {"nic offloads", x.Offloads, y.Offloads},
 		} {
 			if f.x != f.y {
-				diffs = append(diffs, fmt.Sprintf("%s host %s %q vs %q", role, f.name, f.x, f.y))
+				diffs = append(diffs, fmt.Sprintf("%s host %s %q vs %q", textsafe.Quote(role), f.name, f.x, f.y))
 			}
 		}
 	})
@@ -83,7 +84,7 @@ func hostToolDiffs(a, b []results.Host) []string {
 		for _, tools := range []map[string]string{x.Tools, y.Tools} {
 			for _, name := range slices.Sorted(maps.Keys(tools)) {
 				if !seen[name] && x.Tools[name] != y.Tools[name] {
-					diffs = append(diffs, fmt.Sprintf("%s host %s %q vs %q", role, name, x.Tools[name], y.Tools[name]))
+					diffs = append(diffs, fmt.Sprintf("%s host %s %q vs %q", textsafe.Quote(role), textsafe.Quote(name), x.Tools[name], y.Tools[name]))
 				}
 				seen[name] = true
 			}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/role"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 // Config is how to reach hosts; the zero value is OpenSSH's defaults.
@@ -295,9 +296,11 @@ func (c *Conn) linkErr(err error) error {
 	return err
 }
 
+// lastLine is the last line of a host's output, quoted for printing
+// (textsafe.Quote): the host wrote it.
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	return textsafe.Quote(strings.TrimSpace(lines[len(lines)-1]))
 }
 
 // quote makes s one word for a POSIX shell.

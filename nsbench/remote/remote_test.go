@@ -118,3 +118,14 @@ func TestLoadAuthWithoutKeys(t *testing.T) {
 		t.Errorf("unparsable identity: %v", err)
 	}
 }
+
+// A command's failure quotes the host's last stderr line: its text, with
+// control characters quoted.
+func TestLastLineQuotesTheHostsText(t *testing.T) {
+	if got := lastLine("first\nsecond \x1b]0;pwned\x07\n"); got != `second \x1b]0;pwned\a` {
+		t.Errorf("lastLine = %q", got)
+	}
+	if got := lastLine("::error title=x::y"); got != `"::error title=x::y"` {
+		t.Errorf("lastLine = %q", got)
+	}
+}

@@ -39,11 +39,11 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		if reason == "" {
 			reason = "the sweep did not reach its end"
 		}
-		fmt.Fprintf(&b, "\n**Incomplete:** %s.\n", reason)
+		fmt.Fprintf(&b, "\n**Incomplete:** %s.\n", mdText(reason))
 	}
 	for _, tr := range clientsTransports(c.Rows) {
 		rows := clientsRowsOf(c.Rows, tr)
-		fmt.Fprintf(&b, "\n## %s\n\n", rows[0].Label)
+		fmt.Fprintf(&b, "\n## %s\n\n", mdText(rows[0].Label))
 		b.WriteString(tableRow("Clients", "Aggregate Mbit/s", "Per client Mbit/s min / median / max", "Fairness",
 			"Server CPU-s", "Server peak MiB", "Relay CPU-s", "Relay peak MiB", "Setup s", "Teardown s") + "\n")
 		b.WriteString(separatorRow(10) + "\n")
@@ -57,7 +57,7 @@ func ClientsMarkdown(c *results.Clients) []byte {
 	}
 	fmt.Fprintf(&b, "\n%s\n", clientsPageLine)
 	for _, s := range c.Skipped {
-		fmt.Fprintf(&b, "\n%s: skipped: %s\n", s.Label, s.Reason)
+		fmt.Fprintf(&b, "\n%s: skipped: %s\n", mdText(s.Label), mdText(s.Reason))
 	}
 	return []byte(b.String())
 }
@@ -168,7 +168,7 @@ func clientsNotes(rows []results.ClientsRow) string {
 	for _, r := range rows {
 		list = list || len(r.Failed) > 0 || r.Error != "" || (r.Timing != nil && len(r.Timing.Residue) > 0)
 		for _, f := range r.Failed {
-			fmt.Fprintf(&b, "\n- N = %d: %s", r.N, f)
+			fmt.Fprintf(&b, "\n- N = %d: %s", r.N, mdText(f))
 		}
 		if m := r.N - len(r.PerClientMbps); m > 0 && r.Error == "" && len(r.PerClientMbps) > 0 {
 			list = true
@@ -176,10 +176,10 @@ func clientsNotes(rows []results.ClientsRow) string {
 				r.N, m, r.N, len(r.PerClientMbps))
 		}
 		if r.Error != "" {
-			fmt.Fprintf(&b, "\n- N = %d: failed: %s", r.N, r.Error)
+			fmt.Fprintf(&b, "\n- N = %d: failed: %s", r.N, mdText(r.Error))
 		}
 		if r.Timing != nil && len(r.Timing.Residue) > 0 {
-			fmt.Fprintf(&b, "\n- N = %d: teardown left %s", r.N, strings.Join(r.Timing.Residue, ", "))
+			fmt.Fprintf(&b, "\n- N = %d: teardown left %s", r.N, mdText(strings.Join(r.Timing.Residue, ", ")))
 		}
 	}
 	if list {

@@ -75,7 +75,7 @@ func scpFormText(e results.Env) string {
 	if e.ScpOptions == "" {
 		return e.ScpForm
 	}
-	return e.ScpForm + " · `" + e.ScpOptions + "`"
+	return e.ScpForm + " · " + codeSpan(e.ScpOptions)
 }
 
 // runsText states the method: one untimed warm-up per cell, then the timed

@@ -93,7 +93,7 @@ func History(h results.History, fingerprint string) []byte {
 		}
 	}
 	if len(mine) == 0 {
-		fmt.Fprintf(&b, "No run of environment `%s` in the history.\n", orDash(fingerprint))
+		fmt.Fprintf(&b, "No run of environment %s in the history.\n", codeSpan(orDash(fingerprint)))
 		writeLeftOut(&b, others, nil, h.Unreadable)
 		return []byte(b.String())
 	}
@@ -103,8 +103,8 @@ func History(h results.History, fingerprint string) []byte {
 		mine = mine[older:]
 	}
 	env := mine[len(mine)-1].env
-	fmt.Fprintf(&b, "Environment `%s`: %s.\n\n", fingerprint, describeEnv(env))
-	fmt.Fprintf(&b, "%s of this environment, %s to %s", plural(len(mine), "run", "runs"), mine[0].time, mine[len(mine)-1].time)
+	fmt.Fprintf(&b, "Environment %s: %s.\n\n", codeSpan(fingerprint), mdText(describeEnv(env)))
+	fmt.Fprintf(&b, "%s of this environment, %s to %s", plural(len(mine), "run", "runs"), mdText(mine[0].time), mdText(mine[len(mine)-1].time))
 	if older > 0 {
 		fmt.Fprintf(&b, " (the newest %d; %d older ones are not shown)", HistoryRuns, older)
 	}
@@ -116,7 +116,7 @@ func History(h results.History, fingerprint string) []byte {
 		"median of the previous %d runs (at least %d; fewer: not tested, a dash). On noise alone this flags about 1 %% of "+
 		"metrics per run, so a flag asks for a second look, not a verdict; a lower bound (≥, a censored reading) is not tested.\n\n",
 		l.Z, 100*l.Floor, l.K, l.Min)
-	fmt.Fprintf(&b, "The newest run's settings: %s; a metric measured under other settings is a trend of its own, named with them.\n\n", orDash(mine[len(mine)-1].settings))
+	fmt.Fprintf(&b, "The newest run's settings: %s; a metric measured under other settings is a trend of its own, named with them.\n\n", mdText(orDash(mine[len(mine)-1].settings)))
 	b.WriteString(tableRow("Metric", "Unit", "Runs", "Trend (oldest → newest)", "Baseline", "Newest", "z", "Change") + "\n")
 	b.WriteString("|---|---|---:|---|---:|---:|---:|---|\n")
 	for _, s := range historySeries(mine) {
@@ -302,7 +302,7 @@ func writeLeftOut(b *strings.Builder, others map[string][]*historyRun, env *resu
 			if env != nil {
 				why = "differs (here ≠ there): " + joinAnd(env.Differences(rs[len(rs)-1].env))
 			}
-			fmt.Fprintf(b, "- `%s`: %s, the newest %s; %s.\n", fp, plural(len(rs), "run", "runs"), rs[len(rs)-1].time, why)
+			fmt.Fprintf(b, "- %s: %s, the newest %s; %s.\n", codeSpan(fp), plural(len(rs), "run", "runs"), mdText(rs[len(rs)-1].time), mdText(why))
 		}
 	}
 	if unreadable > 0 {

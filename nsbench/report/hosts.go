@@ -22,7 +22,7 @@ func (v *view) writeHosts(w *writer) {
 		if h.Iface != "" {
 			s += " (" + h.Iface + ")"
 		}
-		where = append(where, s)
+		where = append(where, mdText(s))
 	}
 	w.block("Where each role ran: " + strings.Join(where, ", ") + ". The CPU and Host kernel rows above are those of the machine " +
 		"that ran twnsbench; each row below was read on its host, the interface as the host keeps it (the run does not change it).")

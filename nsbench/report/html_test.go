@@ -262,8 +262,10 @@ func TestInlineLinksOnlyHTTPAndRelative(t *testing.T) {
 		"[r](vbscript:msgbox)":             "[r](vbscript:msgbox)",
 		"[r](file:///etc/passwd)":          "[r](file:///etc/passwd)",
 		"[r](\x01javascript:alert(1))":     "[r](\x01javascript:alert(1))",
-		"[r](javascript&#58;alert(1))":     `<a href="javascript&amp;#58;alert(1">r</a>)`,
+		"[r](javascript&#58;alert(1))":     "[r](javascript:alert(1))", // the entity is its character
 		"[a](x.html) [b](javascript:y)":    `<a href="x.html">a</a> [b](javascript:y)`,
+		`\[r\](https://example.org)`:       "[r](https://example.org)", // mdText's escapes: text, not a link
+		"&lt;img src=x&gt; \\`x\\`":        "&lt;img src=x&gt; `x`",    // no code span either
 	} {
 		if got := inline(in); got != want {
 			t.Errorf("inline(%q) = %q, want %q", in, got, want)

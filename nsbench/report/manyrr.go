@@ -30,7 +30,7 @@ func writeManyRR(v *view, w *writer, c results.Condition) {
 	if label == "" {
 		label = c.Name
 	}
-	w.block("### Latency distribution, many connections at once (many_rr) — " + label)
+	w.block("### Latency distribution, many connections at once (many_rr) — " + mdText(label))
 	header := []string{"Transport", "Transactions/s (total)"}
 	for _, q := range manyRRQuantiles {
 		header = append(header, q.header+" (ms)")
@@ -45,7 +45,7 @@ func writeManyRR(v *view, w *writer, c results.Condition) {
 		}
 		ss := v.samples(t, c.Name, instManyRR)
 		if reason, ok := v.instrumentSkip(t, c.Name, instManyRR); ok && len(ss) == 0 {
-			notes = append(notes, fmt.Sprintf("%s: %s", v.label(t), reason))
+			notes = append(notes, fmt.Sprintf("%s: %s", v.mdLabel(t), mdText(reason)))
 		}
 		lines = append(lines, tableRow(manyRRRow(v, t, c.Name, ss)...))
 	}

@@ -64,9 +64,9 @@ func (v *view) writeHeader(w *writer) {
 	w.block("Generated: " + generated)
 	switch {
 	case v.doc.Interrupted != "":
-		w.block("**Interrupted:** " + v.doc.Interrupted + " — the tables show the samples measured before it.")
+		w.block("**Interrupted:** " + mdText(v.doc.Interrupted) + " — the tables show the samples measured before it.")
 	case !v.doc.IsComplete():
-		w.block("**Incomplete:** " + v.doc.IncompleteReason() + " — the tables show the samples measured before it stopped.")
+		w.block("**Incomplete:** " + mdText(v.doc.IncompleteReason()) + " — the tables show the samples measured before it stopped.")
 	}
 	w.block(v.intro())
 	if v.twnsbench {
@@ -93,7 +93,7 @@ func (v *view) writeResults(w *writer, c results.Condition) {
 	if label == "" {
 		label = c.Name
 	}
-	w.block("## Results — " + label)
+	w.block("## Results — " + mdText(label))
 	header := resultsHeader(c.ScpPayloadBytes)
 	lines := []string{tableRow(header...), separatorRow(len(header))}
 	flagged, noisy := false, false
@@ -131,7 +131,7 @@ func (v *view) writeDiagnostics(w *writer) {
 	w.block("## Diagnostics")
 	w.block(v.diagnosticsNote())
 	for _, d := range v.doc.Diagnostics {
-		w.block(fmt.Sprintf("### %s / %s — %s", d.Transport, d.Condition, d.Name))
+		w.block(fmt.Sprintf("### %s / %s — %s", mdText(d.Transport), mdText(d.Condition), mdText(d.Name)))
 		out := trimTrailingNewlines(d.Output)
 		f := fence(out)
 		w.block(f, out, f)

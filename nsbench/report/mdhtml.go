@@ -135,7 +135,8 @@ func mdTable(lines []string) string {
 	return b.String()
 }
 
-// splitRow splits "| a | b\|c |" into "a", "b|c".
+// splitRow splits "| a | b\|c |" into "a", "b|c"; other backslash
+// escapes stay for inline.
 func splitRow(l string) []string {
 	l = strings.TrimSpace(l)
 	l = strings.TrimPrefix(l, "|")
@@ -148,6 +149,9 @@ func splitRow(l string) []string {
 		switch {
 		case l[i] == '\\' && i+1 < len(l) && l[i+1] == '|':
 			cur.WriteByte('|')
+			i++
+		case l[i] == '\\' && i+1 < len(l): // another escape: inline's
+			cur.WriteString(l[i : i+2])
 			i++
 		case l[i] == '|':
 			cells = append(cells, strings.TrimSpace(cur.String()))
@@ -165,33 +169,66 @@ var (
 )
 
 // inline escapes s and converts `code` spans, **bold** and [links](…).
-// Code spans are cut out first, so their contents stay literal.
+// Code spans are cut out first, so their contents stay literal. Outside
+// them, mdText's escapes are undone: a backslash-escaped character is
+// that character, never markup, and an entity is its character.
 func inline(s string) string {
-	parts := strings.Split(s, "`")
-	if len(parts)%2 == 0 {
-		// An unmatched backtick is literal text.
-		parts[len(parts)-2] += "`" + parts[len(parts)-1]
-		parts = parts[:len(parts)-1]
-	}
 	var b strings.Builder
-	for i, part := range parts {
-		if i%2 == 1 {
-			b.WriteString("<code>" + html.EscapeString(part) + "</code>")
-			continue
-		}
-		t := html.EscapeString(part)
-		t = mdBold.ReplaceAllString(t, "<strong>$1</strong>")
-		t = mdLink.ReplaceAllStringFunc(t, func(link string) string {
-			m := mdLink.FindStringSubmatch(link)
-			if !safeTarget(html.UnescapeString(m[2])) {
-				return link // shown as the text it is
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] != '`' {
+			if s[j] == '\\' && j+1 < len(s) {
+				j++
 			}
-			return `<a href="` + m[2] + `">` + m[1] + `</a>`
-		})
-		b.WriteString(t)
+			j++
+		}
+		b.WriteString(inlineText(s[i:j]))
+		if j == len(s) {
+			break
+		}
+		k := strings.IndexByte(s[j+1:], '`')
+		if k < 0 { // an unmatched backtick is literal text
+			b.WriteString(inlineText(s[j:]))
+			break
+		}
+		b.WriteString("<code>" + html.EscapeString(s[j+1:j+1+k]) + "</code>")
+		i = j + 1 + k + 1
 	}
 	return b.String()
 }
+
+// inlineText converts text outside code spans. Escaped characters wait
+// as NULs (text never holds one: textsafe.Quote writes it as \x00) until
+// the bold and link patterns have run.
+func inlineText(s string) string {
+	var lit []string
+	var raw strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(asciiPunct, s[i+1]) >= 0 {
+			lit = append(lit, s[i+1:i+2])
+			raw.WriteByte(0)
+			i++
+			continue
+		}
+		raw.WriteByte(s[i])
+	}
+	t := html.EscapeString(html.UnescapeString(raw.String()))
+	t = mdBold.ReplaceAllString(t, "<strong>$1</strong>")
+	t = mdLink.ReplaceAllStringFunc(t, func(link string) string {
+		m := mdLink.FindStringSubmatch(link)
+		if !safeTarget(html.UnescapeString(m[2])) {
+			return link // shown as the text it is
+		}
+		return `<a href="` + m[2] + `">` + m[1] + `</a>`
+	})
+	for _, l := range lit {
+		t = strings.Replace(t, "\x00", html.EscapeString(l), 1)
+	}
+	return t
+}
+
+// asciiPunct are the characters a backslash escapes in CommonMark.
+const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 // safeTarget reports whether a link's target may become an href or a src:
 // only http(s) and relative ones. Host facts and results files from

@@ -36,7 +36,7 @@ func (v *view) writeMemory(w *writer) {
 		}
 		if m.inKernel != "" {
 			lines = append(lines, tableRow(label, "kernel: "+m.inKernel, dash+" "+notAttributed, dash+" "+notAttributed))
-			kernel = append(kernel, label+" ("+m.inKernel+")")
+			kernel = append(kernel, mdText(label+" ("+m.inKernel+")"))
 		}
 		for _, role := range m.roles() {
 			procs := dash

@@ -81,13 +81,13 @@ func (v *view) methods() []string {
 		if _, seen := transports[k]; !seen {
 			order = append(order, k)
 		}
-		if label := v.label(s.Transport); !slices.Contains(transports[k], label) {
+		if label := v.mdLabel(s.Transport); !slices.Contains(transports[k], label) {
 			transports[k] = append(transports[k], label)
 		}
 	}
 	var lines []string
 	for _, k := range order {
-		lines = append(lines, fmt.Sprintf("- %s on %s: %s.", k.instrument, strings.Join(transports[k], ", "), k.method))
+		lines = append(lines, fmt.Sprintf("- %s on %s: %s.", mdText(k.instrument), strings.Join(transports[k], ", "), mdText(k.method)))
 	}
 	return lines
 }

@@ -25,7 +25,7 @@ func (v *view) writePacketTable(w *writer, c results.Condition) {
 	if label == "" {
 		label = c.Name
 	}
-	w.block("### Packet rate and latency — " + label)
+	w.block("### Packet rate and latency — " + mdText(label))
 	header := []string{"Transport", "ping avg / min (ms)", "UDP 200 B (kpps received)", "UDP loss (host drops)", "time to ready (s)"}
 	lines := []string{tableRow(header...), separatorRow(len(header))}
 	var notes []string
@@ -38,7 +38,7 @@ func (v *view) writePacketTable(w *writer, c results.Condition) {
 			v.mark(v.kppsCell(t, c.Name), t, c.Name, instUDP), v.udpLossCell(t, c.Name), v.readyCell(t, c.Name)))
 		for _, inst := range []string{instPing, instUDP} {
 			if reason, ok := v.instrumentSkip(t, c.Name, inst); ok {
-				notes = append(notes, fmt.Sprintf("%s, %s: %s", v.label(t), inst, reason))
+				notes = append(notes, fmt.Sprintf("%s, %s: %s", v.mdLabel(t), inst, mdText(reason)))
 			}
 		}
 	}

@@ -116,7 +116,7 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 	if label == "" {
 		label = c.Name
 	}
-	w.block("### Latency under load (RRUL) — " + label)
+	w.block("### Latency under load (RRUL) — " + mdText(label))
 	w.block("Latency probed alone, then under `iperf3 --bidir -P 4`; added latency = loaded p50 − idle p50, the median of the runs. " +
 		gradeNote + " " +
 		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, and a figure it reaches is one too.")
@@ -140,7 +140,7 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 		}
 		w.block(lines...)
 		if method != "" {
-			w.block("probe: " + p + " — " + method + ".")
+			w.block("probe: " + p + " — " + mdText(method) + ".")
 		}
 		if beside {
 			w.block(besideICMP + ": TCP_RR probed at the same time as the ICMP flow, through the same path and load " +

@@ -68,9 +68,9 @@ func (v *view) writeTunnels(w *writer) {
 	}
 	plain := v.plainRow()
 	base := v.plainMedian()
-	w.block("## Tunnels compared — " + v.conditionLabel(tunnelCondition))
+	w.block("## Tunnels compared — " + mdText(v.conditionLabel(tunnelCondition)))
 	w.block("Seed 002's view: iperf3 with one stream per transport, also in MBytes/s as `iperf3 -fM` counts them " +
-		"(2^20 bytes, the seed's unit), and relative to the plain network: the " + v.label(plain) + " row, whose " +
+		"(2^20 bytes, the seed's unit), and relative to the plain network: the " + v.mdLabel(plain) + " row, whose " +
 		"iperf3 crosses no tunnel. CPU-s per GB: the CPU-seconds spent during the sample per 10^9 bytes iperf3 moved, " +
 		"of the whole host (every process and the kernel: both iperf3 ends, the tunnel, kernel crypto) and of the " +
 		"transport's own processes (its cgroups: a dash where there is no tunnel, or the tunnel is the kernel's). " +
@@ -98,7 +98,7 @@ func (v *view) writeTunnels(w *writer) {
 		switch {
 		case entry.InKernel != "":
 			own += " " + notAttributed
-			kernel = append(kernel, v.label(t)+" ("+entry.InKernel+")")
+			kernel = append(kernel, mdText(v.label(t)+" ("+entry.InKernel+")"))
 		case t != plain:
 			own = rangeCell(metricValues(ss, results.TransportCPUPerGB), precCPUPerGB, runs)
 		}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"strconv"
@@ -198,13 +197,13 @@ func WriteStepSummary(w io.Writer, rs []verdict.Result, run ABRun) error {
 			v = "**" + v + "**"
 		}
 		if c.r.Reason != "" {
-			v += ": " + mdText(c.r.Reason)
+			v += ": " + c.r.Reason
 		}
 		pairs := strconv.Itoa(c.r.N)
 		if c.r.Censored > 0 {
 			pairs += fmt.Sprintf(" (+%d censored)", c.r.Censored)
 		}
-		b.WriteString(tableRow(mdText(c.title()), mdText(c.r.Unit), sig3(median(c.as)), sig3(median(c.bs)),
+		b.WriteString(tableRow(c.title(), c.r.Unit, sig3(median(c.as)), sig3(median(c.bs)),
 			c.changeWithInterval(), c.mdeText(), pairs, v) + "\n")
 	}
 	for _, sec := range []struct {
@@ -221,20 +220,13 @@ func WriteStepSummary(w io.Writer, rs []verdict.Result, run ABRun) error {
 			if label == "" {
 				label = f.Key
 			}
-			b.WriteString(tableRow(mdText(label), mdText(f.Value)) + "\n")
+			b.WriteString(tableRow(label, f.Value) + "\n")
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write step summary: %w", err)
 	}
 	return nil
-}
-
-// mdText makes a name safe inside GitHub's Markdown: HTML specials
-// escaped (the summary renders HTML) and line breaks made spaces; a "|" in
-// a table cell is tableRow's to escape.
-func mdText(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(html.EscapeString(s))
 }
 
 // pctText writes a fraction as a percentage: 0.05 → "5 %".

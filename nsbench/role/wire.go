@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 // The wire carries a role's work to the twnsbench copy on the role's host
@@ -121,6 +122,10 @@ func lineScanner(r io.Reader) *bufio.Scanner {
 	return sc
 }
 
+// farError is an error the far side sent: its text is the host's, so its
+// control characters are quoted (textsafe.Quote) before anything prints it.
+func farError(s string) error { return errors.New(textsafe.Quote(s)) }
+
 func (c *Wire) deliver(resp response) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -131,7 +136,7 @@ func (c *Wire) deliver(resp response) {
 		}
 		var err error
 		if resp.Err != "" {
-			err = errors.New(resp.Err)
+			err = farError(resp.Err)
 		}
 		c.ended(resp.Handle, d, err)
 		return
@@ -232,7 +237,7 @@ func (h wireHost) call(ctx context.Context, op string, args []byte) ([]byte, err
 		return nil, err
 	}
 	if resp.Err != "" {
-		return nil, errors.New(resp.Err)
+		return nil, farError(resp.Err)
 	}
 	return resp.Result, nil
 }
@@ -247,7 +252,7 @@ func (h wireHost) start(ctx context.Context, p proc.Program) (*proc.Process, err
 		h.c.mu.Lock()
 		delete(h.c.daemons, handle)
 		h.c.mu.Unlock()
-		return nil, errors.New(resp.Err)
+		return nil, farError(resp.Err)
 	}
 	d, exited := proc.Attach(p.Name, resp.PID, func(grace time.Duration) error {
 		// The far side stops it as a local daemon is stopped; the exit
@@ -258,7 +263,7 @@ func (h wireHost) start(ctx context.Context, p proc.Program) (*proc.Process, err
 		// connection's end here, never by the run's cancelled context.
 		r, err := h.c.roundTrip(context.Background(), request{Kind: "stop", Handle: handle, Grace: grace})
 		if err == nil && r.Err != "" {
-			err = errors.New(r.Err)
+			err = farError(r.Err)
 		}
 		return err
 	})
@@ -283,7 +288,7 @@ func (h wireHost) run(ctx context.Context, p proc.Program) (proc.Result, error) 
 		res = *resp.Run
 	}
 	if resp.Err != "" {
-		return res, errors.New(resp.Err)
+		return res, farError(resp.Err)
 	}
 	return res, nil
 }
@@ -374,7 +379,7 @@ func (c *Wire) ping(ctx context.Context) (response, error) {
 	select {
 	case r := <-ch:
 		if r.Err != "" {
-			return r, errors.New(r.Err)
+			return r, farError(r.Err)
 		}
 		return r, nil
 	case <-ctx.Done():
