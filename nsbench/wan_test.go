@@ -253,6 +253,27 @@ func TestNarrowCollapseAgainstTheCap(t *testing.T) {
 	}
 }
 
+// A set-up span whose hop counts cannot be read (the forwarder does not
+// answer) is marked unread, so its zero counts are not taken for "the
+// hop dropped nothing"; a condition without a narrow hop marks nothing.
+func TestNarrowSpanUnread(t *testing.T) {
+	w := &wanRun{conds: map[string]impair.Condition{
+		"wan1": {Narrow: impair.NarrowHop{MTU: 1280}}, "wan2": {RTT: 30e6}},
+		imp: impair.NewUserspace(impair.UserspaceConfig{}), logf: t.Logf, setUp: map[string]impair.NarrowCounts{}}
+	ran := 0
+	for _, cond := range []string{"wan1", "wan2"} {
+		if err := w.narrowSpan(t.Context(), cond, "ssh", func() error { ran++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, read := w.setUpCounts("ssh", "wan1"); read || ran != 2 {
+		t.Errorf("wan1: read %v, ran %d: want unread, both spans run", read, ran)
+	}
+	if _, read := w.setUpCounts("ssh", "wan2"); !read {
+		t.Error("wan2 (no narrow hop) marked unread")
+	}
+}
+
 // A row whose path cannot come up under a narrow hop is a black hole, its
 // set-up's error the stall; without a narrow hop there is no record.
 func TestNarrowSetUpStalled(t *testing.T) {
@@ -273,6 +294,11 @@ func TestNarrowSetUpStalled(t *testing.T) {
 	if v, ok := c.setUpStalled("ssh", errors.New("no SSH exchange through the path")); !ok || v.Narrow.Verdict != "failed, not the hop" ||
 		v.Narrow.Failed == nil || v.Narrow.Failed.TooBig != 0 {
 		t.Errorf("a set-up failure without drops: %v %+v", ok, v.Narrow)
+	}
+	// Counts that could not be read are no evidence either way.
+	w.setUpUnread = map[string]bool{"ssh/wan1": true}
+	if v, ok := c.setUpStalled("ssh", errors.New("no SSH exchange through the path")); !ok || v.Narrow.Verdict != "not recorded" || v.Narrow.Failed != nil {
+		t.Errorf("a set-up failure without its counts: %v %+v", ok, v.Narrow)
 	}
 	c.cond.Name = "wan2"
 	if _, ok := c.setUpStalled("ssh", errors.New("x")); ok {

@@ -134,8 +134,11 @@ func (c *wanCell) setUpStalled(transport string, err error) (v results.Verificat
 	if cc.Narrow.MTU == 0 {
 		return v, false
 	}
-	counts := c.w.setUpCounts(transport, c.cond.Name)
-	e := impair.NarrowEvidence{Hop: cc.Narrow, Stalled: 1, Counts: counts, Failed: counts, FailedRecorded: 1}
+	counts, read := c.w.setUpCounts(transport, c.cond.Name)
+	e := impair.NarrowEvidence{Hop: cc.Narrow, Stalled: 1, Counts: counts}
+	if read {
+		e.Failed, e.FailedRecorded = counts, 1
+	}
 	v = results.Verification{Transport: transport, Condition: c.cond.Name, Method: c.w.imp.Method(),
 		ConfiguredRTTMs: durationMs(cc.RTT), ConfiguredLossPct: cc.LossPct, OK: true,
 		Note:   "the path could not be set up under the narrow hop: nothing else was measured",

@@ -170,8 +170,8 @@ func TestNarrowHopICMP(t *testing.T) {
 			t.Errorf("%+v: ping said %q, want no answer", tc.hop, out)
 		}
 		wantICMP := map[bool]uint64{true: 0, false: 1}[tc.hop.DropICMP]
-		if n.TooBig != 1 || n.ICMPSent != wantICMP {
-			t.Errorf("%+v: counts %+v, want 1 too big and %d ICMP sent", tc.hop, n, wantICMP)
+		if n.TooBig != 1 || n.ICMPSent != wantICMP || n.ICMPSuppressed != 1-wantICMP {
+			t.Errorf("%+v: counts %+v, want 1 too big, %d ICMP sent and %d suppressed", tc.hop, n, wantICMP, 1-wantICMP)
 		}
 		route, _ := client.Run(ctx, "ip", "route", "get", server.Addr().String())
 		if learnt := strings.Contains(string(route.Stdout), "mtu 1280"); learnt == tc.hop.DropICMP {
