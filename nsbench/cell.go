@@ -169,7 +169,8 @@ func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
 	}, func(t string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
 		e, stall := narrowEvidence(c.rec.doc, t, cond.Name, hop)
-		e.Counts = e.Counts.Add(c.wan.setUpCounts(t, cond.Name))
+		setUp, _ := c.wan.setUpCounts(t, cond.Name)
+		e.Counts = e.Counts.Add(setUp)
 		return e, stall
 	})
 	for _, d := range out.Diagnostics {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -38,6 +39,9 @@ type sampleFault struct {
 	err      error
 	start    time.Time
 	deadline bool // it outlasted its budget and was killed
+	// narrow is the narrow hop's counts over the sample; nil without a
+	// narrow hop or a reading.
+	narrow *impair.NarrowCounts
 }
 
 // afterFault checks the parts a failed sample went through, builds again
@@ -147,7 +151,7 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 	c.rec.failure(results.Failure{
 		Transport: rw.t.Name(), Condition: cond.Name, Instrument: f.in.Name(), Run: f.run,
 		Error:  msg + " (log: " + filepath.Join(c.tb.logDir(), "client-"+f.in.Tool()+".log") + ")",
-		Checks: checks, Repairs: repairs, LostSec: &lost,
+		Checks: checks, Repairs: repairs, LostSec: &lost, Narrow: failureCounts(f.narrow),
 	})
 	c.progress.finish(c.logf, rw.t.Name(), cond.Name, f.in.Name(), f.run, "FAILED: "+msg)
 	if len(repairs) > 0 {
@@ -181,4 +185,14 @@ func (c *cellLoop) rebuild(ctx context.Context, rw *row, cond results.Condition,
 	job.Payload, job.PayloadBytes = jobs[rw].Payload, jobs[rw].PayloadBytes
 	jobs[rw] = job
 	return time.Since(start), nil
+}
+
+// failureCounts is a failed sample's narrow hop counts as the document
+// keeps them; nil for none.
+func failureCounts(c *impair.NarrowCounts) *results.NarrowCounts {
+	if c == nil {
+		return nil
+	}
+	r := resultCounts(*c)
+	return &r
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -27,8 +28,9 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	}
 	c.progress.begin(t.Name(), cond.Name, in.Name(), run)
 	start := time.Now()
+	var narrow *impair.NarrowCounts // the narrow hop's counts over the sample, once read
 	fault := func(err error, deadline bool) (*sampleFault, error) {
-		return &sampleFault{row: rw, in: in, cond: cond, run: run, err: err, start: start, deadline: deadline}, nil
+		return &sampleFault{row: rw, in: in, cond: cond, run: run, err: err, start: start, deadline: deadline, narrow: narrow}, nil
 	}
 	quiet, ierr := c.tb.waitQuiet(ctx, in)
 	if ierr != nil {
@@ -56,6 +58,12 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	}
 	tunnelAfter, terr2 := tunnel()
 	synAfter, serr2 := synRetrans(ctx, c.tb.view.Roles)
+	// The hop's counts over the sample, failed or not: a failure is the
+	// narrow hop's only if the hop dropped its packets meanwhile.
+	if narrowAfter, ok := c.wan.narrowCounts(ctx, cond.Name); narrowed && ok {
+		d := narrowAfter.Sub(narrowBefore)
+		narrow = &d
+	}
 	handshakes := synAfter - synBefore
 	if merr == nil {
 		merr = errors.Join(terr, terr2, serr, serr2)
@@ -99,8 +107,8 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 		"queue_drain_wait_sec": quiet.Drain.Seconds(),
 		"syn_retransmits":      float64(handshakes),
 	}
-	if narrowAfter, ok := c.wan.narrowCounts(ctx, cond.Name); narrowed && ok {
-		maps.Copy(extras, narrowExtras(narrowBefore, narrowAfter))
+	if narrow != nil {
+		maps.Copy(extras, narrowExtras(*narrow))
 	}
 	for key, v := range extras {
 		if v > 0 {

@@ -48,7 +48,11 @@ type wanRun struct {
 	// warm-up under a narrow condition, by "transport/condition": a
 	// tunnel usually meets the hop there first (and learns its MTU).
 	setUp map[string]impair.NarrowCounts
-	logf  Logf
+	// setUpUnread names the rows of setUp a span of which the hop's
+	// counts could not be read for: their counts are not the evidence
+	// of a failed set-up.
+	setUpUnread map[string]bool
+	logf        Logf
 	// hosts: the roles stand on their own hosts (wanhosts.go).
 	hosts bool
 }
@@ -314,18 +318,27 @@ func (w *wanRun) flushPMTU(ctx context.Context) error {
 func (w *wanRun) narrowSpan(ctx context.Context, cond, transport string, f func() error) error {
 	before, ok := w.narrowStart(ctx, cond)
 	err := f()
-	if after, ok2 := w.narrowCounts(ctx, cond); ok && ok2 {
-		key := transport + "/" + cond
+	key := transport + "/" + cond
+	after, ok2 := w.narrowCounts(ctx, cond)
+	switch c, _ := w.impaired(cond); {
+	case ok && ok2:
 		w.setUp[key] = w.setUp[key].Add(after.Sub(before))
+	case c.Narrow.MTU > 0:
+		if w.setUpUnread == nil {
+			w.setUpUnread = map[string]bool{}
+		}
+		w.setUpUnread[key] = true
 	}
 	return err
 }
 
 // setUpCounts is the narrow hop's counts over transport's set-up and
-// warm-up under cond.
-func (w *wanRun) setUpCounts(transport, cond string) impair.NarrowCounts {
+// warm-up under cond; read is false when some span of them could not be
+// read.
+func (w *wanRun) setUpCounts(transport, cond string) (c impair.NarrowCounts, read bool) {
 	if w == nil {
-		return impair.NarrowCounts{}
+		return impair.NarrowCounts{}, true
 	}
-	return w.setUp[transport+"/"+cond]
+	key := transport + "/" + cond
+	return w.setUp[key], !w.setUpUnread[key]
 }

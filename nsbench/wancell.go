@@ -159,9 +159,10 @@ func (c *wanCell) end(ctx context.Context, names []string, goodput func(transpor
 		if hop := w.conds[c.cond.Name].Narrow; hop.MTU > 0 {
 			e, stall := narrow(name, hop)
 			v.Narrow = narrowRecord(e, stall, block)
-			w.logf("%s / %s: narrow path (MTU %d%s): %s (%s); bulk transfers %d completed, %d stalled; too big %d, ICMP sent %d, fragmented %d",
+			w.logf("%s / %s: narrow path (MTU %d%s): %s (%s); bulk transfers %d completed, %d stalled; too big %d, ICMP sent %d, fragmented %d; during the stalled ones (%d recorded): too big %d, ICMP sent %d, suppressed %d",
 				name, c.cond.Name, hop.MTU, map[bool]string{true: ", ICMP dropped"}[hop.DropICMP], v.Narrow.Verdict, v.Narrow.How,
-				e.Completed, e.Stalled, e.Counts.TooBig, e.Counts.ICMPSent, e.Counts.Fragmented)
+				e.Completed, e.Stalled, e.Counts.TooBig, e.Counts.ICMPSent, e.Counts.Fragmented,
+				e.FailedRecorded, e.Failed.TooBig, e.Failed.ICMPSent, e.Failed.ICMPSuppressed)
 		}
 		out.Verifications = append(out.Verifications, v)
 	}

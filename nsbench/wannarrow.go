@@ -9,8 +9,8 @@ import (
 
 // A narrow hop's verdict per transport: its bulk transfers (iperf3, scp)
 // in the cell, each completed sample with the hop's counts over it (the
-// narrow_* extras), each stalled one a failure, judged by
-// impair.JudgeNarrow.
+// narrow_* extras), each stalled one a failure with the hop's counts over
+// it (Failure.Narrow), judged by impair.JudgeNarrow.
 
 // The extras a sample under a narrow hop carries: the hop's counts over
 // the sample.
@@ -18,14 +18,13 @@ const (
 	extraNarrowTooBig     = "narrow_too_big"
 	extraNarrowICMPSent   = "narrow_icmp_sent"
 	extraNarrowFragmented = "narrow_fragmented"
+	extraNarrowSuppressed = "narrow_icmp_suppressed"
 )
 
-// narrowExtras are the hop's counts between before and after, as a
-// sample's extras.
-func narrowExtras(before, after impair.NarrowCounts) map[string]float64 {
-	d := after.Sub(before)
+// narrowExtras are the hop's counts over a sample, d, as its extras.
+func narrowExtras(d impair.NarrowCounts) map[string]float64 {
 	return map[string]float64{extraNarrowTooBig: float64(d.TooBig), extraNarrowICMPSent: float64(d.ICMPSent),
-		extraNarrowFragmented: float64(d.Fragmented)}
+		extraNarrowFragmented: float64(d.Fragmented), extraNarrowSuppressed: float64(d.ICMPSuppressed)}
 }
 
 // isBulk reports whether instrument moves bulk data over one connection
@@ -46,11 +45,12 @@ func narrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 		e.Counts.TooBig += uint64(s.Extra[extraNarrowTooBig])
 		e.Counts.ICMPSent += uint64(s.Extra[extraNarrowICMPSent])
 		e.Counts.Fragmented += uint64(s.Extra[extraNarrowFragmented])
+		e.Counts.ICMPSuppressed += uint64(s.Extra[extraNarrowSuppressed])
 	}
-	lan, okLAN := cellMedian(doc, transport, results.LAN, "iperf3-1")
+	lan, _ := cellMedian(doc, transport, results.LAN, "iperf3-1")
 	narrow, okHop := cellMedian(doc, transport, cond, "iperf3-1")
-	if okLAN && okHop && lan > 0 {
-		e.RateRatio = narrow / lan
+	if ref, againstCap, ok := impair.RateReference(lan, capGbps(doc, cond)); ok && okHop {
+		e.RateRatio, e.AgainstCap = narrow/ref, againstCap
 	}
 	stall := ""
 	for _, f := range doc.Failures {
@@ -58,6 +58,10 @@ func narrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 			continue
 		}
 		e.Stalled++
+		if f.Narrow != nil {
+			e.FailedRecorded++
+			e.Failed = e.Failed.Add(impairCounts(*f.Narrow))
+		}
 		if stall == "" {
 			stall = f.Error
 			if !strings.HasPrefix(stall, f.Instrument+":") {
@@ -66,6 +70,16 @@ func narrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 		}
 	}
 	return e, stall
+}
+
+// capGbps is cond's rate cap in Gbit/s (iperf3's unit), 0 without one.
+func capGbps(doc *results.Document, cond string) float64 {
+	for _, c := range doc.Conditions {
+		if c.Name == cond && c.Profile != nil {
+			return float64(c.Profile.RateBps) / 1e9
+		}
+	}
+	return 0
 }
 
 // narrowRecord is the verdict's record: the evidence, the verdict, and the
@@ -78,11 +92,20 @@ func narrowRecord(e impair.NarrowEvidence, stall string, block *impair.NarrowCou
 		verdict = "black hole"
 	case v.Collapsed:
 		verdict = "collapses"
+	case v.How == impair.NarrowNotHop || v.How == impair.NarrowNotRecorded:
+		verdict = v.How
 	case !v.Survives:
 		verdict = "unmeasured"
 	}
 	r := &results.NarrowPath{MTU: e.Hop.MTU, ICMPDropped: e.Hop.DropICMP, Verdict: verdict, How: v.How,
 		BulkCompleted: e.Completed, BulkStalled: e.Stalled, Stall: stall, Row: resultCounts(e.Counts), RateRatio: e.RateRatio}
+	if e.FailedRecorded > 0 {
+		f := resultCounts(e.Failed)
+		r.Failed = &f
+	}
+	if e.RateRatio > 0 {
+		r.RateAgainst = map[bool]string{true: "cap", false: "lan"}[e.AgainstCap]
+	}
 	if block != nil {
 		b := resultCounts(*block)
 		r.Block = &b
@@ -91,25 +114,36 @@ func narrowRecord(e impair.NarrowEvidence, stall string, block *impair.NarrowCou
 }
 
 func resultCounts(c impair.NarrowCounts) results.NarrowCounts {
-	return results.NarrowCounts{TooBig: c.TooBig, ICMPSent: c.ICMPSent, Fragmented: c.Fragmented, MaxPassed: c.MaxPassed}
+	return results.NarrowCounts{TooBig: c.TooBig, ICMPSent: c.ICMPSent, Fragmented: c.Fragmented,
+		ICMPSuppressed: c.ICMPSuppressed, MaxPassed: c.MaxPassed}
+}
+
+func impairCounts(c results.NarrowCounts) impair.NarrowCounts {
+	return impair.NarrowCounts{TooBig: c.TooBig, ICMPSent: c.ICMPSent, Fragmented: c.Fragmented,
+		ICMPSuppressed: c.ICMPSuppressed, MaxPassed: c.MaxPassed}
 }
 
 // setUpStalled is the verification record of a row whose path could not
-// be set up under a narrow hop (an SSH key exchange whose packets the hop
-// drops never ends): a black hole, with the set-up's error as its stall
-// and the hop's counts over the attempt. ok is false when c's condition
-// has no narrow hop.
+// be set up under a narrow hop, with the set-up's error as its stall and
+// the hop's counts over the attempt: a black hole when the hop dropped its
+// packets meanwhile (an SSH key exchange whose packets the hop drops never
+// ends), "failed, not the hop" when it dropped none. ok is false when c's
+// condition has no narrow hop.
 func (c *wanCell) setUpStalled(transport string, err error) (v results.Verification, ok bool) {
 	cc := c.w.conds[c.cond.Name]
 	if cc.Narrow.MTU == 0 {
 		return v, false
 	}
-	e := impair.NarrowEvidence{Hop: cc.Narrow, Stalled: 1, Counts: c.w.setUpCounts(transport, c.cond.Name)}
+	counts, read := c.w.setUpCounts(transport, c.cond.Name)
+	e := impair.NarrowEvidence{Hop: cc.Narrow, Stalled: 1, Counts: counts}
+	if read {
+		e.Failed, e.FailedRecorded = counts, 1
+	}
 	v = results.Verification{Transport: transport, Condition: c.cond.Name, Method: c.w.imp.Method(),
 		ConfiguredRTTMs: durationMs(cc.RTT), ConfiguredLossPct: cc.LossPct, OK: true,
 		Note:   "the path could not be set up under the narrow hop: nothing else was measured",
 		Narrow: narrowRecord(e, "set-up: "+err.Error(), nil)}
-	c.w.logf("%s / %s: narrow path (MTU %d): %s (%s): its set-up stalled; too big %d, ICMP sent %d",
-		transport, c.cond.Name, cc.Narrow.MTU, v.Narrow.Verdict, v.Narrow.How, e.Counts.TooBig, e.Counts.ICMPSent)
+	c.w.logf("%s / %s: narrow path (MTU %d): %s (%s): its set-up failed; too big %d, ICMP sent %d, suppressed %d",
+		transport, c.cond.Name, cc.Narrow.MTU, v.Narrow.Verdict, v.Narrow.How, counts.TooBig, counts.ICMPSent, counts.ICMPSuppressed)
 	return v, true
 }

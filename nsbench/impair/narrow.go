@@ -69,6 +69,9 @@ type NarrowCounts struct {
 	TooBig     uint64 `json:"too_big"`    // frames dropped over the MTU
 	ICMPSent   uint64 `json:"icmp_sent"`  // "fragmentation needed" sent back
 	Fragmented uint64 `json:"fragmented"` // packets passed on in fragments (no DF)
+	// ICMPSuppressed counts the too-big drops a router would have answered
+	// but the hop did not (icmp=drop): the black hole's silence, counted.
+	ICMPSuppressed uint64 `json:"icmp_suppressed"`
 	// MaxPassed is the longest IP packet passed on whole (a GSO frame
 	// counts its segments' length), in bytes.
 	MaxPassed uint64 `json:"max_passed"`
@@ -78,22 +81,24 @@ type NarrowCounts struct {
 // maximum since the forwarder started, not a count).
 func (c NarrowCounts) Sub(prev NarrowCounts) NarrowCounts {
 	return NarrowCounts{TooBig: sub(c.TooBig, prev.TooBig), ICMPSent: sub(c.ICMPSent, prev.ICMPSent),
-		Fragmented: sub(c.Fragmented, prev.Fragmented), MaxPassed: c.MaxPassed}
+		Fragmented: sub(c.Fragmented, prev.Fragmented), ICMPSuppressed: sub(c.ICMPSuppressed, prev.ICMPSuppressed),
+		MaxPassed: c.MaxPassed}
 }
 
 // Add sums two ports' counts; MaxPassed is the larger.
 func (c NarrowCounts) Add(o NarrowCounts) NarrowCounts {
 	return NarrowCounts{TooBig: c.TooBig + o.TooBig, ICMPSent: c.ICMPSent + o.ICMPSent,
-		Fragmented: c.Fragmented + o.Fragmented, MaxPassed: max(c.MaxPassed, o.MaxPassed)}
+		Fragmented: c.Fragmented + o.Fragmented, ICMPSuppressed: c.ICMPSuppressed + o.ICMPSuppressed,
+		MaxPassed: max(c.MaxPassed, o.MaxPassed)}
 }
 
 type narrowCounters struct {
-	tooBig, icmpSent, fragmented, maxPassed atomic.Uint64
+	tooBig, icmpSent, fragmented, icmpSuppressed, maxPassed atomic.Uint64
 }
 
 func (c *narrowCounters) readNarrow() NarrowCounts {
 	return NarrowCounts{TooBig: c.tooBig.Load(), ICMPSent: c.icmpSent.Load(),
-		Fragmented: c.fragmented.Load(), MaxPassed: c.maxPassed.Load()}
+		Fragmented: c.fragmented.Load(), ICMPSuppressed: c.icmpSuppressed.Load(), MaxPassed: c.maxPassed.Load()}
 }
 
 func (c *narrowCounters) passed(n int) {
@@ -189,7 +194,10 @@ func (f *forwarder) narrow(in *fwdPort, frame []byte) [][]byte {
 	// Each drop is answered, unlimited: Linux exempts "fragmentation
 	// needed" from its ICMP rate limits (icmpv4_mask_allow). The role
 	// links carry IPv4 only, so IPv6 is dropped unanswered.
-	if p.v4 && p.df && !f.hop.DropICMP {
+	switch {
+	case p.v4 && p.df && f.hop.DropICMP:
+		in.icmpSuppressed.Add(1)
+	case p.v4 && p.df:
 		if _, err := writeFrame(in.fd, fragNeeded(frame, p.ihl, f.hop.MTU)); err == nil {
 			in.icmpSent.Add(1)
 		}

@@ -170,8 +170,8 @@ func TestNarrowHopICMP(t *testing.T) {
 			t.Errorf("%+v: ping said %q, want no answer", tc.hop, out)
 		}
 		wantICMP := map[bool]uint64{true: 0, false: 1}[tc.hop.DropICMP]
-		if n.TooBig != 1 || n.ICMPSent != wantICMP {
-			t.Errorf("%+v: counts %+v, want 1 too big and %d ICMP sent", tc.hop, n, wantICMP)
+		if n.TooBig != 1 || n.ICMPSent != wantICMP || n.ICMPSuppressed != 1-wantICMP {
+			t.Errorf("%+v: counts %+v, want 1 too big, %d ICMP sent and %d suppressed", tc.hop, n, wantICMP, 1-wantICMP)
 		}
 		route, _ := client.Run(ctx, "ip", "route", "get", server.Addr().String())
 		if learnt := strings.Contains(string(route.Stdout), "mtu 1280"); learnt == tc.hop.DropICMP {
@@ -191,9 +191,20 @@ func TestJudgeNarrow(t *testing.T) {
 		want NarrowVerdict
 	}{
 		{"nothing ran", NarrowEvidence{Hop: hop}, NarrowVerdict{How: NarrowUnmeasured}},
-		{"one stall of three is a black hole, whatever got through",
-			NarrowEvidence{Hop: hop, Completed: 2, Stalled: 1, Counts: NarrowCounts{TooBig: 3, ICMPSent: 3}}, NarrowVerdict{How: NarrowStall}},
-		{"the ICMP was dropped and it stalled", NarrowEvidence{Hop: hole, Stalled: 2, Counts: NarrowCounts{TooBig: 40}}, NarrowVerdict{How: NarrowStall}},
+		{"one stall of three, with drops at the hop during it, is a black hole, whatever got through",
+			NarrowEvidence{Hop: hop, Completed: 2, Stalled: 1, Failed: NarrowCounts{TooBig: 5, ICMPSent: 5}, FailedRecorded: 1,
+				Counts: NarrowCounts{TooBig: 3, ICMPSent: 3}}, NarrowVerdict{How: NarrowStall}},
+		{"the ICMP was dropped and it stalled", NarrowEvidence{Hop: hole, Stalled: 2, FailedRecorded: 2,
+			Failed: NarrowCounts{TooBig: 40, ICMPSuppressed: 40}}, NarrowVerdict{How: NarrowStall}},
+		{"a failed sample during which the hop dropped nothing and sent no ICMP: not the hop",
+			NarrowEvidence{Hop: hop, Completed: 2, Stalled: 1, FailedRecorded: 1, Counts: NarrowCounts{TooBig: 3, ICMPSent: 3}},
+			NarrowVerdict{How: NarrowNotHop}},
+		{"a failed set-up the hop dropped nothing of, ICMP dropped: not the hop",
+			NarrowEvidence{Hop: hole, Stalled: 1, FailedRecorded: 1}, NarrowVerdict{How: NarrowNotHop}},
+		{"one failure without drops and one without counts: not recorded, not a black hole",
+			NarrowEvidence{Hop: hop, Stalled: 2, FailedRecorded: 1}, NarrowVerdict{How: NarrowNotRecorded}},
+		{"failures without counts (an older document's): not recorded",
+			NarrowEvidence{Hop: hop, Completed: 1, Stalled: 1, Counts: NarrowCounts{TooBig: 9}}, NarrowVerdict{How: NarrowNotRecorded}},
 		{"too big, told, went on", NarrowEvidence{Hop: hop, Completed: 2, Counts: NarrowCounts{TooBig: 4, ICMPSent: 4, MaxPassed: 1280}},
 			NarrowVerdict{Survives: true, How: NarrowPMTUD}},
 		{"never too big: own MTU fits", NarrowEvidence{Hop: hole, Completed: 2, Counts: NarrowCounts{MaxPassed: 1240}},
@@ -208,12 +219,35 @@ func TestJudgeNarrow(t *testing.T) {
 			NarrowVerdict{Survives: true, How: NarrowPMTUD}},
 		{"no LAN rate to compare with", NarrowEvidence{Hop: hop, Completed: 1, Counts: NarrowCounts{TooBig: 2, ICMPSent: 2}},
 			NarrowVerdict{Survives: true, How: NarrowPMTUD}},
-		{"a stall is a black hole, not a collapse", NarrowEvidence{Hop: hop, Completed: 1, Stalled: 1, RateRatio: 0.001},
-			NarrowVerdict{How: NarrowStall}},
+		{"a stall is a black hole, not a collapse", NarrowEvidence{Hop: hop, Completed: 1, Stalled: 1, RateRatio: 0.001,
+			Failed: NarrowCounts{TooBig: 1}, FailedRecorded: 1}, NarrowVerdict{How: NarrowStall}},
+		{"a failure not the hop's is not a collapse", NarrowEvidence{Hop: hop, Completed: 1, Stalled: 1, RateRatio: 0.001,
+			FailedRecorded: 1}, NarrowVerdict{How: NarrowNotHop}},
 	} {
 		got := JudgeNarrow(tc.e)
 		if got != tc.want || got.BlackHole() != (tc.want.How == NarrowStall) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A rate through the hop is compared with the lower of the LAN's and the
+// condition's cap: 20 Mbit/s under a 20 Mbit/s cap is not a collapse
+// however fast the LAN; with no cap, or a cap above the LAN, the LAN.
+func TestRateReference(t *testing.T) {
+	for _, tc := range []struct {
+		lan, limit, ref float64
+		cap, ok         bool
+	}{
+		{2, 0.02, 0.02, true, true},
+		{2, 0, 2, false, true},
+		{2, 10, 2, false, true},
+		{0, 0.02, 0.02, true, true},
+		{0, 0, 0, false, false},
+	} {
+		ref, cap, ok := RateReference(tc.lan, tc.limit)
+		if ref != tc.ref || cap != tc.cap || ok != tc.ok {
+			t.Errorf("LAN %g, cap %g: %g %v %v, want %g %v %v", tc.lan, tc.limit, ref, cap, ok, tc.ref, tc.cap, tc.ok)
 		}
 	}
 }
@@ -225,15 +259,15 @@ func TestJudgeNarrow(t *testing.T) {
 // token bucket would have sent 6 of these 20.
 func TestNarrowHopICMPOnePerDrop(t *testing.T) {
 	for _, tc := range []struct {
-		name             string
-		hop              NarrowHop
-		df               bool
-		wantICMP, passed int
-		tooBig           uint64
+		name               string
+		hop                NarrowHop
+		df                 bool
+		wantICMP, passed   int
+		tooBig, suppressed uint64
 	}{
-		{"DF, ICMP answered", NarrowHop{MTU: 1280}, true, 20, 0, 20},
-		{"DF, ICMP dropped", NarrowHop{MTU: 1280, DropICMP: true}, true, 0, 0, 20},
-		{"no DF: fragmented, no ICMP", NarrowHop{MTU: 1280}, false, 0, 2 * 20, 0},
+		{"DF, ICMP answered", NarrowHop{MTU: 1280}, true, 20, 0, 20, 0},
+		{"DF, ICMP dropped", NarrowHop{MTU: 1280, DropICMP: true}, true, 0, 0, 20, 20},
+		{"no DF: fragmented, no ICMP", NarrowHop{MTU: 1280}, false, 0, 2 * 20, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
@@ -259,9 +293,10 @@ func TestNarrowHopICMPOnePerDrop(t *testing.T) {
 				}
 			}
 			got := in.readNarrow()
-			if icmp != tc.wantICMP || passed != tc.passed || got.TooBig != tc.tooBig || got.ICMPSent != uint64(tc.wantICMP) {
-				t.Errorf("20 packets of 1400 B: %d ICMP read, %d frames passed, counts %+v; want %d ICMP, %d passed, %d too big",
-					icmp, passed, got, tc.wantICMP, tc.passed, tc.tooBig)
+			if icmp != tc.wantICMP || passed != tc.passed || got.TooBig != tc.tooBig || got.ICMPSent != uint64(tc.wantICMP) ||
+				got.ICMPSuppressed != tc.suppressed {
+				t.Errorf("20 packets of 1400 B: %d ICMP read, %d frames passed, counts %+v; want %d ICMP, %d passed, %d too big, %d ICMP suppressed",
+					icmp, passed, got, tc.wantICMP, tc.passed, tc.tooBig, tc.suppressed)
 			}
 		})
 	}

@@ -437,6 +437,9 @@ type Failure struct {
 	// LostSec is the time from the sample's start until the run could go
 	// on (checks and repairs done).
 	LostSec *float64 `json:"lost_sec,omitempty"`
+	// Narrow is the narrow hop's counts over the failed sample, under a
+	// condition with one: whether the hop dropped its packets meanwhile.
+	Narrow *NarrowCounts `json:"narrow,omitempty"`
 }
 
 // WholeGiB is a size in whole GiB. It is written as an integer and read
