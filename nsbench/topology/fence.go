@@ -121,9 +121,11 @@ func sortedAddrs(as []netip.Addr) []netip.Addr {
 
 // NewNS makes a namespace of the run with IPv6 off in it from its birth
 // (conf/all and conf/default, before any link is made or moved in): no
-// link it ever holds gets a link-local address, an address from a router
-// advertisement, or ::1. Every address of a run is IPv4. The host's own
-// sysctls are not touched: these are the new namespace's.
+// link it ever holds gets a link-local address or an address from a
+// router advertisement. Every address of a run is IPv4. Loopback alone
+// keeps ::1, which nothing outside the namespace reaches and programs
+// expect (sshuttle binds its listener there and exits without it). The
+// host's own sysctls are not touched: these are the new namespace's.
 func NewNS(name string) (*ns.NS, error) {
 	n, err := ns.Create(name)
 	if err != nil {
@@ -133,9 +135,9 @@ func NewNS(name string) (*ns.NS, error) {
 		if _, err := os.Stat("/proc/sys/net/ipv6"); os.IsNotExist(err) {
 			return nil // a kernel without IPv6: nothing to turn off
 		}
-		for _, c := range []string{"all", "default"} {
-			p := filepath.Join("/proc/sys/net/ipv6/conf", c, "disable_ipv6")
-			if err := os.WriteFile(p, []byte("1"), 0o644); err != nil {
+		for _, c := range []struct{ conf, v string }{{"all", "1"}, {"default", "1"}, {"lo", "0"}} {
+			p := filepath.Join("/proc/sys/net/ipv6/conf", c.conf, "disable_ipv6")
+			if err := os.WriteFile(p, []byte(c.v), 0o644); err != nil {
 				return err
 			}
 		}
