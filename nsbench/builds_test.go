@@ -249,3 +249,25 @@ func TestMoreRounds(t *testing.T) {
 		t.Errorf("more rounds = %d when the verdict asks none", n)
 	}
 }
+
+// TestPairCellsKeepOutNotConvergedRPM: a round in which either build's
+// rpm test never converged is no pair of the two-builds verdict.
+func TestPairCellsKeepOutNotConvergedRPM(t *testing.T) {
+	d := &results.Document{
+		Transports:  []results.Transport{{Name: "wireguard-go@a"}, {Name: "wireguard-go@b"}},
+		Instruments: []results.Instrument{{Name: "rpm", Metrics: []results.Metric{{Key: "value", Unit: "RPM", Better: results.BetterHigher}}}},
+	}
+	for run := 1; run <= 3; run++ {
+		for _, row := range []string{"wireguard-go@a", "wireguard-go@b"} {
+			s := results.Sample{Transport: row, Condition: "lan", Instrument: "rpm", Run: run, Value: float64(1000 * run)}
+			if row == "wireguard-go@b" && run == 2 {
+				s.Value, s.Extra = 99999, map[string]float64{results.NotConverged: 1}
+			}
+			d.Samples = append(d.Samples, s)
+		}
+	}
+	cells := pairCells(d, buildPairs([]string{"wireguard-go@a", "wireguard-go@b"}))
+	if len(cells) != 1 || fmt.Sprint(cells[0].Pairs) != "[{1 1000 1000 false false} {3 3000 3000 false false}]" {
+		t.Errorf("cells %+v: want rounds 1 and 3 only (B's round 2 never converged)", cells)
+	}
+}

@@ -53,6 +53,11 @@ func TestAppInstrumentsEndToEnd(t *testing.T) {
 				!(x["tcp_f_ms"] > 0) || !(x["tls_f_ms"] > 0) || !(x["http_f_ms"] > 0) || !(x["http_l_ms"] > 0) {
 				t.Errorf("%s rpm: %v %s extra %v", s.Transport, s.Value, s.Unit, x)
 			}
+			// 2 s cannot converge (the draft's rule needs 8 intervals of
+			// 1 s): the sample is kept, marked, out of its cells.
+			if s.Excluded() != "not converged" {
+				t.Errorf("%s rpm: a 2 s test counted (extra %v)", s.Transport, x)
+			}
 		default:
 			t.Errorf("%s: instrument %s was not asked for", s.Transport, s.Instrument)
 		}
@@ -64,7 +69,7 @@ func TestAppInstrumentsEndToEnd(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(out, "bench-report.md"))
 	if err != nil || !strings.Contains(string(md), "SSH login p99") || !strings.Contains(string(md), "conn/s") || !strings.Contains(string(md), "Jain's fairness index") ||
-		!strings.Contains(string(md), "RPM self probe: HTTP/2 GET on a load-generating connection") {
+		!strings.Contains(string(md), "## Samples kept out") || !strings.Contains(string(md), "| rpm | 1 | not converged |") {
 		t.Errorf("the report does not show the app set's metrics (%v)", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/rpm"
 )
 
@@ -42,7 +43,9 @@ func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.
 // rpmMeasurement is a sample of r: the trimmed-mean RPM, the p90 variant,
 // the components and goodput as declared, and the probe counts and how
 // the test ended (converged 1: the draft's stopping rule; 0: the time
-// limit) besides.
+// limit) besides. A test that did not converge is marked so
+// (results.NotConverged): its figures are the last intervals' at the time
+// limit, not the draft's, and stay out of cells and verdicts.
 func rpmMeasurement(r rpm.Report, wall float64) Measurement {
 	b := func(x bool) float64 {
 		if x {
@@ -51,7 +54,7 @@ func rpmMeasurement(r rpm.Report, wall float64) Measurement {
 		return 0
 	}
 	tm := r.TrimmedMean
-	return Measurement{
+	m := Measurement{
 		Value: r.RPM, Unit: "RPM", WallSec: wall,
 		Extra: map[string]float64{
 			"rpm_p90": r.RPMP90, "foreign_rpm": r.ForeignRPM, "loaded_rpm": r.LoadedRPM,
@@ -62,4 +65,8 @@ func rpmMeasurement(r rpm.Report, wall float64) Measurement {
 			"converged": b(r.Stop.Converged), "goodput_stable": b(r.Stop.GoodputStable),
 		},
 	}
+	if !r.Stop.Converged {
+		m.Extra[results.NotConverged] = 1
+	}
+	return m
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // RPM is responsiveness under working conditions, after
-// draft-ietf-ippm-responsiveness, run by twnsbench's own client (rpm)
+// draft-ietf-ippm-responsiveness-08, run by twnsbench's own client (rpm)
 // against its Responsiveness Test server (HTTP/2 over TLS 1.3): HTTP/2
 // downloads and uploads on load-generating connections load the path
 // while foreign probes (a new connection each: TCP handshake, TLS
@@ -21,7 +21,9 @@ import (
 // them (the mean of the foreign and the loaded responsiveness, each of
 // single-sided 95 % trimmed means), with its p90 variant and the
 // components. The draft's stopping rule may end the test before the
-// sample's duration, its time limit; the sample says which (converged).
+// sample's duration, its time limit; the sample says which (converged),
+// and one the time limit ended is kept out of cells and verdicts
+// (results.NotConverged).
 type RPM struct {
 	// MaxConnections, when positive, caps the load-generating connections
 	// per direction (the draft's MNP; 0 is the draft's 16): selfcheck's

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // rpmOut is a report whose figures follow from its components: trimmed
@@ -41,6 +43,26 @@ func TestRPMMeasure(t *testing.T) {
 		if _, ok := m.Extra[mt.Key]; !ok && mt.Key != "value" {
 			t.Errorf("declared %s is not measured", mt.Key)
 		}
+	}
+}
+
+// TestRPMNotConvergedExcluded: a test the time limit ended (responsiveness
+// never stable) is measured, marked not converged, so that its figures
+// stay out of cells and verdicts.
+func TestRPMNotConvergedExcluded(t *testing.T) {
+	out := strings.Replace(rpmOut, `"converged":true,"ended":"stable","confidence":"High"`,
+		`"converged":false,"ended":"time limit","confidence":"Medium"`, 1)
+	env, _ := replayOutput([]byte(out), 0)
+	m, err := RPM{}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := results.Sample{Instrument: "rpm", Value: m.Value, Extra: m.Extra}
+	if s.Excluded() != "not converged" || m.Extra[results.NotConverged] != 1 || m.Value != 4500 || m.Extra["converged"] != 0 {
+		t.Errorf("kept out %q, extra %v, value %g: want not converged, %s 1, 4500", s.Excluded(), m.Extra, m.Value, results.NotConverged)
+	}
+	if _, ok := s.Reading(results.Metric{Key: "value"}); ok {
+		t.Error("a not-converged sample has a reading")
 	}
 }
 

@@ -61,15 +61,18 @@ func SumNoise(per map[string]*Noise) *Noise {
 // taskCPUWire is TaskCPU as JSON, which has no struct map keys: a reading
 // crosses from a host's agent as JSON.
 type taskCPUWire struct {
-	Ticks   uint64      `json:"ticks"`
-	Orphans [][3]uint64 `json:"orphans,omitempty"` // PID, start, ticks
+	Procs [][6]uint64 `json:"procs,omitempty"` // PID, start, PPID, own, children, run (1) or not (0)
 }
 
-// MarshalJSON writes t's orphans as a list.
+// MarshalJSON writes t's processes as a list.
 func (t TaskCPU) MarshalJSON() ([]byte, error) {
-	w := taskCPUWire{Ticks: t.Ticks}
-	for id, ticks := range t.RunOrphans {
-		w.Orphans = append(w.Orphans, [3]uint64{uint64(id.PID), id.Start, ticks})
+	var w taskCPUWire
+	for id, p := range t.Procs {
+		run := uint64(0)
+		if p.Run {
+			run = 1
+		}
+		w.Procs = append(w.Procs, [6]uint64{uint64(id.PID), id.Start, uint64(p.Parent), p.Own, p.Children, run})
 	}
 	return json.Marshal(w)
 }
@@ -80,9 +83,9 @@ func (t *TaskCPU) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("task cpu: %w", err)
 	}
-	t.Ticks, t.RunOrphans = w.Ticks, make(map[ProcID]uint64, len(w.Orphans))
-	for _, o := range w.Orphans {
-		t.RunOrphans[ProcID{PID: int(o[0]), Start: o[1]}] = o[2]
+	t.Procs = make(map[ProcID]TaskTicks, len(w.Procs))
+	for _, p := range w.Procs {
+		t.Procs[ProcID{PID: int(p[0]), Start: p[1]}] = TaskTicks{Parent: int(p[2]), Own: p[3], Children: p[4], Run: p[5] == 1}
 	}
 	return nil
 }

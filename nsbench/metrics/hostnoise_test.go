@@ -16,7 +16,7 @@ import (
 func TestMachinesNoise(t *testing.T) {
 	at := time.Unix(1000, 0)
 	read := func(ticks, steal uint64, cores int, at time.Time) HostReading {
-		return HostReading{Tasks: TaskCPU{Ticks: ticks}, Host: CPUTimes{Steal: steal}, Cores: cores, At: at}
+		return HostReading{Tasks: oneProc(ticks), Host: CPUTimes{Steal: steal}, Cores: cores, At: at}
 	}
 	prev := Snapshot{Machines: map[string]HostReading{
 		"root@m1": read(1000, 0, 2, at),
@@ -54,10 +54,12 @@ func TestMachinesNoise(t *testing.T) {
 	}
 }
 
-// A reading crosses from a host's agent as JSON: its run orphans (struct
+// A reading crosses from a host's agent as JSON: its processes (struct
 // keys, which JSON maps cannot have) come back whole.
 func TestTaskCPUJSON(t *testing.T) {
-	in := TaskCPU{Ticks: 42, RunOrphans: map[ProcID]uint64{{PID: 302, Start: 1302}: 40, {PID: 7, Start: 9}: 1}}
+	in := TaskCPU{Procs: map[ProcID]TaskTicks{
+		{PID: 302, Start: 1302}: {Parent: 1, Own: 40, Children: 2, Run: true},
+		{PID: 7, Start: 9}:      {Parent: 1, Own: 1}}}
 	b, err := json.Marshal(HostReading{Tasks: in, Cores: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +68,7 @@ func TestTaskCPUJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Tasks.Ticks != 42 || !maps.Equal(out.Tasks.RunOrphans, in.RunOrphans) || out.Cores != 2 {
+	if !maps.Equal(out.Tasks.Procs, in.Procs) || out.Cores != 2 {
 		t.Errorf("round trip %s gave %+v, want %+v", b, out.Tasks, in)
 	}
 }

@@ -29,11 +29,18 @@ import (
 // What it leaves out: interrupt and softirq work done in no task (the
 // run's, chiefly; also another program's network traffic landing on an
 // idle CPU), kernel threads (the kernel's WireGuard and IPsec crypto
-// workers run there), processes outside this PID namespace, and the other
-// cases ReadTaskCPU names. /proc prints 10 ms units per process, so it
-// can come out below zero by a few hundredths of a CPU-s, and is kept as
-// it came out, never clamped, so that an estimate below zero can be told
-// from a measured 0. Cores is the CPUs online.
+// workers run there), processes this PID namespace's /proc does not show
+// (an ancestor or sibling namespace's, when the harness runs in a
+// container), and what a process ran in the window before it was reaped
+// where its CPU goes into no counted process (its parent ignores
+// SIGCHLD; the harness or the run reaps it). It follows each process
+// across the two readings (TaskCPU.TicksSince), so it is never below
+// zero: a reaped process's history is taken out only of the reaper whose
+// reaped CPU took it in. It can read high, per such process, by its CPU
+// before the window when it was orphaned between the readings and reaped
+// by a subreaper or init the readings could not tell, and by its lifetime
+// CPU when it was reaped while each of ReadTaskCPU's maxScans passes
+// read. Cores is the CPUs online.
 type Noise struct {
 	BackgroundCPUSec float64
 	StealSec         float64

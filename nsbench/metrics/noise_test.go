@@ -3,11 +3,11 @@ package metrics
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -32,12 +32,12 @@ func TestNoiseShares(t *testing.T) {
 func TestSubNoise(t *testing.T) {
 	prev := Snapshot{RunUsageUsec: 5_000_000, HarnessCPUSec: 1, HostReading: HostReading{
 		Host:  CPUTimes{User: 1000, System: 500, Idle: 2000, IOWait: 10, Steal: 10},
-		Tasks: TaskCPU{Ticks: 900}, Cores: 2, At: time.Unix(100, 0)}}
+		Tasks: oneProc(900), Cores: 2, At: time.Unix(100, 0)}}
 	// 2 s on 2 CPUs: other programs' tasks +1.2 s → background 1.2 s,
 	// whatever the run (+1.5 s) and the host's columns did.
 	now := Snapshot{RunUsageUsec: 6_500_000, HarnessCPUSec: 1.5, HostReading: HostReading{
 		Host:  CPUTimes{User: 1100, System: 550, SoftIRQ: 90, Idle: 2040, IOWait: 20, Steal: 20},
-		Tasks: TaskCPU{Ticks: 1020}, Cores: 2, At: time.Unix(102, 0)}}
+		Tasks: oneProc(1020), Cores: 2, At: time.Unix(102, 0)}}
 	d := now.Sub(prev)
 	if d.Noise == nil {
 		t.Fatal("no noise")
@@ -60,22 +60,82 @@ func TestSubNoise(t *testing.T) {
 	}
 }
 
-// A background estimate below zero (a counted process reaped by no one
-// counted took its history with it) is kept as it came out, not clamped
-// to 0, and its share is negative too: a reader can tell it from a
-// measured 0.
-func TestSubNoiseBelowZeroKept(t *testing.T) {
-	prev := Snapshot{RunUsageUsec: 5_000_000, HostReading: HostReading{Tasks: TaskCPU{Ticks: 500}, Cores: 1, At: time.Unix(100, 0)}}
-	now := Snapshot{RunUsageUsec: 6_050_000, HostReading: HostReading{Tasks: TaskCPU{Ticks: 495}, Cores: 1, At: time.Unix(101, 0)}}
-	d := now.Sub(prev)
-	if d.Noise == nil {
-		t.Fatal("no noise")
+// oneProc is a reading of one long-lived counted process that has run
+// ticks.
+func oneProc(ticks uint64) TaskCPU {
+	return TaskCPU{Procs: map[ProcID]TaskTicks{{PID: 1, Start: 1}: {Own: ticks}}}
+}
+
+// A child reaped between two readings, when its parent ignores SIGCHLD
+// (netserver's test children: reaped by the kernel, not into the
+// parent's cutime) or when the harness reaps it, takes its whole history
+// with it: the background estimate loses what it ran in the window, but
+// never goes below zero by its history. A child its counted parent reaps
+// adds what it ran in the window only; one of the run orphaned to a
+// counted reaper adds nothing.
+func TestTicksSinceReapedChild(t *testing.T) {
+	proc := func(parent int, own, children uint64) TaskTicks {
+		return TaskTicks{Parent: parent, Own: own, Children: children}
 	}
-	if got := d.Noise.BackgroundCPUSec; got > -0.049 || got < -0.051 {
-		t.Errorf("background = %v CPU-s, want -0.05 (not clamped)", got)
+	id := func(pid int) ProcID { return ProcID{pid, uint64(1000 + pid)} }
+	prev := TaskCPU{Procs: map[ProcID]TaskTicks{
+		id(1):   proc(0, 5, 7),    // init
+		id(40):  proc(1, 10, 0),   // netserver (SIGCHLD ignored)
+		id(41):  proc(40, 300, 0), // its test child: 3 CPU-s so far
+		id(50):  proc(1, 2, 0),    // a shell
+		id(51):  proc(50, 100, 0), // its job
+		id(60):  proc(100, 80, 0), // a helper of the harness (PID 100, not counted)
+		id(302): {Parent: 1, Own: 40, Run: true},
+	}}
+	now := TaskCPU{Procs: map[ProcID]TaskTicks{
+		id(1):  proc(0, 5, 7+40), // reaped the run's orphan 302: 40 ticks, none another program's
+		id(40): proc(1, 11, 0),   // 1 tick; its child exited, auto-reaped: cutime unchanged
+		id(50): proc(1, 2, 100+6),
+	}}
+	// netserver 1, the shell's job 6 (its 106 less the 100 prev read);
+	// the auto-reaped child's and the harness's helper's in-window CPU is
+	// not seen, their histories (300, 80) not taken out.
+	if got := now.TicksSince(prev); got != 7 {
+		t.Errorf("background %d ticks, want 7 (before: the sum's change, %d)", got, sumTicks(now)-sumTicks(prev))
 	}
-	if got := d.Noise.BackgroundPct(); got >= 0 {
-		t.Errorf("background share %v %%: want below zero", got)
+	if got := sumTicks(now) - sumTicks(prev); got >= 0 {
+		t.Errorf("the plain sum's change %d: the case no longer tests a reaped history", got)
+	}
+}
+
+// sumTicks is the sum of a reading's counted processes' own and reaped CPU:
+// the estimate as a plain change of sums would take it.
+func sumTicks(r TaskCPU) int64 {
+	var n int64
+	for _, p := range r.Procs {
+		if !p.Run {
+			n += int64(p.Own + p.Children)
+		}
+	}
+	return n
+}
+
+// A reading taken while a child is reaped is taken again: the second pass
+// finds the child gone, or its parent's reaped CPU changed.
+func TestReadTaskCPURereadsATornScan(t *testing.T) {
+	dir := t.TempDir()
+	const self, user, run = 100, 0x400100, "/twnsb-3fa9c1"
+	writeProc(t, dir, map[int]fakeProc{
+		1:  {0, user, 3, 2, 0, 0, "/init.scope"},
+		50: {1, user, 2, 0, 0, 0, "/user.slice"},
+		51: {50, user, 100, 0, 0, 0, "/user.slice"},
+	})
+	procs, whole, err := scanTasks(dir, run)
+	if err != nil || !whole || !unreaped(dir, procs) {
+		t.Fatalf("a still /proc: whole %v, unreaped %v, %v", whole, unreaped(dir, procs), err)
+	}
+	// 51 exits and 50 reaps it after the scan read both.
+	writeProc(t, dir, map[int]fakeProc{
+		1:  {0, user, 3, 2, 0, 0, "/init.scope"},
+		50: {1, user, 2, 0, 100, 0, "/user.slice"},
+	})
+	if unreaped(dir, procs) {
+		t.Error("a reap after the scan read the child: the second pass did not see it")
 	}
 }
 
@@ -138,11 +198,17 @@ func TestReadTaskCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := uint64(5 + 7 + 20 + 2); before.Ticks != want {
-		t.Errorf("sum %d ticks, want %d: other programs' own and reaped CPU only", before.Ticks, want)
+	if want := int64(5 + 7 + 20 + 2); sumTicks(before) != want {
+		t.Errorf("sum %d ticks, want %d: other programs' own and reaped CPU only", sumTicks(before), want)
 	}
-	if want := map[ProcID]uint64{{302, 1302}: 40, {500, 1500}: 8}; !maps.Equal(before.RunOrphans, want) {
-		t.Errorf("run's orphans %v, want %v", before.RunOrphans, want)
+	var orphans []ProcID
+	for id, p := range before.Procs {
+		if p.Run {
+			orphans = append(orphans, id)
+		}
+	}
+	if slices.SortFunc(orphans, func(a, b ProcID) int { return a.PID - b.PID }); !slices.Equal(orphans, []ProcID{{302, 1302}, {500, 1500}}) {
+		t.Errorf("run's orphans %v, want 302 and 500", orphans)
 	}
 	// 200 runs 3 more ticks and exits, reaped by init, as is the run's
 	// orphan 302 (40 ticks); the run's 301 is reaped by the harness, which

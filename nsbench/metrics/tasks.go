@@ -12,16 +12,24 @@ import (
 // pfKthread is PF_KTHREAD in /proc/PID/stat's flags field.
 const pfKthread = 0x00200000
 
-// TaskCPU is one reading of other programs' CPU (ReadTaskCPU).
+// TaskCPU is one reading of other programs' CPU (ReadTaskCPU): per
+// process counted, and per run's orphan (below), its CPU and its parent,
+// so that a difference of two readings can follow a process into its
+// reaper (TicksSince).
 type TaskCPU struct {
-	// Ticks is the CPU, in USER_HZ ticks, of the processes counted: their
-	// threads' (utime+stime) and their reaped children's (cutime+cstime).
-	Ticks uint64
-	// RunOrphans are the run's processes whose parent is counted (init,
-	// after the run's parent exited, as an sshd session's does): process
-	// → its CPU and its reaped children's. Reaped, all of it enters the
-	// parent's cutime, though none of it was another program's.
-	RunOrphans map[ProcID]uint64
+	Procs map[ProcID]TaskTicks
+}
+
+// TaskTicks is one process's CPU in USER_HZ ticks at a reading.
+type TaskTicks struct {
+	Parent   int    // its PPID
+	Own      uint64 // its threads' utime+stime, live and exited
+	Children uint64 // cutime+cstime: the children it waited for, whole
+	// Run marks a run's process whose parent is counted (init, after the
+	// run's parent exited, as an sshd session's does): not counted
+	// itself, but reaped, its history enters its reaper's Children,
+	// though none of it was another program's.
+	Run bool
 }
 
 // ProcID tells a process from a later one with its PID: the PID and the
@@ -31,53 +39,130 @@ type ProcID struct {
 	Start uint64
 }
 
-// TicksSince is the CPU of other programs from prev to t: the change of
-// Ticks less the CPU of the run's orphans that were reaped meanwhile,
-// whose whole history their counted reaper's cutime took in.
+// maxReapDepth bounds the walk from a vanished process to its reaper.
+const maxReapDepth = 64
+
+// TicksSince is the CPU of other programs from prev to t, never below
+// zero: per process counted at t, what its threads ran since prev (all
+// it ran for one started since), and what its reaped children ran since
+// prev — its Children's growth less the history, as prev read it, of
+// the processes that vanished meanwhile and were its (or its vanished
+// descendants') children, at least 0. At least 0, because that growth
+// can lack them: a parent that ignores SIGCHLD (netserver's test
+// children) reaps nothing into Children, so the vanished child's CPU in
+// the window is lost, never its history taken out twice. A vanished
+// process with no counted ancestor alive at both readings (reaped by the
+// harness or the run, or orphaned to a reaper only t knows) counts 0.
 func (t TaskCPU) TicksSince(prev TaskCPU) int64 {
-	d := int64(t.Ticks - prev.Ticks)
-	for id, ticks := range prev.RunOrphans {
-		if _, alive := t.RunOrphans[id]; !alive {
-			d -= int64(ticks)
+	prevPID := make(map[int]ProcID, len(prev.Procs))
+	for id := range prev.Procs {
+		prevPID[id.PID] = id
+	}
+	taken := map[ProcID]uint64{} // reaper → vanished history
+	for id, p := range prev.Procs {
+		if _, alive := t.Procs[id]; alive {
+			continue
+		}
+		if r, ok := t.reaper(prev, prevPID, p.Parent); ok {
+			taken[r] += p.Own + p.Children
 		}
 	}
+	var d int64
+	for id, p := range t.Procs {
+		if p.Run {
+			continue
+		}
+		before, seen := prev.Procs[id]
+		if !seen || before.Run {
+			d += int64(p.Own + p.Children)
+			continue
+		}
+		d += int64(p.Own - min(before.Own, p.Own))
+		d += max(0, int64(p.Children-min(before.Children, p.Children))-int64(taken[id]))
+	}
 	return d
+}
+
+// reaper is the counted process, alive at prev and t, nearest above the
+// parent PID ppid of a process prev read: its parent, or, when that
+// vanished too, the parent's, whose Children then takes both in.
+func (t TaskCPU) reaper(prev TaskCPU, prevPID map[int]ProcID, ppid int) (ProcID, bool) {
+	for range maxReapDepth {
+		id, ok := prevPID[ppid]
+		if !ok {
+			return ProcID{}, false // the harness, the run, a kernel thread or none
+		}
+		if now, alive := t.Procs[id]; alive && !now.Run && !prev.Procs[id].Run {
+			return id, true
+		}
+		ppid = prev.Procs[id].Parent
+	}
+	return ProcID{}, false
 }
 
 // ReadTaskCPU reads the CPU that programs other than the run and the
 // harness ran: over every process in procDir (normally /proc) outside the
 // cgroup runCgroup (as /proc/PID/cgroup names it, "/twnsb-3fa9c1"), its
-// children and its scopes ("/twnsb-3fa9c1-client"), the CPU its threads ran (utime+stime) and the CPU of the
-// children it reaped (cutime+cstime). Kernel threads are left out, and so
-// is the process self (the harness), its reaped children too: those are
-// the run's clients (an iperf3 client that lived for one sample) or the
-// harness's own helpers.
+// children and its scopes ("/twnsb-3fa9c1-client"), the CPU its threads
+// ran (utime+stime) and the CPU of the children it reaped
+// (cutime+cstime). Kernel threads are left out, and so is the process
+// self (the harness); a process it reaps counts 0 from then on
+// (TicksSince). The run's processes whose parent is counted are read
+// too (TaskTicks.Run), to take their history back out of their reaper's.
 //
-// Among the processes counted the sum moves only by CPU they ran: one
-// that exits takes its utime+stime out, and its reaper's cutime+cstime
-// puts them back, whole, when it waits for it (a compiler a build
-// spawned). A run's process reaped by a counted one puts its history in:
-// RunOrphans lists those it can see coming, to take back out. A process
-// reaped by no one (its parent ignores SIGCHLD, as netserver does for its
-// test children) takes its CPU with it, and so does a counted process
-// reaped by the harness or the run; so does a run's process orphaned and
-// reaped between two readings. Processes that vanish between listing and
-// reading are skipped: they are reaped, and their reaper holds their CPU.
+// The processes are read one after another, so a child reaped between
+// its own reading and its parent's would be in both (or in neither):
+// the reading is taken again, up to maxScans times, until a second pass
+// finds every process it read still there with the same reaped CPU and
+// none failed to read (no reap while it read), else the last one is
+// kept.
 func ReadTaskCPU(procDir string, self int, runCgroup string) (TaskCPU, error) {
 	if !strings.HasPrefix(runCgroup, "/") || runCgroup == "/" {
 		// "" or "/" would take every process for the run's.
 		return TaskCPU{}, fmt.Errorf("task cpu: the run's cgroup %q is not a cgroup below the root", runCgroup)
 	}
+	var procs map[int]taskStat
+	for range maxScans {
+		var whole bool
+		var err error
+		if procs, whole, err = scanTasks(procDir, runCgroup); err != nil {
+			return TaskCPU{}, err
+		}
+		if whole && unreaped(procDir, procs) {
+			break
+		}
+	}
+	out := TaskCPU{Procs: map[ProcID]TaskTicks{}}
+	for pid, st := range procs {
+		tt := TaskTicks{Parent: st.ppid, Own: st.own, Children: st.children}
+		switch parent, seen := procs[st.ppid]; {
+		case pid == self:
+		case !st.inRun:
+			out.Procs[ProcID{pid, st.start}] = tt
+		case st.ppid != self && seen && !parent.inRun:
+			tt.Run = true
+			out.Procs[ProcID{pid, st.start}] = tt
+		}
+	}
+	return out, nil
+}
+
+// maxScans bounds how often ReadTaskCPU reads /proc for one reading.
+const maxScans = 5
+
+// scanTasks reads every user process in procDir; whole is false when one
+// listed could not be read (it exited, and was reaped, meanwhile).
+func scanTasks(procDir, runCgroup string) (procs map[int]taskStat, whole bool, err error) {
 	d, err := os.Open(procDir)
 	if err != nil {
-		return TaskCPU{}, fmt.Errorf("task cpu: %w", err)
+		return nil, false, fmt.Errorf("task cpu: %w", err)
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return TaskCPU{}, fmt.Errorf("task cpu: %w", err)
+		return nil, false, fmt.Errorf("task cpu: %w", err)
 	}
-	procs := map[int]taskStat{}
+	procs, whole = map[int]taskStat{}, true
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
@@ -85,6 +170,7 @@ func ReadTaskCPU(procDir string, self int, runCgroup string) (TaskCPU, error) {
 		}
 		b, err := os.ReadFile(filepath.Join(procDir, n, "stat"))
 		if err != nil {
+			whole = false
 			continue
 		}
 		st, ok := parseTaskStat(b)
@@ -93,22 +179,30 @@ func ReadTaskCPU(procDir string, self int, runCgroup string) (TaskCPU, error) {
 		}
 		cg, err := os.ReadFile(filepath.Join(procDir, n, "cgroup"))
 		if err != nil {
+			whole = false
 			continue
 		}
 		st.inRun = inCgroup(cg, runCgroup)
 		procs[pid] = st
 	}
-	out := TaskCPU{RunOrphans: map[ProcID]uint64{}}
+	return procs, whole, nil
+}
+
+// unreaped says whether every process of procs is still in procDir, the
+// same one, with the same reaped CPU: no reap happened while they were
+// read.
+func unreaped(procDir string, procs map[int]taskStat) bool {
 	for pid, st := range procs {
-		switch parent, seen := procs[st.ppid]; {
-		case pid == self:
-		case !st.inRun:
-			out.Ticks += st.own + st.children
-		case st.ppid != self && seen && !parent.inRun:
-			out.RunOrphans[ProcID{pid, st.start}] = st.own + st.children
+		b, err := os.ReadFile(filepath.Join(procDir, strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return false
+		}
+		now, ok := parseTaskStat(b)
+		if !ok || now.start != st.start || now.children != st.children {
+			return false
 		}
 	}
-	return out, nil
+	return true
 }
 
 // inCgroup says whether a /proc/PID/cgroup file puts the process in the

@@ -3,6 +3,8 @@ package report
 import (
 	"strconv"
 	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // skippedCell marks a skipped transport's row; the reason is said once, in
@@ -65,4 +67,36 @@ func (v *view) writeFailures(w *writer) {
 			strings.Join(f.Checks, "; "), repairs, lost))
 	}
 	w.block(lines...)
+}
+
+// writeExcluded lists the samples measured but kept out of their cells
+// and of the two-builds verdict (results.NotConverged: an rpm test
+// that never converged), with why and the figure they would have given.
+func writeExcluded(w *writer, d *results.Document, label func(string) string) {
+	lines := []string{tableRow("Transport", "Condition", "Instrument", "Run", "Kept out", "Its figure"), separatorRow(6)}
+	for _, s := range d.Samples {
+		if s.Excluded() != "" {
+			lines = append(lines, tableRow(label(s.Transport), s.Condition, s.Instrument, strconv.Itoa(s.Run), s.Excluded(),
+				strconv.FormatFloat(s.Value, 'g', 4, 64)+" "+s.Unit))
+		}
+	}
+	if len(lines) == 2 {
+		return
+	}
+	w.block("## Samples kept out")
+	w.block("Measured, kept in the results file, but in no cell and no verdict: \"not converged\" is an rpm test " +
+		"whose responsiveness the draft's stopping rule never found stable before the time limit (`--duration`); " +
+		"its figure is the last intervals' probes at the limit, not the draft's. A cell without runs shows \"—\".")
+	w.block(lines...)
+}
+
+// excludedCount is how many of d's samples are kept out (Sample.Excluded).
+func excludedCount(d *results.Document) int {
+	n := 0
+	for _, s := range d.Samples {
+		if s.Excluded() != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -151,6 +151,9 @@ func (v *view) warnings(ids map[string]int) []pageWarning {
 	if n := len(d.Failures); n > 0 {
 		ws = append(ws, pageWarning{plural(n, "sample", "samples") + " failed; their cells hold the other runs.", link("Failed samples")})
 	}
+	if n := excludedCount(d); n > 0 {
+		ws = append(ws, pageWarning{plural(n, "sample", "samples") + " kept out of cells and verdicts (not converged).", link("Samples kept out")})
+	}
 	for _, f := range d.Env.Fallbacks {
 		ws = append(ws, pageWarning{"Fallback used: " + f + ".", link("Environment")})
 	}

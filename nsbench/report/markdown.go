@@ -33,6 +33,7 @@ func Markdown(d *results.Document) []byte {
 	v.writeNoise(w)
 	v.writeSkipped(w)
 	v.writeFailures(w)
+	writeExcluded(w, d, v.label)
 	v.writeVerification(w)
 	writeNarrowPath(w, d, v.label)
 	v.writeMemory(w)

@@ -101,8 +101,11 @@ func (v *view) writeNoise(w *writer) {
 	}
 	w.block("## Noise")
 	intro := "Each sample records the host's other work while it ran: the CPU that processes outside this run's cgroups " +
-		"ran, the harness and kernel threads aside (each process's own and its reaped children's, by the scheduler's clock; " +
-		"interrupt work done in no process is left out), and steal time, both as shares of the host's CPU. " +
+		"ran, the harness and kernel threads aside (each process's own and its reaped children's, by the scheduler's clock, " +
+		"followed across the two readings; it cannot see kernel threads — kernel WireGuard's and IPsec's crypto workers —, " +
+		"interrupt work done in no process, processes of a PID namespace this one's /proc does not show, nor what a process " +
+		"ran before a reaper that counts nothing took it: a parent ignoring SIGCHLD, the harness, the run), and steal time, " +
+		"both as shares of the host's CPU. " +
 		"A cell is marked " + noiseMark + " when:"
 	var why []string
 	for _, m := range markOrder {
@@ -195,10 +198,11 @@ func (v *view) belowZeroNote() string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of %d samples' background estimate came out below zero (lowest %s %%): the estimate "+
-		"sums other processes' CPU in 10 ms units, and a process reaped by this run or the harness takes its history "+
-		"out of the sum, so it can fall below zero by a hundredth of a CPU-s or two. It is shown as it came out, "+
-		"not as 0: below zero means no other work was seen, within that rounding.", n, total, num(lowest, 1))
+	return fmt.Sprintf("%d of %d samples' background estimate came out below zero (lowest %s %%): this document's "+
+		"estimate summed other processes' CPU, and a process reaped by no counted process (a parent ignoring SIGCHLD, "+
+		"the harness, the run) took its whole CPU since it started out of the sum, so it could fall below zero by "+
+		"that process's lifetime CPU. It is shown as it came out, not as 0: below zero means other work within that "+
+		"much. An estimate that follows each process across the readings is never below zero.", n, total, num(lowest, 1))
 }
 
 // optPct renders a share as a percentage (scale 100 for a fraction, 1 for

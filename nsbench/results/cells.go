@@ -226,7 +226,10 @@ func (d *Document) PlannedRuns(transport, condition, instrument string) int {
 	var pilot []float64
 	for _, s := range d.Samples {
 		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument && s.Run <= d.Env.Runs {
-			r, _ := s.Reading(value)
+			r, ok := s.Reading(value)
+			if !ok {
+				continue // excluded: no run of the pilot's
+			}
 			if r.AtLeast {
 				// A lower bound: the quantity may lie anywhere above it
 				// (+Inf, taken conservatively), so the pilot's spread

@@ -107,3 +107,36 @@ func TestPrecisionMark(t *testing.T) {
 		t.Errorf("without --runs auto: %+v", c)
 	}
 }
+
+// TestCellsKeepOutNotConvergedRPM: an rpm sample whose test never
+// converged stays in the document but not in its cell (median, n, range)
+// nor in --runs auto's pilot; with every run excluded there is no cell.
+func TestCellsKeepOutNotConvergedRPM(t *testing.T) {
+	d := &Document{Env: Env{Runs: 3}, Instruments: []Instrument{{Name: "rpm", Metrics: []Metric{
+		{Key: "value", Unit: "RPM", Better: BetterHigher}, {Key: "http_l_ms", Unit: "ms", Better: BetterLower}}}}}
+	for i, v := range []float64{1000, 5000, 1100, 6000} {
+		s := Sample{Transport: "ssh", Condition: "lan", Instrument: "rpm", Run: i + 1, Value: v, Extra: map[string]float64{"http_l_ms": 60000 / v}}
+		if v > 2000 {
+			s.Extra[NotConverged] = 1
+		}
+		d.Samples = append(d.Samples, s)
+		d.Samples = append(d.Samples, Sample{Transport: "tw", Condition: "lan", Instrument: "rpm", Run: i + 1, Value: v,
+			Extra: map[string]float64{NotConverged: 1}})
+	}
+	cells := Cells(d)
+	if len(cells) != 2 {
+		t.Fatalf("got %d cells, want ssh's value and http_l_ms only: %+v", len(cells), cells)
+	}
+	if c := cells[0]; c.Transport != "ssh" || c.N != 2 || c.Median != 1050 || c.Max != 1100 {
+		t.Errorf("value cell %+v: want n 2, median 1050, max 1100 (the not-converged 5000 and 6000 kept out)", c.Summary)
+	}
+	if c := cells[1]; c.Metric != "http_l_ms" || c.N != 2 || c.Min != 60000.0/1100 {
+		t.Errorf("http_l_ms cell %+v: want the converged runs' only", c.Summary)
+	}
+	d.Env.RunsAuto = &RunsAuto{Precision: 0.5, MaxRuns: 30}
+	// The pilot is runs 1 and 3 (1000, 1100): Stein's rule asks 5 (the
+	// second stage's least); with run 2's 5000 it would ask MaxRuns.
+	if got := d.PlannedRuns("ssh", "lan", "rpm"); got != 5 {
+		t.Errorf("planned %d, want 5 from the converged pilot runs only", got)
+	}
+}

@@ -186,11 +186,29 @@ func (d *Document) MetricReadings() ([]CellKey, map[CellKey][]Reading) {
 	return order, readings
 }
 
+// NotConverged is the key in a sample's extra that marks it not
+// converged: the instrument's own stopping rule did not find its figure
+// stable within the sample's time limit (rpm: the draft's responsiveness
+// never stable), so the figure is the last intervals' at the limit, not
+// the instrument's. The sample stays in the document, and the report
+// lists it, but it has no reading (Sample.Reading): no cell, no --runs
+// auto pilot, no two-builds verdict.
+const NotConverged = "not_converged"
+
+// Excluded says why s is kept out of cells and verdicts ("not converged"),
+// or "" for a sample that counts.
+func (s Sample) Excluded() string {
+	if _, ok := s.Extra[NotConverged]; ok {
+		return "not converged"
+	}
+	return ""
+}
+
 // Reading returns the sample's reading of its instrument's metric m, and
-// whether it has one.
+// whether it has one: a sample kept out (Sample.Excluded) has none.
 func (s Sample) Reading(m Metric) (Reading, bool) {
 	v, ok := s.Metric(m.Key)
-	if !ok {
+	if !ok || s.Excluded() != "" {
 		return Reading{}, false
 	}
 	by := censoredBy(s.Instrument, m)

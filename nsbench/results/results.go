@@ -271,8 +271,9 @@ type Sample struct {
 // Noise is the host's work besides this run during one sample, as shares
 // of the host's CPU capacity over the metered window (100 = every core
 // online). Background is process-context CPU outside the run's cgroups,
-// the harness and kernel threads: an estimate, kept as it came out, which
-// counters of different granularity can put below zero. Steal is a
+// the harness and kernel threads (metrics.Noise says what it cannot
+// see): at least 0 as twnsbench reads it now; documents whose estimate
+// summed the processes' CPU can hold values below zero, kept as they came. Steal is a
 // hypervisor running others: not in host_cpu_sec (documents before
 // steal_cpu_sec counted it there).
 type Noise struct {

@@ -15,6 +15,10 @@ import (
 
 // ID is the draft's interval duration: the client re-evaluates stability,
 // adds load-generating connections and sets the probe rate once per ID.
+// The client follows draft-ietf-ippm-responsiveness-08 (October 2025),
+// the last version published: its ID is 1 s. (The authors' working copy
+// towards -09 proposes 5 s "pending further investigation"; at 5 s the
+// draft's stopping rule needs at least 2·MAD·ID = 40 s.)
 const ID = time.Second
 
 // Report is what the client prints. Times are in ms, goodput in bit/s.
@@ -102,11 +106,11 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 
 // Run is the Responsiveness Test against addr within limit: INP
 // load-generating connections in each direction, INC more each interval
-// until goodput is stable (mnp at most, the draft's MNP), probe pairs at ProbeRate from the
-// start, the responsiveness of the last MAD intervals' probes each
-// interval once goodput is stable, until it is stable too or the next
-// interval would pass limit. A load-generating connection's failure
-// aborts the test, as the draft says.
+// until the test ends (mnp at most, the draft's MNP), probe pairs at
+// ProbeRate from the start, the responsiveness of the last MAD intervals'
+// probes each interval once goodput is stable, until it is stable too or
+// the next interval would pass limit. A load-generating connection's
+// failure aborts the test, as the draft says.
 func Run(ctx context.Context, addr string, limit time.Duration, mnp int) (Report, error) {
 	start := time.Now()
 	c := newClient(addr)
@@ -143,20 +147,13 @@ func Run(ctx context.Context, addr string, limit time.Duration, mnp int) (Report
 		case now = <-tick.C:
 		}
 		down, up := c.loadBytes()
-		s.add(down, up)
+		add := s.interval(down, up, func() (float64, bool) {
+			comp, ok := c.window(now).Aggregate(false)
+			return comp.RPM(), ok
+		}, c.connections(), mnp)
 		rate.Store(math.Float64bits(ProbeRate(s.ma[len(s.ma)-1] / 8)))
-		if !s.goodputStable {
-			if s.goodputStable = Stable(s.ma); !s.goodputStable && c.connections() < mnp {
-				for range INC {
-					c.addLoad(lctx, &wg)
-				}
-			}
-		}
-		if s.goodputStable {
-			if comp, ok := c.window(now).Aggregate(false); ok {
-				s.rpm = append(s.rpm, comp.RPM())
-				s.converged = Stable(s.rpm)
-			}
+		for range add {
+			c.addLoad(lctx, &wg)
 		}
 		if s.converged || time.Until(start.Add(limit)) < ID {
 			break
@@ -174,7 +171,17 @@ type series struct {
 	converged     bool
 }
 
-func (s *series) add(downBytes, upBytes int64) {
+// interval is the draft's step at the end of an interval in which the
+// load-generating connections carried downBytes and upBytes, with conns
+// of them per direction (mnp at most): until goodput is saturated, its
+// moving average's stability; from then on the responsiveness of the
+// last MAD intervals' probes (responsiveness; ok false while a kind of
+// probe has none) and its stability. It returns how many connections
+// per direction to add: INC each interval until the test ends, as the
+// draft's "at each interval" does, not only until goodput is saturated —
+// the connections added meanwhile are what fills the bottleneck's queue
+// the responsiveness must settle with.
+func (s *series) interval(downBytes, upBytes int64, responsiveness func() (float64, bool), conns, mnp int) (add int) {
 	s.down = append(s.down, float64(downBytes)*8/ID.Seconds())
 	s.up = append(s.up, float64(upBytes)*8/ID.Seconds())
 	total := make([]float64, len(s.down))
@@ -182,6 +189,19 @@ func (s *series) add(downBytes, upBytes int64) {
 		total[i] = s.down[i] + s.up[i]
 	}
 	s.ma = append(s.ma, MovingAverage(total))
+	if !s.goodputStable {
+		s.goodputStable = Stable(s.ma)
+	}
+	if s.goodputStable {
+		if rpm, ok := responsiveness(); ok {
+			s.rpm = append(s.rpm, rpm)
+			s.converged = Stable(s.rpm)
+		}
+	}
+	if s.converged {
+		return 0
+	}
+	return max(0, min(INC, mnp-conns))
 }
 
 // report is the Report from the last MAD intervals' probes at now.

@@ -27,7 +27,8 @@ func TestTrimmedMeanAndQuantile(t *testing.T) {
 		why     string
 	}{
 		{to20, 10, 18, "1..20: the slowest one (5 %) dropped, the mean of 1..19; p90 at rank 18"},
-		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 1000}, 5, 9, "⌊10·0.95⌋ = 9 kept: the 1000 ms outlier goes"},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 1000}, 104.5, 9, "⌈10·0.95⌉ = 10 kept: trimming 1 of 10 would drop 10 %, more than 5 %"},
+		{append([]float64{1000}, to20...), 10.5, 19, "21 probes: ⌈19.95⌉ = 20 kept, the mean of 1..20 (⌊19.95⌋ = 19 would drop 2, 9.5 %)"},
 		{[]float64{7}, 7, 7, "one value is kept"},
 		{nil, 0, 0, "none"},
 	} {
@@ -51,10 +52,11 @@ func TestResponsiveness(t *testing.T) {
 	if !near(c.RPM(), 330) {
 		t.Errorf("rpm %g, want 330", c.RPM())
 	}
-	// Aggregate trims each set on its own; an empty set is no figure.
+	// Aggregate trims each set on its own (fewer than 20 probes: none
+	// dropped); an empty set is no figure.
 	p := Probes{TCPf: []float64{1, 2, 3}, TLSf: []float64{2}, HTTPf: []float64{3}, HTTPl: []float64{4, 100}}
 	got, ok := p.Aggregate(false)
-	if want := (Components{TCPf: 1.5, TLSf: 2, HTTPf: 3, HTTPl: 4}); !ok || got != want {
+	if want := (Components{TCPf: 2, TLSf: 2, HTTPf: 3, HTTPl: 52}); !ok || got != want {
 		t.Errorf("aggregate %+v %v, want %+v", got, ok, want)
 	}
 	if got, _ := p.Aggregate(true); got.HTTPl != 100 || got.TCPf != 3 {
@@ -102,6 +104,51 @@ func TestStoppingRule(t *testing.T) {
 		if got := ProbeRate(bps); !near(got, want) {
 			t.Errorf("ProbeRate(%g B/s) = %g, want %g", bps, got, want)
 		}
+	}
+}
+
+// TestLoadGrowsUntilConverged: on a synthetic test whose goodput is
+// steady from the start while its responsiveness still falls (the queue
+// filling as connections are added), the client adds INC connections
+// every interval after goodput is declared stable too, until the
+// responsiveness is stable (then none), and never past MNP.
+func TestLoadGrowsUntilConverged(t *testing.T) {
+	rpms := []float64{4000, 3000, 2200, 1600, 1300, 1150, 1100, 1090, 1085, 1080, 1080, 1080}
+	var s series
+	conns, goodputAt, convergedAt := INP, -1, -1
+	var adds []int
+	for i := 0; i < 20 && !s.converged; i++ {
+		n := len(s.rpm)
+		add := s.interval(1e6, 1e6, func() (float64, bool) { return rpms[n], true }, conns, MNP)
+		if s.goodputStable && goodputAt < 0 {
+			goodputAt = i
+		}
+		if s.converged {
+			convergedAt = i
+		}
+		adds = append(adds, add)
+		conns += add
+	}
+	if goodputAt != MAD-1 || convergedAt <= goodputAt {
+		t.Fatalf("goodput stable at interval %d (want %d), converged at %d (want later)", goodputAt, MAD-1, convergedAt)
+	}
+	for i, add := range adds {
+		want := INC
+		if i == convergedAt {
+			want = 0
+		}
+		if add != want {
+			t.Errorf("interval %d (goodput stable at %d, converged at %d): added %d connections, want %d (all: %v)",
+				i, goodputAt, convergedAt, add, want, adds)
+		}
+	}
+	if want := INP + convergedAt*INC; conns != want {
+		t.Errorf("%d connections at the end, want %d", conns, want)
+	}
+	// At MNP no more are added, converged or not.
+	var capped series
+	if add := capped.interval(1e6, 1e6, func() (float64, bool) { return 0, false }, MNP, MNP); add != 0 {
+		t.Errorf("at MNP: added %d", add)
 	}
 }
 

@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// The draft's test parameters, at its defaults.
+// The draft's test parameters, at its defaults
+// (draft-ietf-ippm-responsiveness-08, "Test Parameters"; ID is in client.go).
 const (
 	MAD = 4    // Moving Average Distance: intervals in a moving average and in a stability check
 	TMP = 95   // Trimmed Mean Percentage: the percentage of each probe time set kept (the slowest 5 % dropped)
@@ -62,13 +63,14 @@ func (c Components) Loaded() float64 { return 60000 / c.HTTPl }
 func (c Components) RPM() float64 { return (c.Foreign() + c.Loaded()) / 2 }
 
 // TrimmedMean is the single-sided trimmed mean at TMP: the mean of the
-// fastest ⌊n·95/100⌋ values (at least one); 0 for none.
+// fastest ⌈n·95/100⌉ values, so that no more than 5 % are dropped (21
+// probes keep 20, 20 keep 19, fewer than 20 keep all); 0 for none.
 func TrimmedMean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
 	s := slices.Sorted(slices.Values(xs))
-	keep := max(1, len(s)*TMP/100)
+	keep := (len(s)*TMP + 99) / 100
 	var sum float64
 	for _, x := range s[:keep] {
 		sum += x
