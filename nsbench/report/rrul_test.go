@@ -153,3 +153,31 @@ func TestRRULRowBoundsPerFigure(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, md)
 	}
 }
+
+// TestRRULLostApartFromWaiting: where the samples count lost pings apart
+// (probe_lost), the unanswered cell says how many were lost and how many
+// were still waiting at the end (censored): only those are in the latency
+// figures, so a lossy path's p99 stays exact.
+func TestRRULLostApartFromWaiting(t *testing.T) {
+	const icmp = "latency by ICMP echo every 100 ms (ping -i 0.1), each probe's round trip"
+	s := func(run int, extra map[string]float64) results.Sample {
+		return results.Sample{Transport: "ssh", Condition: "wan", Instrument: "rrul", Run: run, Value: 3, Unit: "ms", Method: icmp, Extra: extra}
+	}
+	d := &results.Document{SchemaVersion: results.SchemaVersion, Env: results.Env{Runs: 2},
+		Instruments: []results.Instrument{{Name: "rrul", Metrics: []results.Metric{{Key: "value", Unit: "ms"}}}},
+		Transports:  []results.Transport{{Name: "ssh", Label: "Pure SSH"}},
+		Conditions:  []results.Condition{{Name: "wan", Label: "WAN"}},
+		Samples: []results.Sample{
+			s(1, map[string]float64{"idle_p50_ms": 30, "loaded_p50_ms": 33, "loaded_p90_ms": 40, "loaded_p99_ms": 50,
+				"probe_sent": 100, "probe_unanswered": 2, "probe_lost": 2, "probe_loss_pct": 2}),
+			s(2, map[string]float64{"idle_p50_ms": 30, "loaded_p50_ms": 33, "loaded_p90_ms": 40, "loaded_p99_ms": 50,
+				"probe_sent": 100, "probe_unanswered": 1, "probe_lost": 0, "probe_loss_pct": 0, "censored_wait_ms": 2000}),
+		}}
+	md := string(Markdown(d))
+	if want := "| 3 of 200: 2 lost (1.0 %); 1 still waiting at the end, censored: waited 2.0 s |"; !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+	if !strings.Contains(md, "A ping unanswered while a later one was answered is lost") {
+		t.Error("the section does not say what is lost and what is censored")
+	}
+}
