@@ -172,16 +172,12 @@ func (v *view) rrulRow(label string, ss []results.Sample, prefix string) []strin
 		loaded = bound("loaded_p50_ms") + cell(prefix+"loaded_p50_ms", 2) + " / " + bound("loaded_p90_ms") + cell(prefix+"loaded_p90_ms", 2) +
 			" / " + bound("loaded_p99_ms") + cell(prefix+"loaded_p99_ms", 2)
 	}
-	var values []float64
-	for _, s := range ss {
-		if x, ok := s.Metric(prefix + "value"); ok {
-			values = append(values, x)
-		}
-	}
+	// The cell's n is checked against the runs its cell planned (--runs
+	// auto plans each cell's own), not the document's.
 	added, grade := dash, dash
-	if a := stats.Summarize(values); a.N > 0 {
-		added = bound("value") + rangeCell(values, 2, v.doc.Env.Runs)
-		grade = bufferbloatGrade(a.Median)
+	if rs := v.readings(ss, prefix+"value", ""); len(rs) > 0 {
+		added = boundRangeCell(rs, 2, v.doc.PlannedRuns(ss[0].Transport, ss[0].Condition, ss[0].Instrument))
+		grade = bufferbloatGrade(stats.Summarize(results.ValuesOf(rs)).Median)
 		if bound("value") != "" && grade != "F" {
 			grade += " or worse"
 		}
