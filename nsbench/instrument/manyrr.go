@@ -20,6 +20,13 @@ import (
 // transaction counts. A Go client and server rather than N netperf
 // processes: one process holds all the latencies (p99.9 across
 // connections), and a port-forwarding transport maps one port, not N.
+//
+// A transaction still in flight when the test ends is awaited for
+// manyrr.Drain; one still unanswered then is censored, not dropped: its
+// wait so far joins the latencies as a lower bound (manyrr.Report), so a
+// stalled connection raises the tail it reaches, which is then a lower
+// bound in turn (results.AtLeastKey), and censored_wait_ms says how long
+// it waited.
 type ManyRR struct{ Conns int }
 
 var _ Instrument = ManyRR{}
@@ -36,11 +43,13 @@ func (r ManyRR) Metrics() []results.Metric {
 	return []results.Metric{
 		{Key: "value", Label: "transactions, " + n + " connections at once (total)", Unit: "trans/s", Better: results.BetterHigher},
 		{Key: "per_conn_tps", Label: "transactions per connection (mean of " + n + ")", Unit: "trans/s", Better: results.BetterHigher},
-		{Key: "p50_us", Label: n + " connections: transaction p50", Unit: "µs", Better: results.BetterLower},
-		{Key: "p90_us", Label: n + " connections: transaction p90", Unit: "µs", Better: results.BetterLower},
-		{Key: "p99_us", Label: n + " connections: transaction p99", Unit: "µs", Better: results.BetterLower},
-		{Key: "p999_us", Label: n + " connections: transaction p99.9", Unit: "µs", Better: results.BetterLower},
+		{Key: "p50_us", Label: n + " connections: transaction p50", Unit: "µs", Better: results.BetterLower, CensoredBy: results.AtLeastKey("p50_us")},
+		{Key: "p90_us", Label: n + " connections: transaction p90", Unit: "µs", Better: results.BetterLower, CensoredBy: results.AtLeastKey("p90_us")},
+		{Key: "p99_us", Label: n + " connections: transaction p99", Unit: "µs", Better: results.BetterLower, CensoredBy: results.AtLeastKey("p99_us")},
+		{Key: "p999_us", Label: n + " connections: transaction p99.9", Unit: "µs", Better: results.BetterLower, CensoredBy: results.AtLeastKey("p999_us")},
 		{Key: "jain", Label: "Jain's fairness index across the " + n + " connections (1 = equal)", Unit: "index", Better: results.BetterHigher},
+		{Key: "in_flight", Label: "transactions still unanswered " + manyrr.Drain.String() + " after the test's end (censored)", Unit: "transactions", Better: results.BetterLower},
+		{Key: results.CensoredWaitMs, Label: "censored: the longest wait of a transaction still unanswered after the test, a lower bound of its latency", Unit: "ms", CensoredBy: results.CensoredWaitMs},
 	}
 }
 
@@ -61,6 +70,14 @@ func (r ManyRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	if f.Total <= 0 {
 		return Measurement{}, nothing("%s reported 0 transactions on %d connections in %.1f s", manyrr.ClientArg, rep.Conns, rep.DurationSec)
 	}
+	extra := map[string]float64{"per_conn_tps": f.PerConn, "p90_us": rep.P90Us, "p999_us": rep.P999Us, "jain": f.Jain, "min_conn_tps": f.MinConn,
+		"in_flight": float64(len(rep.InFlightUs))}
+	for _, w := range rep.InFlightUs {
+		extra[results.CensoredWaitMs] = max(extra[results.CensoredWaitMs], w/1000)
+	}
+	for _, key := range rep.AtLeast {
+		extra[results.AtLeastKey(key)] = 1
+	}
 	return Measurement{
 		Value:   f.Total,
 		Unit:    "trans/s",
@@ -68,12 +85,15 @@ func (r ManyRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		MeanUs:  ptr(rep.MeanUs),
 		P50Us:   ptr(rep.P50Us),
 		P99Us:   ptr(rep.P99Us),
-		Extra:   map[string]float64{"per_conn_tps": f.PerConn, "p90_us": rep.P90Us, "p999_us": rep.P999Us, "jain": f.Jain, "min_conn_tps": f.MinConn},
+		Extra:   extra,
 	}, nil
 }
 
-// Budget is the test's duration.
-func (ManyRR) Budget(job *Job) Budget { return timeBound(job.Duration) }
+// Budget is the test's duration and the drain of its last transactions.
+func (ManyRR) Budget(job *Job) Budget {
+	d := job.Duration + manyrr.Drain
+	return Budget{Planned: d, Basis: "its " + fmtSeconds(job.Duration) + " test and " + fmtSeconds(manyrr.Drain) + " for its last transactions (" + fmtSeconds(d) + ")"}
+}
 
 // Args is the command line after SelfTool.
 func (r ManyRR) Args(job *Job) []string {

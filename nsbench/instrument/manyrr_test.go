@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 func TestManyRRFigures(t *testing.T) {
@@ -53,6 +54,29 @@ func TestManyRRMeasure(t *testing.T) {
 	}
 }
 
+// TestManyRRMeasureCensored: a transaction still in flight after the
+// test is a censored reading: the sample's quantiles it reaches are lower
+// bounds (each declared metric's CensoredBy), with the wait and the count.
+func TestManyRRMeasureCensored(t *testing.T) {
+	env, _ := replayOutput([]byte(`{"conns":2,"duration_sec":2,"transactions":[3000,0],"mean_us":1000,"p50_us":400,"p90_us":1200,"p99_us":1900,"p999_us":3000000,`+
+		`"in_flight_us":[3000000],"at_least":["mean_us","p999_us"]}`), 0)
+	m, err := ManyRR{Conns: 2}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Extra["in_flight"] != 1 || m.Extra[results.CensoredWaitMs] != 3000 || m.Extra[results.AtLeastKey("p999_us")] != 1 ||
+		m.Extra[results.AtLeastKey("mean_us")] != 1 || m.Extra[results.AtLeastKey("p99_us")] != 0 {
+		t.Errorf("censored extras %v", m.Extra)
+	}
+	by := map[string]string{}
+	for _, d := range (ManyRR{Conns: 2}).Metrics() {
+		by[d.Key] = d.CensoredBy
+	}
+	if by["p99_us"] != "p99_us_at_least" || by["p999_us"] != "p999_us_at_least" || by["value"] != "" {
+		t.Errorf("declared censored_by: %v", by)
+	}
+}
+
 func TestParseManyRRErrors(t *testing.T) {
 	for _, tc := range []struct{ out, want string }{
 		{"", "unreadable report"},
@@ -63,6 +87,10 @@ func TestParseManyRRErrors(t *testing.T) {
 		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":5,"p90_us":4,"p99_us":6,"p999_us":7}`, "latencies out of order"},
 		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":1,"p90_us":3,"p99_us":2,"p999_us":3}`, "latencies out of order"},
 		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"p50":1}`, "unknown field"},
+		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":1,"p90_us":1.5,"p99_us":2,"p999_us":3,"in_flight_us":[5,5,5]}`, "3 transactions in flight on 2"},
+		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":1,"p90_us":1.5,"p99_us":2,"p999_us":3,"at_least":["p99_us"]}`, "without a transaction in flight"},
+		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":1,"p90_us":1.5,"p99_us":2,"p999_us":3,"in_flight_us":[0]}`, "censored wait of 0"},
+		{`{"conns":2,"duration_sec":2,"transactions":[1,2],"mean_us":1,"p50_us":1,"p90_us":1.5,"p99_us":2,"p999_us":3,"in_flight_us":[5],"at_least":["max"]}`, "unknown figure"},
 	} {
 		if _, err := parseManyRR([]byte(tc.out), 2); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.out, err, tc.want)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 )
@@ -25,6 +26,20 @@ func parseManyRR(out []byte, conns int) (manyrr.Report, error) {
 		return r, fmt.Errorf("%s: report's duration %g s", manyrr.ClientArg, r.DurationSec)
 	case r.MeanUs < 0 || r.P50Us < 0 || r.P90Us < r.P50Us || r.P99Us < r.P90Us || r.P999Us < r.P99Us:
 		return r, fmt.Errorf("%s: latencies out of order: p50 %g, p90 %g, p99 %g, p99.9 %g µs", manyrr.ClientArg, r.P50Us, r.P90Us, r.P99Us, r.P999Us)
+	case len(r.InFlightUs) > conns:
+		return r, fmt.Errorf("%s: %d transactions in flight on %d connections", manyrr.ClientArg, len(r.InFlightUs), conns)
+	case len(r.AtLeast) > 0 && len(r.InFlightUs) == 0:
+		return r, fmt.Errorf("%s: lower bounds %v without a transaction in flight", manyrr.ClientArg, r.AtLeast)
+	}
+	for _, w := range r.InFlightUs {
+		if !(w > 0) || math.IsInf(w, 0) {
+			return r, fmt.Errorf("%s: a censored wait of %g µs", manyrr.ClientArg, w)
+		}
+	}
+	for _, k := range r.AtLeast {
+		if !slices.Contains([]string{"mean_us", "p50_us", "p90_us", "p99_us", "p999_us"}, k) {
+			return r, fmt.Errorf("%s: a lower bound of unknown figure %q", manyrr.ClientArg, k)
+		}
 	}
 	return r, nil
 }

@@ -60,10 +60,11 @@ func (RRUL) Metrics() []results.Metric {
 		{Key: "loaded_p50_ms", Label: "loaded latency p50", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p50_ms")},
 		{Key: "loaded_p90_ms", Label: "loaded latency p90", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p90_ms")},
 		{Key: "loaded_p99_ms", Label: "loaded latency p99", Unit: "ms", Better: results.BetterLower, CensoredBy: results.AtLeastKey("loaded_p99_ms")},
-		{Key: "probe_loss_pct", Label: "ICMP probes unanswered under load", Unit: "%", Better: results.BetterLower},
+		{Key: "probe_loss_pct", Label: "ICMP probes lost under load (unanswered while a later one was answered; not in the latency figures)", Unit: "%", Better: results.BetterLower},
+		{Key: "probe_lost", Label: "ICMP probes lost under load (unanswered while a later one was answered)", Unit: "probes", Better: results.BetterLower},
 		{Key: "probe_sent", Label: "probes sent under load (TCP_RR: transactions)", Unit: "probes"},
-		{Key: "probe_unanswered", Label: "probes unanswered under load (TCP_RR: a transaction still in flight)", Unit: "probes", Better: results.BetterLower},
-		{Key: results.CensoredWaitMs, Label: "censored: the longest wait of a probe left unanswered, a lower bound of its round trip", Unit: "ms", CensoredBy: results.CensoredWaitMs},
+		{Key: "probe_unanswered", Label: "probes unanswered under load: lost, or still waiting at the end (TCP_RR: a transaction still in flight)", Unit: "probes", Better: results.BetterLower},
+		{Key: results.CensoredWaitMs, Label: "censored: the longest wait of a probe still unanswered at the end, a lower bound of its round trip", Unit: "ms", CensoredBy: results.CensoredWaitMs},
 	}
 	return append(ms, besideMetrics(netperfProbe.prefix, "TCP_RR beside ICMP")...)
 }
@@ -170,9 +171,9 @@ type rrulRun struct {
 // before; only its short result exchange after). A netperf reading is an
 // interval: it counts when the interval overlaps the test.
 //
-// A probe left unanswered is censored, not a failed measurement: under
-// the heaviest bufferbloat a TCP_RR transaction can outlast the test, and
-// a ping sent in it can go unanswered (every one, or some). Its round trip
+// A probe still waiting when its flow stopped is censored, not a failed
+// measurement: under the heaviest bufferbloat a TCP_RR transaction can
+// outlast the test, and so can the last pings sent in it. Its round trip
 // is at least the time it waited (until its flow stopped): each such
 // wait joins the flow's loaded readings as a lower bound, in their own
 // series (results.CensoredSeries), and the sample says so (the flow's
@@ -180,6 +181,10 @@ type rrulRun struct {
 // bounds in turn (results.AtLeastKey): those a wait reaches, for a wait
 // above a quantile cannot move it (one ping lost far above the median
 // leaves p50 exact). Dropping the waits would bias the quantiles low.
+// A ping unanswered while a later one of its flow was answered is lost,
+// not waiting (lostInWindow): it counts in the loss (probe_lost,
+// probe_loss_pct), never in the latency figures, so a lossy path's loss
+// does not read as seconds of delay.
 //
 // Each flow is reduced on its own (flowRun.figures): the headline flow's
 // figures take the unprefixed keys and its increase is the value; every

@@ -189,12 +189,12 @@ func (f flowRun) figures(from, to, loadStart, stop float64) (flowFigures, error)
 			transactions += p.Transactions
 		}
 	}
-	var sent int
-	var censored []probeRTT // unanswered probes: sent At, waited RTTMs at least
+	var sent, lost int
+	var censored []probeRTT // probes still waiting at the end: sent At, waited RTTMs at least
 	switch {
-	case f.probe.tool == pingProbe.tool: // each probe unanswered in the window waited at least until the probe stopped
+	case f.probe.tool == pingProbe.tool: // each probe still waiting at the end waited at least until the probe stopped
 		var sentBy []float64
-		sent, sentBy = lostInWindow(f.loaded, f.sent, from, to)
+		sent, lost, sentBy = lostInWindow(f.loaded, f.sent, from, to)
 		for _, at := range sentBy {
 			censored = append(censored, probeRTT{At: at, RTTMs: 1000 * max(0, stop-at)})
 		}
@@ -222,10 +222,11 @@ func (f flowRun) figures(from, to, loadStart, stop float64) (flowFigures, error)
 		"idle_probes":      float64(len(idleMs)),
 		"loaded_probes":    float64(len(loadedMs)),
 		"probe_sent":       float64(sent),
-		"probe_unanswered": float64(len(censored)),
+		"probe_unanswered": float64(lost + len(censored)),
 	}}
-	if f.sent > 0 {
-		out.extra["probe_loss_pct"] = lossPct(int64(len(censored)), int64(sent))
+	if f.sent > 0 { // ping: its lost probes, apart from the delays
+		out.extra["probe_lost"] = float64(lost)
+		out.extra["probe_loss_pct"] = lossPct(int64(lost), int64(sent))
 	}
 	if len(censored) > 0 {
 		wait := 0.0 // the longest
@@ -242,15 +243,20 @@ func (f flowRun) figures(from, to, loadStart, stop float64) (flowFigures, error)
 	return out, nil
 }
 
-// lostInWindow counts a ping run's probes sent within [from, to], and
-// returns, for each of them never answered (up to ping's deadline), the
-// latest it can have been sent. ping prints no time for an unanswered
-// probe: it is placed by its sequence number between its answered
-// neighbours (ping sends one every 100 ms), and, sent before the next
-// answered one, it was sent by that one's time or the window's end,
-// whichever is first: so its wait until the probe stopped is a lower
-// bound of its round trip.
-func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent int, lostSentBy []float64) {
+// lostInWindow counts a ping run's probes sent within [from, to] and, of
+// those never answered (up to ping's deadline), how many were lost, and
+// for each still waiting at the end the latest it can have been sent.
+// ping prints no time for an unanswered probe: it is placed by its
+// sequence number between its answered neighbours (ping sends one every
+// 100 ms).
+//
+// An unanswered probe is lost when a later probe of the run was answered:
+// the path delivers a flow's echoes in order, so its reply, had it come,
+// would have come first; its round trip is not a delay to bound but a
+// loss, and it counts there alone. One with no later probe answered was
+// still waiting when ping stopped: sent by the window's end, its wait
+// until the probe stopped is a lower bound of its round trip (censored).
+func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent, lost int, waitingSentBy []float64) {
 	at := make(map[int]float64, len(ps))
 	var seqs []int
 	for _, p := range ps {
@@ -260,9 +266,10 @@ func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent int, l
 	slices.Sort(seqs)
 	for seq := 1; seq <= transmitted; seq++ {
 		t, answered := at[seq]
-		by := to
+		later := false // a later probe was answered
 		if !answered && len(seqs) > 0 {
 			i, _ := slices.BinarySearch(seqs, seq)
+			later = i < len(seqs)
 			switch {
 			case i == 0:
 				t = at[seqs[0]] - 0.1*float64(seqs[0]-seq)
@@ -272,19 +279,20 @@ func lostInWindow(ps []probeRTT, transmitted int, from, to float64) (sent int, l
 				a, b := seqs[i-1], seqs[i]
 				t = at[a] + (at[b]-at[a])*float64(seq-a)/float64(b-a)
 			}
-			if i < len(seqs) {
-				by = min(by, at[seqs[i]])
-			}
 		}
 		if t < from || t > to {
 			continue
 		}
 		sent++
-		if !answered {
-			lostSentBy = append(lostSentBy, by)
+		switch {
+		case answered:
+		case later:
+			lost++
+		default:
+			waitingSentBy = append(waitingSentBy, to)
 		}
 	}
-	return sent, lostSentBy
+	return sent, lost, waitingSentBy
 }
 
 // quantileAtLeast says whether quantile q (stats.Quantile's) of the

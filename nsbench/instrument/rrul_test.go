@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -80,18 +81,21 @@ func TestRRULMeasurementCaptured(t *testing.T) {
 		t.Errorf("idle latency times %v", lat)
 	}
 	// Probes lost under load count within the test only: seq 5 and 6
-	// (sent in it) and 29 (after it) unanswered.
+	// (sent in it) and 29 (after it) unanswered, each with a later one
+	// answered: lost, none waiting.
 	var gaps []probeRTT
 	for _, p := range loaded {
 		if p.Seq != 5 && p.Seq != 6 && p.Seq != 29 {
 			gaps = append(gaps, p)
 		}
 	}
-	if sent, lost := lostInWindow(gaps, 29, unixSec(loadStart)+0.2, unixSec(loadStart)+2.2); sent != 19 || len(lost) != 2 {
-		t.Errorf("lost %d of %d in the window, want 2 of 19", len(lost), sent)
+	if sent, lost, waiting := lostInWindow(gaps, 29, unixSec(loadStart)+0.2, unixSec(loadStart)+2.2); sent != 19 || lost != 2 || len(waiting) != 0 {
+		t.Errorf("lost %d and %d waiting of %d in the window, want 2 and 0 of 19", lost, len(waiting), sent)
 	}
-	if sent, lost := lostInWindow(gaps, 30, 0, math.MaxFloat64); sent != 30 || len(lost) != 4 {
-		t.Errorf("lost %d of %d in all, want 4 of 30 (one more sent than answered at the end)", len(lost), sent)
+	// In all: seq 29 and 30 were sent after the last one answered (28):
+	// still waiting, not lost.
+	if sent, lost, waiting := lostInWindow(gaps, 30, 0, math.MaxFloat64); sent != 30 || lost != 2 || len(waiting) != 2 {
+		t.Errorf("lost %d and %d waiting of %d in all, want 2 and 2 of 30 (one more sent than answered at the end)", lost, len(waiting), sent)
 	}
 	_, err = rrulMeasurement(rrulRun{flows: []flowRun{{probe: pingProbe, idle: idle, loaded: loaded}}, load: load,
 		start: loadStart, loadStart: loadStart.Add(time.Hour), loadEnd: loadStart.Add(time.Hour), duration: 2 * time.Second})
@@ -162,40 +166,30 @@ func TestRRULCensored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// None lost: every one was still waiting when ping stopped.
 	if !close(m.Extra["censored_wait_ms"], 2000) || m.Extra["probe_unanswered"] != 101 || m.Extra["probe_sent"] != 101 ||
-		!close(m.Extra["probe_loss_pct"], 100) {
+		m.Extra["probe_lost"] != 0 || m.Extra["probe_loss_pct"] != 0 {
 		t.Errorf("ping, none answered: %+v", m.Extra)
 	}
 }
 
-// TestRRULPingPartlyCensored: pings left unanswered inside the load
-// window while others were answered are censored like the netperf
-// probe's transaction, not dropped: each waited at least from (the
-// latest it can have been sent: its next answered neighbour's send time)
-// until the probe stopped, and that wait joins the loaded readings as a
-// lower bound, in its own series. Dropping them biased p90/p99 low.
+// TestRRULPingPartlyCensored: pings still unanswered when the probe
+// stopped (no later one answered) are censored like the netperf probe's
+// transaction, not dropped: each waited at least from the test's end (the
+// latest it can have been sent) until the probe stopped, and that wait
+// joins the loaded readings as a lower bound, in its own series. Dropping
+// them biased p90/p99 low.
 func TestRRULPingPartlyCensored(t *testing.T) {
-	// 100 pings sent every 100 ms from 200.75 within iperf3's test
-	// [200.7, 210.7], each answered in 20 ms but the last 20 (seq 81–100),
-	// and seq 101–120 sent after the test, answered. The probe stopped at
-	// 212.7.
-	var ps []probeRTT
-	for seq := 1; seq <= 120; seq++ {
-		if seq <= 80 || seq > 100 {
-			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
-		}
-	}
-	run := rrulRun{flows: []flowRun{{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120, stop: unixTime(212.7)}},
-		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), done: unixTime(212.7),
-		duration: 10 * time.Second}
-	m, err := rrulMeasurement(run)
+	// Every ping answered but the last 20 in the test (seq 81–100), and
+	// seq 101–120, sent after it, unanswered too.
+	m, err := rrulMeasurement(pingRun(func(seq int) bool { return seq > 80 }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Seq 81–100 were sent by seq 101's send time, 210.75, or the test's
-	// end, 210.7: each waited at least 2000 ms.
+	// Seq 81–100 were sent by the test's end, 210.7: each waited at least
+	// 2000 ms. None is lost: no later probe was answered.
 	if m.Extra["probe_unanswered"] != 20 || m.Extra["probe_sent"] != 100 || !near(m.Extra["censored_wait_ms"], 2000) ||
-		m.Extra["loaded_probes"] != 100 {
+		m.Extra["loaded_probes"] != 100 || m.Extra["probe_lost"] != 0 || m.Extra["probe_loss_pct"] != 0 {
 		t.Errorf("20 of 100 unanswered: %+v", m.Extra)
 	}
 	// With the 20 bounds in: p50 is an answered 20 ms, p90 and p99 the
@@ -411,15 +405,7 @@ func TestRRULMeasure(t *testing.T) {
 // (TestRRULPingPartlyCensored's run): p50 stays an exact 20 ms, p90 and
 // p99 are bounds; the increase (from p50) is exact.
 func TestRRULQuantileBounds(t *testing.T) {
-	var ps []probeRTT
-	for seq := 1; seq <= 120; seq++ {
-		if seq <= 80 || seq > 100 {
-			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
-		}
-	}
-	m, err := rrulMeasurement(rrulRun{flows: []flowRun{{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120, stop: unixTime(212.7)}},
-		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), done: unixTime(212.7),
-		duration: 10 * time.Second})
+	m, err := rrulMeasurement(pingRun(func(seq int) bool { return seq > 80 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,4 +504,68 @@ func TestRRULTwoFlows(t *testing.T) {
 	run.flows[1].idle = nil
 	_, err = rrulMeasurement(run)
 	parseWantErr(t, err, "netperf flow: idle latency: no readings")
+}
+
+// pingRun is 120 pings sent every 100 ms from 200.75, the first 100
+// within iperf3's test [200.7, 210.7], each answered in 20 ms but those
+// unanswered says; the probe stopped at 212.7.
+func pingRun(unanswered func(seq int) bool) rrulRun {
+	var ps []probeRTT
+	for seq := 1; seq <= 120; seq++ {
+		if !unanswered(seq) {
+			ps = append(ps, probeRTT{At: 200.65 + 0.1*float64(seq), RTTMs: 20, Seq: seq})
+		}
+	}
+	return rrulRun{flows: []flowRun{{probe: pingProbe, idle: []probeRTT{{At: 100, RTTMs: 10, Seq: 1}}, loaded: ps, sent: 120, stop: unixTime(212.7)}},
+		start: unixTime(95), loadStart: unixTime(200), loadEnd: unixTime(210.7), done: unixTime(212.7),
+		duration: 10 * time.Second}
+}
+
+// TestRRULPingLostIsLoss: on a lossy path a ping that was dropped is
+// lost, not a delay. Seq 5 and 50 of 100 pings in iperf3's test [200.7,
+// 210.7] go unanswered while later ones are answered (a FIFO path would
+// have answered them first): they count in the loss, and the loaded
+// quantiles are the answered probes' 20 ms, exact. Only probes still
+// waiting when ping stopped (no later one answered) are censored.
+func TestRRULPingLostIsLoss(t *testing.T) {
+	measure := func(unanswered func(seq int) bool) Measurement {
+		t.Helper()
+		m, err := rrulMeasurement(pingRun(unanswered))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := measure(func(seq int) bool { return seq == 5 || seq == 50 })
+	if m.Extra["probe_lost"] != 2 || !near(m.Extra["probe_loss_pct"], 2) || m.Extra["probe_unanswered"] != 2 ||
+		m.Extra["probe_sent"] != 100 || m.Extra["loaded_probes"] != 98 {
+		t.Errorf("2 of 100 lost: %+v", m.Extra)
+	}
+	for _, k := range []string{"loaded_p50_ms", "loaded_p90_ms", "loaded_p99_ms"} {
+		if !near(m.Extra[k], 20) {
+			t.Errorf("%s %v, want the answered probes' 20 ms", k, m.Extra[k])
+		}
+		if _, bound := m.Extra[results.AtLeastKey(k)]; bound {
+			t.Errorf("%s marked a lower bound: a lost probe is no wait", k)
+		}
+	}
+	for _, s := range m.Series {
+		if s.Key == results.CensoredSeries("latency_loaded") {
+			t.Errorf("lost probes drawn as censored waits: %v", s.V)
+		}
+	}
+	if _, censored := m.Extra[results.CensoredWaitMs]; censored {
+		t.Errorf("censored wait with no probe waiting at the end: %+v", m.Extra)
+	}
+
+	// Seq 5 lost; seq 96 on never answered, 96–100 sent in the test: still
+	// waiting when ping stopped, censored from the test's end (2000 ms).
+	m = measure(func(seq int) bool { return seq == 5 || seq >= 96 })
+	if m.Extra["probe_lost"] != 1 || !near(m.Extra["probe_loss_pct"], 1) || m.Extra["probe_unanswered"] != 6 ||
+		!near(m.Extra[results.CensoredWaitMs], 2000) || m.Extra["loaded_probes"] != 99 {
+		t.Errorf("1 lost, 5 waiting: %+v", m.Extra)
+	}
+	if _, bound := m.Extra[results.AtLeastKey("loaded_p99_ms")]; !bound || !near(m.Extra["loaded_p99_ms"], 2000) {
+		t.Errorf("p99 %v, want the 2000 ms wait, a lower bound: %+v", m.Extra["loaded_p99_ms"], m.Extra)
+	}
 }

@@ -190,10 +190,10 @@ func (c *chart) bars(p chartPanel) []bar {
 		default:
 			if rs := c.v.readings(ss, p.metric, p.probe); len(rs) > 0 {
 				b.spread = c.src.spread(metricKey{t, p.condition, p.instrument, p.metric}, rs)
-				if base := c.v.plainMedian(); p.relative && base > 0 {
-					b.spread.center, b.spread.lo, b.spread.hi = b.spread.center/base, b.spread.lo/base, b.spread.hi/base
-				}
-				if b.spread.n > 1 {
+				switch base, ok := c.plainSpread(p); {
+				case p.relative && ok:
+					b.spread = relativeSpread(b.spread, base)
+				case b.spread.n > 1:
 					c.levels = append(c.levels, b.spread.level)
 				}
 			}
@@ -207,6 +207,33 @@ func (c *chart) bars(p chartPanel) []bar {
 		bars = append(bars, b)
 	}
 	return bars
+}
+
+// plainSpread is the plain row's bar in panel p, the base of a relative
+// panel; false without a plain row or its median.
+func (c *chart) plainSpread(p chartPanel) (spread, bool) {
+	plain := c.v.plainRow()
+	if plain == "" {
+		return spread{}, false
+	}
+	rs := c.v.readings(c.v.samples(plain, p.condition, p.instrument), p.metric, p.probe)
+	if len(rs) == 0 {
+		return spread{}, false
+	}
+	s := c.src.spread(metricKey{plain, p.condition, p.instrument, p.metric}, rs)
+	return s, s.center > 0 && s.lo > 0
+}
+
+// relativeSpread is s divided by the plain row's base: the centre by its
+// median, the whisker by both rows' whiskers (s's low end over the base's
+// high end, s's high end over its low end), for the plain median is a
+// measurement too and its spread is the ratio's as much as the row's.
+// The whisker is no longer one median's interval at one level: its level
+// is not drawn into the footer, and the panel's unit line says what it is.
+func relativeSpread(s, base spread) spread {
+	s.center, s.lo, s.hi = s.center/base.center, s.lo/base.hi, s.hi/base.lo
+	s.level = 0
+	return s
 }
 
 // cpuBar stacks the per-role medians of the scp samples' cgroup CPU-s, as
@@ -353,7 +380,7 @@ func (c *chart) valueLabel(p chartPanel, b bar) string {
 		return ""
 	}
 	s := atLeastMark(b.spread.atLeast) + num(b.spread.center, p.prec)
-	if runs := c.v.doc.Env.Runs; b.spread.n < runs {
+	if runs := c.v.doc.PlannedRuns(b.transport, p.condition, p.instrument); b.spread.n < runs {
 		s += fmt.Sprintf(" (n=%d)", b.spread.n)
 	}
 	return s

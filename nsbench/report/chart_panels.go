@@ -41,7 +41,7 @@ var (
 // the report has that section.
 var tunnelPanels = []chartPanel{
 	{id: "lan-iperf3-1-relative", condition: tunnelCondition, instrument: instIperf1, metric: "value", relative: true,
-		title: "iperf3, 1 stream, relative to plain", unit: "× the network without a tunnel · higher is better", prec: precRatio},
+		title: "iperf3, 1 stream, relative to plain", unit: "× plain (no tunnel) · higher is better · whisker spans both rows", prec: precRatio},
 	{id: "lan-iperf3-1-cpu-per-gb", condition: tunnelCondition, instrument: instIperf1, metric: results.HostCPUPerGB,
 		title: "host CPU-s per GB (iperf3, 1 stream)", unit: "CPU-s per 10^9 bytes moved · lower is better", prec: precCPUPerGB},
 }

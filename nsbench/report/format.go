@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
@@ -42,6 +43,24 @@ func rangeCell(xs []float64, prec, runs int) string {
 		return dash
 	}
 	out := fmt.Sprintf("%s (%s–%s", num(s.Median, prec), num(s.Min, prec), num(s.Max, prec))
+	if s.N != runs {
+		out += fmt.Sprintf("; n=%d", s.N)
+	}
+	return out + ")"
+}
+
+// boundRangeCell is rangeCell of readings some of which may be lower
+// bounds (censored): each figure that is one reads "≥" itself — the
+// median when a censored reading is at or below it, the min when it is
+// censored, the max whenever one is — never the whole cell.
+func boundRangeCell(rs []results.Reading, prec, runs int) string {
+	xs := results.ValuesOf(rs)
+	s := stats.Summarize(xs)
+	if s.N == 0 {
+		return dash
+	}
+	out := fmt.Sprintf("%s%s (%s%s–%s%s", atLeastMark(results.MedianAtLeast(rs)), num(s.Median, prec),
+		atLeastMark(results.OrderStatAtLeast(rs, s.Min)), num(s.Min, prec), atLeastMark(results.OrderStatAtLeast(rs, s.Max)), num(s.Max, prec))
 	if s.N != runs {
 		out += fmt.Sprintf("; n=%d", s.N)
 	}

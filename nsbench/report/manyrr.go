@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -50,8 +51,13 @@ func writeManyRR(v *view, w *writer, c results.Condition) {
 		lines = append(lines, tableRow(manyRRRow(v, t, c.Name, ss)...))
 	}
 	w.block(lines...)
-	w.block("One transaction (a 64-byte request and its 64-byte response) over all connections, each connection closed-loop; " +
-		"each figure is the median of the runs. p99.9 / p50: how many times the median the slowest thousandth waits.")
+	note := "One transaction (a 64-byte request and its 64-byte response) over all connections, each connection closed-loop; " +
+		"each figure is the median of the runs. p99.9 / p50: how many times the median the slowest thousandth waits."
+	if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "≥") }) {
+		note += " ≥: a transaction was still unanswered a while after the test's end (censored, a stalled connection): " +
+			"its wait so far joins the latencies as a lower bound, and a figure it reaches is one too."
+	}
+	w.block(note)
 	if len(notes) > 0 {
 		w.block("— not measured: " + strings.Join(notes, "; ") + ".")
 	}
@@ -61,7 +67,7 @@ func writeManyRR(v *view, w *writer, c results.Condition) {
 // not its methods: view is at its method cap, see module_test.go.)
 func manyRRRow(v *view, t, condition string, ss []results.Sample) []string {
 	row := []string{v.label(t), v.mark(rangeCell(values(ss), 0, v.fullRuns()), t, condition, instManyRR)}
-	ms := map[string]float64{}
+	ms, bound := map[string]float64{}, map[string]bool{}
 	for _, q := range manyRRQuantiles {
 		xs := metricValues(ss, q.key)
 		if len(xs) == 0 {
@@ -69,12 +75,13 @@ func manyRRRow(v *view, t, condition string, ss []results.Sample) []string {
 			continue
 		}
 		ms[q.key] = stats.Median(xs) / 1000
-		row = append(row, num(ms[q.key], 2))
+		bound[q.key] = results.MedianAtLeast(v.readings(ss, q.key, ""))
+		row = append(row, atLeastMark(bound[q.key])+num(ms[q.key], 2))
 	}
 	tail := dash
-	if p50, ok := ms["p50_us"]; ok && p50 > 0 {
+	if p50, ok := ms["p50_us"]; ok && p50 > 0 && !bound["p50_us"] {
 		if p999, ok := ms["p999_us"]; ok {
-			tail = num(p999/p50, 1) + "×"
+			tail = atLeastMark(bound["p999_us"]) + num(p999/p50, 1) + "×"
 		}
 	}
 	conn := dash

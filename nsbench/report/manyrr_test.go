@@ -63,3 +63,38 @@ func TestManyRRDistribution(t *testing.T) {
 		t.Errorf("a table without many_rr samples, or the note beside a measured Results table:\n%s", md)
 	}
 }
+
+// TestManyRRCensoredTail: a run with a stalled connection holds a
+// censored wait (its p99 and p99.9 lower bounds): the median of the runs
+// it reaches reads "≥", as rrul's does, the tail's multiple with it, and
+// the note says why; the p50 it lies above stays exact.
+func TestManyRRCensoredTail(t *testing.T) {
+	p := func(x float64) *float64 { return &x }
+	at := results.AtLeastKey
+	d := &results.Document{
+		SchemaVersion: results.SchemaVersion,
+		Env:           results.Env{Runs: 2, Harness: "twnsbench test"},
+		Instruments: []results.Instrument{{Name: instManyRR, Metrics: []results.Metric{
+			{Key: "value", Unit: "trans/s"},
+			{Key: "p50_us", Unit: "µs", CensoredBy: at("p50_us")}, {Key: "p90_us", Unit: "µs", CensoredBy: at("p90_us")},
+			{Key: "p99_us", Unit: "µs", CensoredBy: at("p99_us")}, {Key: "p999_us", Unit: "µs", CensoredBy: at("p999_us")}}}},
+		Transports: []results.Transport{{Name: "ssh", Label: "Pure SSH"}},
+		Conditions: []results.Condition{{Name: "lan", Label: "LAN"}},
+		Samples: []results.Sample{
+			{Transport: "ssh", Condition: "lan", Instrument: instManyRR, Run: 1, Value: 50000, P50Us: p(800), P99Us: p(5000),
+				Extra: map[string]float64{"p90_us": 1500, "p999_us": 9000, "per_conn_tps": 1000, "min_conn_tps": 500}},
+			{Transport: "ssh", Condition: "lan", Instrument: instManyRR, Run: 2, Value: 40000, P50Us: p(800), P99Us: p(1.2e6),
+				Extra: map[string]float64{"p90_us": 1500, "p999_us": 1.2e6, "per_conn_tps": 800, "min_conn_tps": 0,
+					"in_flight": 1, results.CensoredWaitMs: 1200, at("p99_us"): 1, at("p999_us"): 1}},
+		},
+	}
+	md := string(Markdown(d))
+	for _, want := range []string{
+		"| Pure SSH | 45000 (40000–50000) | 0.80 | 1.50 | ≥ 602.50 | ≥ 604.50 | ≥ 755.6× | 900 / 250 |",
+		"≥: a transaction was still unanswered a while after the test's end (censored",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q\n%s", want, md)
+		}
+	}
+}

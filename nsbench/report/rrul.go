@@ -119,7 +119,8 @@ func (v *view) writeRRUL(w *writer, c results.Condition) {
 	w.block("### Latency under load (RRUL) — " + mdText(label))
 	w.block("Latency probed alone, then under `iperf3 --bidir -P 4`; added latency = loaded p50 − idle p50, the median of the runs. " +
 		gradeNote + " " +
-		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, and a figure it reaches is one too.")
+		"≥: a probe was still unanswered when it stopped (censored): its wait joins the readings as a lower bound, and a figure it reaches is one too. " +
+		"A ping unanswered while a later one was answered is lost, not waiting (the path answers in order): it counts in the loss alone, never in the latency figures.")
 	for _, p := range []string{probeICMP, probeTCPRR} {
 		flows := byProbe[p]
 		if len(flows) == 0 {
@@ -171,16 +172,12 @@ func (v *view) rrulRow(label string, ss []results.Sample, prefix string) []strin
 		loaded = bound("loaded_p50_ms") + cell(prefix+"loaded_p50_ms", 2) + " / " + bound("loaded_p90_ms") + cell(prefix+"loaded_p90_ms", 2) +
 			" / " + bound("loaded_p99_ms") + cell(prefix+"loaded_p99_ms", 2)
 	}
-	var values []float64
-	for _, s := range ss {
-		if x, ok := s.Metric(prefix + "value"); ok {
-			values = append(values, x)
-		}
-	}
+	// The cell's n is checked against the runs its cell planned (--runs
+	// auto plans each cell's own), not the document's.
 	added, grade := dash, dash
-	if a := stats.Summarize(values); a.N > 0 {
-		added = bound("value") + rangeCell(values, 2, v.doc.Env.Runs)
-		grade = bufferbloatGrade(a.Median)
+	if rs := v.readings(ss, prefix+"value", ""); len(rs) > 0 {
+		added = boundRangeCell(rs, 2, v.doc.PlannedRuns(ss[0].Transport, ss[0].Condition, ss[0].Instrument))
+		grade = bufferbloatGrade(stats.Summarize(results.ValuesOf(rs)).Median)
 		if bound("value") != "" && grade != "F" {
 			grade += " or worse"
 		}
@@ -191,10 +188,14 @@ func (v *view) rrulRow(label string, ss []results.Sample, prefix string) []strin
 
 // unansweredCell sums the runs' unanswered probes of a flow (prefix: its
 // keys') against those sent in the test, with the longest censored wait;
-// a dash for documents from before the count.
+// a dash for documents from before the count. Where the samples count
+// their lost probes apart (probe_lost: unanswered while a later one was
+// answered), the cell says how many were lost and how many were still
+// waiting at the end (censored), for only those are in the latency
+// figures.
 func unansweredCell(ss []results.Sample, prefix string) string {
-	var sent, unanswered, wait float64
-	counted := false
+	var sent, unanswered, lost, wait float64
+	counted, split := false, false
 	for _, s := range ss {
 		u, ok := s.Extra[prefix+"probe_unanswered"]
 		if !ok {
@@ -204,11 +205,27 @@ func unansweredCell(ss []results.Sample, prefix string) string {
 		unanswered += u
 		sent += s.Extra[prefix+"probe_sent"]
 		wait = max(wait, s.Extra[prefix+results.CensoredWaitMs])
+		if l, ok := s.Extra[prefix+"probe_lost"]; ok {
+			lost, split = lost+l, true
+		}
 	}
 	if !counted {
 		return dash
 	}
 	out := fmt.Sprintf("%.0f of %.0f", unanswered, sent)
+	if split {
+		var parts []string
+		if lost > 0 {
+			parts = append(parts, fmt.Sprintf("%.0f lost (%s %%)", lost, num(100*lost/sent, 1)))
+		}
+		if waiting := unanswered - lost; waiting > 0 {
+			parts = append(parts, fmt.Sprintf("%.0f still waiting at the end, censored: waited %s s", waiting, num(wait/1000, 1)))
+		}
+		if len(parts) > 0 {
+			out += ": " + strings.Join(parts, "; ")
+		}
+		return out
+	}
 	if sent > 0 && unanswered > 0 {
 		out += fmt.Sprintf(" (%s %%)", num(100*unanswered/sent, 1))
 	}

@@ -46,7 +46,7 @@ func TestRRULSection(t *testing.T) {
 		"| Transport (probe: ICMP) | Idle p50 (ms) | Loaded p50 / p90 / p99 (ms) | Unanswered under load | Added latency (ms) | Grade (DSLReports' thresholds) |",
 		"| Pure SSH | 30.10 | 33.60 / 40.50 / 53.50 | 2 of 200 (1.0 %) | 3.50 (3.00–4.00) | A+ | 0.10 / 0.10 |",
 		"| Transport (probe: TCP_RR) |",
-		"| SSH over tw | 31.00 | ≥ 6290.50 / ≥ 6350.00 / ≥ 6650.00 | 1 of 41 (2.4 %), censored: waited 12.4 s | ≥ 6259.50 (150.00–12369.00) | F | 0.03 / 0.03 |",
+		"| SSH over tw | 31.00 | ≥ 6290.50 / ≥ 6350.00 / ≥ 6650.00 | 1 of 41 (2.4 %), censored: waited 12.4 s | ≥ 6259.50 (150.00–≥ 12369.00) | F | 0.03 / 0.03 |",
 		"probe: TCP_RR — latency by netperf TCP_RR",
 	} {
 		if !strings.Contains(md, want) {
@@ -151,5 +151,75 @@ func TestRRULRowBoundsPerFigure(t *testing.T) {
 	md := string(Markdown(d))
 	if want := "| Pure SSH | 30.00 | 33.50 / 40.50 / ≥ 980.00 | 1 of 200 (0.5 %), censored: waited 2.0 s | 3.50 (3.00–4.00) | A+ |"; !strings.Contains(md, want) {
 		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+}
+
+// TestRRULLostApartFromWaiting: where the samples count lost pings apart
+// (probe_lost), the unanswered cell says how many were lost and how many
+// were still waiting at the end (censored): only those are in the latency
+// figures, so a lossy path's p99 stays exact.
+func TestRRULLostApartFromWaiting(t *testing.T) {
+	const icmp = "latency by ICMP echo every 100 ms (ping -i 0.1), each probe's round trip"
+	s := func(run int, extra map[string]float64) results.Sample {
+		return results.Sample{Transport: "ssh", Condition: "wan", Instrument: "rrul", Run: run, Value: 3, Unit: "ms", Method: icmp, Extra: extra}
+	}
+	d := &results.Document{SchemaVersion: results.SchemaVersion, Env: results.Env{Runs: 2},
+		Instruments: []results.Instrument{{Name: "rrul", Metrics: []results.Metric{{Key: "value", Unit: "ms"}}}},
+		Transports:  []results.Transport{{Name: "ssh", Label: "Pure SSH"}},
+		Conditions:  []results.Condition{{Name: "wan", Label: "WAN"}},
+		Samples: []results.Sample{
+			s(1, map[string]float64{"idle_p50_ms": 30, "loaded_p50_ms": 33, "loaded_p90_ms": 40, "loaded_p99_ms": 50,
+				"probe_sent": 100, "probe_unanswered": 2, "probe_lost": 2, "probe_loss_pct": 2}),
+			s(2, map[string]float64{"idle_p50_ms": 30, "loaded_p50_ms": 33, "loaded_p90_ms": 40, "loaded_p99_ms": 50,
+				"probe_sent": 100, "probe_unanswered": 1, "probe_lost": 0, "probe_loss_pct": 0, "censored_wait_ms": 2000}),
+		}}
+	md := string(Markdown(d))
+	if want := "| 3 of 200: 2 lost (1.0 %); 1 still waiting at the end, censored: waited 2.0 s |"; !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+	if !strings.Contains(md, "A ping unanswered while a later one was answered is lost") {
+		t.Error("the section does not say what is lost and what is censored")
+	}
+}
+
+// TestRRULRangeBoundsAndPlannedRuns: under --runs auto each cell's n is
+// checked against the runs that cell planned, not the pilot's Env.Runs:
+// a censored pilot planned --max-runs (4) for both transports; ssh ran
+// all 4 (no n=), tw 3 (n=3 in the table and on its bar). And "≥" marks
+// each figure that is a lower bound, not the whole "median (min–max)":
+// the median and the max a censored reading reaches, the exact min bare.
+func TestRRULRangeBoundsAndPlannedRuns(t *testing.T) {
+	const tcprr = "latency by netperf TCP_RR with interim results every 100 ms (-D -0.1), each interval's mean round trip"
+	at := results.AtLeastKey("loaded_p50_ms")
+	s := func(tr string, run int, value float64, censored bool) results.Sample {
+		x := map[string]float64{"idle_p50_ms": 30, "loaded_p50_ms": 30 + value, "probe_sent": 100, "probe_unanswered": 0}
+		if censored {
+			x[at], x["probe_unanswered"], x[results.CensoredWaitMs] = 1, 1, 30+value
+		}
+		return results.Sample{Transport: tr, Condition: "wan", Instrument: "rrul", Run: run, Value: value, Unit: "ms", Method: tcprr, Extra: x}
+	}
+	d := &results.Document{SchemaVersion: results.SchemaVersion,
+		Env: results.Env{Runs: 2, RunsAuto: &results.RunsAuto{MaxRuns: 4, Precision: 0.05}},
+		Instruments: []results.Instrument{{Name: "rrul", Metrics: []results.Metric{
+			{Key: "value", Unit: "ms", CensoredBy: at, Difference: true}, {Key: "loaded_p50_ms", Unit: "ms", CensoredBy: at}}}},
+		Transports: []results.Transport{{Name: "ssh", Label: "Pure SSH"}, {Name: "tw", Label: "tw"}},
+		Conditions: []results.Condition{{Name: "wan", Label: "WAN"}},
+		Samples: []results.Sample{
+			s("ssh", 1, 100, true), s("ssh", 2, 10, false), s("ssh", 3, 12, false), s("ssh", 4, 14, false),
+			s("tw", 1, 20, false), s("tw", 2, 5, true), s("tw", 3, 30, false),
+		}}
+	md := string(Markdown(d))
+	for _, want := range []string{
+		"| 13.00 (10.00–≥ 100.00) |",        // ssh: 4 of 4 planned; the censored 100 above the median leaves it exact
+		"| ≥ 20.00 (≥ 5.00–≥ 30.00; n=3) |", // tw: 3 of 4; the censored 5 is the min, below the median
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	panels := panelsByID(parseSVG(t, MetricsChart(d, Light)))
+	texts := strings.Join(panels["panel-wan-rrul-value"].texts(), "|")
+	if !strings.Contains(texts, "≥ 20.0 (n=3)") || strings.Contains(texts, "13.0 (n=") {
+		t.Errorf("bar labels %q: want tw's n=3 of 4 planned, none on ssh's 4", texts)
 	}
 }

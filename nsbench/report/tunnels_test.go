@@ -132,3 +132,28 @@ func TestOrderRow(t *testing.T) {
 		t.Errorf("the Order row does not say the order rotates:\n%s", md)
 	}
 }
+
+// TestRelativeWhiskersSpanBothRows: a bar relative to the plain row
+// divides by a measurement too, so its whisker spans both rows' spreads
+// (the row's low end over plain's high end, its high over plain's low),
+// not the row's spread over plain's median alone. Plain 6–8 Gbit/s
+// (median 7), OpenVPN 0.15–0.2 (median 0.175): 0.025×, whisker
+// 0.15/8–0.2/6 = 0.019–0.033 (over the median alone: 0.021–0.029); the
+// plain row's own bar, 1×, spans 6/8–8/6.
+func TestRelativeWhiskersSpanBothRows(t *testing.T) {
+	svg := string(Chart(tunnelDoc(), Light))
+	i := strings.Index(svg, `id="panel-lan-iperf3-1-relative"`)
+	if i < 0 {
+		t.Fatal("no relative panel")
+	}
+	texts := svg[i:]
+	for _, want := range []string{
+		"SSH over OpenVPN (TLS, AES-256-GCM): 0.025; min–max 0.019–0.033; n=2",
+		"Pure SSH: 1.000; min–max 0.750–1.333; n=2",
+		"whisker spans both rows",
+	} {
+		if !strings.Contains(texts, want) {
+			t.Errorf("relative panel lacks %q", want)
+		}
+	}
+}
