@@ -33,7 +33,9 @@ type ProcID struct {
 
 // TicksSince is the CPU of other programs from prev to t: the change of
 // Ticks less the CPU of the run's orphans that were reaped meanwhile,
-// whose whole history their counted reaper's cutime took in.
+// whose whole history their counted reaper's cutime took in. What such an
+// orphan ran after prev is not known once it is reaped, and stays in:
+// an exiting sshd session's last tick or so.
 func (t TaskCPU) TicksSince(prev TaskCPU) int64 {
 	d := int64(t.Ticks - prev.Ticks)
 	for id, ticks := range prev.RunOrphans {
