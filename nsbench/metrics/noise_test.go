@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -169,6 +170,52 @@ func TestReadTaskCPU(t *testing.T) {
 	}
 	if _, err := ReadTaskCPU(filepath.Join(dir, "missing"), self, run); err == nil {
 		t.Error("a missing /proc: want an error")
+	}
+}
+
+// A walk of /proc during which a listed process vanished before it was
+// read (reaped meanwhile: its CPU may be counted nowhere, or twice at the
+// next reading) is made again, and a walk without one kept; when every
+// walk meets one, the one with the fewest. A process listed but gone is
+// counted as vanished.
+func TestReadTaskCPUWalksAgainAfterAReap(t *testing.T) {
+	type walk struct {
+		ticks    uint64
+		vanished int
+	}
+	run := func(walks []walk) (TaskCPU, int) {
+		calls := 0
+		got, err := settledWalk(func() (TaskCPU, int, error) {
+			w := walks[calls]
+			calls++
+			return TaskCPU{Ticks: w.ticks}, w.vanished, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, calls
+	}
+	// A compiler with 1 CPU-s (100 ticks) reaped mid-walk: missing from
+	// the first two walks' sums.
+	if got, calls := run([]walk{{500, 1}, {510, 2}, {612, 0}, {700, 0}, {800, 0}}); got.Ticks != 612 || calls != 3 {
+		t.Errorf("kept %d ticks after %d walks, want the third walk's 612, the first without a reap", got.Ticks, calls)
+	}
+	if got, calls := run([]walk{{1, 3}, {2, 1}, {3, 2}, {4, 1}, {5, 2}}); got.Ticks != 4 || calls != maxWalks {
+		t.Errorf("kept %d ticks after %d walks, want 4 after %d: the last of the fewest vanished", got.Ticks, calls, maxWalks)
+	}
+	boom := errors.New("boom")
+	if _, err := settledWalk(func() (TaskCPU, int, error) { return TaskCPU{}, 0, boom }); !errors.Is(err, boom) {
+		t.Errorf("err %v, want the walk's %v", err, boom)
+	}
+
+	dir := t.TempDir()
+	writeProc(t, dir, map[int]fakeProc{1: {0, 0x400100, 3, 2, 4, 3, "/init.scope"}})
+	if err := os.Mkdir(filepath.Join(dir, "77"), 0o755); err != nil { // listed, its files gone
+		t.Fatal(err)
+	}
+	got, vanished, err := walkTasks(dir, 100, "/twnsb-3fa9c1")
+	if err != nil || got.Ticks != 12 || vanished != 1 {
+		t.Errorf("walk: %d ticks, %d vanished, %v; want 12 and 1", got.Ticks, vanished, err)
 	}
 }
 
