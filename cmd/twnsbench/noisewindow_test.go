@@ -36,14 +36,16 @@ import (
 //     process and the kernel threads. Besides what the figure counts it
 //     holds interrupts taken on an idle CPU, processes of other PID
 //     namespaces and whatever ended meanwhile, so the figure is at most
-//     this.
+//     this, give or take the steal (the kernel takes the hypervisor's
+//     steal out of a task's runtime only in part).
 //
 // Each bound carries a tolerance from the readings' resolution: /proc
 // prints a process's utime and stime in whole 10 ms ticks, each rounded
 // down, so a process's CPU over a window is off by less than 2 ticks in
 // each reading of it, the figure's and the test's (roundingTicks);
-// /proc/stat's idle, iowait and steal by less than a tick each; and the
-// test reads moments after the harness, so the CPUs online × that gap.
+// /proc/stat's idle, iowait and steal by less than a tick each; the test
+// reads moments after the harness, so the CPUs online × that gap; and its
+// own reading of the host, the run and itself takes time too.
 
 // procKey tells a process from a later one with its PID.
 type procKey struct {
@@ -56,14 +58,17 @@ type procKey struct {
 type edgeReading struct {
 	runCgroup string
 	snap      metrics.Snapshot
-	statAt    time.Time // /proc/stat, the run's cgroups and this process read: the middle
-	procsEnd  time.Time // the walk of /proc ended
-	bootTicks uint64    // CLOCK_BOOTTIME in ticks before the walk: later-born processes start after it
-	cores     int       // cpuN lines of /proc/stat
-	idle      uint64    // idle + iowait + steal, ticks
-	runUsec   uint64    // usage_usec of the run's cgroup and its scopes
-	selfSec   float64   // this process's own CPU (the harness's)
-	others    map[procKey]uint64
+	statAt    time.Time          // /proc/stat, the run's cgroups and this process read: the middle
+	statTook  time.Duration      // and how long that took
+	procsEnd  time.Time          // the walk of /proc ended
+	bootTicks uint64             // CLOCK_BOOTTIME in ticks before the walk: later-born processes start after it
+	cores     int                // cpuN lines of /proc/stat
+	idle      uint64             // idle + iowait, ticks
+	steal     uint64             // steal, ticks
+	runUsec   uint64             // usage_usec of the run's cgroup and its scopes
+	selfSec   float64            // this process's own CPU (the harness's)
+	others    map[procKey]uint64 // utime+stime
+	reaped    map[procKey]uint64 // cutime+cstime of the same processes
 	kthreads  map[procKey]uint64
 	hog       uint64 // utime+stime of the watched process
 	hogAlive  bool
@@ -106,24 +111,38 @@ func (w *windowWatch) observe(runCgroup string, s metrics.Snapshot) {
 }
 
 func (w *windowWatch) read(runCgroup string) (edgeReading, error) {
-	e := edgeReading{runCgroup: runCgroup, others: map[procKey]uint64{}, kthreads: map[procKey]uint64{}}
-	begin := time.Now()
-	stat, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return e, err
+	e := edgeReading{runCgroup: runCgroup, others: map[procKey]uint64{}, reaped: map[procKey]uint64{}, kthreads: map[procKey]uint64{}}
+	// The host's, the run's and this process's CPU are set against each
+	// other: read them close together, again when preempted meanwhile
+	// (the narrowest of a few kept), and count the time taken in the
+	// tolerance.
+	for range 5 {
+		r := e
+		begin := time.Now()
+		stat, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return e, err
+		}
+		if r.idle, r.steal, r.cores, err = parseIdle(stat); err != nil {
+			return e, err
+		}
+		if r.runUsec, err = w.runUsage(runCgroup); err != nil {
+			return e, err
+		}
+		var ru unix.Rusage
+		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+			return e, err
+		}
+		r.selfSec = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+		r.statTook = time.Since(begin)
+		r.statAt = begin.Add(r.statTook / 2)
+		if e.statAt.IsZero() || r.statTook < e.statTook {
+			e = r
+		}
+		if e.statTook <= time.Millisecond {
+			break
+		}
 	}
-	if e.idle, e.cores, err = parseIdle(stat); err != nil {
-		return e, err
-	}
-	if e.runUsec, err = w.runUsage(runCgroup); err != nil {
-		return e, err
-	}
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return e, err
-	}
-	e.selfSec = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-	e.statAt = begin.Add(time.Since(begin) / 2)
 
 	var boot unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot); err != nil {
@@ -144,7 +163,7 @@ func (w *windowWatch) read(runCgroup string) (edgeReading, error) {
 		if err != nil {
 			continue // ended meanwhile
 		}
-		cpu, start, kthread, ok := parseProcStat(b)
+		cpu, reaped, start, kthread, ok := parseProcStat(b)
 		if !ok {
 			return e, fmt.Errorf("%s/stat: cannot read %q", dir, b)
 		}
@@ -161,7 +180,7 @@ func (w *windowWatch) read(runCgroup string) (edgeReading, error) {
 			continue
 		}
 		if !inRunCgroup(cg, runCgroup) {
-			e.others[k] = cpu
+			e.others[k], e.reaped[k] = cpu, reaped
 		}
 	}
 	e.procsEnd = time.Now()
@@ -191,41 +210,41 @@ func (w *windowWatch) runUsage(runCgroup string) (uint64, error) {
 	return sum, nil
 }
 
-// parseIdle reads idle+iowait+steal of /proc/stat's "cpu" line and counts
-// the cpuN lines (the CPUs online).
-func parseIdle(stat []byte) (idle uint64, cores int, err error) {
+// parseIdle reads idle+iowait and steal of /proc/stat's "cpu" line and
+// counts the cpuN lines (the CPUs online).
+func parseIdle(stat []byte) (idle, steal uint64, cores int, err error) {
 	for line := range strings.SplitSeq(string(stat), "\n") {
 		f := strings.Fields(line)
 		switch {
 		case len(f) > 8 && f[0] == "cpu":
-			for _, i := range []int{4, 5, 8} { // idle, iowait, steal
-				v, err := strconv.ParseUint(f[i], 10, 64)
-				if err != nil {
-					return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+			var v [3]uint64
+			for j, i := range []int{4, 5, 8} { // idle, iowait, steal
+				if v[j], err = strconv.ParseUint(f[i], 10, 64); err != nil {
+					return 0, 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
 				}
-				idle += v
 			}
+			idle, steal = v[0]+v[1], v[2]
 		case len(f) > 0 && strings.HasPrefix(f[0], "cpu"):
 			cores++
 		}
 	}
 	if cores == 0 {
-		return 0, 0, errors.New("/proc/stat: no cpuN lines")
+		return 0, 0, 0, errors.New("/proc/stat: no cpuN lines")
 	}
-	return idle, cores, nil
+	return idle, steal, cores, nil
 }
 
-// parseProcStat reads utime+stime (fields 14, 15), the start time (22)
-// and whether PF_KTHREAD is in the flags (9); fields count from the last
-// ')' (the command may hold any).
-func parseProcStat(b []byte) (cpu, start uint64, kthread, ok bool) {
+// parseProcStat reads utime+stime (fields 14, 15), cutime+cstime (16,
+// 17), the start time (22) and whether PF_KTHREAD is in the flags (9);
+// fields count from the last ')' (the command may hold any).
+func parseProcStat(b []byte) (cpu, reaped, start uint64, kthread, ok bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false, false
+		return 0, 0, 0, false, false
 	}
 	f := bytes.Fields(b[i+1:])
 	if len(f) < 20 {
-		return 0, 0, false, false
+		return 0, 0, 0, false, false
 	}
 	field := func(k int) uint64 {
 		v, err := strconv.ParseUint(string(f[k-3]), 10, 64)
@@ -236,8 +255,8 @@ func parseProcStat(b []byte) (cpu, start uint64, kthread, ok bool) {
 	}
 	ok = true
 	flags := field(9)
-	cpu, start = field(14)+field(15), field(22)
-	return cpu, start, flags&0x00200000 != 0, ok
+	cpu, reaped, start = field(14)+field(15), field(16)+field(17), field(22)
+	return cpu, reaped, start, flags&0x00200000 != 0, ok
 }
 
 // inRunCgroup says whether /proc/PID/cgroup puts the process in the run's
@@ -256,17 +275,19 @@ func inRunCgroup(file []byte, run string) bool {
 type windowCheck struct {
 	figure, lower, upper float64
 	tolLower, tolUpper   float64
+	steal                float64 // the hypervisor's, in the upper tolerance
 	hog                  float64 // the watched process's CPU; -1 when not watched or not alive at both edges
 	capacity             float64 // the figure's window × its CPUs: 100 % of the host
-	moved                int     // processes, kernel threads among them, whose CPU moved
+	moved                int     // processes whose counters moved, ended ones and kernel threads among them
 }
 
 func (c windowCheck) pct(sec float64) float64 { return 100 * sec / c.capacity }
 
-// String is "background 12.3 % (lower 11.0 − 1.2, upper 14.0 + 1.5)".
+// String is "background 12.3 % (lower 11.0 − 1.2, upper 14.0 + 1.5 of
+// which steal 0.2; 9 processes ran)".
 func (c windowCheck) String() string {
-	s := fmt.Sprintf("background %.1f %% (lower %.1f − %.1f, upper %.1f + %.1f; %d processes ran)",
-		c.pct(c.figure), c.pct(c.lower), c.pct(c.tolLower), c.pct(c.upper), c.pct(c.tolUpper), c.moved)
+	s := fmt.Sprintf("background %.1f %% (lower %.1f − %.1f, upper %.1f + %.1f of which steal %.1f; %d processes ran)",
+		c.pct(c.figure), c.pct(c.lower), c.pct(c.tolLower), c.pct(c.upper), c.pct(c.tolUpper), c.pct(c.steal), c.moved)
 	if c.hog >= 0 {
 		s += fmt.Sprintf(", hog %.1f %%", c.pct(c.hog))
 	}
@@ -322,6 +343,19 @@ func compareWindow(n *metrics.Noise, e0, e1 edgeReading) windowCheck {
 			others++
 		}
 	}
+	// The figure also reads what ended meanwhile (gone, or in their
+	// reapers' cutime): each a rounding more.
+	counted := others
+	for k := range e0.others {
+		if _, alive := e1.others[k]; !alive {
+			counted++
+		}
+	}
+	for k, now := range e1.reaped {
+		if before, ok := e0.reaped[k]; ok && now != before {
+			counted++
+		}
+	}
 	kthreadSec, kthreads := 0.0, 0
 	for k, now := range e1.kthreads {
 		if before, ok := e0.kthreads[k]; ok && now != before {
@@ -329,9 +363,10 @@ func compareWindow(n *metrics.Noise, e0, e1 edgeReading) windowCheck {
 			kthreads++
 		}
 	}
-	c.moved = others + kthreads
+	c.moved = counted + kthreads
 	wall := e1.statAt.Sub(e0.statAt).Seconds()
-	busy := wall*float64(e1.cores) - float64(e1.idle-e0.idle)*tick
+	steal := float64(e1.steal-e0.steal) * tick
+	busy := wall*float64(e1.cores) - float64(e1.idle-e0.idle)*tick - steal
 	c.upper = busy - float64(e1.runUsec-e0.runUsec)/1e6 - (e1.selfSec - e0.selfSec) - kthreadSec
 	if e0.hogAlive && e1.hogAlive {
 		c.hog = float64(e1.hog-e0.hog) * tick
@@ -340,8 +375,17 @@ func compareWindow(n *metrics.Noise, e0, e1 edgeReading) windowCheck {
 	// (its At); any process may run meanwhile, on every CPU.
 	gapEnd := e1.procsEnd.Sub(e1.snap.At).Seconds() * float64(e1.cores)
 	gapStart := e0.statAt.Sub(e0.snap.At).Seconds() * float64(e0.cores)
+	// Within the test's own reading of the host, the run and itself, the
+	// time it took: half of it on the wall time, all of it between the
+	// counters, at each edge.
+	skew := 1.5 * (e0.statTook + e1.statTook).Seconds() * float64(e1.cores)
 	c.tolLower = gapEnd + roundingTicks(others, 2)*tick
-	c.tolUpper = gapStart + roundingTicks(others+kthreads, 1)*tick + 3*tick
+	// The hypervisor's steal is not the host's work, but the kernel
+	// takes it out of a task's runtime only in part: on this project's
+	// VMs, with steal at 15-40 % of the CPUs, the tasks' CPU summed from
+	// /proc exceeded busy time less steal by up to a fifth of the steal.
+	c.steal = steal
+	c.tolUpper = gapStart + skew + roundingTicks(counted+kthreads, 1)*tick + 3*tick + steal
 	return c
 }
 
