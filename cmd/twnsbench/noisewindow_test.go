@@ -382,8 +382,9 @@ func compareWindow(n *metrics.Noise, e0, e1 edgeReading) windowCheck {
 	c.tolLower = gapEnd + roundingTicks(others, 2)*tick
 	// The hypervisor's steal is not the host's work, but the kernel
 	// takes it out of a task's runtime only in part: on this project's
-	// VMs, with steal at 15-40 % of the CPUs, the tasks' CPU summed from
-	// /proc exceeded busy time less steal by up to a fifth of the steal.
+	// VMs, with steal at 7-41 % of the CPUs over 2-3 s, the tasks' CPU
+	// summed from /proc exceeded busy time less steal by up to a fifth
+	// of the steal.
 	c.steal = steal
 	c.tolUpper = gapStart + skew + roundingTicks(counted+kthreads, 1)*tick + 3*tick + steal
 	return c
@@ -392,12 +393,12 @@ func compareWindow(n *metrics.Noise, e0, e1 edgeReading) windowCheck {
 // roundingTicks bounds, in ticks, the rounding error of the CPU that n
 // processes ran over a window, summed from /proc by `readings` readers
 // (the figure, the test) each reading both edges. /proc rounds a
-// process's utime and stime down to whole ticks, so its CPU over a window
-// is off by under 2 ticks in each reader's sum: 2·n·readings at worst. The errors are independent and
-// near uniform (a reading's error is the sum of two fractions of a tick,
-// variance 1/6, a difference of two readings 1/3), so their sum lies within
-// 5σ = 5·sqrt(n·readings/3) ticks but about once in 2 million: the
-// smaller of the two.
+// process's utime and stime down to whole ticks, so its CPU over a
+// window is off by under 2 ticks in each reader's sum: 2·n·readings at
+// worst. The errors are independent and near uniform (a reading's error
+// is the sum of two fractions of a tick, variance 1/6; a difference of
+// two readings, 1/3), so their sum lies within 5σ = 5·sqrt(n·readings/3)
+// ticks but about once in 2 million: the smaller of the two.
 func roundingTicks(n, readings int) float64 {
 	return min(2*float64(n*readings), 5*math.Sqrt(float64(n*readings)/3))
 }
