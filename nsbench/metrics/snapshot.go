@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -197,5 +198,21 @@ func (sm *Sampler) Snapshot() (Snapshot, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
+	if f := observer.Load(); f != nil && sm.Run != nil {
+		(*f)(sm.RunCgroup, s)
+	}
 	return s, nil
+}
+
+var observer atomic.Pointer[func(runCgroup string, s Snapshot)]
+
+// Observe has f called with every Snapshot that reads a run's cgroup (an
+// edge of a sample's Noise window) and that cgroup's name, right after the
+// Snapshot is read and on its goroutine, until stop is called. It lets a
+// test read its own meters at the same edges and check the Noise against
+// them: the Noise is an estimate, and only a reading of the same window
+// tells a wrong one from a busy host.
+func Observe(f func(runCgroup string, s Snapshot)) (stop func()) {
+	observer.Store(&f)
+	return func() { observer.Store(nil) }
 }

@@ -110,3 +110,35 @@ func TestSamplerErrors(t *testing.T) {
 		t.Errorf("snapshot on error = %+v, want zero", s)
 	}
 }
+
+// An observer sees each Snapshot that reads a run's cgroup, as it was
+// returned and with the cgroup's name; not those without the run (nor a
+// failed one), and nothing once stopped.
+func TestObserveSeesTheRunsSnapshots(t *testing.T) {
+	type seen struct {
+		cgroup string
+		s      Snapshot
+	}
+	var got []seen
+	stop := Observe(func(cg string, s Snapshot) { got = append(got, seen{cg, s}) })
+	usage := uint64(0)
+	run := &Sampler{Run: func() (uint64, error) { usage += 7; return usage, nil }, RunCgroup: "/twnsbench-no-such-run"}
+	a, err := run.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Sampler{}).Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	failing := &Sampler{Run: func() (uint64, error) { return 0, errors.New("cgroup gone") }, RunCgroup: "/twnsbench-no-such-run"}
+	if _, err := failing.Snapshot(); err == nil {
+		t.Fatal("a failed read of the run's cgroup: want an error")
+	}
+	stop()
+	if _, err := run.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].cgroup != "/twnsbench-no-such-run" || got[0].s.RunUsageUsec != a.RunUsageUsec || !got[0].s.At.Equal(a.At) {
+		t.Errorf("observed %+v, want the run's first snapshot only (%d usec at %v)", got, a.RunUsageUsec, a.At)
+	}
+}
