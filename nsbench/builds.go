@@ -35,6 +35,11 @@ var BuildsDefaults = Builds{MinEffect: 0.05, MaxRounds: 20}
 // across cells).
 const verdictAlpha = 0.05
 
+// minDifferenceMs is the smallest change of a difference in ms (rrul's
+// latency increase) a verdict calls slower or faster, whatever A's level:
+// the resolution --runs auto asks of it too (AutoRuns.PrecisionMs).
+const minDifferenceMs = 1
+
 // BuildsOrder names the order of the two builds in each round.
 const BuildsOrder = "ABBA"
 
@@ -175,7 +180,8 @@ func buildPairs(rows []string) []buildPair {
 
 // pairCells extracts, for each build pair, every cell of a metric with a
 // better direction: the pairs are the rounds in which both A and B have
-// a sample, each reading flagged when it is censored (a lower bound).
+// a sample, each reading flagged when it is censored (a lower bound). A
+// difference (results.Metric.Difference) is decided on B − A.
 func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 	type key struct{ row, cond, in string }
 	byRun := map[key]map[int]results.Sample{}
@@ -202,6 +208,12 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 					continue
 				}
 				c := verdict.Cell{Transport: p.transport, Condition: k.cond, Instrument: k.in, Metric: m.Key, Unit: m.Unit, Better: m.Better}
+				if m.Difference {
+					c.Scale = verdict.ScaleDifference
+					if m.Unit == "ms" {
+						c.MinDifference = minDifferenceMs
+					}
+				}
 				for _, run := range sortedRuns(as) {
 					ra, okA := as[run].Reading(m)
 					rb, okB := bs[run].Reading(m)
@@ -266,8 +278,9 @@ func decideBuilds(doc *results.Document, b Builds) *results.Verdicts {
 		}
 		v.Cells = append(v.Cells, results.Verdict{
 			VerdictCell: c,
-			Estimate:    results.Estimate{Ratio: finite(r.Ratio), Lo: finite(r.Lo), Hi: finite(r.Hi), P: finite(r.P), Q: finite(r.Q), MDE: finite(r.MDE)},
-			Pairs:       r.N, Censored: r.Censored, Verdict: string(r.Verdict), Reason: r.Reason,
+			Estimate: results.Estimate{Scale: string(r.Scale), Ratio: finite(r.Ratio), Lo: finite(r.Lo), Hi: finite(r.Hi),
+				Delta: finite(r.Delta), DeltaLo: finite(r.DeltaLo), DeltaHi: finite(r.DeltaHi), P: finite(r.P), Q: finite(r.Q), MDE: finite(r.MDE)},
+			Pairs: r.N, Censored: r.Censored, Bounded: r.Bounded, Verdict: string(r.Verdict), Reason: r.Reason,
 			Counts: failOn.selects(c.Condition, c.Instrument, c.Metric),
 		})
 	}

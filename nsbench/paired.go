@@ -15,8 +15,8 @@ import (
 // its path up, warms up, takes its sample of every instrument and closes
 // it: a pair is one round's A and B samples of a cell, taken minutes
 // apart at most, and what drifts over the block falls on A first as often
-// as on B. After the planned rounds (--runs), the verdict decides; while
-// it asks for more (verdict.Plan), more rounds follow, up to
+// as on B. After the planned rounds (pairedRounds), the verdict decides;
+// while it asks for more (verdict.Plan), more rounds follow, up to
 // --max-rounds.
 type pairing struct {
 	c   *cellLoop
@@ -44,7 +44,14 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 		}
 	}()
 	gone := map[*row]bool{} // builds given up under this condition
-	rounds := c.plan.Runs
+	defer func() {
+		for _, rw := range b.rows {
+			for _, in := range c.instruments {
+				c.progress.settle(rw.t.Name(), cond.Name, in.Name())
+			}
+		}
+	}()
+	rounds := pairedRounds(c.plan.Options)
 	for run := 1; run <= rounds; run++ {
 		for _, rw := range runOrder(b.rows, run) {
 			if gone[rw] {
@@ -114,6 +121,14 @@ func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 		}
 	}
 	return c.rec.save()
+}
+
+// pairedRounds is how many rounds two builds measure before the
+// verdict's first look: --runs, but at least verdict.FirstLook (no cell
+// can be called before), at most --max-rounds. The progress plans them
+// from the start, so the estimate does not jump at the first look.
+func pairedRounds(o Options) int {
+	return min(max(o.Runs, verdict.FirstLook), o.Builds.MaxRounds)
 }
 
 // planRounds is the verdict's rule for more rounds (a test's fake may

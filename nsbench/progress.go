@@ -12,6 +12,10 @@ type cellKey struct{ transport, cond, inst string }
 type progressBlock struct {
 	cond       string
 	transports []string
+	// paired marks the two builds of a transport: they measure
+	// progressPlan.pairedRuns rounds before the verdict's first look, and
+	// the verdict may ask for more up to the cap (progress.settle).
+	paired bool
 }
 
 // progressPlan is what the estimate starts from: the schedule and what
@@ -19,6 +23,7 @@ type progressBlock struct {
 type progressPlan struct {
 	runs        int // per cell; under --runs auto, the pilot
 	maxRuns     int // under --runs auto, the most per cell; 0 otherwise
+	pairedRuns  int // per cell of a paired block: the rounds before the verdict's first look (pairedRounds)
 	instruments []string
 	sized       map[string]bool    // instruments whose time scales with the payload
 	payload     map[string]int64   // condition → the bytes a payload-sized instrument copies
@@ -60,6 +65,9 @@ type runPlans struct {
 	maxRuns int // 0 without --runs auto
 	planned map[cellKey]int
 	fixed   map[cellKey]bool // under --runs auto: the pilot fixed it, or the cell will not run
+	// open are a paired block's cells whose verdict may still ask for
+	// more rounds: their plan is the least the run measures, a guess.
+	open map[cellKey]bool
 }
 
 func newProgress(plan progressPlan, status func(Status)) *progress {
@@ -67,17 +75,22 @@ func newProgress(plan progressPlan, status func(Status)) *progress {
 		status = func(Status) {}
 	}
 	p := &progress{
-		plans: runPlans{pilot: plan.runs, maxRuns: plan.maxRuns, planned: map[cellKey]int{}, fixed: map[cellKey]bool{}},
+		plans: runPlans{pilot: plan.runs, maxRuns: plan.maxRuns, planned: map[cellKey]int{}, fixed: map[cellKey]bool{}, open: map[cellKey]bool{}},
 		cells: cellTimes{payload: plan.payload, sized: plan.sized, copyRate: plan.copyRate,
 			spent: map[cellKey]time.Duration{}, count: map[cellKey]int{}},
 		blocks: newBlockTimes(plan.blocks),
 		left:   map[cellKey]int{}, status: status, now: time.Now, tail: plan.tail}
 	for _, b := range plan.blocks {
+		runs := plan.runs
+		if b.paired {
+			runs = max(plan.runs, plan.pairedRuns)
+		}
 		for _, t := range b.transports {
 			for _, in := range plan.instruments {
 				k := cellKey{t, b.cond, in}
-				p.left[k] += plan.runs
-				p.plans.planned[k] += plan.runs
+				p.left[k] += runs
+				p.plans.planned[k] += runs
+				p.plans.open[k] = p.plans.open[k] || b.paired
 			}
 		}
 	}
@@ -118,6 +131,12 @@ func (p *progress) more(transport, cond, inst string, n int) {
 	p.plans.planned[k] += n
 }
 
+// settle says a paired block's cell will measure no more rounds than
+// planned: its verdict stopped, or the block ended.
+func (p *progress) settle(transport, cond, inst string) {
+	delete(p.plans.open, cellKey{transport, cond, inst})
+}
+
 // drop removes n planned samples of a cell that will not run.
 func (p *progress) drop(transport, cond, inst string, n int) {
 	k := cellKey{transport, cond, inst}
@@ -149,8 +168,8 @@ func (p *progress) notApplicable(transport, inst string) {
 // the blocks not yet under way, the closing of those not yet closed and
 // the run's tail.
 // guess is true when any part of it was not measured for its own cell or
-// condition, or rests on a pilot not yet over. 0 when nothing has been
-// measured.
+// condition, or rests on a pilot not yet over or a verdict that may still
+// ask for more rounds. 0 when nothing has been measured.
 func (p *progress) eta() (eta time.Duration, guess bool) {
 	if p.done == 0 {
 		return 0, true
@@ -163,7 +182,7 @@ func (p *progress) eta() (eta time.Duration, guess bool) {
 		}
 		d, own := p.cells.sampleTime(k)
 		eta += time.Duration(l+more) * (d + gap)
-		guess = guess || !own || forecast
+		guess = guess || !own || forecast || p.plans.open[k]
 	}
 	d, own := p.blocks.ahead(p.now())
 	return eta + d + p.tail, guess || !own

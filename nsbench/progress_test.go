@@ -211,3 +211,40 @@ func TestProgressForecastAndTail(t *testing.T) {
 		t.Errorf("eta %v %v, want 2m3s (12 samples and the drift probe) as a first guess", eta, guess)
 	}
 }
+
+// TestProgressPairedPlansTheFirstLook: two builds' block plans the rounds
+// before the verdict's first look (12 with --runs 3), not --runs, and its
+// estimate is a guess until the verdict has stopped asking for more.
+func TestProgressPairedPlansTheFirstLook(t *testing.T) {
+	o := Defaults()
+	o.Runs, o.Builds.MaxRounds = 3, 20
+	if got := pairedRounds(o); got != 12 {
+		t.Errorf("paired rounds with --runs 3, cap 20: %d, want 12", got)
+	}
+	o.Builds.MaxRounds = 8
+	if got := pairedRounds(o); got != 8 {
+		t.Errorf("paired rounds with cap 8: %d, want 8", got)
+	}
+	clock := time.Unix(0, 0)
+	blocks := []progressBlock{{cond: "lan", transports: []string{"tw@a", "tw@b"}, paired: true}}
+	p := newProgress(progressPlan{runs: 3, pairedRuns: 12, instruments: []string{"iperf3-1"}, blocks: blocks}, nil)
+	p.now = func() time.Time { return clock }
+	p.start, p.blocks.mark = clock, clock
+	if p.total() != 12*2 {
+		t.Errorf("planned %d samples, want 12 rounds × 2 builds", p.total())
+	}
+	p.enter(0)
+	for _, tr := range []string{"tw@a", "tw@b"} {
+		p.begin(tr, "lan", "iperf3-1", 1)
+		clock = clock.Add(10 * time.Second)
+		p.finish(func(string, ...any) {}, tr, "lan", "iperf3-1", 1, "ok")
+	}
+	if got, guess := p.eta(); !guess || got != 22*10*time.Second {
+		t.Errorf("estimate with the verdict still open: %v, guess %v; want 3m40s (22 samples of 10 s), a guess", got, guess)
+	}
+	p.settle("tw@a", "lan", "iperf3-1")
+	p.settle("tw@b", "lan", "iperf3-1")
+	if got, guess := p.eta(); guess || got != 22*10*time.Second {
+		t.Errorf("estimate after the verdict settled: %v, guess %v; want 3m40s, measured", got, guess)
+	}
+}

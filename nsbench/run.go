@@ -272,7 +272,7 @@ func (r *runner) finish(runErr error) error {
 // copies move and a first guess of their rate, and which instruments copy
 // it, and the time after the last block (the end's drift probe).
 func (r *runner) newProgress(bs []block, tail time.Duration) *progress {
-	plan := progressPlan{runs: r.plan.Runs, sized: map[string]bool{}, payload: map[string]int64{}, copyRate: map[string]float64{}, tail: tail}
+	plan := progressPlan{runs: r.plan.Runs, pairedRuns: pairedRounds(r.plan.Options), sized: map[string]bool{}, payload: map[string]int64{}, copyRate: map[string]float64{}, tail: tail}
 	if r.plan.RunsAuto {
 		plan.maxRuns = r.plan.MaxRuns
 	}
@@ -285,7 +285,7 @@ func (r *runner) newProgress(bs []block, tail time.Duration) *progress {
 		plan.copyRate[c.Name] = copyRateGuess(c.Profile)
 	}
 	for _, b := range bs {
-		plan.blocks = append(plan.blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows)})
+		plan.blocks = append(plan.blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows), paired: b.paired})
 	}
 	return newProgress(plan, r.deps.Status)
 }

@@ -3,7 +3,9 @@ package instrument
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
+	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -14,10 +16,10 @@ import (
 // duration, like udp-pps: received goodput (Mbit/s) and the loss per
 // size. A datagram larger than the path's MTU is fragmented on the way
 // (and lost whole when one fragment is) or dropped, so the curve shows
-// where the tunnel's MTU lies. Its value is the geometric mean of the
-// sizes' goodputs over the sizes that received any; a size that received
-// nothing records 0 Mbit/s and its loss, and the sample fails only when
-// no size received anything.
+// where the tunnel's MTU lies. Its value is the geometric mean of every
+// size's goodput, a size that received nothing at its floor (one datagram
+// in the test; udpSizesValue); such a size records 0 Mbit/s and its loss,
+// and the sample fails only when no size received anything.
 type UDPSizes struct{ Sizes []int }
 
 var _ Instrument = UDPSizes{}
@@ -59,7 +61,7 @@ func (u UDPSizes) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	if err != nil {
 		return Measurement{}, err
 	}
-	v, n := geomean(curve)
+	v, n := udpSizesValue(u.Sizes, curve, job.Duration)
 	if n == 0 {
 		return Measurement{}, nothing("iperf3 udp received no datagram at any of %d sizes", len(u.Sizes))
 	}
@@ -81,3 +83,28 @@ func udpSizeArgs(job *Job, size int) []string {
 
 // Budget is the run's duration per size.
 func (u UDPSizes) Budget(job *Job) Budget { return sweepBudget(job, u.Sizes) }
+
+// udpSizesValue is the sweep's value: the geometric mean of every size's
+// goodput (mbps, Mbit/s, in sizes' order) over d, each sample over the
+// same sizes, a size that received nothing counted at its floor — one
+// datagram of its size in d, the least a size that received anything can
+// show. So more received at any size never lowers the value: a mean over
+// only the sizes that received would read a build that newly passes
+// 1472-byte datagrams as slower ([10 80 150 200 0] → 70.0, [10 80 150 200
+// 5] → 41.3). received is how many sizes received any; with none the
+// value is 0 (the sample fails).
+func udpSizesValue(sizes []int, mbps []float64, d time.Duration) (value float64, received int) {
+	sum := 0.0
+	for i, x := range mbps {
+		if x > 0 {
+			received++
+		} else {
+			x = float64(sizes[i]) * 8 / d.Seconds() / 1e6
+		}
+		sum += math.Log(x)
+	}
+	if received == 0 {
+		return 0, 0
+	}
+	return math.Exp(sum / float64(len(mbps))), received
+}

@@ -42,16 +42,62 @@ func (v *view) writeBuilds(w *writer) {
 			verdict += " ✱"
 		}
 		rows = append(rows, tableRow(c.Transport, c.A, c.B, c.Condition, c.Instrument, c.Metric, pairsText(c),
-			ratioText(c.Ratio), intervalText(c.Lo, c.Hi), mdeText(c.MDE), verdict))
+			changeText(c), changeInterval(c), changeMDE(c), verdict))
 	}
 	w.block(rows...)
 }
 
 func pairsText(c results.Verdict) string {
+	var notes []string
+	if c.Bounded > 0 {
+		notes = append(notes, fmt.Sprintf("%d at a bound", c.Bounded))
+	}
 	if c.Censored > 0 {
-		return fmt.Sprintf("%d (%d censored)", c.Pairs, c.Censored)
+		notes = append(notes, fmt.Sprintf("%d censored", c.Censored))
+	}
+	if len(notes) > 0 {
+		return fmt.Sprintf("%d (%s)", c.Pairs, strings.Join(notes, ", "))
 	}
 	return fmt.Sprint(c.Pairs)
+}
+
+// changeText is a cell's B/A, or "B − A +3.2 ms" for a cell decided on
+// the difference.
+func changeText(c results.Verdict) string {
+	if c.Scale == "" {
+		return ratioText(c.Ratio)
+	}
+	if c.Delta == nil {
+		return dash
+	}
+	return "B − A " + deltaText(*c.Delta, c.Unit)
+}
+
+func changeInterval(c results.Verdict) string {
+	if c.Scale == "" {
+		return intervalText(c.Lo, c.Hi)
+	}
+	if c.DeltaLo == nil || c.DeltaHi == nil {
+		return dash
+	}
+	return deltaText(*c.DeltaLo, "") + " to " + deltaText(*c.DeltaHi, c.Unit)
+}
+
+func changeMDE(c results.Verdict) string {
+	if c.Scale == "" || c.MDE == nil {
+		return mdeText(c.MDE)
+	}
+	return "±" + strings.TrimPrefix(deltaText(*c.MDE, c.Unit), "+")
+}
+
+// deltaText is a signed difference of three significant digits with its
+// unit: "+3.21 ms".
+func deltaText(x float64, unit string) string {
+	s := signed3(x)
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
 }
 
 func ratioText(x *float64) string {
@@ -84,8 +130,12 @@ func VerdictSummary(d *results.Document) string {
 	var b strings.Builder
 	for _, c := range d.Verdicts.Cells {
 		if c.Counts {
-			fmt.Fprintf(&b, "verdict: %s vs %s, %s / %s / %s: %s (B/A %s, interval %s, %s pairs)\n",
-				c.B, c.A, c.Condition, c.Instrument, c.Metric, c.Verdict, ratioText(c.Ratio), intervalText(c.Lo, c.Hi), pairsText(c))
+			change := "B/A " + ratioText(c.Ratio)
+			if c.Scale != "" {
+				change = changeText(c)
+			}
+			fmt.Fprintf(&b, "verdict: %s vs %s, %s / %s / %s: %s (%s, interval %s, %s pairs)\n",
+				c.B, c.A, c.Condition, c.Instrument, c.Metric, c.Verdict, change, changeInterval(c), pairsText(c))
 		}
 	}
 	return b.String()

@@ -81,20 +81,50 @@ func change(ratio float64) string {
 	return fmt.Sprintf("%+.1f %%", 100*(ratio-1))
 }
 
-// changeWithInterval is "-14.6 % (-17.0 to -12.0)", or without the
+// changeWithInterval is "-14.6 % (-17.0 to -12.0)" for a ratio cell,
+// "+3.2 ms (+1.05 to +5.5)" for a difference or count, or without the
 // interval when there is none.
 func (c abCell) changeWithInterval() string {
 	r := c.r
+	if r.Scale != verdict.ScaleRatio {
+		if math.IsNaN(r.DeltaLo) || math.IsNaN(r.DeltaHi) {
+			return c.delta(r.Delta)
+		}
+		return fmt.Sprintf("%s (%s to %s)", c.delta(r.Delta), signed3(r.DeltaLo), signed3(r.DeltaHi))
+	}
 	if math.IsNaN(r.Lo) || math.IsNaN(r.Hi) {
 		return change(r.Ratio)
 	}
 	return fmt.Sprintf("%s (%+.1f to %+.1f)", change(r.Ratio), 100*(r.Lo-1), 100*(r.Hi-1))
 }
 
-// mdeText is the smallest detectable change, or a dash.
+// delta writes a change B − A in the cell's unit: "+3.2 ms".
+func (c abCell) delta(x float64) string {
+	if math.IsNaN(x) {
+		return dash
+	}
+	if c.r.Unit == "" {
+		return signed3(x)
+	}
+	return signed3(x) + " " + c.r.Unit
+}
+
+// signed3 is sig3 with a sign: "+3.2", "-0.5", "0".
+func signed3(x float64) string {
+	if x > 0 {
+		return "+" + sig3(x)
+	}
+	return sig3(x)
+}
+
+// mdeText is the smallest detectable change (relative, or in the unit
+// for a difference or count), or a dash.
 func (c abCell) mdeText() string {
 	if math.IsNaN(c.r.MDE) {
 		return dash
+	}
+	if c.r.Scale != verdict.ScaleRatio {
+		return strings.TrimPrefix(c.delta(c.r.MDE), "+")
 	}
 	return fmt.Sprintf("%.1f %%", 100*c.r.MDE)
 }
@@ -105,6 +135,12 @@ func (c abCell) sentence() string {
 	r := c.r
 	var s string
 	switch {
+	case r.Scale != verdict.ScaleRatio && !math.IsNaN(r.Delta):
+		s = fmt.Sprintf("B − A %s", c.delta(r.Delta))
+		if !math.IsNaN(r.DeltaLo) {
+			s += fmt.Sprintf(" (interval %s to %s)", signed3(r.DeltaLo), signed3(r.DeltaHi))
+		}
+		s += fmt.Sprintf(" over %d pairs", r.N)
 	case math.IsNaN(r.Ratio):
 		s = "no usable pairs"
 	default:

@@ -99,7 +99,8 @@ func bound(x float64) *float64 {
 // (https://bencher.dev/docs/reference/bencher-metric-format/): one
 // benchmark per cell, keyed "transport/condition/instrument[/metric]",
 // with two measures — the cell's unit (B's median, bounded by its 95 %
-// interval when one exists) and "B/A" (the ratio with its interval). A
+// interval when one exists) and "B/A" (the ratio with its interval), or
+// "B-A" for a cell decided on the difference (in its unit). A
 // cell with no usable pair has neither; a number that was not measured is
 // left out, never written as 0.
 func WriteBMF(w io.Writer, rs []verdict.Result) error {
@@ -118,7 +119,11 @@ func WriteBMF(w io.Writer, rs []verdict.Result) error {
 			b.Lower, b.Upper = bound(ci.Low), bound(ci.High)
 		}
 		m[unit] = b
-		m["B/A"] = bmfMetric{Value: c.r.Ratio, Lower: bound(c.r.Lo), Upper: bound(c.r.Hi)}
+		if c.r.Scale != verdict.ScaleRatio {
+			m["B-A"] = bmfMetric{Value: c.r.Delta, Lower: bound(c.r.DeltaLo), Upper: bound(c.r.DeltaHi)}
+		} else {
+			m["B/A"] = bmfMetric{Value: c.r.Ratio, Lower: bound(c.r.Lo), Upper: bound(c.r.Hi)}
+		}
 		doc[c.key()] = m
 	}
 	return writeJSON(w, doc, "bmf")

@@ -34,7 +34,7 @@ func fixedVerdicts() []verdict.Result {
 			Verdict: verdict.Slower, Reason: "q 0.0015, confirmed on the last 6 pairs"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "wan", Instrument: "tcp_rr", Metric: "p50_us", Unit: "µs",
 			Better: results.BetterLower, Pairs: append(abPairs(20000, 1.01, 0.97, 1.05, 0.99, 1.08, 0.95, 1.02, 1.0, 0.96, 1.04, 1.03, 0.98),
-				verdict.Pair{Round: 13, A: 20000, B: 90000, BCensored: true})},
+				verdict.Pair{Round: 13, A: 20000, B: 19000, BCensored: true})}, // a bound short of A: its sign unknown
 			N: 12, Censored: 1, Change: verdict.Change{Ratio: 1.005, Lo: 0.975, Hi: 1.035}, P: 0.62, Q: 0.62, MDE: 0.071,
 			Verdict: verdict.Undecided, Reason: "not significant (q 0.62), interval wider than ±5 %"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "tcp_rr", Metric: "trans_s", Unit: "1/s",
@@ -215,5 +215,29 @@ func TestWriteActionBenchmarkFiles(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &entries); err != nil || len(entries) != 1 || entries[0].Name != "tw/lan/iperf3-1" || entries[0].Unit != "Gbit/s" {
 		t.Errorf("entries %+v (%v)", entries, err)
+	}
+}
+
+// TestVerdictDifferenceCell: a cell decided on B − A (rrul's latency
+// increase) states the difference in its unit, never a ratio, in the CI
+// formats and in the report's table.
+func TestVerdictDifferenceCell(t *testing.T) {
+	nan := math.NaN()
+	r := verdict.Result{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "rrul", Metric: "value", Unit: "ms", Better: results.BetterLower},
+		Scale: verdict.ScaleDifference, N: 12, Bounded: 2, MDE: 0.8,
+		Change:  verdict.Change{Ratio: nan, Lo: nan, Hi: nan, Delta: 3.2, DeltaLo: 1.05, DeltaHi: 5.5},
+		Verdict: verdict.Slower}
+	c := abCells([]verdict.Result{r})[0]
+	if got, want := c.sentence(), "B − A +3.20 ms (interval +1.05 to +5.50) over 12 pairs; smallest detectable change 0.800 ms"; got != want {
+		t.Errorf("sentence %q, want %q", got, want)
+	}
+	if got, want := c.changeWithInterval(), "+3.20 ms (+1.05 to +5.50)"; got != want {
+		t.Errorf("change %q, want %q", got, want)
+	}
+	d, lo, hi, mde := 3.2, 1.05, 5.5, 0.8
+	v := results.Verdict{VerdictCell: results.VerdictCell{Unit: "ms"}, Pairs: 12, Bounded: 2,
+		Estimate: results.Estimate{Scale: "difference", Delta: &d, DeltaLo: &lo, DeltaHi: &hi, MDE: &mde}}
+	if got := []string{changeText(v), changeInterval(v), changeMDE(v), pairsText(v)}; strings.Join(got, "|") != "B − A +3.20 ms|+1.05 to +5.50 ms|±0.800 ms|12 (2 at a bound)" {
+		t.Errorf("table cells %q", got)
 	}
 }

@@ -57,22 +57,32 @@ type VerdictCell struct {
 // values (Benjamini–Hochberg) and the minimal detectable effect; each is
 // absent when it could not be computed.
 type Estimate struct {
-	Ratio *float64 `json:"ratio,omitempty"`
-	Lo    *float64 `json:"lo,omitempty"`
-	Hi    *float64 `json:"hi,omitempty"`
-	P     *float64 `json:"p,omitempty"`
-	Q     *float64 `json:"q,omitempty"`
-	MDE   *float64 `json:"mde,omitempty"`
+	// Scale is how the pairs were compared: "" for B/A (Ratio, Lo, Hi;
+	// MDE relative), "difference" or "count" for B − A in the unit
+	// (Delta, DeltaLo, DeltaHi; MDE in the unit).
+	Scale   string   `json:"scale,omitempty"`
+	Ratio   *float64 `json:"ratio,omitempty"`
+	Lo      *float64 `json:"lo,omitempty"`
+	Hi      *float64 `json:"hi,omitempty"`
+	Delta   *float64 `json:"delta,omitempty"`
+	DeltaLo *float64 `json:"delta_lo,omitempty"`
+	DeltaHi *float64 `json:"delta_hi,omitempty"`
+	P       *float64 `json:"p,omitempty"`
+	Q       *float64 `json:"q,omitempty"`
+	MDE     *float64 `json:"mde,omitempty"`
 }
 
 // Verdict is one cell's verdict on build B against build A.
 type Verdict struct {
 	VerdictCell
 	Estimate
-	Pairs    int    `json:"pairs"`
-	Censored int    `json:"censored,omitempty"` // pairs with a censored reading
-	Verdict  string `json:"verdict"`            // slower, faster, no change, undecided
-	Reason   string `json:"reason,omitempty"`
+	Pairs    int `json:"pairs"`
+	Censored int `json:"censored,omitempty"` // pairs left out: a censored reading of unknown sign against the other
+	// Bounded are the pairs used at a bound: a censored reading beyond
+	// the other, so the sign is known and the change at least that.
+	Bounded int    `json:"bounded,omitempty"`
+	Verdict string `json:"verdict"` // slower, faster, no change, undecided
+	Reason  string `json:"reason,omitempty"`
 	// Counts marks a cell --fail-on selects: its verdict sets the exit
 	// code.
 	Counts bool `json:"counts,omitempty"`

@@ -15,9 +15,10 @@ const mdePower = 0.8
 // mdeReps is how many simulated cells estimate the rule's power at a shift.
 const mdeReps = 4000
 
-// mde is the smallest relative change this cell could have detected with
-// 80 % power at its pair count and spread: exp(θ·s) − 1, where s is the
-// standard deviation of its log ratios and θ (detectableShift) the
+// mde is the smallest shift of d, the cell's per-pair changes (log
+// ratios, or differences in the unit), it could have detected with 80 %
+// power at its pair count and spread: θ·s, where s is the standard
+// deviation of d (a ratio cell's relative MDE is exp(θ·s) − 1) and θ (detectableShift) the
 // smallest shift, in those standard deviations, at which the verdict's
 // tests together — all pairs two-sided, the pairs before the last
 // ConfirmPairs two-sided, the last ConfirmPairs one-sided, each at Alpha —
@@ -38,7 +39,7 @@ func mde(d []float64, o Options) float64 {
 	for _, x := range d {
 		ss += (x - mean) * (x - mean)
 	}
-	return math.Expm1(detectableShift(n, o.Alpha) * math.Sqrt(ss/float64(n-1)))
+	return detectableShift(n, o.Alpha) * math.Sqrt(ss/float64(n-1))
 }
 
 type shiftKey struct {

@@ -3,7 +3,8 @@
 //
 // Each round gives one reading of A and one of B (in alternating order, so
 // a slow drift of the host cancels); the cell's evidence is the per-round
-// log ratio dᵢ = ln(Bᵢ/Aᵢ). Its centre is the Hodges–Lehmann estimate
+// log ratio dᵢ = ln(Bᵢ/Aᵢ), or for a difference or a count (Scale) the
+// per-round difference dᵢ = Bᵢ − Aᵢ against a band in the unit. Its centre is the Hodges–Lehmann estimate
 // (the median of the Walsh averages), its interval the signed-rank one at
 // 1 − Alpha, its p-value the Wilcoxon signed-rank test's (exact up to
 // stats.ExactSignedRankMax pairs, normal with continuity correction above),
@@ -28,6 +29,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
@@ -46,7 +49,31 @@ type Cell struct {
 	Unit                                     string
 	Better                                   string // results.BetterHigher or results.BetterLower
 	Pairs                                    []Pair
+	// Scale is how a pair is compared: ScaleRatio (the default) or
+	// ScaleDifference; a ratio cell with a reading of 0 is decided as
+	// ScaleCount (see Cell.Scale).
+	Scale Scale
+	// MinDifference is the smallest change in the unit a difference or
+	// count cell calls slower or faster, whatever A's level (the band is
+	// the wider of it and MinEffect·|A's mean|); 0 for none.
+	MinDifference float64
 }
+
+// Scale is how a cell's pairs are compared.
+type Scale string
+
+const (
+	// ScaleRatio compares ln(B/A): readings > 0 (rates, times, costs),
+	// whose changes are relative.
+	ScaleRatio Scale = ""
+	// ScaleDifference compares B − A in the unit: a difference of two
+	// readings (rrul's latency increase), which can be ≤ 0, where no
+	// ratio has a meaning (B at −1 ms against A at 0.5 ms).
+	ScaleDifference Scale = "difference"
+	// ScaleCount compares B − A in the unit: readings ≥ 0 that can be 0
+	// (retransmits, loss), whose ratio a round of 0 leaves undefined.
+	ScaleCount Scale = "count"
+)
 
 // Kind is a cell's verdict.
 type Kind string
@@ -93,22 +120,35 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Change is B against A: the ratio B/A and its interval.
+// Change is B against A on the cell's scale: the ratio B/A and its
+// interval for a ratio cell, B − A and its interval for a difference or
+// count cell; the other scale's fields are NaN.
 type Change struct {
 	Ratio  float64 // B/A, Hodges–Lehmann estimate on per-round log ratios; NaN when N too small
 	Lo, Hi float64 // its confidence interval (signed-rank), same scale; NaN when not computable
+	// Delta is B − A in the unit, the Hodges–Lehmann estimate on the
+	// per-round differences, and DeltaLo, DeltaHi its interval.
+	Delta, DeltaLo, DeltaHi float64
 }
 
 // Result is one cell's verdict.
 type Result struct {
 	Cell
-	N        int     // pairs used (censored pairs excluded)
-	Censored int     // pairs left out because a reading was a bound
-	Change           // B/A with its interval
-	P, Q     float64 // signed-rank p-value, and BH-adjusted across all cells of the call
-	MDE      float64 // smallest relative change this cell could have detected at its N and spread
-	Verdict  Kind
-	Reason   string // short, why (e.g. "significant but 3 % < min effect 5 %"); report words it
+	Scale    Scale // the scale the cell was decided on (ScaleCount for a ratio cell with a 0)
+	N        int   // pairs used, bounded pairs included
+	Censored int   // pairs left out because a reading was a bound of unknown sign against the other
+	// Bounded are the pairs used at a bound: one reading censored ("≥")
+	// beyond the other, so the change's sign is known and its size is at
+	// least the one used.
+	Bounded int
+	Change          // B against A with its interval
+	P, Q    float64 // signed-rank p-value, and BH-adjusted across all cells of the call
+	// MDE is the smallest change this cell could have detected at its N
+	// and spread: relative for a ratio cell, in the unit for the others.
+	MDE     float64
+	Band    float64 // the min-effect band's half-width: relative, or in the unit (see MinDifference)
+	Verdict Kind
+	Reason  string // short, why (e.g. "significant but 3 % < min effect 5 %"); report words it
 }
 
 // ConfirmPairs is the size of the confirmation batch: the last pairs of a
@@ -142,54 +182,165 @@ func Decide(cells []Cell, o Options) []Result {
 	return rs
 }
 
-// Readings returns the A and B readings of the pairs the verdict uses, in
-// round order: censored pairs and pairs with a reading ≤ 0 or not a
-// number are left out. censored and invalid count them.
-func (c Cell) Readings() (as, bs []float64, censored, invalid int) {
-	pairs := slices.Clone(c.Pairs)
-	slices.SortStableFunc(pairs, func(a, b Pair) int { return a.Round - b.Round })
-	for _, p := range pairs {
-		switch {
-		case p.ACensored || p.BCensored:
-			censored++
-		case !(p.A > 0) || !(p.B > 0) || math.IsInf(p.A, 0) || math.IsInf(p.B, 0):
-			invalid++
-		default:
-			as, bs = append(as, p.A), append(bs, p.B)
+// ScaleUsed is the scale c is decided on: c.Scale, but ScaleCount for a
+// ratio cell with an exact reading of 0 and none below (retransmits,
+// loss): its ratio is undefined in those rounds, and leaving them out
+// would drop exactly the rounds in which the builds differ most.
+func (c Cell) ScaleUsed() Scale {
+	if c.Scale != ScaleRatio {
+		return c.Scale
+	}
+	zero := false
+	for _, p := range c.Pairs {
+		for _, x := range [...]struct {
+			v        float64
+			censored bool
+		}{{p.A, p.ACensored}, {p.B, p.BCensored}} {
+			switch {
+			case x.censored || math.IsNaN(x.v):
+			case x.v < 0:
+				return ScaleRatio // not a count: its pairs are left out as ≤ 0
+			case x.v == 0:
+				zero = true
+			}
 		}
 	}
-	return as, bs, censored, invalid
+	if zero {
+		return ScaleCount
+	}
+	return ScaleRatio
 }
 
-// usable returns the log ratios ln(B/A) of the pairs Readings keeps.
-func usable(c Cell) (d []float64, censored, invalid int) {
-	as, bs, censored, invalid := c.Readings()
-	for i := range as {
-		d = append(d, math.Log(bs[i]/as[i]))
+// compare is one pair's change on scale s: ln(b/a), or b − a.
+func compare(s Scale, a, b float64) float64 {
+	if s == ScaleRatio {
+		return math.Log(b / a)
 	}
-	return d, censored, invalid
+	return b - a
+}
+
+// valid says whether a reading can be compared on scale s: a number,
+// finite, above 0 for a ratio and at least 0 for a count.
+func valid(s Scale, x float64) bool {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return false
+	case s == ScaleRatio:
+		return x > 0
+	case s == ScaleCount:
+		return x >= 0
+	}
+	return true
+}
+
+// pairsUsed are the pairs of a cell the verdict uses, in round order,
+// with each one's change d on the cell's scale (ScaleUsed). A pair with a
+// censored reading ("≥ x") is used when its sign is known anyway — B's
+// bound already above A's exact reading, or A's bound above B's — with
+// the change at the bound, which understates it: bounded counts them.
+// The other censored pairs (both bounds, or a bound short of the other
+// reading) are left out and counted in censored; pairs with a reading
+// the scale cannot compare, in invalid.
+type pairsUsed struct {
+	as, bs, d                  []float64
+	bounded, censored, invalid int
+}
+
+func usePairs(c Cell) pairsUsed {
+	s := c.ScaleUsed()
+	pairs := slices.Clone(c.Pairs)
+	slices.SortStableFunc(pairs, func(a, b Pair) int { return a.Round - b.Round })
+	var u pairsUsed
+	for _, p := range pairs {
+		if !valid(s, p.A) || !valid(s, p.B) {
+			u.invalid++
+			continue
+		}
+		d := compare(s, p.A, p.B)
+		switch {
+		case p.ACensored && p.BCensored:
+			u.censored++
+			continue
+		case p.BCensored && d > 0, p.ACensored && d < 0: // B ≥ its bound > A, or A ≥ its bound > B
+			u.bounded++
+		case p.ACensored || p.BCensored:
+			u.censored++
+			continue
+		}
+		u.as, u.bs, u.d = append(u.as, p.A), append(u.bs, p.B), append(u.d, d)
+	}
+	return u
+}
+
+// Readings returns the A and B readings of the pairs the verdict uses, in
+// round order (a bound as its value, see usePairs): censored pairs whose
+// sign is unknown and pairs the cell's scale cannot compare (≤ 0 for a
+// ratio, below 0 for a count, not a number) are left out. censored and
+// invalid count them.
+func (c Cell) Readings() (as, bs []float64, censored, invalid int) {
+	u := usePairs(c)
+	return u.as, u.bs, u.censored, u.invalid
 }
 
 // estimate fills a cell's numbers (all but Q and the verdict) and returns
-// its log ratios.
+// its changes on its scale.
 func estimate(c Cell, o Options) (Result, []float64) {
-	d, censored, invalid := usable(c)
-	r := Result{Cell: c, N: len(d), Censored: censored,
-		Change: Change{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, P: math.NaN(), Q: math.NaN(), MDE: math.NaN()}
-	if invalid > 0 {
-		r.Reason = fmt.Sprintf("%d pairs left out: a reading ≤ 0 or not a number", invalid)
+	u := usePairs(c)
+	nan := math.NaN()
+	r := Result{Cell: c, Scale: c.ScaleUsed(), N: len(u.d), Censored: u.censored, Bounded: u.bounded,
+		Change: Change{Ratio: nan, Lo: nan, Hi: nan, Delta: nan, DeltaLo: nan, DeltaHi: nan}, P: nan, Q: nan, MDE: nan}
+	r.Band = band(r.Scale, c.MinDifference, u.as, o)
+	var notes []string
+	if u.invalid > 0 {
+		what := "a reading ≤ 0 or not a number"
+		if r.Scale != ScaleRatio {
+			what = "a reading not a number"
+			if r.Scale == ScaleCount {
+				what = "a reading below 0 or not a number"
+			}
+		}
+		notes = append(notes, fmt.Sprintf("%d pairs left out: %s", u.invalid, what))
 	}
-	if len(d) == 0 {
-		return r, d
+	if u.bounded > 0 {
+		notes = append(notes, fmt.Sprintf("%d pairs at a bound (≥) beyond the other reading: their change is at least the one used", u.bounded))
 	}
-	hl, ci := stats.HodgesLehmannCI(d, 1-o.Alpha)
-	r.Ratio = math.Exp(hl)
-	if ci.Reached {
-		r.Lo, r.Hi = math.Exp(ci.Low), math.Exp(ci.High)
+	r.Reason = strings.Join(notes, "; ")
+	if len(u.d) == 0 {
+		return r, u.d
 	}
-	r.P = stats.WilcoxonSignedRank(d).P()
-	r.MDE = mde(d, o)
-	return r, d
+	hl, ci := stats.HodgesLehmannCI(u.d, 1-o.Alpha)
+	if r.Scale == ScaleRatio {
+		r.Ratio = math.Exp(hl)
+		if ci.Reached {
+			r.Lo, r.Hi = math.Exp(ci.Low), math.Exp(ci.High)
+		}
+	} else {
+		r.Delta = hl
+		if ci.Reached {
+			r.DeltaLo, r.DeltaHi = ci.Low, ci.High
+		}
+	}
+	r.P = stats.WilcoxonSignedRank(u.d).P()
+	r.MDE = mde(u.d, o)
+	if r.Scale == ScaleRatio {
+		r.MDE = math.Expm1(r.MDE)
+	}
+	return r, u.d
+}
+
+// band is the min-effect band's half-width on scale s: MinEffect relative
+// for a ratio; in the unit, the wider of MinEffect·|A's mean| and
+// minDiff, for a difference or count (a level near 0 has no relative
+// band worth the name: 5 % of A's 0.5 ms is 25 µs).
+func band(s Scale, minDiff float64, as []float64, o Options) float64 {
+	if s == ScaleRatio {
+		return o.MinEffect
+	}
+	mean := 0.0
+	for _, a := range as {
+		mean += a / float64(len(as))
+	}
+	return max(minDiff, o.MinEffect*math.Abs(mean))
 }
 
 // worse says whether the log ratio l is a change for the worse of a metric
@@ -205,7 +356,9 @@ func worse(better string, l float64) (w, ok bool) {
 	return false, false
 }
 
-// judge applies the verdict's rule to a cell whose numbers are known.
+// judge applies the verdict's rule to a cell whose numbers are known: on
+// the log ratio against a band symmetric in log space for a ratio cell,
+// on B − A against ±Band for the others.
 func judge(r Result, d []float64, o Options) (Kind, string) {
 	why := func(s string) string {
 		if r.Reason != "" {
@@ -213,33 +366,47 @@ func judge(r Result, d []float64, o Options) (Kind, string) {
 		}
 		return s
 	}
-	band := math.Log1p(o.MinEffect)
-	if math.IsNaN(r.Lo) {
+	est, lo, hi, band := r.Delta, r.DeltaLo, r.DeltaHi, r.Band
+	size := func(x float64) string { return unitText(x, r.Unit) }
+	if r.Scale == ScaleRatio {
+		est, lo, hi, band = math.Log(r.Ratio), math.Log(r.Lo), math.Log(r.Hi), math.Log1p(r.Band)
+		size = func(l float64) string { return pct(math.Abs(math.Expm1(l))) }
+	}
+	if math.IsNaN(lo) {
 		return Undecided, why(fmt.Sprintf("%d pairs: too few for an interval", r.N))
 	}
-	l := math.Log(r.Ratio)
-	isWorse, directed := worse(r.Better, l)
+	isWorse, directed := worse(r.Better, est)
 	kind := Faster
 	if isWorse {
 		kind = Slower
 	}
 	significant := r.Q < o.Alpha
-	if significant && math.Abs(l) >= band && directed {
-		if ok, because := confirmed(d, l > 0, o); !ok {
+	if significant && est != 0 && math.Abs(est) >= band && directed {
+		if ok, because := confirmed(d, est > 0, o); !ok {
 			return Undecided, why(fmt.Sprintf("%s on all %d pairs, not confirmed: %s", kind, r.N, because))
 		}
 		return kind, why(fmt.Sprintf("q %.2g, confirmed on the last %d pairs", r.Q, ConfirmPairs))
 	}
-	if r.Lo >= math.Exp(-band) && r.Hi <= math.Exp(band) {
-		return NoChange, why(fmt.Sprintf("interval within ±%s", pct(o.MinEffect)))
+	if lo >= -band && hi <= band {
+		return NoChange, why(fmt.Sprintf("interval within ±%s", size(band)))
 	}
 	switch {
 	case significant && !directed:
 		return Undecided, why("significant, but the metric has no better direction")
 	case significant:
-		return Undecided, why(fmt.Sprintf("significant but %s < min effect %s", pct(math.Abs(r.Ratio-1)), pct(o.MinEffect)))
+		return Undecided, why(fmt.Sprintf("significant but %s < min effect %s", size(est), size(band)))
 	}
-	return Undecided, why(fmt.Sprintf("not significant (q %.2g), interval wider than ±%s", r.Q, pct(o.MinEffect)))
+	return Undecided, why(fmt.Sprintf("not significant (q %.2g), interval wider than ±%s", r.Q, size(band)))
+}
+
+// unitText writes a change in a unit with three significant digits:
+// "0.4 ms".
+func unitText(x float64, unit string) string {
+	s := strconv.FormatFloat(math.Abs(x), 'g', 3, 64)
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
 }
 
 // confirmed says whether a change in the direction up (log ratio > 0)

@@ -3,6 +3,7 @@ package verdict
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,19 +84,28 @@ func TestDecideKnownAnswers(t *testing.T) {
 	}
 }
 
-// TestDecideLeavesOut: a censored reading is never paired as exact, and a
-// reading ≤ 0 or NaN is left out with a reason.
+// TestDecideLeavesOut: a censored reading is never paired as exact: a
+// pair whose bound lies short of the other reading (its sign unknown) is
+// left out, one whose bound lies beyond it is used at the bound; a
+// reading ≤ 0 or NaN of a ratio cell is left out with a reason.
 func TestDecideLeavesOut(t *testing.T) {
 	c := cellOf(results.BetterHigher, seq(0.80, 0.01, 12)...)
 	c.Pairs = append(c.Pairs,
-		Pair{Round: 13, A: 100, B: 500, BCensored: true},
-		Pair{Round: 14, A: 100, B: 500, ACensored: true},
-		Pair{Round: 15, A: 0, B: 50},
-		Pair{Round: 16, A: math.NaN(), B: 50})
+		Pair{Round: 13, A: 100, B: 500, ACensored: true}, // A ≥ 100 against 500: either way
+		Pair{Round: 14, A: 100, B: 500, BCensored: true}, // B ≥ 500 against 100: faster, unknown how much
+		Pair{Round: 15, A: 500, B: 100, ACensored: true}, // A ≥ 500 against 100: slower, at least 5×
+		Pair{Round: 16, A: -1, B: 50},
+		Pair{Round: 17, A: math.NaN(), B: 50})
+	as, bs, censored, invalid := c.Readings()
+	if len(as) != 14 || as[12] != 100 || bs[12] != 500 || as[13] != 500 || bs[13] != 100 || censored != 1 || invalid != 2 {
+		t.Errorf("readings %v / %v, %d censored, %d invalid; want 14 pairs ending 100/500 and 500/100 (bounds as values), 1 censored, 2 invalid", as, bs, censored, invalid)
+	}
+	c.Pairs = slices.DeleteFunc(c.Pairs, func(p Pair) bool { return p.Round == 14 })
 	r := Decide([]Cell{c}, Options{})[0]
-	if r.N != 12 || r.Censored != 2 || r.Verdict != Slower || !near(r.Ratio, 0.854458857034442) ||
-		!strings.Contains(r.Reason, "2 pairs left out: a reading ≤ 0 or not a number") {
-		t.Errorf("%+v; want N 12, 2 censored, the same slower verdict, and the 2 invalid pairs named", r)
+	if r.N != 13 || r.Censored != 1 || r.Bounded != 1 || r.Verdict != Slower || r.Scale != ScaleRatio ||
+		!strings.Contains(r.Reason, "2 pairs left out: a reading ≤ 0 or not a number") ||
+		!strings.Contains(r.Reason, "1 pairs at a bound (≥) beyond the other reading") {
+		t.Errorf("%+v; want N 13 (one at its bound), 1 censored, slower, and the 2 invalid pairs named", r)
 	}
 }
 
