@@ -44,17 +44,20 @@ type wanRun struct {
 	// roles are every role, whose learnt path MTUs a narrow hop's block
 	// flushes before and after it.
 	roles []*role.Role
-	// setUp is the narrow hop's counts over each row's set-up and
-	// warm-up under a narrow condition, by "transport/condition": a
-	// tunnel usually meets the hop there first (and learns its MTU).
-	setUp map[string]impair.NarrowCounts
-	// setUpUnread names the rows of setUp a span of which the hop's
-	// counts could not be read for: their counts are not the evidence
-	// of a failed set-up.
-	setUpUnread map[string]bool
-	logf        Logf
+	setUp setUpSpans
+	logf  Logf
 	// hosts: the roles stand on their own hosts (wanhosts.go).
 	hosts bool
+}
+
+// setUpSpans are the narrow hop's counts over each row's set-up and
+// warm-up under a narrow condition, by "transport/condition": a tunnel
+// usually meets the hop there first (and learns its MTU).
+type setUpSpans struct {
+	counts map[string]impair.NarrowCounts
+	// unread names the rows a span of which the hop's counts could not
+	// be read for: their counts are not the evidence of a failed set-up.
+	unread map[string]bool
 }
 
 // impaired returns the impairment of the condition named name, if it is an
@@ -81,7 +84,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	}
 	client := tb.role(topology.Client)
 	w := &wanRun{conds: map[string]impair.Condition{}, seed: seed, client: client, logf: tb.logf,
-		setUp: map[string]impair.NarrowCounts{}, hosts: tb.cfg.Sites.On()}
+		hosts: tb.cfg.Sites.On()}
 	for _, name := range slices.Sorted(maps.Keys(tb.view.Roles)) { // across hosts there is no tb.spec
 		w.roles = append(w.roles, tb.role(name))
 	}
@@ -322,12 +325,15 @@ func (w *wanRun) narrowSpan(ctx context.Context, cond, transport string, f func(
 	after, ok2 := w.narrowCounts(ctx, cond)
 	switch c, _ := w.impaired(cond); {
 	case ok && ok2:
-		w.setUp[key] = w.setUp[key].Add(after.Sub(before))
-	case c.Narrow.MTU > 0:
-		if w.setUpUnread == nil {
-			w.setUpUnread = map[string]bool{}
+		if w.setUp.counts == nil {
+			w.setUp.counts = map[string]impair.NarrowCounts{}
 		}
-		w.setUpUnread[key] = true
+		w.setUp.counts[key] = w.setUp.counts[key].Add(after.Sub(before))
+	case c.Narrow.MTU > 0:
+		if w.setUp.unread == nil {
+			w.setUp.unread = map[string]bool{}
+		}
+		w.setUp.unread[key] = true
 	}
 	return err
 }
@@ -340,5 +346,5 @@ func (w *wanRun) setUpCounts(transport, cond string) (c impair.NarrowCounts, rea
 		return impair.NarrowCounts{}, true
 	}
 	key := transport + "/" + cond
-	return w.setUp[key], !w.setUpUnread[key]
+	return w.setUp.counts[key], !w.setUp.unread[key]
 }

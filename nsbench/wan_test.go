@@ -259,7 +259,7 @@ func TestNarrowCollapseAgainstTheCap(t *testing.T) {
 func TestNarrowSpanUnread(t *testing.T) {
 	w := &wanRun{conds: map[string]impair.Condition{
 		"wan1": {Narrow: impair.NarrowHop{MTU: 1280}}, "wan2": {RTT: 30e6}},
-		imp: impair.NewUserspace(impair.UserspaceConfig{}), logf: t.Logf, setUp: map[string]impair.NarrowCounts{}}
+		imp: impair.NewUserspace(impair.UserspaceConfig{}), logf: t.Logf}
 	ran := 0
 	for _, cond := range []string{"wan1", "wan2"} {
 		if err := w.narrowSpan(t.Context(), cond, "ssh", func() error { ran++; return nil }); err != nil {
@@ -280,7 +280,7 @@ func TestNarrowSetUpStalled(t *testing.T) {
 	w := &wanRun{conds: map[string]impair.Condition{
 		"wan1": {Narrow: impair.NarrowHop{MTU: 1280, DropICMP: true}}, "wan2": {RTT: 30e6}},
 		imp: impair.NewUserspace(impair.UserspaceConfig{}), logf: t.Logf,
-		setUp: map[string]impair.NarrowCounts{"ssh/wan1": {TooBig: 14}}}
+		setUp: setUpSpans{counts: map[string]impair.NarrowCounts{"ssh/wan1": {TooBig: 14}}}}
 	c := &wanCell{w: w, cond: results.Condition{Name: "wan1"}}
 	v, ok := c.setUpStalled("ssh", errors.New("no SSH exchange through the path"))
 	if !ok || v.Narrow == nil || v.Narrow.Verdict != "black hole" || v.Narrow.Row.TooBig != 14 ||
@@ -290,13 +290,13 @@ func TestNarrowSetUpStalled(t *testing.T) {
 	}
 	// A set-up that failed while the hop dropped nothing of it failed for
 	// another reason.
-	w.setUp["ssh/wan1"] = impair.NarrowCounts{}
+	w.setUp.counts["ssh/wan1"] = impair.NarrowCounts{}
 	if v, ok := c.setUpStalled("ssh", errors.New("no SSH exchange through the path")); !ok || v.Narrow.Verdict != "failed, not the hop" ||
 		v.Narrow.Failed == nil || v.Narrow.Failed.TooBig != 0 {
 		t.Errorf("a set-up failure without drops: %v %+v", ok, v.Narrow)
 	}
 	// Counts that could not be read are no evidence either way.
-	w.setUpUnread = map[string]bool{"ssh/wan1": true}
+	w.setUp.unread = map[string]bool{"ssh/wan1": true}
 	if v, ok := c.setUpStalled("ssh", errors.New("no SSH exchange through the path")); !ok || v.Narrow.Verdict != "not recorded" || v.Narrow.Failed != nil {
 		t.Errorf("a set-up failure without its counts: %v %+v", ok, v.Narrow)
 	}

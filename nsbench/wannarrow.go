@@ -97,8 +97,9 @@ func narrowRecord(e impair.NarrowEvidence, stall string, block *impair.NarrowCou
 	case !v.Survives:
 		verdict = "unmeasured"
 	}
-	r := &results.NarrowPath{MTU: e.Hop.MTU, ICMPDropped: e.Hop.DropICMP, Verdict: verdict, How: v.How,
-		BulkCompleted: e.Completed, BulkStalled: e.Stalled, Stall: stall, Row: resultCounts(e.Counts), RateRatio: e.RateRatio}
+	r := &results.NarrowPath{MTU: e.Hop.MTU, ICMPDropped: e.Hop.DropICMP, Verdict: verdict, How: v.How, Row: resultCounts(e.Counts),
+		NarrowBulk: results.NarrowBulk{BulkCompleted: e.Completed, BulkStalled: e.Stalled, Stall: stall},
+		NarrowRate: results.NarrowRate{RateRatio: e.RateRatio}}
 	if e.FailedRecorded > 0 {
 		f := resultCounts(e.Failed)
 		r.Failed = &f

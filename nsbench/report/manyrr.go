@@ -46,7 +46,7 @@ func writeManyRR(v *view, w *writer, c results.Condition) {
 		}
 		ss := v.samples(t, c.Name, instManyRR)
 		if reason, ok := v.instrumentSkip(t, c.Name, instManyRR); ok && len(ss) == 0 {
-			notes = append(notes, fmt.Sprintf("%s: %s", v.mdLabel(t), mdText(reason)))
+			notes = append(notes, fmt.Sprintf("%s: %s", mdText(v.label(t)), mdText(reason)))
 		}
 		lines = append(lines, tableRow(manyRRRow(v, t, c.Name, ss)...))
 	}

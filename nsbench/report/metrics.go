@@ -81,7 +81,7 @@ func (v *view) methods() []string {
 		if _, seen := transports[k]; !seen {
 			order = append(order, k)
 		}
-		if label := v.mdLabel(s.Transport); !slices.Contains(transports[k], label) {
+		if label := mdText(v.label(s.Transport)); !slices.Contains(transports[k], label) {
 			transports[k] = append(transports[k], label)
 		}
 	}

@@ -14,10 +14,9 @@ func TestNarrowPathSection(t *testing.T) {
 	if strings.Contains(string(Markdown(d)), "## Narrow path") {
 		t.Fatal("a document without a narrow hop has a Narrow path section")
 	}
-	d.Verification[0].Narrow = &results.NarrowPath{MTU: 1280, Verdict: "survives", How: "pmtu discovery", BulkCompleted: 2,
-		Row: results.NarrowCounts{TooBig: 3, ICMPSent: 3}, Block: &results.NarrowCounts{TooBig: 9, ICMPSent: 9, MaxPassed: 1280}}
-	d.Verification[1].Narrow = &results.NarrowPath{MTU: 1280, ICMPDropped: true, Verdict: "black hole", How: "stall", BulkCompleted: 1,
-		BulkStalled: 1, Stall: "scp: no result 10 s after 64 MiB", Failed: &results.NarrowCounts{TooBig: 31, ICMPSuppressed: 31}}
+	d.Verification[0].Narrow = &results.NarrowPath{MTU: 1280, Verdict: "survives", How: "pmtu discovery",
+		Row: results.NarrowCounts{TooBig: 3, ICMPSent: 3}, Block: &results.NarrowCounts{TooBig: 9, ICMPSent: 9, MaxPassed: 1280}, NarrowBulk: results.NarrowBulk{BulkCompleted: 2}}
+	d.Verification[1].Narrow = &results.NarrowPath{MTU: 1280, ICMPDropped: true, Verdict: "black hole", How: "stall", Failed: &results.NarrowCounts{TooBig: 31, ICMPSuppressed: 31}, NarrowBulk: results.NarrowBulk{BulkCompleted: 1, BulkStalled: 1, Stall: "scp: no result 10 s after 64 MiB"}}
 	md := string(Markdown(d))
 	// A transport that got through at a sliver of its LAN rate collapses.
 	collapsed := *d.Verification[1].Narrow
@@ -48,17 +47,17 @@ func TestNarrowVerdictEvidence(t *testing.T) {
 		capBps uint64
 		want   string
 	}{
-		{"a black hole from an older document", results.NarrowPath{Verdict: "black hole", How: "stall", BulkStalled: 1}, 0, notKept},
-		{"not recorded", results.NarrowPath{Verdict: "not recorded", How: "not recorded", BulkStalled: 1}, 0, notKept},
-		{"failed, not the hop", results.NarrowPath{Verdict: "failed, not the hop", How: "failed, not the hop", BulkStalled: 1,
-			Failed: &results.NarrowCounts{}}, 0, "failed, not the hop (during its failures the hop dropped 0 packets too big, sent 0 ICMP, suppressed 0)"},
-		{"a black hole with ICMP sent", results.NarrowPath{Verdict: "black hole", How: "stall", BulkStalled: 2,
-			Failed: &results.NarrowCounts{TooBig: 12, ICMPSent: 12}}, 0, "**black hole** (during its failures the hop dropped 12 packets too big, sent 12 ICMP, suppressed 0)"},
-		{"collapses against the cap", results.NarrowPath{Verdict: "collapses", How: "pmtu discovery", RateRatio: 0.075, RateAgainst: "cap"},
+		{"a black hole from an older document", results.NarrowPath{Verdict: "black hole", How: "stall", NarrowBulk: results.NarrowBulk{BulkStalled: 1}}, 0, notKept},
+		{"not recorded", results.NarrowPath{Verdict: "not recorded", How: "not recorded", NarrowBulk: results.NarrowBulk{BulkStalled: 1}}, 0, notKept},
+		{"failed, not the hop", results.NarrowPath{Verdict: "failed, not the hop", How: "failed, not the hop",
+			Failed: &results.NarrowCounts{}, NarrowBulk: results.NarrowBulk{BulkStalled: 1}}, 0, "failed, not the hop (during its failures the hop dropped 0 packets too big, sent 0 ICMP, suppressed 0)"},
+		{"a black hole with ICMP sent", results.NarrowPath{Verdict: "black hole", How: "stall",
+			Failed: &results.NarrowCounts{TooBig: 12, ICMPSent: 12}, NarrowBulk: results.NarrowBulk{BulkStalled: 2}}, 0, "**black hole** (during its failures the hop dropped 12 packets too big, sent 12 ICMP, suppressed 0)"},
+		{"collapses against the cap", results.NarrowPath{Verdict: "collapses", How: "pmtu discovery", NarrowRate: results.NarrowRate{RateRatio: 0.075, RateAgainst: "cap"}},
 			20e6, "**collapses** (pmtu discovery, at 7.50 % of the condition's rate cap, 20 Mbit/s)"},
-		{"a collapse under a cap from an older document", results.NarrowPath{Verdict: "collapses", How: "pmtu discovery", RateRatio: 0.0095},
+		{"a collapse under a cap from an older document", results.NarrowPath{Verdict: "collapses", How: "pmtu discovery", NarrowRate: results.NarrowRate{RateRatio: 0.0095}},
 			20e6, "not recorded (its rate was compared with its LAN rate, not the condition's cap)"},
-		{"collapses against the LAN", results.NarrowPath{Verdict: "collapses", How: "fragmentation", RateRatio: 0.0052, RateAgainst: "lan"},
+		{"collapses against the LAN", results.NarrowPath{Verdict: "collapses", How: "fragmentation", NarrowRate: results.NarrowRate{RateRatio: 0.0052, RateAgainst: "lan"}},
 			0, "**collapses** (fragmentation, at 0.52 % of its LAN rate)"},
 	} {
 		if got := narrowVerdictText(&tc.n, tc.capBps); got != tc.want {
@@ -68,7 +67,7 @@ func TestNarrowVerdictEvidence(t *testing.T) {
 	// The cap comes from the condition's profile.
 	d := wanDoc()
 	d.Conditions[1].Profile = &results.Profile{Spec: "30ms:0%:rate=20mbit:mtu=1400", RTTMs: 30, RateBps: 20e6}
-	d.Verification[0].Narrow = &results.NarrowPath{MTU: 1400, Verdict: "collapses", How: "pmtu discovery", BulkCompleted: 1, RateRatio: 0.075, RateAgainst: "cap"}
+	d.Verification[0].Narrow = &results.NarrowPath{MTU: 1400, Verdict: "collapses", How: "pmtu discovery", NarrowBulk: results.NarrowBulk{BulkCompleted: 1}, NarrowRate: results.NarrowRate{RateRatio: 0.075, RateAgainst: "cap"}}
 	if md := string(Markdown(d)); !strings.Contains(md, "| **collapses** (pmtu discovery, at 7.50 % of the condition's rate cap, 20 Mbit/s) |") {
 		t.Errorf("the cap's collapse is missing from:\n%s", md[strings.Index(md, "## Narrow path"):])
 	}

@@ -38,7 +38,7 @@ func (v *view) writePacketTable(w *writer, c results.Condition) {
 			v.mark(v.kppsCell(t, c.Name), t, c.Name, instUDP), v.udpLossCell(t, c.Name), v.readyCell(t, c.Name)))
 		for _, inst := range []string{instPing, instUDP} {
 			if reason, ok := v.instrumentSkip(t, c.Name, inst); ok {
-				notes = append(notes, fmt.Sprintf("%s, %s: %s", v.mdLabel(t), inst, mdText(reason)))
+				notes = append(notes, fmt.Sprintf("%s, %s: %s", mdText(v.label(t)), inst, mdText(reason)))
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func (v *view) intro() string {
 	}
 	labels := make([]string, len(v.order))
 	for i, t := range v.order {
-		labels[i] = v.mdLabel(t)
+		labels[i] = mdText(v.label(t))
 	}
 	where := "with client, relay and server in their own Linux network namespaces on one host"
 	if v.doc.Env.AcrossHosts() {
@@ -86,7 +86,7 @@ func (v *view) readingBullets() []string {
 	// Each measured transport in the words it describes itself with.
 	for _, t := range v.doc.Transports {
 		if t.About != "" && v.measured(t.Name) {
-			b = append(b, "**"+v.mdLabel(t.Name)+"** "+mdText(t.About))
+			b = append(b, "**"+mdText(v.label(t.Name))+"** "+mdText(t.About))
 		}
 	}
 	if c := v.conditionsBullet(); c != "" {

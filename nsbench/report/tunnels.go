@@ -70,7 +70,7 @@ func (v *view) writeTunnels(w *writer) {
 	base := v.plainMedian()
 	w.block("## Tunnels compared — " + mdText(v.conditionLabel(tunnelCondition)))
 	w.block("Seed 002's view: iperf3 with one stream per transport, also in MBytes/s as `iperf3 -fM` counts them " +
-		"(2^20 bytes, the seed's unit), and relative to the plain network: the " + v.mdLabel(plain) + " row, whose " +
+		"(2^20 bytes, the seed's unit), and relative to the plain network: the " + mdText(v.label(plain)) + " row, whose " +
 		"iperf3 crosses no tunnel. CPU-s per GB: the CPU-seconds spent during the sample per 10^9 bytes iperf3 moved, " +
 		"of the whole host (every process and the kernel: both iperf3 ends, the tunnel, kernel crypto) and of the " +
 		"transport's own processes (its cgroups: a dash where there is no tunnel, or the tunnel is the kernel's). " +

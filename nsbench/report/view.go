@@ -84,10 +84,6 @@ func (v *view) label(transport string) string {
 	return transport
 }
 
-// mdLabel is label for Markdown prose (mdText); a table cell takes
-// label, tableRow escapes it.
-func (v *view) mdLabel(transport string) string { return mdText(v.label(transport)) }
-
 func (v *view) samples(transport, condition, instrument string) []results.Sample {
 	return v.cells[cellKey{transport, condition, instrument}]
 }

@@ -14,12 +14,7 @@ type NarrowPath struct {
 	// the verdict.
 	Verdict string `json:"verdict"`
 	How     string `json:"how"`
-	// BulkCompleted and BulkStalled count the cell's bulk transfers
-	// (iperf3, scp) that gave a result and those that gave none within
-	// their bound; Stall is the first stalled one's error.
-	BulkCompleted int    `json:"bulk_completed"`
-	BulkStalled   int    `json:"bulk_stalled"`
-	Stall         string `json:"stall,omitempty"`
+	NarrowBulk
 	// Row is the hop's counts over this transport's own traffic: its
 	// path's set-up, its warm-up and its completed bulk samples; Block
 	// over the whole WAN block (shared with the
@@ -30,14 +25,27 @@ type NarrowPath struct {
 	// failed set-up): the evidence of a black hole. Absent when none was
 	// recorded, as in documents from before it was.
 	Failed *NarrowCounts `json:"failed,omitempty"`
-	// RateRatio is its iperf3 1-stream rate through the hop over the rate
-	// the path could carry: its own on the LAN, or the condition's rate cap
-	// when that is lower (RateAgainst "cap"; "lan" otherwise, and absent in
-	// documents from before the cap was taken, which compared with the
-	// LAN); 0 when either is absent.
-	RateRatio   float64       `json:"rate_ratio,omitempty"`
-	RateAgainst string        `json:"rate_against,omitempty"`
-	Block       *NarrowCounts `json:"block,omitempty"`
+	NarrowRate
+	Block *NarrowCounts `json:"block,omitempty"`
+}
+
+// NarrowBulk is how a cell's bulk transfers (iperf3, scp) fared at the
+// hop: those that gave a result and those that gave none within their
+// bound; Stall is the first stalled one's error.
+type NarrowBulk struct {
+	BulkCompleted int    `json:"bulk_completed"`
+	BulkStalled   int    `json:"bulk_stalled"`
+	Stall         string `json:"stall,omitempty"`
+}
+
+// NarrowRate is a transport's iperf3 1-stream rate through the hop over
+// the rate the path could carry: its own on the LAN, or the condition's
+// rate cap when that is lower (RateAgainst "cap"; "lan" otherwise, and
+// absent in documents from before the cap was taken, which compared with
+// the LAN); RateRatio is 0 when either is absent.
+type NarrowRate struct {
+	RateRatio   float64 `json:"rate_ratio,omitempty"`
+	RateAgainst string  `json:"rate_against,omitempty"`
 }
 
 // NarrowCounts are the narrow hop's counts: frames dropped as too big,

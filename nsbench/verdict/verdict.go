@@ -131,18 +131,23 @@ type Change struct {
 	Delta, DeltaLo, DeltaHi float64
 }
 
-// Result is one cell's verdict.
-type Result struct {
-	Cell
-	Scale    Scale // the scale the cell was decided on (ScaleCount for a ratio cell with a 0)
-	N        int   // pairs used, bounded pairs included
-	Censored int   // pairs left out because a reading was a bound of unknown sign against the other
+// PairCounts say which of a cell's pairs its decision stands on.
+type PairCounts struct {
+	N        int // pairs used, bounded pairs included
+	Censored int // pairs left out because a reading was a bound of unknown sign against the other
 	// Bounded are the pairs used at a bound: one reading censored ("≥")
 	// beyond the other, so the change's sign is known and its size is at
 	// least the one used.
 	Bounded int
-	Change          // B against A with its interval
-	P, Q    float64 // signed-rank p-value, and BH-adjusted across all cells of the call
+}
+
+// Result is one cell's verdict.
+type Result struct {
+	Cell
+	Scale Scale // the scale the cell was decided on (ScaleCount for a ratio cell with a 0)
+	PairCounts
+	Change         // B against A with its interval
+	P, Q   float64 // signed-rank p-value, and BH-adjusted across all cells of the call
 	// MDE is the smallest change this cell could have detected at its N
 	// and spread: relative for a ratio cell, in the unit for the others.
 	MDE     float64
@@ -287,7 +292,7 @@ func (c Cell) Readings() (as, bs []float64, censored, invalid int) {
 func estimate(c Cell, o Options) (Result, []float64) {
 	u := usePairs(c)
 	nan := math.NaN()
-	r := Result{Cell: c, Scale: c.ScaleUsed(), N: len(u.d), Censored: u.censored, Bounded: u.bounded,
+	r := Result{Cell: c, Scale: c.ScaleUsed(), PairCounts: PairCounts{N: len(u.d), Censored: u.censored, Bounded: u.bounded},
 		Change: Change{Ratio: nan, Lo: nan, Hi: nan, Delta: nan, DeltaLo: nan, DeltaHi: nan}, P: nan, Q: nan, MDE: nan}
 	r.Band = band(r.Scale, c.MinDifference, u.as, o)
 	var notes []string
