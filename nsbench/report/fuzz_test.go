@@ -167,7 +167,8 @@ func mustParse(f *testing.F, b []byte) *results.Document {
 // FuzzRenderEdits: the report's own documents with one sample, one
 // series and one condition edited as a hand-edited or forged file can
 // (any run number, value, wall time or name; a series whose times and
-// values differ in count; any profile), written and read back, render
+// values differ in count; any profile; any count of runs), written and
+// read back, render
 // without panicking and within bounded memory. Byte mutations of JSON
 // seldom stay a document; these edits always do.
 func FuzzRenderEdits(f *testing.F) {
@@ -192,6 +193,10 @@ func FuzzRenderEdits(f *testing.F) {
 					ser.T[int(at)%len(ser.T)] = x
 				}
 			}
+		}
+		if values%3 == 0 { // counts a file names: the runs asked for, --runs auto's bound
+			d.Env.Runs = run
+			d.Env.RunsAuto = &results.RunsAuto{MaxRuns: run, Precision: x}
 		}
 		if len(d.Conditions) > 0 {
 			c := &d.Conditions[int(at)%len(d.Conditions)]
