@@ -3,7 +3,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN := bin/twnsbench
 ARGS ?=
 
-.PHONY: all build deps run test unit vmtest bench vet clean
+.PHONY: all build deps run test unit fuzz vmtest bench vet clean
 
 all: build
 
@@ -36,6 +36,22 @@ test: vet
 # twnsbench and the test binaries itself; it ends with a summary line.
 vmtest:
 	GO=$(GO) bash scripts/vmtest/suite.sh
+
+# Every fuzz target (func FuzzXxx in a _test.go file: the readers of
+# results files, the report's renderers, compare, the wire's decoder) for
+# FUZZTIME each; go test -fuzz takes one target of one package a run. No
+# root, no namespaces. A crash's input is written to the package's
+# testdata/fuzz/FuzzXxx/, which plain go test then runs as a seed.
+# Longer: make fuzz FUZZTIME=10m (docs/testing.md).
+FUZZTIME ?= 10s
+FUZZMINIMIZETIME ?= 1s
+fuzz:
+	@for f in $$(grep -rl --include='*_test.go' '^func Fuzz' cmd internal nsbench | sort); do \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "fuzz: $$t ($$(dirname $$f)) for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./$$(dirname $$f)/ || exit 1; \
+		done; \
+	done
 
 # Unit tests only: no root, no namespaces.
 unit:

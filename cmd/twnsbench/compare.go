@@ -31,7 +31,8 @@ func compareCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "compare even when the environments differ"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(c *cli.Context) (err error) {
+			defer refuseOnPanic(&err, "compare")
 			if c.NArg() != 2 {
 				return refuse(fmt.Errorf("compare: want OLD.json NEW.json, got %d arguments", c.NArg()))
 			}
@@ -73,9 +74,15 @@ func readComparable(path string) (*results.Document, *results.Clients, error) {
 	d, err := results.Read(path)
 	if errors.Is(err, results.ErrClients) {
 		c, err := results.ReadClients(path)
-		return nil, c, err
+		if err != nil {
+			return nil, nil, fmt.Errorf("compare: %w", err)
+		}
+		return nil, c, nil
 	}
-	return d, nil, err
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare: %w", err)
+	}
+	return d, nil, nil
 }
 
 func kindOf(c *results.Clients) string {

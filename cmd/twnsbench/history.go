@@ -84,7 +84,8 @@ func historyCommand() *cli.Command {
 	}
 }
 
-func historyAction(c *cli.Context) error {
+func historyAction(c *cli.Context) (err error) {
+	defer refuseOnPanic(&err, "history")
 	if c.NArg() > 0 {
 		return refuse(fmt.Errorf("history: unexpected argument %q (the directory goes in --dir)", c.Args().First()))
 	}

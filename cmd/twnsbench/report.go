@@ -34,7 +34,8 @@ func reportCommand() *cli.Command {
 	}
 }
 
-func reportAction(c *cli.Context) error {
+func reportAction(c *cli.Context) (err error) {
+	defer refuseOnPanic(&err, "report")
 	if c.NArg() > 0 {
 		return refuse(fmt.Errorf("report: unexpected argument %q (the results file goes in --in)", c.Args().First()))
 	}

@@ -48,7 +48,7 @@ func rerunAction(c *cli.Context) error {
 		return refuse(fmt.Errorf("rerun: %s is a many-client sweep (run --clients), which records no run configuration to replay: run the sweep again with run --clients and compare the two %s files", file, results.ClientsFileName))
 	}
 	if err != nil {
-		return refuse(err)
+		return refuse(fmt.Errorf("rerun: %w", err))
 	}
 	cfg := orig.Config
 	if cfg == nil {

@@ -87,15 +87,21 @@ func ReadClients(path string) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read clients results: %w", err)
 	}
+	return ParseClients(b, path)
+}
+
+// ParseClients is ReadClients of a document's bytes; name (the file's
+// path) says in errors where they came from.
+func ParseClients(b []byte, name string) (*Clients, error) {
 	var c Clients
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("parse clients results %s: %w", path, err)
+		return nil, fmt.Errorf("parse clients results %s: %w", name, err)
 	}
 	if !isClients(b) {
-		return nil, fmt.Errorf("clients results %s: not a many-client sweep's document (no counts): an ordinary results file?", path)
+		return nil, fmt.Errorf("clients results %s: not a many-client sweep's document (no counts): an ordinary results file?", name)
 	}
 	if c.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("clients results %s: schema_version %d is newer than this twnsbench reads (%d)", path, c.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("clients results %s: schema_version %d is newer than this twnsbench reads (%d)", name, c.SchemaVersion, SchemaVersion)
 	}
 	return &c, nil
 }

@@ -17,18 +17,24 @@ func Read(path string) (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
+	return Parse(b, path)
+}
+
+// Parse is Read of a document's bytes; name (the file's path) says in
+// errors where they came from.
+func Parse(b []byte, name string) (*Document, error) {
 	var d Document
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("parse results %s: %w", path, err)
+		return nil, fmt.Errorf("parse results %s: %w", name, err)
 	}
 	if d.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("results %s: schema_version %d is newer than this twnsbench reads (%d)", path, d.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("results %s: schema_version %d is newer than this twnsbench reads (%d)", name, d.SchemaVersion, SchemaVersion)
 	}
 	if isClients(b) {
-		return nil, fmt.Errorf("results %s: %w", path, ErrClients)
+		return nil, fmt.Errorf("results %s: %w", name, ErrClients)
 	}
 	if len(d.Conditions) == 0 && len(d.Samples) == 0 && len(d.Transports) == 0 {
-		return nil, fmt.Errorf("results %s: not a benchmark results document (no conditions, transports or samples)", path)
+		return nil, fmt.Errorf("results %s: not a benchmark results document (no conditions, transports or samples)", name)
 	}
 	return &d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -169,7 +170,17 @@ func readHistoryFile(path string, h *History) error {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return fmt.Errorf("history %s: not a regular file", path)
 	}
-	sc := bufio.NewScanner(f)
+	if err := ScanHistory(f, h); err != nil {
+		return fmt.Errorf("read history %s: %w", path, err)
+	}
+	return nil
+}
+
+// ScanHistory reads history lines from r into h, counting a line that is
+// not one (a torn or foreign line) in h.Unreadable; a line longer than
+// maxHistoryLine ends it with an error.
+func ScanHistory(r io.Reader, h *History) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxHistoryLine)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) == "" {
@@ -182,8 +193,5 @@ func readHistoryFile(path string, h *History) error {
 		}
 		h.Lines = append(h.Lines, l)
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read history %s: %w", path, err)
-	}
-	return nil
+	return sc.Err()
 }
