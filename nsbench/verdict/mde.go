@@ -47,14 +47,23 @@ type shiftKey struct {
 	alpha float64
 }
 
+// mdeMaxPairs is the most pairs detectableShift simulates. Its cost grows
+// with n (100 pairs took 8 s, 1000 two minutes), and n is a document's
+// word when `report` renders one. Past it the shift at mdeMaxPairs is
+// used: the rule's power only grows with n (its last ConfirmPairs test is
+// the same, its other two have more pairs), so that shift is an upper
+// bound, and the MDE a cautious one.
+const mdeMaxPairs = 64
+
 // shifts caches detectableShift: it depends on n and alpha only.
 var shifts sync.Map
 
 // detectableShift is θ for n pairs at level alpha (see mde): the power is
 // estimated from mdeReps cells of n standard normal draws (a fixed seed,
 // the same draws for every θ, so the power grows with θ) and θ found by
-// bisection to 0.001.
+// bisection to 0.001; past mdeMaxPairs pairs, mdeMaxPairs'.
 func detectableShift(n int, alpha float64) float64 {
+	n = min(n, mdeMaxPairs)
 	key := shiftKey{n, alpha}
 	if v, ok := shifts.Load(key); ok {
 		return v.(float64)

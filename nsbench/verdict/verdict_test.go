@@ -192,3 +192,16 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// Past mdeMaxPairs the shift is mdeMaxPairs', an upper bound of the true
+// one (the rule's power grows with n): a document naming a thousand pairs
+// costs what 64 do, and the MDE it gets is a cautious one.
+func TestDetectableShiftCapped(t *testing.T) {
+	at := detectableShift(mdeMaxPairs, DefaultAlpha)
+	if got := detectableShift(1000, DefaultAlpha); got != at {
+		t.Errorf("θ at 1000 pairs %.3f, want the cap's %.3f", got, at)
+	}
+	if below := detectableShift(mdeMaxPairs/2, DefaultAlpha); below < at {
+		t.Errorf("θ at %d pairs %.3f is below the cap's %.3f: the cap would not be an upper bound", mdeMaxPairs/2, below, at)
+	}
+}
