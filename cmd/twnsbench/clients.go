@@ -50,8 +50,8 @@ func runClients(c *cli.Context) error {
 	if c.Bool("quick") && !c.IsSet("duration") {
 		d = 2 * time.Second
 	}
-	if d < time.Second || d%time.Second != 0 {
-		return refuse(fmt.Errorf("--duration %s: want whole seconds, at least 1s", d))
+	if err := fanout.CheckDuration(d); err != nil {
+		return refuse(err)
 	}
 	names := splitList(c.String("transports"))
 	if len(names) == 0 {

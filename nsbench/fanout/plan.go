@@ -59,6 +59,16 @@ func ParseCounts(s string) ([]int, error) {
 	return out, nil
 }
 
+// CheckDuration refuses a stream duration that iperf3 cannot run as
+// given: its -t takes whole seconds (3.12 reads it with atoi, so 2.5
+// would silently be 2), and one second at least.
+func CheckDuration(d time.Duration) error {
+	if d < time.Second || d%time.Second != 0 {
+		return fmt.Errorf("--duration %s: want whole seconds, at least 1s (iperf3's -t takes whole seconds)", d)
+	}
+	return nil
+}
+
 // ClientRoles are the client roles of an N-client testbed: "client",
 // then "client2" … "clientN" (the first keeps the reference's name, so
 // the fixtures' client key is made there).

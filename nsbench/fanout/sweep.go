@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -26,6 +25,9 @@ const streamSlack = 30 * time.Second
 // reason; a row that fails records its error and the sweep goes on. It
 // stops early only when ctx ends.
 func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients, logf func(string, ...any)) error {
+	if err := CheckDuration(plan.Duration); err != nil {
+		return err
+	}
 	path := filepath.Join(plan.OutDir, results.ClientsFileName)
 	for _, t := range ts {
 		f, ok := t.(transport.Fanner)
@@ -105,7 +107,7 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 	if fan.Relay != "" {
 		rcpu0, rerr = role.OwnCPUUsec(ctx, relay)
 	}
-	shares := loadAll(ctx, plan.Duration, b.view.Roles, fan.Targets, n)
+	runs := loadAll(ctx, plan.Duration, b.view.Roles, fan.Targets, n)
 	cpu1, cerr1 := role.OwnCPUUsec(ctx, server)
 	if fan.Relay != "" {
 		rcpu1, rerr1 := role.OwnCPUUsec(ctx, relay)
@@ -114,13 +116,7 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 			row.Relay.PeakKB, row.Relay.PeakFrom = peakMemory(ctx, relay)
 		}
 	}
-	for i, s := range shares {
-		if s.err != nil {
-			row.Failed = append(row.Failed, ClientRoles(n)[i]+": "+s.err.Error())
-			continue
-		}
-		row.PerClientMbps = append(row.PerClientMbps, s.bps/1e6)
-	}
+	commonWindow(runs).record(&row, ClientRoles(n), plan.Duration)
 	if fan.InKernel == "" && cerr == nil && cerr1 == nil {
 		row.Server = &results.RoleCost{What: fan.Server, CPUSec: float64(cpu1-cpu0) / 1e6}
 		row.Server.PeakKB, row.Server.PeakFrom = peakMemory(ctx, server)
@@ -140,41 +136,52 @@ func (b *bed) forTransport(ctx context.Context, name string) (*transport.Testbed
 	return &v, nil
 }
 
-type share struct {
-	bps float64
-	err error
-}
-
-// loadAll runs one iperf3 stream per client at once, the server sending
-// (-R, as the iperf3 instruments), each from its client's namespace to
-// its target, and returns each client's received rate or error.
-func loadAll(ctx context.Context, d time.Duration, roles map[string]*role.Role, targets []string, n int) []share {
-	out := make([]share, n)
+// loadAll runs one iperf3 stream per client, the server sending (-R, as
+// the iperf3 instruments), each from its client's namespace to its
+// target, and returns each client's run. The clients wait for one signal
+// to start, so that their windows overlap as far as the harness can make
+// them; commonWindow reads what they shared.
+func loadAll(ctx context.Context, d time.Duration, roles map[string]*role.Role, targets []string, n int) []clientRun {
+	out := make([]clientRun, n)
+	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, name := range ClientRoles(n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = stream(ctx, d, roles[name], targets[i])
+			out[i] = stream(ctx, start, d, roles[name], targets[i])
 		}()
 	}
+	close(start)
 	wg.Wait()
 	return out
 }
 
-func stream(ctx context.Context, d time.Duration, r *role.Role, target string) share {
-	ctx, cancel := context.WithTimeout(ctx, d+streamSlack)
-	defer cancel()
+// stream is one client's iperf3, started when start closes, with the
+// harness's clock around it.
+func stream(ctx context.Context, start <-chan struct{}, d time.Duration, r *role.Role, target string) clientRun {
 	host, port, err := splitHostPort(target)
 	if err != nil {
-		return share{err: err}
+		return clientRun{err: err}
 	}
-	res, err := r.Run(ctx, "iperf3", "-c", host, "-p", port, "-R", "-t", strconv.Itoa(int(d.Seconds())), "-J")
+	args := iperf3Args(host, port, d)
+	<-start
+	ctx, cancel := context.WithTimeout(ctx, d+streamSlack)
+	defer cancel()
+	run := clientRun{launched: time.Now()}
+	res, err := r.Run(ctx, "iperf3", args...)
+	run.exited = time.Now()
 	if err != nil {
-		return share{err: fmt.Errorf("iperf3: %w", err)}
+		run.err = fmt.Errorf("iperf3: %w", err)
 	}
-	bps, err := instrument.IPerf3Received(res.Stdout)
-	return share{bps: bps, err: err}
+	run.out = res.Stdout
+	return run
+}
+
+// iperf3Args are a client's iperf3 arguments: -t in whole seconds (the
+// plan's duration is one, CheckDuration), reports every intervalSec.
+func iperf3Args(host, port string, d time.Duration) []string {
+	return []string{"-c", host, "-p", port, "-R", "-t", strconv.Itoa(int(d / time.Second)), "-i", intervalSec, "-J"}
 }
 
 // peakMemory is r's leaf's memory.peak, else the sum of its processes'

@@ -314,3 +314,48 @@ func IPerf3Received(out []byte) (float64, error) {
 	r, err := parseIperf3(out)
 	return r.ReceivedBitsPerSec, err
 }
+
+// IPerf3Interval is one reporting interval of a TCP iperf3 client: its
+// start and end in seconds from the client's test start, and the bytes
+// the client counted in it (received, with -R).
+type IPerf3Interval struct {
+	Start, End float64
+	Bytes      int64
+}
+
+// IPerf3ReceivedIntervals are a TCP iperf3 client's -R -J reporting
+// intervals (intervals[].sum, omitted ones left out), the output checked
+// as IPerf3Received checks it: the many-client sweep reads each client
+// over the window all of them shared, not over its own.
+func IPerf3ReceivedIntervals(out []byte) ([]IPerf3Interval, error) {
+	if _, err := parseIperf3(out); err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Intervals []struct {
+			Sum *struct {
+				Start   float64 `json:"start"`
+				End     float64 `json:"end"`
+				Bytes   int64   `json:"bytes"`
+				Omitted bool    `json:"omitted"`
+			} `json:"sum"`
+		} `json:"intervals"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &doc); err != nil {
+		return nil, fmt.Errorf("iperf3: intervals: %w", err)
+	}
+	var ivs []IPerf3Interval
+	for _, iv := range doc.Intervals {
+		if iv.Sum == nil || iv.Sum.Omitted {
+			continue
+		}
+		if !(iv.Sum.End > iv.Sum.Start) || iv.Sum.Start < 0 || iv.Sum.Bytes < 0 {
+			return nil, fmt.Errorf("iperf3: interval %g–%g s with %d bytes is not an interval", iv.Sum.Start, iv.Sum.End, iv.Sum.Bytes)
+		}
+		ivs = append(ivs, IPerf3Interval{Start: iv.Sum.Start, End: iv.Sum.End, Bytes: iv.Sum.Bytes})
+	}
+	if len(ivs) == 0 {
+		return nil, errors.New("iperf3: no reporting intervals (run with -i)")
+	}
+	return ivs, nil
+}

@@ -193,3 +193,20 @@ func TestParseIperf3UDPErrors(t *testing.T) {
 		})
 	}
 }
+
+// A client's intervals keep iperf3's own start, end and bytes; a failed
+// run is its error, and output without intervals says to ask for them.
+func TestIPerf3ReceivedIntervals(t *testing.T) {
+	full := parseTestdata(t, "iperf3-tcp-p1-reverse.json")
+	ivs, err := IPerf3ReceivedIntervals(full)
+	if err != nil || !reflect.DeepEqual(ivs, []IPerf3Interval{{Start: 0, End: 1.000061, Bytes: 1822359499}}) {
+		t.Errorf("intervals %+v, %v", ivs, err)
+	}
+	if _, err := IPerf3ReceivedIntervals(parseTestdata(t, "iperf3-error-refused.json")); err == nil || !strings.Contains(err.Error(), "Connection refused") {
+		t.Errorf("refused run: %v", err)
+	}
+	none := strings.Replace(string(full), `"intervals"`, `"intervals_x"`, 1)
+	if _, err := IPerf3ReceivedIntervals([]byte(none)); err == nil || !strings.Contains(err.Error(), "no reporting intervals") {
+		t.Errorf("no intervals: %v", err)
+	}
+}

@@ -32,12 +32,17 @@ type ClientsRow struct {
 	Transport     string         `json:"transport"`
 	Label         string         `json:"label"`
 	N             int            `json:"n"`
-	PerClientMbps []float64      `json:"per_client_mbps"`  // iperf3's received rate of each client measured, in client order
+	PerClientMbps []float64      `json:"per_client_mbps"`  // each measured client's received rate over OverlapSec, in client order
 	Failed        []string       `json:"failed,omitempty"` // "client3: iperf3: …"
 	Timing        *ClientsTiming `json:"timing,omitempty"`
 	Server        *RoleCost      `json:"server,omitempty"`
 	Relay         *RoleCost      `json:"relay,omitempty"` // tw's; absent for a transport without one
 	Error         string         `json:"error,omitempty"`
+	// OverlapSec is how long every measured client was surely sending at
+	// once, on the harness's clock; each client's rate is over its whole
+	// iperf3 intervals inside it. Absent in a document that read each
+	// client over its own window.
+	OverlapSec *float64 `json:"overlap_sec,omitempty"`
 }
 
 // ClientsTiming is how long the N clients took to set up and tear down.
