@@ -32,6 +32,9 @@ func ClientsMarkdown(c *results.Clients) []byte {
 	fmt.Fprintf(&b, "# Many clients on one server\n\n")
 	fmt.Fprintf(&b, "%s. Every client namespace has its own path through the transport to the one server and one iperf3 stream (%s s, the server sending), all at once. ",
 		clientsCounts(c.Counts), num(c.DurationSec, 0))
+	if slices.ContainsFunc(c.Rows, func(r results.ClientsRow) bool { return r.OverlapSec != nil }) {
+		b.WriteString("The streams start together, and each client's rate is read over the window in which all of them were sending (its whole 0.1 s iperf3 intervals inside it, not its own stream's), whose length each table's notes give; a window shorter than half the streams gives no aggregate. ")
+	}
 	b.WriteString("Fairness is Jain's index over the clients' rates: 1 when all are equal, 1/N when one takes everything. ")
 	b.WriteString("The server's CPU-seconds are its transport processes' over the measurement, their peak memory since the path was built; setup is from nothing to the last client ready.\n")
 	if !c.Complete {
@@ -163,6 +166,15 @@ func clientsNotes(rows []results.ClientsRow) string {
 			fmt.Fprintf(&b, " Memory per added client: %s MiB (the slope over %d client counts).", num(per/1024, 2), len(ns))
 		}
 		b.WriteString("\n")
+	}
+	var common []string
+	for _, r := range rows {
+		if r.OverlapSec != nil {
+			common = append(common, fmt.Sprintf("%s s (N = %d)", num(*r.OverlapSec, 2), r.N))
+		}
+	}
+	if len(common) > 0 {
+		fmt.Fprintf(&b, "\nThe clients' common window, every client sending: %s.\n", strings.Join(common, ", "))
 	}
 	list := false
 	for _, r := range rows {

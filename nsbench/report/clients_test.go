@@ -93,3 +93,37 @@ func TestClientsChart(t *testing.T) {
 		t.Error("the chart is not deterministic")
 	}
 }
+
+// A sweep read over the clients' common window says so and gives each
+// N's window; one that overlapped under half the streams has no
+// aggregate and says why. A document without windows reads as before.
+func TestClientsMarkdownCommonWindow(t *testing.T) {
+	sec := func(x float64) *float64 { return &x }
+	c := &results.Clients{
+		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
+		Rows: []results.ClientsRow{
+			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}, OverlapSec: sec(9.93)},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 440}, OverlapSec: sec(9.5)},
+			{Transport: "ssh", Label: "Pure SSH", N: 4, OverlapSec: sec(2.97),
+				Error: "the clients' streams overlapped only 2.97 s of their 10 s, less than half: no concurrent aggregate"},
+		},
+	}
+	md := string(ClientsMarkdown(c))
+	for _, want := range []string{
+		"each client's rate is read over the window in which all of them were sending",
+		"The clients' common window, every client sending: 9.93 s (N = 1), 9.50 s (N = 2), 2.97 s (N = 4).",
+		"| 2 | 890 | 440 / 445 / 450 |",
+		"| 4 (0 measured) | — | — | — |",
+		"- N = 4: failed: the clients' streams overlapped only 2.97 s of their 10 s, less than half: no concurrent aggregate",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	for i := range c.Rows {
+		c.Rows[i].OverlapSec = nil
+	}
+	if md := string(ClientsMarkdown(c)); strings.Contains(md, "common window") || strings.Contains(md, "all of them were sending") {
+		t.Errorf("a document without windows speaks of one:\n%s", md)
+	}
+}
