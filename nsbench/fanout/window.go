@@ -1,7 +1,6 @@
 package fanout
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -30,6 +29,7 @@ type window struct {
 	bps        []float64 // per client; meaningful where err is nil
 	err        []error   // per client: its iperf3 failed, or nothing of it lies in the window
 	overlapSec float64   // the common window's length
+	placed     bool      // some client's test was placed on the clock
 }
 
 // commonWindow places every client's test on the harness's clock and
@@ -73,13 +73,9 @@ func commonWindow(runs []clientRun) window {
 		ps[i] = p
 		lo, hi = max(lo, p.late), min(hi, p.ended)
 	}
-	if math.IsInf(lo, 0) || hi <= lo {
-		for i, p := range ps {
-			if p != nil {
-				w.err[i] = errors.New("no window in which every client was sending")
-			}
-		}
-		return w
+	w.placed = !math.IsInf(lo, 0)
+	if !w.placed || hi <= lo {
+		return w // no common window: record says so
 	}
 	w.overlapSec = hi - lo
 	for i, p := range ps {
@@ -108,8 +104,10 @@ func commonWindow(runs []clientRun) window {
 // the duration asked for is no concurrent measurement: the row says so
 // (Error) and gives no rates, so no aggregate is read from it.
 func (w window) record(row *results.ClientsRow, roles []string, d time.Duration) {
-	overlap := math.Round(w.overlapSec*100) / 100
-	row.OverlapSec = &overlap
+	if w.placed {
+		overlap := math.Round(w.overlapSec*100) / 100
+		row.OverlapSec = &overlap
+	}
 	for i, err := range w.err {
 		if err != nil {
 			row.Failed = append(row.Failed, roles[i]+": "+err.Error())
@@ -117,7 +115,7 @@ func (w window) record(row *results.ClientsRow, roles []string, d time.Duration)
 		}
 		row.PerClientMbps = append(row.PerClientMbps, w.bps[i]/1e6)
 	}
-	if len(row.PerClientMbps) > 0 && w.overlapSec < d.Seconds()/2 {
+	if w.placed && w.overlapSec < d.Seconds()/2 {
 		row.Error = fmt.Sprintf("the clients' streams overlapped only %.2f s of their %g s, less than half: no concurrent aggregate", w.overlapSec, d.Seconds())
 		row.PerClientMbps = nil
 	}

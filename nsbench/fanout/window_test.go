@@ -148,6 +148,23 @@ func TestCommonWindowFailedClient(t *testing.T) {
 	}
 }
 
+// Streams that never overlapped have no window: the row says so. With
+// every client failed there is nothing to place: no window, each named.
+func TestCommonWindowNone(t *testing.T) {
+	row := results.ClientsRow{N: 2}
+	commonWindow(staggered(t, 11)).record(&row, ClientRoles(2), 10*time.Second)
+	if len(row.PerClientMbps) != 0 || len(row.Failed) != 0 || row.OverlapSec == nil || *row.OverlapSec != 0 ||
+		!strings.Contains(row.Error, "overlapped only 0.00 s") {
+		t.Errorf("disjoint streams: row %+v", row)
+	}
+	row = results.ClientsRow{N: 2}
+	failed := errors.New("iperf3: context deadline exceeded")
+	commonWindow([]clientRun{{err: failed}, {err: failed}}).record(&row, ClientRoles(2), 10*time.Second)
+	if row.OverlapSec != nil || row.Error != "" || len(row.Failed) != 2 {
+		t.Errorf("every client failed: row %+v", row)
+	}
+}
+
 // iperf3's -t takes whole seconds (3.12 reads it with atoi): a
 // fractional duration is refused before anything is made, not cut.
 func TestRunRefusesFractionalDuration(t *testing.T) {
