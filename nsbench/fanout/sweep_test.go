@@ -83,7 +83,11 @@ func TestFanOutSSH(t *testing.T) {
 	doc := sweep(t, transport.SSH{}, 2*time.Second, 2)
 	checkRow(t, doc.Rows[0])
 	r := doc.Rows[0]
-	t.Logf("N=2: %v Mbit/s, setup %.1f s, teardown %.1f s, server %+v", r.PerClientMbps, r.Timing.SetupSec, r.Timing.TeardownSec, *r.Server)
+	// Started together, the two 2 s streams share most of their time.
+	if r.OverlapSec == nil || !(*r.OverlapSec >= 1 && *r.OverlapSec <= 2) {
+		t.Fatalf("N=2: overlap %v, want 1 to 2 s", r.OverlapSec)
+	}
+	t.Logf("N=2: %v Mbit/s over the common %v s, setup %.1f s, teardown %.1f s, server %+v", r.PerClientMbps, *r.OverlapSec, r.Timing.SetupSec, r.Timing.TeardownSec, *r.Server)
 }
 
 // WireGuard (wireguard-go) with 1, 2 and 4 peers on one server device: a
