@@ -28,12 +28,12 @@ const minSweeps = 3
 // count both measured, in the new sweep's order: the aggregate and Jain's
 // fairness index. Each is one figure per sweep: a sweep's clients are not
 // repeats of it (what drifts between two sweeps moves every client
-// together), so a row is tested only over repeated sweeps, at least
-// minSweeps a side: Mann-Whitney over the sweeps' figures, adjusted with
-// every other row's by Benjamini–Hochberg as Rows does. With one sweep a
-// side the change is shown, not tested. A side with a client not measured
-// (stats.SummarizeClients) has only a lower bound for its aggregate and no
-// index: neither row is tested.
+// together), so a row is tested only over repeated sweeps (run --clients
+// --runs), at least minSweeps a side: Mann-Whitney over the sweeps'
+// figures, adjusted with every other row's by Benjamini–Hochberg as Rows
+// does. With fewer the change is shown, not tested. A side with a client
+// not measured (stats.SummarizeClients) has only a lower bound for its
+// aggregate and no index: neither row is tested.
 func ClientsRows(old, cur *results.Clients) []Row {
 	var rows []Row
 	var tested []int
@@ -115,12 +115,17 @@ func figuresOf(c *results.Clients, transport string, n int) sweepFigures {
 }
 
 // sweepsOf is c's measurements of transport at n clients that measured a
-// client: one per sweep.
+// client: one per run of the sweep (results.ClientsRow.Sweeps).
 func sweepsOf(c *results.Clients, transport string, n int) []results.ClientsRow {
 	var out []results.ClientsRow
-	for _, r := range c.Rows {
-		if r.Transport == transport && r.N == n && r.Error == "" && len(r.PerClientMbps) > 0 {
-			out = append(out, r)
+	for _, row := range c.Rows {
+		if row.Transport != transport || row.N != n {
+			continue
+		}
+		for _, r := range row.Sweeps() {
+			if r.Error == "" && len(r.PerClientMbps) > 0 {
+				out = append(out, r)
+			}
 		}
 	}
 	return out
@@ -157,9 +162,10 @@ func WriteClients(w io.Writer, rows []Row) error {
 	if err := write(w, rows, clientsAdvice); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "aggregate: the clients' sum; fairness: Jain's index. Each is one figure per sweep, n counts sweeps: "+
-		"a sweep's clients are not repeats of it (what drifts between two sweeps moves them all), so with one sweep a side a change is shown, not tested. "+
-		"A side with a client not measured has a lower bound for its aggregate and no index: not tested.")
+	_, err := fmt.Fprintf(w, "aggregate: the clients' sum; fairness: Jain's index. Each is one figure per sweep, n counts sweeps: "+
+		"a sweep's clients are not repeats of it (what drifts between two sweeps moves them all), so a change is tested over repeated sweeps only "+
+		"(run --clients --runs %d or more on both sides), and with fewer it is shown, not tested. "+
+		"A side with a client not measured has a lower bound for its aggregate and no index: not tested.\n", minSweeps)
 	return err
 }
 
@@ -167,9 +173,9 @@ func WriteClients(w io.Writer, rows []Row) error {
 // repeats of the sweep.
 func clientsAdvice(rows []Row) string {
 	if len(rows) == 0 {
-		return fmt.Sprintf("No row could be tested: a sweep's figures are tested over its repeats, %d or more on both sides.", minSweeps)
+		return fmt.Sprintf("No row could be tested: a sweep's figures are tested over its repeats (run --clients --runs %d or more on both sides).", minSweeps)
 	}
 	return detectAdvice(rows, "sweeps", func(n, m int) string {
-		return fmt.Sprintf("%d or more sweeps on both sides detect a change among %d rows", n, m)
+		return fmt.Sprintf("use run --clients --runs %d or more on both sides to detect a change among %d rows", n, m)
 	})
 }

@@ -69,13 +69,13 @@ func TestClientsRows(t *testing.T) {
 	}
 	out := b.String()
 	for _, s := range []string{"≥ 300", "not tested (a client not measured n=1+1)", "1.00    —       n/a", "not tested (one index per side n=1+1)",
-		"+96.6 %  not tested (one sweep per side: clients are not repeats n=1+1)", "adjusted for all 0 rows", "No row could be tested"} {
+		"+96.6 %  not tested (one sweep per side: clients are not repeats n=1+1)", "adjusted for all 0 rows", "No row could be tested", "--runs 3 or more on both sides"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
 	}
-	if strings.Contains(out, "--runs") || strings.Contains(out, "lower bounds:") {
-		t.Errorf("a sweep's output points at --runs or censored runs:\n%s", out)
+	if strings.Contains(out, "lower bounds:") {
+		t.Errorf("a sweep's output points at censored runs:\n%s", out)
 	}
 }
 
@@ -128,5 +128,62 @@ func TestClientsRowsOneSweepNotTested(t *testing.T) {
 	}
 	if strings.Contains(out, "p=") || strings.Contains(out, "worse") {
 		t.Errorf("output gives a p or a verdict:\n%s", out)
+	}
+}
+
+// repeated is a sweep's row at n clients run once per aggregate in aggs,
+// every client with an equal share.
+func repeated(transport string, n int, aggs ...float64) results.ClientsRow {
+	row := results.ClientsRow{Transport: transport, N: n, PerClientMbps: same(n, aggs[0]/float64(n))}
+	for _, a := range aggs[1:] {
+		row.Repeats = append(row.Repeats, results.ClientsRow{Transport: transport, N: n, PerClientMbps: same(n, a/float64(n))})
+	}
+	return row
+}
+
+// Five sweeps a side: the aggregate is tested over the five, a 20 %
+// change is significant and none is not; fewer than three sweeps on a
+// side is shown, not tested; a repeat that failed is no sweep.
+func TestClientsRowsRepeatedSweeps(t *testing.T) {
+	old := &results.Clients{Runs: 5, Rows: []results.ClientsRow{
+		repeated("ssh", 4, 1000, 1010, 990, 1005, 995),
+		repeated("wireguard", 4, 1000, 1010, 990, 1005, 995),
+		repeated("tw", 2, 500, 505, 495, 502, 498),
+	}}
+	cur := &results.Clients{Runs: 5, Rows: []results.ClientsRow{
+		repeated("ssh", 4, 1200, 1212, 1188, 1206, 1194),
+		repeated("wireguard", 4, 1002, 1008, 992, 1003, 997),
+		repeated("tw", 2, 600, 605, 595, 602, 598),
+	}}
+	// tw: the second repeat failed and the sweep stopped there: 600 and 605 measured.
+	cur.Rows[2].Repeats[1].Error, cur.Rows[2].Repeats = "handshake: timeout", cur.Rows[2].Repeats[:2]
+	rows := ClientsRows(old, cur)
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6: %+v", len(rows), rows)
+	}
+	if r := rows[0]; r.Metric != "aggregate" || len(r.Old) != 5 || len(r.New) != 5 || r.OldMedian != 1000 || r.NewMedian != 1200 ||
+		!r.Significant || r.Verdict() != "+20.0 % better" {
+		t.Errorf("ssh aggregate: %v → %v, n=%d+%d, p %v q %v, %q; want 1000 → 1200 over 5+5 sweeps, +20.0 %% better", r.OldMedian, r.NewMedian, len(r.Old), len(r.New), r.P, r.Q, r.Verdict())
+	}
+	if r := rows[2]; r.Significant || !(r.P > 0.5) || r.Verdict() != "~" || math.Abs(r.ChangePct-0.2) > 1e-9 {
+		t.Errorf("wireguard aggregate: %+.2f %%, p %v, %q; want +0.2 %%, p > 0.5, ~", r.ChangePct, r.P, r.Verdict())
+	}
+	for _, i := range []int{1, 3} { // every client's share equal: fairness 1, tested, no change
+		if r := rows[i]; r.Metric != "fairness" || r.Untested != "" || len(r.Old) != 5 || r.Significant || r.OldMedian != 1 {
+			t.Errorf("row %d: %+v, want fairness tested over 5 sweeps, 1 → 1, ~", i, r)
+		}
+	}
+	if r := rows[4]; len(r.New) != 2 || r.Untested != untestedFew || !math.IsNaN(r.P) || math.Abs(r.ChangePct-20.5) > 1e-9 {
+		t.Errorf("tw aggregate: n=%d+%d, %q, p %v, %+.2f %%; want 5+2 sweeps, not tested (%s), +20.5 %% (602.5 against 500)", len(r.Old), len(r.New), r.Untested, r.P, r.ChangePct, untestedFew)
+	}
+	var b bytes.Buffer
+	if err := WriteClients(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"+20.0 %  +20.0 % better (p=0.008 q=0.032 n=5+5)", "not tested (fewer than 3 sweeps a side n=5+2)",
+		"adjusted for all 4 rows", "with 5+5 sweeps (the fewest here) the smallest possible p is 0.0079: enough."} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, b.String())
+		}
 	}
 }

@@ -23,11 +23,17 @@ type Clients struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Complete      bool         `json:"complete,omitempty"`
 	Incomplete    string       `json:"incomplete,omitempty"`
+
+	// Runs is how many times the sweep was asked to run (run --clients
+	// --runs): every count of every transport once, then again. Absent:
+	// once, as in older documents.
+	Runs int `json:"runs,omitempty"`
 }
 
 // ClientsRow is one transport at one N. A client whose stream failed is
 // absent from PerClientMbps and named in Failed: it costs its share, not
-// the row. Error, when set, is why nothing of the row was measured.
+// the row. Error, when set, is why nothing of the row was measured. The
+// row is the sweep's first run; Repeats are its later runs, in order.
 type ClientsRow struct {
 	Transport     string         `json:"transport"`
 	Label         string         `json:"label"`
@@ -38,6 +44,17 @@ type ClientsRow struct {
 	Server        *RoleCost      `json:"server,omitempty"`
 	Relay         *RoleCost      `json:"relay,omitempty"` // tw's; absent for a transport without one
 	Error         string         `json:"error,omitempty"`
+	// Repeats are this transport and N measured again in the sweep's
+	// later runs (Clients.Runs), each a row of its own without repeats;
+	// absent when the sweep ran once.
+	Repeats []ClientsRow `json:"repeats,omitempty"`
+}
+
+// Sweeps are the row's runs: the row itself, then its repeats.
+func (r ClientsRow) Sweeps() []ClientsRow {
+	first := r
+	first.Repeats = nil
+	return append([]ClientsRow{first}, r.Repeats...)
 }
 
 // ClientsTiming is how long the N clients took to set up and tear down.
