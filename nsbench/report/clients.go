@@ -41,6 +41,10 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 		fmt.Fprintf(&b, "\n**Incomplete:** %s.\n", mdText(reason))
 	}
+	if c.Runs > 1 {
+		fmt.Fprintf(&b, "\nThe sweep ran %d times, every count of every transport once a run; the table and chart show the first run, "+
+			"the later runs' figures and failures are the JSON's `repeats`, and `compare` tests the aggregate and fairness over all of them.\n", c.Runs)
+	}
 	for _, tr := range clientsTransports(c.Rows) {
 		rows := clientsRowsOf(c.Rows, tr)
 		fmt.Fprintf(&b, "\n## %s\n\n", mdText(rows[0].Label))

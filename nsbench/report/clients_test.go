@@ -93,3 +93,16 @@ func TestClientsChart(t *testing.T) {
 		t.Error("the chart is not deterministic")
 	}
 }
+
+// A sweep run more than once says that the table is its first run;
+// one run says nothing of runs.
+func TestClientsMarkdownRuns(t *testing.T) {
+	c := &results.Clients{Counts: []int{1}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}}}}
+	if md := string(ClientsMarkdown(c)); strings.Contains(md, "times") {
+		t.Errorf("one run speaks of runs:\n%s", md)
+	}
+	c.Runs = 3
+	if md := string(ClientsMarkdown(c)); !strings.Contains(md, "The sweep ran 3 times, every count of every transport once a run; the table and chart show the first run") {
+		t.Errorf("three runs not said:\n%s", md)
+	}
+}
