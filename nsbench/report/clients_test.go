@@ -94,15 +94,22 @@ func TestClientsChart(t *testing.T) {
 	}
 }
 
-// A sweep run more than once says that the table is its first run;
-// one run says nothing of runs.
+// A sweep run more than once says that the table is its first run, and
+// how many of the later runs' measurements had trouble; one run says
+// nothing of runs.
 func TestClientsMarkdownRuns(t *testing.T) {
 	c := &results.Clients{Counts: []int{1}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}}}}
 	if md := string(ClientsMarkdown(c)); strings.Contains(md, "times") {
 		t.Errorf("one run speaks of runs:\n%s", md)
 	}
 	c.Runs = 3
-	if md := string(ClientsMarkdown(c)); !strings.Contains(md, "The sweep ran 3 times, every count of every transport once a run; the table and chart show the first run") {
-		t.Errorf("three runs not said:\n%s", md)
+	c.Rows[0].Repeats = []results.ClientsRow{{Transport: "ssh", N: 1, PerClientMbps: []float64{890}}, {Transport: "ssh", N: 1, PerClientMbps: []float64{910}}}
+	md := string(ClientsMarkdown(c))
+	if !strings.Contains(md, "The sweep ran 3 times, every count of every transport once a run; the table and chart show the first run") || strings.Contains(md, "later runs' measurements") {
+		t.Errorf("three runs not said, or troubles where none were:\n%s", md)
+	}
+	c.Rows[0].Repeats[1] = results.ClientsRow{Transport: "ssh", N: 1, Failed: []string{"client: stalled"}}
+	if md := string(ClientsMarkdown(c)); !strings.Contains(md, "**1 of the later runs' measurements failed, missed a client or left residue:** see `repeats`.") {
+		t.Errorf("a later run's failure not said:\n%s", md)
 	}
 }
