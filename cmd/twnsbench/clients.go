@@ -24,7 +24,7 @@ import (
 // clientsFlag is run's --clients: the many-client sweep instead of the
 // instruments' cells.
 func clientsFlag() cli.Flag {
-	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each; OpenVPN TLS: a client each of one server; tw: a tw client each through one relay and one tw server) and one iperf3 stream each for --duration, all at once; --runs K runs the whole sweep K times, for compare to test its figures over (3 or more a side); writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
+	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each; OpenVPN TLS: a client each of one server; tw: a tw client each through one relay and one tw server) and one iperf3 stream each for --duration, all at once; --runs K runs the whole sweep K times, for compare to test its figures over (3 or more a side; 5 to detect a change among a few rows); writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
 }
 
 // clientsDefault are the transports of a sweep without --transports.
