@@ -96,9 +96,7 @@ func runClients(c *cli.Context) error {
 		return refuse(err)
 	}
 	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Env: clientsEnv(), Counts: counts, DurationSec: d.Seconds()}
-	if runs > 1 {
-		doc.Runs = runs // absent: once, as older documents read
-	}
+	doc.Env.Runs = runs
 	con := newConsole(c.App.ErrWriter)
 	err = fanout.Run(c.Context, fanout.Plan{Counts: counts, Duration: d, OutDir: out, Runs: runs}, ts, doc, con.Logf)
 	con.Close()

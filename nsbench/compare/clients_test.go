@@ -145,12 +145,12 @@ func repeated(transport string, n int, aggs ...float64) results.ClientsRow {
 // change is significant and none is not; fewer than three sweeps on a
 // side is shown, not tested; a repeat that failed is no sweep.
 func TestClientsRowsRepeatedSweeps(t *testing.T) {
-	old := &results.Clients{Runs: 5, Rows: []results.ClientsRow{
+	old := &results.Clients{Env: results.Env{Runs: 5}, Rows: []results.ClientsRow{
 		repeated("ssh", 4, 1000, 1010, 990, 1005, 995),
 		repeated("wireguard", 4, 1000, 1010, 990, 1005, 995),
 		repeated("tw", 2, 500, 505, 495, 502, 498),
 	}}
-	cur := &results.Clients{Runs: 5, Rows: []results.ClientsRow{
+	cur := &results.Clients{Env: results.Env{Runs: 5}, Rows: []results.ClientsRow{
 		repeated("ssh", 4, 1200, 1212, 1188, 1206, 1194),
 		repeated("wireguard", 4, 1002, 1008, 992, 1003, 997),
 		repeated("tw", 2, 600, 605, 595, 602, 598),

@@ -41,9 +41,9 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 		fmt.Fprintf(&b, "\n**Incomplete:** %s.\n", mdText(reason))
 	}
-	if c.Runs > 1 {
+	if c.Env.Runs > 1 {
 		fmt.Fprintf(&b, "\nThe sweep ran %d times, every count of every transport once a run; the table and chart show the first run, "+
-			"the later runs' figures and failures are the JSON's `repeats`, and `compare` tests the aggregate and fairness over all of them.\n", c.Runs)
+			"the later runs' figures and failures are the JSON's `repeats`, and `compare` tests the aggregate and fairness over all of them.\n", c.Env.Runs)
 		if n := laterTroubles(c.Rows); n > 0 {
 			fmt.Fprintf(&b, "\n**%d of the later runs' measurements failed, missed a client or left residue:** see `repeats`.\n", n)
 		}

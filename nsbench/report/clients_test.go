@@ -102,7 +102,7 @@ func TestClientsMarkdownRuns(t *testing.T) {
 	if md := string(ClientsMarkdown(c)); strings.Contains(md, "times") {
 		t.Errorf("one run speaks of runs:\n%s", md)
 	}
-	c.Runs = 3
+	c.Env.Runs = 3
 	c.Rows[0].Repeats = []results.ClientsRow{{Transport: "ssh", N: 1, PerClientMbps: []float64{890}}, {Transport: "ssh", N: 1, PerClientMbps: []float64{910}}}
 	md := string(ClientsMarkdown(c))
 	if !strings.Contains(md, "The sweep ran 3 times, every count of every transport once a run; the table and chart show the first run") || strings.Contains(md, "later runs' measurements") {

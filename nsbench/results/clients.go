@@ -13,7 +13,9 @@ const ClientsFileName = "clients-results.json"
 
 // Clients is one many-client sweep (issue 34): per transport and client
 // count N, N client namespaces loaded at once through their own paths to
-// the one server.
+// the one server. Env.Runs is how many times the sweep was asked to run
+// (run --clients --runs), every count of every transport once a run; 0
+// in older documents, which ran once.
 type Clients struct {
 	SchemaVersion int          `json:"schema_version"`
 	Env           Env          `json:"env"`
@@ -23,11 +25,6 @@ type Clients struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Complete      bool         `json:"complete,omitempty"`
 	Incomplete    string       `json:"incomplete,omitempty"`
-
-	// Runs is how many times the sweep was asked to run (run --clients
-	// --runs): every count of every transport once, then again. Absent:
-	// once, as in older documents.
-	Runs int `json:"runs,omitempty"`
 }
 
 // ClientsRow is one transport at one N. A client whose stream failed is
@@ -45,7 +42,7 @@ type ClientsRow struct {
 	Relay         *RoleCost      `json:"relay,omitempty"` // tw's; absent for a transport without one
 	Error         string         `json:"error,omitempty"`
 	// Repeats are this transport and N measured again in the sweep's
-	// later runs (Clients.Runs), each a row of its own without repeats;
+	// later runs (Env.Runs), each a row of its own without repeats;
 	// absent when the sweep ran once.
 	Repeats []ClientsRow `json:"repeats,omitempty"`
 }
