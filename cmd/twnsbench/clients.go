@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 // clientsFlag is run's --clients: the many-client sweep instead of the
 // instruments' cells.
 func clientsFlag() cli.Flag {
-	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each; OpenVPN TLS: a client each of one server; tw: a tw client each through one relay and one tw server) and one iperf3 stream each for --duration, all at once; writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
+	return &cli.StringFlag{Name: "clients", Usage: fmt.Sprintf("many clients on one server instead of the instruments: comma-separated client counts (1 to %d), e.g. 1,2,4,8 — per count, that many client namespaces each with its own path through the transport (Pure SSH: an SSH session each; WireGuard: a peer each; OpenVPN TLS: a client each of one server; tw: a tw client each through one relay and one tw server) and one iperf3 stream each for --duration, all at once; --runs K runs the whole sweep K times, for compare to test its figures over (3 or more a side; 5 to detect a change among a few rows); writes OUT/%s, OUT/%s and OUT/%s", transport.MaxFanClients, results.ClientsFileName, report.ClientsReportFile, report.ClientsChartFile)}
 }
 
 // clientsDefault are the transports of a sweep without --transports.
@@ -31,7 +32,7 @@ var clientsDefault = []string{"ssh", "wireguard"}
 
 // clientsExclusive are run's flags that have no meaning in a sweep: given
 // with --clients, they are refused rather than ignored.
-var clientsExclusive = []string{"wan", "instruments", "runs", "precision", "max-runs", "order", "size", "warmup", "keep", "build", "host", "hosts", "history", "nic"}
+var clientsExclusive = []string{"wan", "instruments", "precision", "max-runs", "order", "size", "warmup", "keep", "build", "host", "hosts", "history", "nic"}
 
 // runClients is `run --clients`: every input checked before anything is
 // created, then one testbed per transport and count (fanout.Run), the
@@ -45,6 +46,10 @@ func runClients(c *cli.Context) error {
 		if c.IsSet(f) {
 			return refuse(fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f))
 		}
+	}
+	runs, err := clientsRuns(c)
+	if err != nil {
+		return refuse(err)
 	}
 	d := c.Duration("duration")
 	if c.Bool("quick") && !c.IsSet("duration") {
@@ -91,8 +96,9 @@ func runClients(c *cli.Context) error {
 		return refuse(err)
 	}
 	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Env: clientsEnv(), Counts: counts, DurationSec: d.Seconds()}
+	doc.Env.Runs = runs
 	con := newConsole(c.App.ErrWriter)
-	err = fanout.Run(c.Context, fanout.Plan{Counts: counts, Duration: d, OutDir: out}, ts, doc, con.Logf)
+	err = fanout.Run(c.Context, fanout.Plan{Counts: counts, Duration: d, OutDir: out, Runs: runs}, ts, doc, con.Logf)
 	con.Close()
 	doc.Complete = err == nil
 	if errors.Is(err, context.Canceled) {
@@ -111,13 +117,34 @@ func runClients(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range doc.Rows {
-		if r.Error != "" || len(r.Failed) > 0 || (r.Timing != nil && len(r.Timing.Residue) > 0) {
-			return samplesFailedError{fmt.Sprintf("some clients could not be measured (see %s)", report.ClientsReportFile)}
+	for _, row := range doc.Rows {
+		for _, r := range row.Sweeps() {
+			if r.Error != "" || len(r.Failed) > 0 || (r.Timing != nil && len(r.Timing.Residue) > 0) {
+				return samplesFailedError{fmt.Sprintf("some clients could not be measured (see %s)", report.ClientsReportFile)}
+			}
 		}
 	}
 	return nil
 }
+
+// clientsRuns is --runs for the sweep: how many times it runs whole, 1 by
+// default. Auto has no meaning here: its pilot sizes a cell's runs from
+// their spread, and a sweep's figures are tested over whole sweeps.
+func clientsRuns(c *cli.Context) (int, error) {
+	if !c.IsSet("runs") {
+		return 1, nil
+	}
+	v := strings.TrimSpace(c.String("runs"))
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxClientsRuns {
+		return 0, fmt.Errorf("--clients: --runs %q: want how many times to run the sweep, 1 to %d", v, maxClientsRuns)
+	}
+	return n, nil
+}
+
+// maxClientsRuns bounds --runs for a sweep: every run builds a testbed per
+// transport and count.
+const maxClientsRuns = 100
 
 // clientsEnv is the host as the sweep's document states it.
 func clientsEnv() results.Env {

@@ -25,9 +25,10 @@ func compareCommand() *cli.Command {
 			"WireGuard implementation, duration, warm-up, order, payloads, scp form and what scp's MB/s\n" +
 			"divides the payload by: the copy's own time, or the whole wall as older documents do) unless --force.\n" +
 			"Two many-client sweeps (" + results.ClientsFileName + ", run --clients) compare per transport and client\n" +
-			"count: the aggregate (its p from the clients' rates, N against N) and Jain's fairness (one index a side,\n" +
-			"shown, not tested); their environments are the kernel, CPU, cores and duration. A sweep and a run's\n" +
-			"results are refused.",
+			"count: the aggregate and Jain's fairness, one figure per run of the sweep. A sweep's clients are not\n" +
+			"repeats of it: a change is tested over the sweep's runs (run --clients --runs, 3 or more a side), and\n" +
+			"with fewer shown, not tested; their environments are the kernel, CPU, cores and duration. A sweep and a\n" +
+			"run's results are refused.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "compare even when the environments differ"},
 		},

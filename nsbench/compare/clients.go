@@ -15,63 +15,120 @@ const clientsInstrument = "clients"
 
 // The reasons a sweep's row is not tested.
 const (
+	untestedOneSweep = "one sweep per side: clients are not repeats"
+	untestedFew      = "fewer than 3 sweeps a side"
 	untestedFairness = "one index per side"
 	untestedMissing  = "a client not measured"
 )
 
+// minSweeps is the fewest sweeps a side whose figures are tested.
+const minSweeps = 3
+
 // ClientsRows compares two many-client sweeps per transport and client
 // count both measured, in the new sweep's order: the aggregate and Jain's
-// fairness index. At one count the aggregate moves with the clients'
-// rates, so its row's medians are the sums and its p the clients' rates'
-// (Mann-Whitney, N against N), adjusted with every other row's by
-// Benjamini–Hochberg as Rows does. A fairness index is one value per side:
-// its change is shown, not tested. A side with a client not measured
-// (stats.SummarizeClients) has only a lower bound for its aggregate and no
-// index: neither row is tested.
+// fairness index. Each is one figure per sweep: a sweep's clients are not
+// repeats of it (what drifts between two sweeps moves every client
+// together), so a row is tested only over repeated sweeps (run --clients
+// --runs), at least minSweeps a side: Mann-Whitney over the sweeps'
+// figures, adjusted with every other row's by Benjamini–Hochberg as Rows
+// does. With fewer the change is shown, not tested. A side with a client
+// not measured (stats.SummarizeClients) has only a lower bound for its
+// aggregate and no index: neither row is tested.
 func ClientsRows(old, cur *results.Clients) []Row {
 	var rows []Row
 	var tested []int
 	for _, n := range cur.Rows {
-		o, ok := clientsRowOf(old, n.Transport, n.N)
-		if !ok || n.Error != "" || len(n.PerClientMbps) == 0 {
+		so, sn := figuresOf(old, n.Transport, n.N), figuresOf(cur, n.Transport, n.N)
+		if so.sweeps() == 0 || sn.sweeps() == 0 {
 			continue
 		}
-		so, sn := stats.SummarizeClients(o.N, o.PerClientMbps), stats.SummarizeClients(n.N, n.PerClientMbps)
-		key := results.CellKey{Transport: n.Transport, Condition: "N=" + strconv.Itoa(n.N), Instrument: clientsInstrument}
-		agg := Row{CellKey: key, Unit: "Mbit/s", Better: results.BetterHigher, Old: o.PerClientMbps, New: n.PerClientMbps,
-			OldMedian: so.Aggregate, NewMedian: sn.Aggregate}
+		key := results.CellKey{Transport: n.Transport, Condition: condition(n.N), Instrument: clientsInstrument}
+		agg := Row{CellKey: key, Unit: "Mbit/s", Better: results.BetterHigher, Old: so.aggregates, New: sn.aggregates,
+			OldMedian: stats.Median(so.aggregates), NewMedian: stats.Median(sn.aggregates)}
 		agg.Metric = "aggregate"
-		agg.ChangePct, agg.P, agg.Q = relChange(so.Aggregate, sn.Aggregate), math.NaN(), math.NaN()
-		agg.Bounds.Old.MedianBound, agg.Bounds.New.MedianBound = so.Missing > 0, sn.Missing > 0 // "≥": the measured clients' sum
-		if so.Missing+sn.Missing > 0 {
-			agg.Untested, agg.ChangePct = untestedMissing, math.NaN() // from a bound: no change to state
-		} else {
-			_, agg.P = stats.MannWhitney(o.PerClientMbps, n.PerClientMbps)
-			tested = append(tested, len(rows))
-		}
-		rows = append(rows, agg)
-		fair := Row{CellKey: key, Unit: "Jain", Better: results.BetterHigher, Old: []float64{so.Fairness}, New: []float64{sn.Fairness},
-			OldMedian: so.Fairness, NewMedian: sn.Fairness, Untested: untestedFairness}
+		agg.Bounds.Old.MedianBound, agg.Bounds.New.MedianBound = so.missing, sn.missing // "≥": the measured clients' sum
+		fair := Row{CellKey: key, Unit: "Jain", Better: results.BetterHigher, Old: so.fairness, New: sn.fairness,
+			OldMedian: so.medianFairness(), NewMedian: sn.medianFairness()}
 		fair.Metric = "fairness"
-		fair.ChangePct, fair.P, fair.Q = relChange(so.Fairness, sn.Fairness), math.NaN(), math.NaN()
-		if math.IsNaN(so.Fairness) || math.IsNaN(sn.Fairness) {
-			fair.Untested = untestedMissing
+		for _, r := range []*Row{&agg, &fair} {
+			r.ChangePct, r.P, r.Q = relChange(r.OldMedian, r.NewMedian), math.NaN(), math.NaN()
+			if r.Untested = untestedReason(so, sn, r.Metric); r.Untested == "" {
+				_, r.P = stats.MannWhitney(r.Old, r.New)
+				tested = append(tested, len(rows))
+			}
+			rows = append(rows, *r)
 		}
-		rows = append(rows, fair)
+		if so.missing || sn.missing {
+			rows[len(rows)-2].ChangePct = math.NaN() // the aggregate's, from a bound: no change to state
+		}
 	}
 	adjust(rows, tested)
 	return rows
 }
 
-// clientsRowOf is c's row of transport at n clients that measured a
-// client.
-func clientsRowOf(c *results.Clients, transport string, n int) (results.ClientsRow, bool) {
-	for _, r := range c.Rows {
-		if r.Transport == transport && r.N == n && r.Error == "" && len(r.PerClientMbps) > 0 {
-			return r, true
+func condition(n int) string { return "N=" + strconv.Itoa(n) }
+
+// untestedReason is why a row of metric over the sweeps' figures o and n
+// has no test, or "" when it has one.
+func untestedReason(o, n sweepFigures, metric string) string {
+	switch {
+	case o.missing || n.missing:
+		return untestedMissing
+	case o.sweeps() == 1 && n.sweeps() == 1 && metric == "fairness":
+		return untestedFairness
+	case o.sweeps() == 1 && n.sweeps() == 1:
+		return untestedOneSweep
+	case min(o.sweeps(), n.sweeps()) < minSweeps:
+		return untestedFew
+	}
+	return ""
+}
+
+// sweepFigures are one side's figures at a transport and client count,
+// one per sweep that measured a client.
+type sweepFigures struct {
+	aggregates, fairness []float64
+	missing              bool // a sweep with a client not measured
+}
+
+func (f sweepFigures) sweeps() int { return len(f.aggregates) }
+
+// medianFairness is NaN when a sweep has no index: the median of the
+// others would pass for the side's.
+func (f sweepFigures) medianFairness() float64 {
+	if f.missing {
+		return math.NaN()
+	}
+	return stats.Median(f.fairness)
+}
+
+// figuresOf reduces every sweep of c that measured a client of transport
+// at n clients.
+func figuresOf(c *results.Clients, transport string, n int) sweepFigures {
+	var f sweepFigures
+	for _, r := range sweepsOf(c, transport, n) {
+		s := stats.SummarizeClients(r.N, r.PerClientMbps)
+		f.aggregates, f.fairness = append(f.aggregates, s.Aggregate), append(f.fairness, s.Fairness)
+		f.missing = f.missing || s.Missing > 0
+	}
+	return f
+}
+
+// sweepsOf is c's measurements of transport at n clients that measured a
+// client: one per run of the sweep (results.ClientsRow.Sweeps).
+func sweepsOf(c *results.Clients, transport string, n int) []results.ClientsRow {
+	var out []results.ClientsRow
+	for _, row := range c.Rows {
+		if row.Transport != transport || row.N != n {
+			continue
+		}
+		for _, r := range row.Sweeps() {
+			if r.Error == "" && len(r.PerClientMbps) > 0 {
+				out = append(out, r)
+			}
 		}
 	}
-	return results.ClientsRow{}, false
+	return out
 }
 
 // relChange is (y − x) / |x| × 100, NaN from 0 or from a figure not computed.
@@ -100,23 +157,25 @@ func ClientsEnvDiffs(old, cur *results.Clients) []string {
 }
 
 // WriteClients prints a sweep's rows as Write does, with what it takes to
-// detect a change at these counts.
+// detect a change: repeated sweeps.
 func WriteClients(w io.Writer, rows []Row) error {
 	if err := write(w, rows, clientsAdvice); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "aggregate: the clients' sum; its p compares their rates, N against N. fairness: Jain's index, one per side, not tested. "+
-		"A side with a client not measured has a lower bound for its aggregate and no index: not tested.")
+	_, err := fmt.Fprintf(w, "aggregate: the clients' sum; fairness: Jain's index. Each is one figure per sweep, n counts sweeps: "+
+		"a sweep's clients are not repeats of it (what drifts between two sweeps moves them all), so a change is tested over repeated sweeps only "+
+		"(run --clients --runs %d or more on both sides), and with fewer it is shown, not tested. "+
+		"A side with a client not measured has a lower bound for its aggregate and no index: not tested.\n", minSweeps)
 	return err
 }
 
-// clientsAdvice is runsAdvice for a sweep, where a row's samples are its
-// clients.
+// clientsAdvice is runsAdvice for sweeps, where a row's samples are the
+// repeats of the sweep.
 func clientsAdvice(rows []Row) string {
 	if len(rows) == 0 {
-		return "No row could be tested."
+		return fmt.Sprintf("No row could be tested: a sweep's figures are tested over its repeats (run --clients --runs %d or more on both sides).", minSweeps)
 	}
-	return detectAdvice(rows, "clients", func(n, m int) string {
-		return fmt.Sprintf("no change can be called at so few clients (%d a side and more can, among %d rows)", n, m)
+	return detectAdvice(rows, "sweeps", func(n, m int) string {
+		return fmt.Sprintf("use run --clients --runs %d or more on both sides to detect a change among %d rows", n, m)
 	})
 }

@@ -31,6 +31,9 @@ type Plan struct {
 	Counts   []int // client counts, ascending, each in [1, transport.MaxFanClients]
 	Duration time.Duration
 	OutDir   string
+	// Runs is how many times the whole sweep runs (run --clients --runs);
+	// 0 or 1: once.
+	Runs int
 }
 
 // ParseCounts reads --clients: a comma-separated list of client counts,

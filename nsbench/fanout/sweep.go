@@ -28,10 +28,9 @@ func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.
 	if err := CheckDuration(plan.Duration); err != nil {
 		return err
 	}
-	path := filepath.Join(plan.OutDir, results.ClientsFileName)
+	var run []transport.Transport
 	for _, t := range ts {
-		f, ok := t.(transport.Fanner)
-		if !ok {
+		if _, ok := t.(transport.Fanner); !ok {
 			doc.Skipped = append(doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(),
 				Reason: "many clients are not built for this transport yet"})
 			continue
@@ -40,14 +39,41 @@ func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.
 			doc.Skipped = append(doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(), Reason: err.Error()})
 			continue
 		}
-		for _, n := range plan.Counts {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			row := measureN(ctx, plan, t, f, n, logf)
-			doc.Rows = append(doc.Rows, row)
-			if err := results.WriteClients(path, doc); err != nil {
-				return err
+		run = append(run, t)
+	}
+	return sweep(ctx, plan, run, doc, func(t transport.Transport, n int) results.ClientsRow {
+		return measureN(ctx, plan, t, t.(transport.Fanner), n, logf)
+	}, logf)
+}
+
+// sweep measures every transport at every count, plan.Runs times over:
+// each run measures all of them once before the next begins, so what
+// drifts over the sweep falls on every count alike. The first run's rows
+// are doc's rows; a later run's measurement of a transport and N is a
+// repeat of that row.
+func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients,
+	measure func(transport.Transport, int) results.ClientsRow, logf func(string, ...any)) error {
+	path := filepath.Join(plan.OutDir, results.ClientsFileName)
+	base, runs := len(doc.Rows), max(plan.Runs, 1)
+	for r := range runs {
+		if runs > 1 {
+			logf("run %d of %d of the sweep", r+1, runs)
+		}
+		for i, t := range ts {
+			for j, n := range plan.Counts {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				row := measure(t, n)
+				if r == 0 {
+					doc.Rows = append(doc.Rows, row)
+				} else {
+					first := &doc.Rows[base+i*len(plan.Counts)+j]
+					first.Repeats = append(first.Repeats, row)
+				}
+				if err := results.WriteClients(path, doc); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -44,6 +44,13 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 		fmt.Fprintf(&b, "\n**Incomplete:** %s.\n", mdText(reason))
 	}
+	if c.Env.Runs > 1 {
+		fmt.Fprintf(&b, "\nThe sweep ran %d times, every count of every transport once a run; the table and chart show the first run, "+
+			"the later runs' figures and failures are the JSON's `repeats`, and `compare` tests the aggregate and fairness over all of them.\n", c.Env.Runs)
+		if n := laterTroubles(c.Rows); n > 0 {
+			fmt.Fprintf(&b, "\n**%d of the later runs' measurements failed, missed a client or left residue:** see `repeats`.\n", n)
+		}
+	}
 	for _, tr := range clientsTransports(c.Rows) {
 		rows := clientsRowsOf(c.Rows, tr)
 		fmt.Fprintf(&b, "\n## %s\n\n", mdText(rows[0].Label))
@@ -63,6 +70,20 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		fmt.Fprintf(&b, "\n%s: skipped: %s\n", mdText(s.Label), mdText(s.Reason))
 	}
 	return []byte(b.String())
+}
+
+// laterTroubles counts the repeats (the sweep's later runs) that failed,
+// missed a client or left residue: the table shows the first run only.
+func laterTroubles(rows []results.ClientsRow) int {
+	n := 0
+	for _, row := range rows {
+		for _, r := range row.Repeats {
+			if r.Error != "" || len(r.PerClientMbps) < r.N || (r.Timing != nil && len(r.Timing.Residue) > 0) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func clientsCounts(ns []int) string {

@@ -18,22 +18,22 @@ func TestClientsMarkdown(t *testing.T) {
 		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
 		Rows: []results.ClientsRow{
 			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900},
-				Timing: &results.ClientsTiming{SetupSec: 1.04, PathsSec: 0.5, TeardownSec: 0.31},
-				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 9.96, PeakKB: kb(8192), PeakFrom: "VmHWM sum"}},
+				Timing:      &results.ClientsTiming{SetupSec: 1.04, PathsSec: 0.5, TeardownSec: 0.31},
+				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 9.96, PeakKB: kb(8192), PeakFrom: "VmHWM sum"}}},
 			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450},
-				Timing: &results.ClientsTiming{SetupSec: 1.5, TeardownSec: 0.4},
-				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 10, PeakKB: kb(9216), PeakFrom: "VmHWM sum"}},
+				Timing:      &results.ClientsTiming{SetupSec: 1.5, TeardownSec: 0.4},
+				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 10, PeakKB: kb(9216), PeakFrom: "VmHWM sum"}}},
 			{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{1000, 0, 0},
-				Failed: []string{"client4: iperf3: context deadline exceeded"},
-				Timing: &results.ClientsTiming{SetupSec: 2.5, TeardownSec: 0.5},
-				Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 11, PeakKB: kb(11264), PeakFrom: "VmHWM sum"}},
+				Failed:      []string{"client4: iperf3: context deadline exceeded"},
+				Timing:      &results.ClientsTiming{SetupSec: 2.5, TeardownSec: 0.5},
+				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 11, PeakKB: kb(11264), PeakFrom: "VmHWM sum"}}},
 			{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "wireguard-go: handshake: timeout"},
 			{Transport: "tw", Label: "tw", N: 1, PerClientMbps: []float64{180},
-				Server: &results.RoleCost{What: "tw server start", CPUSec: 0.8, PeakKB: kb(39000), PeakFrom: "VmHWM sum"},
-				Relay:  &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.3, PeakKB: kb(120 * 1024), PeakFrom: "VmHWM sum"}},
+				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "tw server start", CPUSec: 0.8, PeakKB: kb(39000), PeakFrom: "VmHWM sum"},
+					Relay: &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.3, PeakKB: kb(120 * 1024), PeakFrom: "VmHWM sum"}}},
 			{Transport: "tw", Label: "tw", N: 3, PerClientMbps: []float64{100, 100, 100},
-				Server: &results.RoleCost{What: "tw server start", CPUSec: 0.9, PeakKB: kb(40000), PeakFrom: "VmHWM sum"},
-				Relay:  &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.5, PeakKB: kb(130 * 1024), PeakFrom: "VmHWM sum"}},
+				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "tw server start", CPUSec: 0.9, PeakKB: kb(40000), PeakFrom: "VmHWM sum"},
+					Relay: &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.5, PeakKB: kb(130 * 1024), PeakFrom: "VmHWM sum"}}},
 		},
 		Skipped: []results.Skipped{{Transport: "tw-old", Label: "SSH over Tunnel Whisperer", Reason: "many clients are not built for this transport yet"}},
 	}
@@ -125,5 +125,25 @@ func TestClientsMarkdownCommonWindow(t *testing.T) {
 	}
 	if md := string(ClientsMarkdown(c)); strings.Contains(md, "common window") || strings.Contains(md, "all of them were sending") {
 		t.Errorf("a document without windows speaks of one:\n%s", md)
+	}
+}
+
+// A sweep run more than once says that the table is its first run, and
+// how many of the later runs' measurements had trouble; one run says
+// nothing of runs.
+func TestClientsMarkdownRuns(t *testing.T) {
+	c := &results.Clients{Counts: []int{1}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}}}}
+	if md := string(ClientsMarkdown(c)); strings.Contains(md, "times") {
+		t.Errorf("one run speaks of runs:\n%s", md)
+	}
+	c.Env.Runs = 3
+	c.Rows[0].Repeats = []results.ClientsRow{{Transport: "ssh", N: 1, PerClientMbps: []float64{890}}, {Transport: "ssh", N: 1, PerClientMbps: []float64{910}}}
+	md := string(ClientsMarkdown(c))
+	if !strings.Contains(md, "The sweep ran 3 times, every count of every transport once a run; the table and chart show the first run") || strings.Contains(md, "later runs' measurements") {
+		t.Errorf("three runs not said, or troubles where none were:\n%s", md)
+	}
+	c.Rows[0].Repeats[1] = results.ClientsRow{Transport: "ssh", N: 1, Failed: []string{"client: stalled"}}
+	if md := string(ClientsMarkdown(c)); !strings.Contains(md, "**1 of the later runs' measurements failed, missed a client or left residue:** see `repeats`.") {
+		t.Errorf("a later run's failure not said:\n%s", md)
 	}
 }

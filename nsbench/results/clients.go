@@ -13,7 +13,9 @@ const ClientsFileName = "clients-results.json"
 
 // Clients is one many-client sweep (issue 34): per transport and client
 // count N, N client namespaces loaded at once through their own paths to
-// the one server.
+// the one server. Env.Runs is how many times the sweep was asked to run
+// (run --clients --runs), every count of every transport once a run; 0
+// in older documents, which ran once.
 type Clients struct {
 	SchemaVersion int          `json:"schema_version"`
 	Env           Env          `json:"env"`
@@ -27,7 +29,8 @@ type Clients struct {
 
 // ClientsRow is one transport at one N. A client whose stream failed is
 // absent from PerClientMbps and named in Failed: it costs its share, not
-// the row. Error, when set, is why nothing of the row was measured.
+// the row. Error, when set, is why nothing of the row was measured. The
+// row is the sweep's first run; Repeats are its later runs, in order.
 type ClientsRow struct {
 	Transport     string         `json:"transport"`
 	Label         string         `json:"label"`
@@ -35,14 +38,31 @@ type ClientsRow struct {
 	PerClientMbps []float64      `json:"per_client_mbps"`  // each measured client's received rate over OverlapSec, in client order
 	Failed        []string       `json:"failed,omitempty"` // "client3: iperf3: …"
 	Timing        *ClientsTiming `json:"timing,omitempty"`
-	Server        *RoleCost      `json:"server,omitempty"`
-	Relay         *RoleCost      `json:"relay,omitempty"` // tw's; absent for a transport without one
-	Error         string         `json:"error,omitempty"`
+	ClientsCost
+	Error string `json:"error,omitempty"`
 	// OverlapSec is how long every measured client was surely sending at
 	// once, on the harness's clock; each client's rate is over its whole
 	// iperf3 intervals inside it. Absent in a document that read each
 	// client over its own window.
 	OverlapSec *float64 `json:"overlap_sec,omitempty"`
+	// Repeats are this transport and N measured again in the sweep's
+	// later runs (Env.Runs), each a row of its own without repeats;
+	// absent when the sweep ran once.
+	Repeats []ClientsRow `json:"repeats,omitempty"`
+}
+
+// Sweeps are the row's runs: the row itself, then its repeats.
+func (r ClientsRow) Sweeps() []ClientsRow {
+	first := r
+	first.Repeats = nil
+	return append([]ClientsRow{first}, r.Repeats...)
+}
+
+// ClientsCost is what the server's and the relay's transport processes
+// used while the clients were loaded.
+type ClientsCost struct {
+	Server *RoleCost `json:"server,omitempty"`
+	Relay  *RoleCost `json:"relay,omitempty"` // tw's; absent for a transport without one
 }
 
 // ClientsTiming is how long the N clients took to set up and tear down.

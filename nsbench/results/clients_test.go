@@ -41,3 +41,27 @@ func TestReadTellsClientsApart(t *testing.T) {
 		t.Error("a document whose counts are no list of client counts read as a sweep")
 	}
 }
+
+// A row's sweeps are itself then its repeats, in order; a document
+// without repeats (one sweep, or older) reads as one sweep per row.
+func TestClientsRowSweeps(t *testing.T) {
+	old, err := ParseClients([]byte(`{"counts": [2], "rows": [{"transport": "ssh", "n": 2, "per_client_mbps": [400, 500]}]}`), "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := old.Rows[0].Sweeps(); old.Env.Runs != 0 || len(s) != 1 || s[0].PerClientMbps[1] != 500 {
+		t.Errorf("older document: runs %d, sweeps %+v; want one sweep", old.Env.Runs, s)
+	}
+	cur, err := ParseClients([]byte(`{"counts": [2], "env": {"runs": 3}, "rows": [{"transport": "ssh", "n": 2, "per_client_mbps": [400, 500],
+		"repeats": [{"transport": "ssh", "n": 2, "per_client_mbps": [410, 510]}, {"transport": "ssh", "n": 2, "per_client_mbps": [], "error": "x"}]}]}`), "cur")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cur.Rows[0].Sweeps()
+	if cur.Env.Runs != 3 || len(s) != 3 || s[0].PerClientMbps[0] != 400 || s[1].PerClientMbps[0] != 410 || s[2].Error != "x" || s[0].Repeats != nil {
+		t.Errorf("repeated document: runs %d, sweeps %+v; want 3 in order, the first without the repeats", cur.Env.Runs, s)
+	}
+	if len(cur.Rows[0].Repeats) != 2 {
+		t.Errorf("Sweeps changed the row: %+v", cur.Rows[0])
+	}
+}

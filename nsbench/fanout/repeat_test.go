@@ -1,0 +1,77 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
+)
+
+type named struct {
+	transport.Transport // nil: the sweep's loop calls only Name
+	name                string
+}
+
+func (n named) Name() string { return n.name }
+
+// --runs 3 over two transports and two counts: each run measures every
+// transport at every count once before the next run begins; the first
+// run's are the rows, the later ones their repeats in order, and the
+// document on disk has them all.
+func TestSweepRepeatsInterleaved(t *testing.T) {
+	plan := Plan{Counts: []int{1, 2}, OutDir: t.TempDir(), Runs: 3}
+	var calls []string
+	doc := &results.Clients{Counts: plan.Counts}
+	ts := []transport.Transport{named{name: "ssh"}, named{name: "wireguard"}}
+	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int) results.ClientsRow {
+		calls = append(calls, fmt.Sprintf("%s/%d", tr.Name(), n))
+		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{float64(len(calls))}}
+	}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := []string{"ssh/1", "ssh/2", "wireguard/1", "wireguard/2"}
+	if want := slices.Concat(once, once, once); !slices.Equal(calls, want) {
+		t.Errorf("measured %v, want %v", calls, want)
+	}
+	saved, err := results.ReadClients(filepath.Join(plan.OutDir, results.ClientsFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Rows) != 4 {
+		t.Fatalf("%d rows, want 4: %+v", len(saved.Rows), saved.Rows)
+	}
+	for i, r := range saved.Rows {
+		var got []float64
+		for _, s := range r.Sweeps() {
+			got = append(got, s.PerClientMbps[0])
+		}
+		if want := []float64{float64(i + 1), float64(i + 5), float64(i + 9)}; r.Transport+"/"+fmt.Sprint(r.N) != once[i] || !slices.Equal(got, want) {
+			t.Errorf("row %d: %s N=%d, sweeps measured as calls %v; want %s, calls %v", i, r.Transport, r.N, got, once[i], want)
+		}
+	}
+}
+
+// A sweep stopped in its second run keeps the first run whole and the
+// repeats measured before it stopped.
+func TestSweepRepeatsStopped(t *testing.T) {
+	plan := Plan{Counts: []int{1, 2}, OutDir: t.TempDir(), Runs: 2}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	doc := &results.Clients{Counts: plan.Counts}
+	calls := 0
+	err := sweep(ctx, plan, []transport.Transport{named{name: "ssh"}}, doc, func(tr transport.Transport, n int) results.ClientsRow {
+		if calls++; calls == 3 {
+			cancel()
+		}
+		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{1}}
+	}, t.Logf)
+	if !errors.Is(err, context.Canceled) || calls != 3 || len(doc.Rows) != 2 || len(doc.Rows[0].Repeats) != 1 || len(doc.Rows[1].Repeats) != 0 {
+		t.Errorf("err %v after %d measurements, rows %+v; want canceled after 3, N=1 repeated once, N=2 not", err, calls, doc.Rows)
+	}
+}
