@@ -12,7 +12,7 @@ import (
 
 // TestDocLinks checks every relative link of README.md and docs/*.md: its
 // file exists, and a #anchor names a heading of that file as GitHub spells
-// it. The README was cut into pages under docs/ (#32); a page renamed or a
+// it. The README links pages under docs/; a page renamed or a
 // heading reworded must not leave a link behind.
 func TestDocLinks(t *testing.T) {
 	pages, err := filepath.Glob("../../docs/*.md")

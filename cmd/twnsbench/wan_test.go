@@ -70,8 +70,8 @@ func TestWANFlagsRefused(t *testing.T) {
 // jitter's. No TCP_RR: netperf opens its data connection inside its timed
 // test, so a 1 s TCP_RR whose SYN or SYN-ACK is lost on the 0.5 % path
 // waits the 1 s initial retransmission timeout and answers nothing (about
-// 1 % of such samples; CI run 6 of stop 37, found by a capture in stop
-// 38), and this test reads no TCP_RR figure: iperf3-4 gives the impaired
+// 1 % of such samples, seen in CI and confirmed by a packet capture), and
+// this test reads no TCP_RR figure: iperf3-4 gives the impaired
 // conditions their chart panel instead.
 func TestWANProfilesEndToEnd(t *testing.T) {
 	nstest.RequireRoot(t)
