@@ -25,7 +25,7 @@ func cell(k uint64, note string) results.Verification {
 }
 
 // TestWANVerified: a verdict missed at 3σ by a count within 5σ is chance
-// (stop 41's CI: 205 of 32 000 at 0.5 %); a count far off, a fallback, or
+// (as CI once saw: 205 of 32 000 at 0.5 %); a count far off, a fallback, or
 // any other failed check is not.
 func TestWANVerified(t *testing.T) {
 	fallback := cell(205, "")
