@@ -78,15 +78,15 @@ func AppendHistory(dir string, lines []HistoryLine) (string, error) {
 	if len(lines) == 0 {
 		return "", nil
 	}
-	if err := CheckHistoryDir(dir, true); err != nil {
-		return "", err
-	}
+	// Open refuses what another user could change before it makes
+	// anything; the history's own rules (this user's directory) are
+	// checked on what it found or made.
 	d, err := safedir.Open("history directory", dir)
 	if err != nil {
 		return "", err
 	}
 	defer d.Close()
-	if err := CheckHistoryDir(dir, true); err != nil { // what Open found or made
+	if err := CheckHistoryDir(dir, true); err != nil {
 		return "", err
 	}
 	name := lines[0].Fingerprint + HistoryExt
