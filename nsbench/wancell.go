@@ -258,6 +258,9 @@ func joinNote(a, b string) string {
 	if a == "" {
 		return b
 	}
+	if b == "" {
+		return a
+	}
 	return a + "; " + b
 }
 
