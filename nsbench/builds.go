@@ -204,7 +204,7 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 			ta, _ := doc.TransportOf(p.a)
 			for _, m := range declaredMetrics(doc, k.in) {
 				// A kernel tunnel's own CPU is no figure (results.MetricReadings).
-				if m.Better == "" || m.Key == results.TransportCPUPerGB && ta.OwnCPUAbsent() != "" {
+				if m.Better == "" || results.OwnCPUMetric(m.Key) && ta.OwnCPUAbsent() != "" {
 					continue
 				}
 				c := verdict.Cell{Transport: p.transport, Condition: k.cond, Instrument: k.in, Metric: m.Key, Unit: m.Unit, Better: m.Better}

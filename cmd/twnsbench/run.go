@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/report"
@@ -58,6 +59,7 @@ func runCommand() *cli.Command {
 			"Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or a set (" + instrumentSets() + "); default: " + instrumentList(instrument.All()) + ", " + instrument.Ready},
+			&cli.StringFlag{Name: "cost-rate", Usage: "the rate `RATE` (e.g. 200mbit) " + instrument.CostName + " offers: below what every row measured can carry, so its cost per GB is at one load (default " + strconv.Itoa(instrument.DefaultCostRateBps/1e6) + "mbit)"},
 			&cli.GenericFlag{Name: "sizes", Value: &entries{}, Usage: "NAME=SIZE,SIZE,…, several times: the sizes (bytes, K for KiB) a size sweep of --instruments measures at (defaults: " + instrument.SweepDefaults() + ")"},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, NAME@LABEL for a build (--build), or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
 			&cli.StringSliceFlag{Name: "wan", Usage: "WAN condition SPEC, several times for several conditions (env BENCH_WAN: SPECs separated by spaces; default " + strings.Join(d.WAN, " ") + "): RTTms:LOSS%[:jitter=Dms][:rate=R] — delay RTT/2 ±D and the loss on the client's and the server's egress, capped at R (kbit, mbit, gbit); measured after each transport's LAN cells — or off. With --host: off unless given, each role's egress impaired on its own host (needs --nic reference)"},
@@ -143,6 +145,15 @@ func runAction(c *cli.Context) error {
 	if sizes, ok := c.Generic("sizes").(*entries); ok {
 		if ins, err = instrument.ApplySizes(ins, *sizes); err != nil {
 			return refuse(fmt.Errorf("--sizes: %w", err))
+		}
+	}
+	if c.IsSet("cost-rate") {
+		bps, err := impair.ParseRate(c.String("cost-rate"))
+		if err == nil {
+			ins, err = instrument.WithCostRate(ins, bps)
+		}
+		if err != nil {
+			return refuse(fmt.Errorf("--cost-rate: %w", err))
 		}
 	}
 	var tmpfs int64

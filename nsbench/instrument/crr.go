@@ -32,6 +32,7 @@ func (TCPCRR) Metrics() []results.Metric {
 		{Key: "value", Label: "connection set-up rate (connect, 64 B request/response, close)", Unit: "conn/s", Better: results.BetterHigher},
 		{Key: "p50_us", Label: "connect+request+response+close p50", Unit: "µs", Better: results.BetterLower},
 		{Key: "p99_us", Label: "connect+request+response+close p99", Unit: "µs", Better: results.BetterLower},
+		{Key: results.TransportCPUPerTrans, Label: "tunnel's own CPU per connection (connect, request/response, close)", Unit: "CPU-µs/conn", Better: results.BetterLower},
 	}
 }
 

@@ -232,7 +232,7 @@ func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns
 
 // Sets are the named groups of instruments --instruments takes beside
 // single names.
-var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes}
+var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes, "cost": Cost}
 
 // Ready names the time-to-ready sample: seconds from the start of a
 // transport's set-up until the first SSH exchange through it, recorded by
@@ -274,7 +274,9 @@ func Register(in Instrument) {
 }
 
 // known is every instrument, built-in and registered, in run order.
-func known() []Instrument { return append(append(append(All(), App()...), Sizes()...), registered...) }
+func known() []Instrument {
+	return slices.Concat(All(), App(), Sizes(), Cost(), registered)
+}
 
 // Names lists every selectable instrument name, Ready included.
 func Names() []string {

@@ -48,6 +48,7 @@ func (r ManyRR) Metrics() []results.Metric {
 		{Key: "p99_us", Label: n + " connections: transaction p99", Unit: "µs", Better: results.BetterLower, CensoredBy: results.AtLeastKey("p99_us")},
 		{Key: "p999_us", Label: n + " connections: transaction p99.9", Unit: "µs", Better: results.BetterLower, CensoredBy: results.AtLeastKey("p999_us")},
 		{Key: "jain", Label: "Jain's fairness index across the " + n + " connections (1 = equal)", Unit: "index", Better: results.BetterHigher},
+		{Key: results.TransportCPUPerTrans, Label: "tunnel's own CPU per transaction, " + n + " connections at once", Unit: "CPU-µs/trans", Better: results.BetterLower},
 		{Key: "in_flight", Label: "transactions still unanswered " + manyrr.Drain.String() + " after the test's end (censored)", Unit: "transactions", Better: results.BetterLower},
 		{Key: results.CensoredWaitMs, Label: "censored: the longest wait of a transaction still unanswered after the test, a lower bound of its latency", Unit: "ms", CensoredBy: results.CensoredWaitMs},
 	}
@@ -71,7 +72,7 @@ func (r ManyRR) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		return Measurement{}, nothing("%s reported 0 transactions on %d connections in %.1f s", manyrr.ClientArg, rep.Conns, rep.DurationSec)
 	}
 	extra := map[string]float64{"per_conn_tps": f.PerConn, "p90_us": rep.P90Us, "p999_us": rep.P999Us, "jain": f.Jain, "min_conn_tps": f.MinConn,
-		"in_flight": float64(len(rep.InFlightUs))}
+		"in_flight": float64(len(rep.InFlightUs)), results.Transactions: f.Total * rep.DurationSec}
 	for _, w := range rep.InFlightUs {
 		extra[results.CensoredWaitMs] = max(extra[results.CensoredWaitMs], w/1000)
 	}

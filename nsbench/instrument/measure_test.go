@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +339,97 @@ func TestUDPRateWithoutBufferLeavesDefault(t *testing.T) {
 	env, _ := replay(t, "iperf3-udp-reverse.json", 0)
 	if got := strings.Join(UDPRate{}.Args(env), " "); strings.Contains(got, "-w") {
 		t.Errorf("no SocketBuffer: want no -w, got %s", got)
+	}
+}
+
+// IPerf3Cost paces one stream at its rate (-b) and carries the offered
+// rate with the goodput; a sample short of 95 % of the rate is marked, so
+// its cost at the rate has no reading, while one that reached it has.
+func TestIPerf3CostMeasure(t *testing.T) {
+	env, argv := replay(t, "iperf3-tcp-p1-reverse-200mbit.json", 0)
+	m, err := IPerf3Cost{RateBps: 200_000_000}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"iperf3", "-c", "10.77.0.4", "-p", "5201", "-R", "-t", "10", "-P", "1", "-J", "-b", "200000000"}
+	if !reflect.DeepEqual(*argv, want) {
+		t.Errorf("argv = %q\nwant   %q", *argv, want)
+	}
+	if m.Value != 0.2007927663435987 || m.MovedBytes != 50200576 || m.Extra[results.OfferedGbps] != 0.2 {
+		t.Errorf("measurement %+v", m)
+	}
+	if _, below := m.Extra[results.BelowOfferedRate]; below {
+		t.Errorf("a sample at its rate is marked below it: %v", m.Extra)
+	}
+	own := map[string]float64{"client": 0.1, "server": 0.15}
+	s := results.Sample{Instrument: CostName, Value: m.Value, MovedBytes: &m.MovedBytes, TransportCPUSec: own, Extra: m.Extra}
+	if v, ok := s.Metric(results.CostCPUPerGB); !ok || math.Abs(v-0.25/0.050200576) > 1e-9 {
+		t.Errorf("cost at the rate = %g, %v; want %g", v, ok, 0.25/0.050200576)
+	}
+
+	// The same capture offered 300 Mbit/s reached two thirds of it.
+	env, _ = replay(t, "iperf3-tcp-p1-reverse-200mbit.json", 0)
+	m, err = IPerf3Cost{RateBps: 300_000_000}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if share := m.Extra[results.BelowOfferedRate]; math.Abs(share-0.2007927663435987/0.3) > 1e-12 {
+		t.Errorf("below_offered_rate = %g, want %g", share, 0.2007927663435987/0.3)
+	}
+	s = results.Sample{Instrument: CostName, Value: m.Value, MovedBytes: &m.MovedBytes, TransportCPUSec: own, Extra: m.Extra}
+	if v, ok := s.Metric(results.CostCPUPerGB); ok {
+		t.Errorf("a sample below its rate has a cost at the rate: %g", v)
+	}
+	if _, ok := s.Metric(results.TransportCPUPerGB); !ok {
+		t.Error("the tunnel's CPU per GB is a figure of any sample that moved bytes")
+	}
+}
+
+// --cost-rate reaches every iperf3-cost measured, and is refused when none is.
+func TestWithCostRate(t *testing.T) {
+	ins, err := WithCostRate([]Instrument{IPerf3{Streams: 1}, IPerf3Cost{RateBps: DefaultCostRateBps}}, 50_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ins[1].(IPerf3Cost).RateBps; got != 50_000_000 {
+		t.Errorf("rate %d, want 50000000", got)
+	}
+	if !strings.Contains(ins[1].Metrics()[1].Label, "50 Mbit/s") {
+		t.Errorf("the cost metric's label names no rate: %q", ins[1].Metrics()[1].Label)
+	}
+	if _, err := WithCostRate([]Instrument{IPerf3{Streams: 1}}, 50_000_000); err == nil || !strings.Contains(err.Error(), CostName) {
+		t.Errorf("no iperf3-cost measured: %v", err)
+	}
+	sel, _, err := Select([]string{"cost"})
+	if err != nil || len(sel) != 1 || sel[0].Name() != CostName {
+		t.Errorf("--instruments cost selects %v, %v", sel, err)
+	}
+}
+
+// tcp_rr, tcp_crr and ssh_setup count their transactions, so the tunnel's
+// own CPU per transaction is a figure of their samples.
+func TestTransactionsCounted(t *testing.T) {
+	env, _ := replay(t, "netperf-rr-p0.txt", 0)
+	m, err := TCPRR{}.Measure(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := m.Value * 10; m.Extra[results.Transactions] != want {
+		t.Errorf("tcp_rr transactions = %g, want rate × 10 s = %g", m.Extra[results.Transactions], want)
+	}
+	s := results.Sample{Instrument: "tcp_rr", Value: m.Value, TransportCPUSec: map[string]float64{"client": 0.5, "server": 0.5}, Extra: m.Extra}
+	if v, ok := s.Metric(results.TransportCPUPerTrans); !ok || math.Abs(v-1e6/(m.Value*10)) > 1e-9 {
+		t.Errorf("CPU per transaction = %g, %v; want %g", v, ok, 1e6/(m.Value*10))
+	}
+	s.TransportCPUSec = nil // a kernel tunnel: no figure, never 0
+	if v, ok := s.Metric(results.TransportCPUPerTrans); ok {
+		t.Errorf("without the transport's own CPU: %g", v)
+	}
+	for _, in := range []Instrument{TCPRR{}, TCPCRR{}, ManyRR{Conns: 50}, SSHSetup{}} {
+		if !slices.ContainsFunc(in.Metrics(), func(m results.Metric) bool {
+			return m.Key == results.TransportCPUPerTrans && m.Better == results.BetterLower
+		}) {
+			t.Errorf("%s declares no CPU per transaction", in.Name())
+		}
 	}
 }

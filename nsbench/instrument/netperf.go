@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -24,6 +25,7 @@ func (TCPRR) Metrics() []results.Metric {
 		{Key: "value", Label: "transactions", Unit: "trans/s", Better: results.BetterHigher},
 		{Key: "p50_us", Label: "p50 latency", Unit: "µs", Better: results.BetterLower},
 		{Key: "p99_us", Label: "p99 latency", Unit: "µs", Better: results.BetterLower},
+		{Key: results.TransportCPUPerTrans, Label: "tunnel's own CPU per transaction", Unit: "CPU-µs/trans", Better: results.BetterLower},
 	}
 }
 
@@ -58,7 +60,16 @@ func measureNetperfRR(ctx context.Context, job *Job, test, unit, what string) (M
 		MeanUs:  ptr(rr.MeanLatencyUs),
 		P50Us:   ptr(rr.P50LatencyUs),
 		P99Us:   ptr(rr.P99LatencyUs),
+		Extra:   map[string]float64{results.Transactions: netperfTransactions(rr.TransPerSec, job.Duration)},
 	}, nil
+}
+
+// netperfTransactions is how many transactions a netperf test of d at
+// rate per second completed: netperf reports the rate over its test's
+// length, the whole seconds -l asked for (seconds).
+func netperfTransactions(rate float64, d time.Duration) float64 {
+	s, _ := strconv.Atoi(seconds(d))
+	return rate * float64(s)
 }
 
 // Budget is the test's duration.

@@ -31,6 +31,7 @@ func (SSHSetup) Metrics() []results.Metric {
 		{Key: "value", Label: "SSH login rate (fresh `ssh … true`, one after another)", Unit: "sessions/s", Better: results.BetterHigher},
 		{Key: "p50_sec", Label: "SSH login p50", Unit: "s", Better: results.BetterLower},
 		{Key: "p99_sec", Label: "SSH login p99", Unit: "s", Better: results.BetterLower},
+		{Key: results.TransportCPUPerTrans, Label: "tunnel's own CPU per SSH login", Unit: "CPU-µs/login", Better: results.BetterLower},
 	}
 }
 
@@ -53,7 +54,7 @@ func (SSHSetup) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		Value:   s.Rate,
 		Unit:    "sessions/s",
 		WallSec: total.Seconds(),
-		Extra:   map[string]float64{"p50_sec": s.P50, "p99_sec": s.P99, "logins": float64(len(walls))},
+		Extra:   map[string]float64{"p50_sec": s.P50, "p99_sec": s.P99, "logins": float64(len(walls)), results.Transactions: float64(len(walls))},
 	}, nil
 }
 

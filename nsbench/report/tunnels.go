@@ -122,7 +122,7 @@ func (v *view) writeTunnels(w *writer) {
 // there is no tunnel or the tunnel is the kernel's, whatever the samples
 // hold (documents written before transport_cpu_absent carried a 0).
 func (v *view) noFigureNote(transport, metric string) string {
-	if metric != results.TransportCPUPerGB {
+	if !results.OwnCPUMetric(metric) {
 		return ""
 	}
 	switch t, _ := v.doc.TransportOf(transport); {

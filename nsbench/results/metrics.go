@@ -68,12 +68,15 @@ func (s Sample) Metric(key string) (float64, bool) {
 			return s.HostCPUSec / (float64(*s.MovedBytes) / 1e9), true
 		}
 	case TransportCPUPerGB:
-		if s.MovedBytes != nil && *s.MovedBytes > 0 && s.TransportCPUSec != nil {
-			total := 0.0
-			for _, sec := range s.TransportCPUSec {
-				total += sec
-			}
-			return total / (float64(*s.MovedBytes) / 1e9), true
+		return s.ownCPUPerGB()
+	case CostCPUPerGB:
+		// A sample short of its offered rate has no cost at that rate.
+		if _, below := s.Extra[BelowOfferedRate]; !below {
+			return s.ownCPUPerGB()
+		}
+	case TransportCPUPerTrans:
+		if n := s.Extra[Transactions]; n > 0 && s.TransportCPUSec != nil {
+			return s.ownCPUSec() * 1e6 / n, true
 		}
 	default:
 		v, ok := s.Extra[key]
@@ -82,13 +85,54 @@ func (s Sample) Metric(key string) (float64, bool) {
 	return 0, false
 }
 
+// ownCPUSec is the transport's own CPU-s in the sample, every role's.
+func (s Sample) ownCPUSec() float64 {
+	total := 0.0
+	for _, sec := range s.TransportCPUSec {
+		total += sec
+	}
+	return total
+}
+
+// ownCPUPerGB is the transport's own CPU-s per GB the tool moved.
+func (s Sample) ownCPUPerGB() (float64, bool) {
+	if s.MovedBytes != nil && *s.MovedBytes > 0 && s.TransportCPUSec != nil {
+		return s.ownCPUSec() / (float64(*s.MovedBytes) / 1e9), true
+	}
+	return 0, false
+}
+
 // Metrics derived from a sample's meters and what its tool moved: CPU-s
 // per GB (10^9 bytes) moved, of the whole host (every process and the
 // kernel: the iperf3 endpoints, the tunnel, softirq crypto) and of the
 // transport's own cgroups (its daemons; kernel tunnels have none).
+// CostCPUPerGB is the latter at a fixed offered rate (iperf3-cost), absent
+// from a sample that fell short of the rate (BelowOfferedRate).
+// TransportCPUPerTrans is the transport's own CPU-µs per transaction the
+// tool counted (Transactions): a request and its response, or a whole
+// connection for a connection-per-transaction test.
 const (
-	HostCPUPerGB      = "host_cpu_sec_per_gb"
-	TransportCPUPerGB = "transport_cpu_sec_per_gb"
+	HostCPUPerGB         = "host_cpu_sec_per_gb"
+	TransportCPUPerGB    = "transport_cpu_sec_per_gb"
+	CostCPUPerGB         = "transport_cpu_sec_per_gb_at_rate"
+	TransportCPUPerTrans = "transport_cpu_us_per_trans"
+)
+
+// OwnCPUMetric reports whether metric key is derived from the transport's
+// own CPU, which a path without a tunnel or a kernel tunnel does not have
+// (Transport.OwnCPUAbsent).
+func OwnCPUMetric(key string) bool {
+	return key == TransportCPUPerGB || key == CostCPUPerGB || key == TransportCPUPerTrans
+}
+
+// Extra values the cost metrics read: Transactions is how many the tool
+// completed in the sample; OfferedGbps the rate a fixed-rate test offered,
+// and BelowOfferedRate, present only when its goodput fell short of that
+// (goodput / offered), marks a sample whose cost is not at the rate.
+const (
+	Transactions     = "transactions"
+	OfferedGbps      = "offered_gbps"
+	BelowOfferedRate = "below_offered_rate"
 )
 
 // The extra values of an scp sample (seconds): the SSH connection's
@@ -153,7 +197,7 @@ func (d *Document) MetricValues() ([]CellKey, map[CellKey][]float64) {
 // first appearance order; the one place samples become cells. A reading
 // is a lower bound where its sample is censored for the metric
 // (Metric.CensoredBy). A transport whose own CPU is not attributable
-// (Transport.OwnCPUAbsent) has no TransportCPUPerGB, whatever its samples
+// (Transport.OwnCPUAbsent) has no metric of it (OwnCPUMetric), whatever its samples
 // hold (documents written before transport_cpu_absent carried a 0 for it).
 func (d *Document) MetricReadings() ([]CellKey, map[CellKey][]Reading) {
 	declared := map[string][]Metric{}
@@ -173,7 +217,7 @@ func (d *Document) MetricReadings() ([]CellKey, map[CellKey][]Reading) {
 		}
 		for _, m := range metrics {
 			r, ok := s.Reading(m)
-			if !ok || m.Key == TransportCPUPerGB && unattributed[s.Transport] {
+			if !ok || OwnCPUMetric(m.Key) && unattributed[s.Transport] {
 				continue
 			}
 			k := CellKey{s.Transport, s.Condition, s.Instrument, m.Key}
