@@ -100,3 +100,38 @@ func excludedCount(d *results.Document) int {
 	}
 	return n
 }
+
+// writeBelowRate lists the fixed-rate samples (iperf3-cost) whose goodput
+// fell short of the rate they offered: their cost per GB would be a cost
+// at another load, so their cost cell has no reading of them
+// (results.BelowOfferedRate); their goodput stays in its cell.
+func writeBelowRate(w *writer, d *results.Document, label func(string) string) {
+	lines := []string{tableRow("Transport", "Condition", "Instrument", "Run", "Offered", "Goodput"), separatorRow(6)}
+	for _, s := range d.Samples {
+		if _, below := s.Extra[results.BelowOfferedRate]; below {
+			lines = append(lines, tableRow(label(s.Transport), s.Condition, s.Instrument, strconv.Itoa(s.Run),
+				strconv.FormatFloat(s.Extra[results.OfferedGbps], 'g', 4, 64)+" Gbit/s", strconv.FormatFloat(s.Value, 'g', 4, 64)+" "+s.Unit))
+		}
+	}
+	if len(lines) == 2 {
+		return
+	}
+	w.block("## Below the offered rate")
+	w.block("These fixed-rate samples carried less than 95 % of the rate they offered: the path could not keep up, " +
+		"so their cost per GB is not the cost at that rate and their cost cell has no reading of them (a dash where none is left; " +
+		"a verdict on fewer pairs). Their goodput stays in its cell: a build that cannot reach the rate reads slower there. " +
+		"Offer a rate below what every row carries (`--cost-rate`).")
+	w.block(lines...)
+}
+
+// belowRateCount is how many of d's samples fell short of their offered
+// rate.
+func belowRateCount(d *results.Document) int {
+	n := 0
+	for _, s := range d.Samples {
+		if _, below := s.Extra[results.BelowOfferedRate]; below {
+			n++
+		}
+	}
+	return n
+}

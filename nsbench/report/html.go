@@ -154,6 +154,9 @@ func (v *view) warnings(ids map[string]int) []pageWarning {
 	if n := excludedCount(d); n > 0 {
 		ws = append(ws, pageWarning{plural(n, "sample", "samples") + " kept out of cells and verdicts (not converged).", link("Samples kept out")})
 	}
+	if n := belowRateCount(d); n > 0 {
+		ws = append(ws, pageWarning{plural(n, "fixed-rate sample", "fixed-rate samples") + " fell short of the rate offered: no cost reading at that rate.", link("Below the offered rate")})
+	}
 	for _, f := range d.Env.Fallbacks {
 		ws = append(ws, pageWarning{"Fallback used: " + f + ".", link("Environment")})
 	}

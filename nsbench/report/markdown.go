@@ -34,6 +34,7 @@ func Markdown(d *results.Document) []byte {
 	v.writeSkipped(w)
 	v.writeFailures(w)
 	writeExcluded(w, d, v.label)
+	writeBelowRate(w, d, v.label)
 	v.writeVerification(w)
 	writeNarrowPath(w, d, v.label)
 	v.writeMemory(w)
