@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -78,5 +79,28 @@ func TestFailOnSelectsCostCells(t *testing.T) {
 		if results.OwnCPUMetric(c.Metric) {
 			t.Errorf("a kernel tunnel has a cell of its own CPU: %s/%s", c.Instrument, c.Metric)
 		}
+	}
+}
+
+// A run states once, in its Environment, whether this host counts
+// instructions and cycles, with the probe's reason when it does not
+// (metrics.ProbeHardwareCounters is tested on fake event sources).
+func TestDocumentStatesHardwareCounters(t *testing.T) {
+	o := Defaults()
+	o.OutDir, o.WAN = t.TempDir(), []string{"off"}
+	p, err := NewPlan(o, []string{"ssh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDocument(p, nil)
+	n := 0
+	for _, f := range d.Env.Facts {
+		if f.Key == HardwareCountersFact {
+			n++
+		}
+	}
+	want := metrics.ProbeHardwareCounters(metrics.EventSources).String()
+	if got := d.Env.Facts.Get(HardwareCountersFact); n != 1 || got != want {
+		t.Errorf("%d facts %q, want one: %q", n, got, want)
 	}
 }

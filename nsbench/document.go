@@ -48,6 +48,11 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 	for _, t := range toolFacts {
 		d.Env.Facts.Add(results.Fact{Key: t.key, Label: t.label, Value: versions[t.tool]})
 	}
+	// Said once for the run, not per cell: this host's counters are the
+	// roles' only when the roles run here.
+	if !plan.Hosts.On() {
+		d.Env.Facts.Add(results.Fact{Key: HardwareCountersFact, Label: "Hardware counters", Value: metrics.ProbeHardwareCounters(metrics.EventSources).String()})
+	}
 	var specs []string
 	for _, w := range plan.WANs {
 		c := w.Condition(0)
@@ -64,6 +69,10 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 	}
 	return d
 }
+
+// HardwareCountersFact is the Environment's fact saying whether this
+// host's CPU counts instructions and cycles (metrics.HardwareCounters).
+const HardwareCountersFact = "hardware_counters"
 
 // toolFacts are the programs every run uses whose versions the
 // Environment states: the fixtures' and scp's OpenSSH (the client's `ssh
