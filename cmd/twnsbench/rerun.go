@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -80,6 +81,9 @@ func rerunAction(c *cli.Context) error {
 	args := runArgs(cfg, rows, out)
 	for _, spec := range instrument.SizesSpecs(orig.Instruments) { // the sweeps' sizes, as the file declares them
 		args = append(args, "--sizes", spec)
+	}
+	if bps, ok := costRate(orig); ok { // the rate iperf3-cost offered, as its samples recorded it
+		args = append(args, "--cost-rate", strconv.FormatUint(bps, 10)+"bit")
 	}
 	err = newApp(c.App.Writer, c.App.ErrWriter).RunContext(c.Context, append([]string{"twnsbench", "run"}, args...))
 	cur, rerr := results.Read(filepath.Join(out, results.FileName))
@@ -196,3 +200,13 @@ func runArgs(cfg *results.RunConfig, rows []string, out string) []string {
 }
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
+
+// costRate is the rate doc's iperf3-cost samples offered, if it has any.
+func costRate(doc *results.Document) (uint64, bool) {
+	for _, s := range doc.Samples {
+		if g, ok := s.Extra[results.OfferedGbps]; ok && s.Instrument == instrument.CostName && g > 0 {
+			return uint64(math.Round(g * 1e9)), true
+		}
+	}
+	return 0, false
+}
