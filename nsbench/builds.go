@@ -219,7 +219,8 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 					if _, inB := bs[run]; !inB || !okA || !okB {
 						continue
 					}
-					c.Pairs = append(c.Pairs, verdict.Pair{Round: run, A: ra.Value, B: rb.Value, ACensored: ra.AtLeast, BCensored: rb.AtLeast})
+					c.Pairs = append(c.Pairs, verdict.Pair{Round: run, A: ra.Value, B: rb.Value, ACensored: ra.AtLeast, BCensored: rb.AtLeast,
+						AFree: freeShare(as[run]), BFree: freeShare(bs[run])})
 				}
 				if len(c.Pairs) > 0 {
 					cells = append(cells, c)
@@ -228,6 +229,17 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 		}
 	}
 	return cells
+}
+
+// freeShare is the share of the host's CPU the host's other work and
+// steal left to the run during s (the verdict adjusts for it), between
+// 1 % and 1; 0 when s has no reading of the host's work.
+func freeShare(s results.Sample) float64 {
+	if s.Noise == nil {
+		return 0
+	}
+	busy := (s.Noise.BackgroundPct + s.Noise.StealPct) / 100
+	return min(1, max(0.01, 1-busy))
 }
 
 func declaredMetrics(doc *results.Document, in string) []results.Metric {

@@ -2,6 +2,7 @@ package nsbench
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -83,8 +84,8 @@ func TestPairCells(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s/%s/%s %s %v", c.Transport, c.Condition, c.Instrument, c.Metric, c.Better, c.Pairs))
 	}
 	want := []string{
-		"wireguard-go lan/iperf3-1/value higher [{1 1 10 false false} {3 3 30 false false}]",
-		"wireguard-go lan/rrul/value lower [{1 5 7 false false} {2 5 7 false false} {3 5 7 false true}]",
+		"wireguard-go lan/iperf3-1/value higher [{1 1 10 false false 0 0} {3 3 30 false false 0 0}]",
+		"wireguard-go lan/rrul/value lower [{1 5 7 false false 0 0} {2 5 7 false false 0 0} {3 5 7 false true 0 0}]",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("cells\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -265,7 +266,7 @@ func TestPairCellsKeepOutNotConvergedRPM(t *testing.T) {
 		}
 	}
 	cells := pairCells(d, buildPairs([]string{"wireguard-go@a", "wireguard-go@b"}))
-	if len(cells) != 1 || fmt.Sprint(cells[0].Pairs) != "[{1 1000 1000 false false} {3 3000 3000 false false}]" {
+	if len(cells) != 1 || fmt.Sprint(cells[0].Pairs) != "[{1 1000 1000 false false 0 0} {3 3000 3000 false false 0 0}]" {
 		t.Errorf("cells %+v: want rounds 1 and 3 only (B's round 2 never converged)", cells)
 	}
 }
@@ -287,4 +288,23 @@ func cellReadings(doc *results.Document, c results.Verdict) (as, bs []float64) {
 		}
 	}
 	return as, bs
+}
+
+// freeShare: the CPU share the host's other work and steal left a sample,
+// which the verdict adjusts for; 0 (unknown) without a reading, never
+// below 1 % or above all of it.
+func TestFreeShare(t *testing.T) {
+	for _, c := range []struct {
+		noise *results.Noise
+		want  float64
+	}{
+		{nil, 0},
+		{&results.Noise{BackgroundPct: 30, StealPct: 5}, 0.65},
+		{&results.Noise{BackgroundPct: -2}, 1},     // a sum of processes' CPU a little below zero
+		{&results.Noise{BackgroundPct: 120}, 0.01}, // more than the host, as read
+	} {
+		if got := freeShare(results.Sample{Noise: c.noise}); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%+v: %v, want %v", c.noise, got, c.want)
+		}
+	}
 }

@@ -22,7 +22,7 @@ func seedRendered(f *testing.F) {
 			{Name: "wg@b", Build: &results.Build{Label: "b"}}},
 		Instruments: []results.Instrument{{Name: "iperf3-1", Metrics: []results.Metric{{Key: "value", Unit: "Gbit/s", Better: results.BetterHigher}}}},
 		Verdicts: &results.Verdicts{Order: "ABBA", MinEffect: 0.05, Cells: []results.Verdict{{VerdictCell: results.VerdictCell{Transport: "wg", A: "wg@a", B: "wg@b",
-			Condition: "lan", Instrument: "iperf3-1", Metric: "value", Better: results.BetterHigher}, Estimate: results.Estimate{Ratio: &ratio, Lo: &lo, Hi: &hi}, Pairs: 2, Verdict: "slower"}}},
+			Condition: "lan", Instrument: "iperf3-1", Metric: "value", Better: results.BetterHigher}, Estimate: results.Estimate{Ratio: &ratio, Lo: &lo, Hi: &hi}, PairCounts: results.PairCounts{Pairs: 2}, Verdict: "slower"}}},
 	}
 	for r := 1; r <= 12; r++ {
 		ab.Samples = append(ab.Samples, results.Sample{Transport: "wg@a", Condition: "lan", Instrument: "iperf3-1", Run: r, Value: 10},

@@ -39,7 +39,7 @@ func abCells(vs []results.Verdict) []abCell {
 				PairCounts: verdict.PairCounts{N: v.Pairs, Censored: v.Censored, Bounded: v.Bounded},
 				Change: verdict.Change{Ratio: orNaN(v.Ratio), Lo: orNaN(v.Lo), Hi: orNaN(v.Hi),
 					Delta: orNaN(v.Delta), DeltaLo: orNaN(v.DeltaLo), DeltaHi: orNaN(v.DeltaHi)},
-				P: orNaN(v.P), Q: orNaN(v.Q), MDE: orNaN(v.MDE),
+				Significance: verdict.Significance{P: orNaN(v.P), Q: orNaN(v.Q)}, MDE: orNaN(v.MDE),
 				Verdict: verdict.Kind(v.Verdict), Reason: v.Reason,
 			},
 			aMed: orNaN(v.AMedian), bMed: orNaN(v.BMedian), bLo: orNaN(v.BMedianLo), bHi: orNaN(v.BMedianHi),

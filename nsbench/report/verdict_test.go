@@ -39,24 +39,24 @@ func fixedResults() []verdict.Result {
 	return []verdict.Result{
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s",
 			Better: results.BetterHigher, Pairs: abPairs(1.5, 0.84, 0.85, 0.86, 0.84, 0.85, 0.86, 0.84, 0.85, 0.86, 0.84, 0.85, 0.86)},
-			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.8545, Lo: 0.8298, Hi: 0.8799}, P: 0.000488, Q: 0.00146, MDE: 0.031,
+			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.8545, Lo: 0.8298, Hi: 0.8799}, Significance: verdict.Significance{P: 0.000488, Q: 0.00146}, MDE: 0.031,
 			Verdict: verdict.Slower, Reason: "q 0.0015, confirmed on the last 6 pairs"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "wan", Instrument: "tcp_rr", Metric: "p50_us", Unit: "µs",
 			Better: results.BetterLower, Pairs: append(abPairs(20000, 1.01, 0.97, 1.05, 0.99, 1.08, 0.95, 1.02, 1.0, 0.96, 1.04, 1.03, 0.98),
 				verdict.Pair{Round: 13, A: 20000, B: 19000, BCensored: true})}, // a bound short of A: its sign unknown
-			PairCounts: verdict.PairCounts{N: 12, Censored: 1}, Change: verdict.Change{Ratio: 1.005, Lo: 0.975, Hi: 1.035}, P: 0.62, Q: 0.62, MDE: 0.071,
+			PairCounts: verdict.PairCounts{N: 12, Censored: 1}, Change: verdict.Change{Ratio: 1.005, Lo: 0.975, Hi: 1.035}, Significance: verdict.Significance{P: 0.62, Q: 0.62}, MDE: 0.071,
 			Verdict: verdict.Undecided, Reason: "not significant (q 0.62), interval wider than ±5 %"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "tcp_rr", Metric: "trans_s", Unit: "1/s",
 			Better: results.BetterHigher, Pairs: abPairs(45000, 1.0, 1.01, 0.99, 1.0, 1.01, 0.99, 1.0, 1.01, 0.99, 1.0, 1.01, 0.99)},
-			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.995, Lo: 0.985, Hi: 1.006}, P: 0.5, Q: 0.6, MDE: 0.012,
+			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.995, Lo: 0.985, Hi: 1.006}, Significance: verdict.Significance{P: 0.5, Q: 0.6}, MDE: 0.012,
 			Verdict: verdict.NoChange, Reason: "interval within ±5 %"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "scp", Metric: "wall_s", Unit: "s",
 			Better: results.BetterLower, Pairs: abPairs(2.5, 0.8, 0.79, 0.81, 0.8, 0.79, 0.81, 0.8, 0.79, 0.81, 0.8, 0.79, 0.81)},
-			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.7929, Lo: 0.78, Hi: 0.80}, P: 0.000488, Q: 0.00146, MDE: 0.02,
+			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.7929, Lo: 0.78, Hi: 0.80}, Significance: verdict.Significance{P: 0.000488, Q: 0.00146}, MDE: 0.02,
 			Verdict: verdict.Faster, Reason: "q 0.0015, confirmed on the last 6 pairs"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "loss", Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s",
 			Better: results.BetterHigher, Pairs: []verdict.Pair{{Round: 1, A: 0.2, B: 0.3, ACensored: true}}},
-			PairCounts: verdict.PairCounts{Censored: 1}, Change: verdict.Change{Ratio: nan, Lo: nan, Hi: nan}, P: nan, Q: nan, MDE: nan,
+			PairCounts: verdict.PairCounts{Censored: 1}, Change: verdict.Change{Ratio: nan, Lo: nan, Hi: nan}, Significance: verdict.Significance{P: nan, Q: nan}, MDE: nan,
 			Verdict: verdict.Undecided, Reason: "0 pairs: too few for an interval"},
 	}
 }
@@ -225,7 +225,7 @@ func TestVerdictDifferenceCell(t *testing.T) {
 		t.Errorf("change %q, want %q", got, want)
 	}
 	d, lo, hi, mde := 3.2, 1.05, 5.5, 0.8
-	v := results.Verdict{VerdictCell: results.VerdictCell{Unit: "ms"}, Pairs: 12, Bounded: 2,
+	v := results.Verdict{VerdictCell: results.VerdictCell{Unit: "ms"}, PairCounts: results.PairCounts{Pairs: 12, Bounded: 2},
 		Estimate: results.Estimate{Scale: "difference", Delta: &d, DeltaLo: &lo, DeltaHi: &hi, MDE: &mde}}
 	if got := []string{changeText(v), changeInterval(v), changeMDE(v), pairsText(v)}; strings.Join(got, "|") != "B − A +3.20 ms|+1.05 to +5.50 ms|±0.800 ms|12 (2 at a bound)" {
 		t.Errorf("table cells %q", got)

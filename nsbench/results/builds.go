@@ -83,16 +83,32 @@ type Medians struct {
 	BMedianHi *float64 `json:"b_median_hi,omitempty"`
 }
 
+// PairCounts are the pairs a verdict stood on.
+type PairCounts struct {
+	Pairs    int `json:"pairs"`
+	Censored int `json:"censored,omitempty"` // pairs left out: a censored reading of unknown sign against the other
+	// Bounded are the pairs used at a bound: a censored reading beyond
+	// the other, so the sign is known and the change at least that.
+	Bounded int `json:"bounded,omitempty"`
+}
+
+// HostAdjustment is how a ratio cell's pairs were adjusted for the host's
+// other work (nsbench/verdict, adjust.go): NoiseSlope is γ, the slope of
+// the per-round log ratio B/A on the log ratio of the CPU shares the host
+// left each reading, and MDEUnadjusted the smallest detectable change the
+// pairs had before; both absent when the cell was not adjusted.
+type HostAdjustment struct {
+	NoiseSlope    *float64 `json:"noise_slope,omitempty"`
+	MDEUnadjusted *float64 `json:"mde_unadjusted,omitempty"`
+}
+
 // Verdict is one cell's verdict on build B against build A.
 type Verdict struct {
 	VerdictCell
 	Estimate
 	Medians
-	Pairs    int `json:"pairs"`
-	Censored int `json:"censored,omitempty"` // pairs left out: a censored reading of unknown sign against the other
-	// Bounded are the pairs used at a bound: a censored reading beyond
-	// the other, so the sign is known and the change at least that.
-	Bounded int    `json:"bounded,omitempty"`
+	HostAdjustment
+	PairCounts
 	Verdict string `json:"verdict"` // slower, faster, no change, undecided
 	Reason  string `json:"reason,omitempty"`
 	// Counts marks a cell --fail-on selects: its verdict sets the exit

@@ -24,9 +24,10 @@ func (r Result) Record() results.Verdict {
 			Metric: r.Metric, Unit: r.Unit, Better: r.Better},
 		Estimate: results.Estimate{Scale: string(r.Scale), Ratio: finite(r.Ratio), Lo: finite(r.Lo), Hi: finite(r.Hi),
 			Delta: finite(r.Delta), DeltaLo: finite(r.DeltaLo), DeltaHi: finite(r.DeltaHi), P: finite(r.P), Q: finite(r.Q), MDE: finite(r.MDE)},
-		Medians: m,
-		Pairs:   r.N, Censored: r.Censored, Bounded: r.Bounded,
-		Verdict: string(r.Verdict), Reason: r.Reason,
+		Medians:        m,
+		HostAdjustment: results.HostAdjustment{NoiseSlope: finite(r.Slope), MDEUnadjusted: finite(r.UnadjustedMDE)},
+		PairCounts:     results.PairCounts{Pairs: r.N, Censored: r.Censored, Bounded: r.Bounded},
+		Verdict:        string(r.Verdict), Reason: r.Reason,
 	}
 }
 
