@@ -11,6 +11,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -40,6 +41,9 @@ type Site struct {
 	ifc   remote.Iface
 	cp    *remote.Copy // nil for this machine
 	agent *remote.AgentSession
+	// copies are the builds' programs copied beside cp, by their path on
+	// this machine (CopyBuilds).
+	copies map[string]results.ProgramCopy
 }
 
 // OpenSites reaches every host of h at once and checks each — host key,
@@ -193,7 +197,7 @@ func (s *Sites) CheckNamed(ctx context.Context, named []transport.Transport, rc 
 			if !slices.Contains(transport.RolesOf(t), st.host.Role) {
 				continue
 			}
-			why, err := transport.CheckOnMachine(ctx, st.agent.Wire, t.Name(), rc)
+			why, err := transport.CheckOnMachine(ctx, st.agent.Wire, t.Name(), st.recipe(rc))
 			if err != nil {
 				return fmt.Errorf("%s: %s: check %s: %w", st.host.Role, st.host.Dest(), t.Name(), err)
 			}
