@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
@@ -159,4 +160,30 @@ func copyExecutable(t *testing.T, src, dst string) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestRecipeOnHost: a row is checked on a role's host with the builds'
+// programs that host runs at their copies there and without those it does
+// not run (their options' values stand); a role on this machine checks
+// the programs where they are.
+func TestRecipeOnHost(t *testing.T) {
+	rc := transport.Recipe{Values: map[string]string{"wireguard-mtu": "1380"}, Builds: []transport.BuildDef{
+		{Label: "a", Option: "ssh", Path: "/here/a/ssh"}, {Label: "a", Option: "sshd", Path: "/here/a/sshd"},
+		{Label: "b", Option: "ssh", Path: "/here/b/ssh"}, {Label: "b", Option: "sshd", Path: "/here/a/sshd"}, // one file, two builds
+	}}
+	s := &Sites{sites: []Site{
+		{host: hosts.Host{Role: topology.Client, Local: true}},
+		{host: hosts.Host{Role: topology.Server}, cp: &remote.Copy{}, copies: map[string]results.ProgramCopy{"/here/a/sshd": {Path: "/var/tmp/s/build-a-sshd"}}},
+	}}
+	got := s.recipeFor(topology.Server, rc)
+	want := []transport.BuildDef{{Label: "a", Option: "sshd", Path: "/var/tmp/s/build-a-sshd"}, {Label: "b", Option: "sshd", Path: "/var/tmp/s/build-a-sshd"}}
+	if !slices.Equal(got.Builds, want) || got.Values["wireguard-mtu"] != "1380" {
+		t.Errorf("server's recipe %+v, want builds %+v and the values", got, want)
+	}
+	if got := s.recipeFor(topology.Client, rc); !slices.Equal(got.Builds, rc.Builds) {
+		t.Errorf("this machine's recipe %+v, want the builds as given", got.Builds)
+	}
+	if c := s.Copies(); len(c) != 1 || c[topology.Server]["/here/a/sshd"] != "/var/tmp/s/build-a-sshd" {
+		t.Errorf("copies %v, want the server's one", c)
+	}
 }

@@ -120,6 +120,13 @@ func ProgramVersionOn(ctx context.Context, m role.Machine, path string) (string,
 	if err != nil {
 		return "", err
 	}
+	return hostVersion(path, v)
+}
+
+// hostVersion is v, the version a host stated for its program at path,
+// made safe to keep: refused past maxVersionLen, control characters
+// escaped.
+func hostVersion(path, v string) (string, error) {
 	if len(v) > maxVersionLen {
 		return "", fmt.Errorf("%s: a version of %d bytes: refused", path, len(v))
 	}
