@@ -33,7 +33,7 @@ import (
 // file's here; the machines ran their copies (the fetched logs name
 // them); every cell of the two rounds gets a verdict; and nothing is left
 // on either machine. Each machine has its own /tmp, where the builds'
-// programs are: only a copy can have run there.
+// programs are: only a copy can have been checked or run there.
 func TestBuildsAcrossHosts(t *testing.T) {
 	nstest.RequireRoot(t)
 	if testing.Short() {
@@ -77,9 +77,24 @@ func TestBuildsAcrossHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As the CLI does: the hosts reached, the builds' programs copied,
+	// then the rows named one by one checked on each host with its copies
+	// (the programs here are on neither machine), before the run.
 	t0 := time.Now()
-	res, err := Run(context.Background(), plan, Deps{Transports: ts, Instruments: ins, Ready: true, Logf: t.Logf,
-		Recipe: transport.Recipe{Builds: defs}})
+	ctx := context.Background()
+	recipe := transport.Recipe{Builds: defs}
+	sites, err := OpenSites(ctx, plan.Hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sites.Close()
+	if err := sites.CopyBuilds(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := sites.CheckNamed(ctx, ts, recipe); err != nil {
+		t.Fatalf("rows checked on the hosts: %v", err)
+	}
+	res, err := Run(ctx, plan, Deps{Transports: ts, Instruments: ins, Ready: true, Logf: t.Logf, Recipe: recipe, Sites: sites})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
