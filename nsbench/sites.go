@@ -33,7 +33,7 @@ type Sites struct {
 }
 
 // Site is one role's host, reached and serving: its connection, its copy
-// of twnsbench and its agent. A run holds one per role's host (Sites);
+// of twnsbench (and the builds' programs beside it) and its agent. A run holds one per role's host (Sites);
 // doctor and clean --host open one per host apart (OpenSite).
 type Site struct {
 	host  hosts.Host
@@ -186,7 +186,8 @@ func (st *Site) serve(ctx context.Context, prefix string) error {
 
 // CheckNamed refuses rows named one by one that cannot run on the host of
 // a role they use (the client, the server and those they need), each
-// checked there as built from rc: the programs, modules and paths of the
+// checked there as built from rc, the builds' programs at their copies
+// there (CopyBuilds first): the programs, modules and paths of the
 // machines that will run it. A default row that cannot run is skipped by
 // the run instead.
 func (s *Sites) CheckNamed(ctx context.Context, named []transport.Transport, rc transport.Recipe) error {
