@@ -94,7 +94,10 @@ func verdictError(doc *results.Document) error {
 // names in $GITHUB_STEP_SUMMARY (it exists: the runner made it; under sudo
 // the variables must be kept, e.g. sudo --preserve-env=GITHUB_ACTIONS,GITHUB_STEP_SUMMARY).
 func githubActions(c *cli.Context, res *nsbench.Result) error {
-	rs := nsbench.VerdictResults(res.Doc)
+	var rs []results.Verdict
+	if res.Doc.Verdicts != nil {
+		rs = res.Doc.Verdicts.Cells
+	}
 	if err := report.WriteGitHubAnnotations(c.App.Writer, rs); err != nil {
 		return err
 	}

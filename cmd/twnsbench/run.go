@@ -55,7 +55,8 @@ func runCommand() *cli.Command {
 			"on the LAN and under each --wan condition, after an untimed warm-up, --runs times in the --order given.\n" +
 			"Results are written after every sample to OUT/bench-results.json; the report goes to OUT/bench-report.md\n" +
 			"and OUT/bench-report.html with its charts (OUT/bench-*.svg), and tool logs to OUT/logs/<run id>/.\n" +
-			"Ctrl-C stops, tears down and keeps what was measured.",
+			"The roles run on this host unless --host puts them on other machines, each reached over SSH and\n" +
+			"served by a copy of twnsbench there. Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or a set (" + instrumentSets() + "); default: " + instrumentList(instrument.All()) + ", " + instrument.Ready},
 			&cli.GenericFlag{Name: "sizes", Value: &entries{}, Usage: "NAME=SIZE,SIZE,…, several times: the sizes (bytes, K for KiB) a size sweep of --instruments measures at (defaults: " + instrument.SweepDefaults() + ")"},

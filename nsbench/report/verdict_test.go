@@ -23,9 +23,18 @@ func abPairs(a float64, ratios ...float64) []verdict.Pair {
 	return ps
 }
 
-// fixedVerdicts are one cell of each kind, with their numbers set by hand
-// (the formats are tested here, not the statistics).
-func fixedVerdicts() []verdict.Result {
+// fixedVerdicts are one cell of each kind as a run records them, with
+// their numbers set by hand (the formats are tested here, not the
+// statistics); the medians are the pairs'.
+func fixedVerdicts() []results.Verdict {
+	var vs []results.Verdict
+	for _, r := range fixedResults() {
+		vs = append(vs, r.Record())
+	}
+	return vs
+}
+
+func fixedResults() []verdict.Result {
 	nan := math.NaN()
 	return []verdict.Result{
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s",
@@ -199,25 +208,6 @@ func TestVerdictFormatsEscapeHostileNames(t *testing.T) {
 	}
 }
 
-func TestWriteActionBenchmarkFiles(t *testing.T) {
-	dir := t.TempDir()
-	paths, err := WriteActionBenchmarkFiles(dir, fixedVerdicts()[:1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != 1 || filepath.Base(paths[0]) != "action-benchmark-bigger.json" {
-		t.Fatalf("paths %v: want only the bigger-is-better file (no cell is better lower)", paths)
-	}
-	var entries []actionBench
-	b, err := os.ReadFile(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &entries); err != nil || len(entries) != 1 || entries[0].Name != "tw/lan/iperf3-1" || entries[0].Unit != "Gbit/s" {
-		t.Errorf("entries %+v (%v)", entries, err)
-	}
-}
-
 // TestVerdictDifferenceCell: a cell decided on B − A (rrul's latency
 // increase) states the difference in its unit, never a ratio, in the CI
 // formats and in the report's table.
@@ -227,7 +217,7 @@ func TestVerdictDifferenceCell(t *testing.T) {
 		Scale: verdict.ScaleDifference, PairCounts: verdict.PairCounts{N: 12, Bounded: 2}, MDE: 0.8,
 		Change:  verdict.Change{Ratio: nan, Lo: nan, Hi: nan, Delta: 3.2, DeltaLo: 1.05, DeltaHi: 5.5},
 		Verdict: verdict.Slower}
-	c := abCells([]verdict.Result{r})[0]
+	c := abCells([]results.Verdict{r.Record()})[0]
 	if got, want := c.sentence(), "B − A +3.20 ms (interval +1.05 to +5.50) over 12 pairs; smallest detectable change 0.800 ms"; got != want {
 		t.Errorf("sentence %q, want %q", got, want)
 	}

@@ -88,10 +88,22 @@ type Estimate struct {
 	MDE     *float64 `json:"mde,omitempty"`
 }
 
+// Medians are the medians of the A and B readings a verdict used (a
+// reading at a bound counted at its bound), absent when it used none, and
+// the 95 % interval of B's median (order statistics), absent when its
+// readings are too few: what the CI files show beside the change.
+type Medians struct {
+	AMedian   *float64 `json:"a_median,omitempty"`
+	BMedian   *float64 `json:"b_median,omitempty"`
+	BMedianLo *float64 `json:"b_median_lo,omitempty"`
+	BMedianHi *float64 `json:"b_median_hi,omitempty"`
+}
+
 // Verdict is one cell's verdict on build B against build A.
 type Verdict struct {
 	VerdictCell
 	Estimate
+	Medians
 	Pairs    int `json:"pairs"`
 	Censored int `json:"censored,omitempty"` // pairs left out: a censored reading of unknown sign against the other
 	// Bounded are the pairs used at a bound: a censored reading beyond
