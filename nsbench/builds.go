@@ -142,9 +142,6 @@ func (o Options) validateBuilds(conds []string) []error {
 	if o.Order == OrderReference {
 		errs = append(errs, errors.New("--order reference: not with builds (NAME@LABEL): the two builds are measured in alternating rounds"))
 	}
-	if o.Hosts.On() {
-		errs = append(errs, errors.New("--host: builds (NAME@LABEL) run only on this machine for now"))
-	}
 	for _, f := range b.FailOn {
 		if f.Condition != "*" && !slices.Contains(conds, f.Condition) {
 			errs = append(errs, fmt.Errorf("--fail-on %s: no condition %q in this run (it has: %s)", f, f.Condition, strings.Join(conds, ", ")))

@@ -156,15 +156,21 @@ func runAction(c *cli.Context) error {
 		return refuse(err)
 	}
 	// Every host reached and checked (key, login, root, interface,
-	// address), its copy and agent started, and the rows named one by one
-	// checked there, before any role exists anywhere. The run builds on
-	// these sites and ends them; the deferred Close is for a refusal.
+	// address), its copy and agent started, the builds' programs copied,
+	// and the rows named one by one checked there, before any role exists
+	// anywhere. The run builds on these sites and ends them; the deferred
+	// Close is for a refusal.
 	var sites *nsbench.Sites
 	if plan.Hosts.On() {
 		if sites, err = nsbench.OpenSites(c.Context, plan.Hosts); err != nil {
 			return refuse(err)
 		}
 		defer sites.Close()
+		// Each build's programs go to the hosts of the roles that run
+		// them, so that the rows are checked there with their copies.
+		if err := sites.CopyBuilds(c.Context, ts); err != nil {
+			return refuse(err)
+		}
 		if err := sites.CheckNamed(c.Context, named, transportRecipe(c)); err != nil {
 			return refuse(err)
 		}

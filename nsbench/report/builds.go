@@ -7,7 +7,8 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
-// writeBuilds lists each build's programs (version and SHA-256) and, when
+// writeBuilds lists each build's programs (version and SHA-256; across
+// hosts each role's host's copy too) and, when
 // the run compared two builds, every cell's verdict and the rounds' order.
 func (v *view) writeBuilds(w *writer) {
 	lines := []string{"| Row | Build | Program | Version | SHA-256 | Path |", "|---|---|---|---|---|---|"}
@@ -19,6 +20,11 @@ func (v *view) writeBuilds(w *writer) {
 		for _, p := range t.Build.Programs {
 			n++
 			lines = append(lines, tableRow(t.Name, t.Build.Label, p.Option, orDash(p.Version), orDash(p.SHA256), p.Path))
+			// Across hosts, what each role's host ran: its copy, read there.
+			for _, c := range p.Hosts {
+				lines = append(lines, tableRow(t.Name, t.Build.Label, p.Option+" on the "+c.Role+"'s host, "+c.Host,
+					orDash(c.Version), orDash(c.SHA256), c.Path))
+			}
 		}
 	}
 	if n == 0 {

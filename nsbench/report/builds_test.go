@@ -62,3 +62,28 @@ func TestBuildsSections(t *testing.T) {
 		t.Error("a run without builds has builds sections")
 	}
 }
+
+// TestBuildsAcrossHostsRows: across hosts each role's host's copy of a
+// build's program is a row of its own, with what that host read of it; a
+// version the host did not read is a dash.
+func TestBuildsAcrossHostsRows(t *testing.T) {
+	d := &results.Document{Transports: []results.Transport{{Name: "ssh@a", Build: &results.Build{Label: "a", Programs: []results.BuildProgram{
+		{Option: "sshd", Path: "/opt/a/sshd", Version: "OpenSSH_9.2p1", SHA256: "ab12", Hosts: []results.ProgramCopy{
+			{Role: "server", Host: "root@10.0.0.3:22", Path: "/var/tmp/twnsb-3fa9c1-server/build-a-sshd", SHA256: "ab12"}}},
+	}}}}}
+	md := string(Markdown(d))
+	for _, want := range []string{
+		"| ssh@a | a | sshd | OpenSSH_9.2p1 | ab12 | /opt/a/sshd |",
+		"| ssh@a | a | sshd on the server's host, root@10.0.0.3:22 | — | ab12 | /var/tmp/twnsb-3fa9c1-server/build-a-sshd |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The step summary's versions name each host's copy too.
+	vs := ABRunOf(d).Versions
+	if len(vs) != 2 || vs[1].Key != "ssh@a sshd on the server's host" ||
+		vs[1].Value != "version not read (/var/tmp/twnsb-3fa9c1-server/build-a-sshd on root@10.0.0.3:22, SHA-256 ab12)" {
+		t.Errorf("step summary versions %+v, want the program and its copy on the server's host", vs)
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,6 +85,10 @@ func ABRunOf(d *results.Document) ABRun {
 			}
 			run.Versions = append(run.Versions, results.Fact{Key: t.Name + " " + p.Option,
 				Value: fmt.Sprintf("%s (%s, SHA-256 %s)", value, p.Path, p.SHA256)})
+			for _, c := range p.Hosts {
+				run.Versions = append(run.Versions, results.Fact{Key: t.Name + " " + p.Option + " on the " + c.Role + "'s host",
+					Value: fmt.Sprintf("%s (%s on %s, SHA-256 %s)", cmp.Or(c.Version, "version not read"), c.Path, c.Host, c.SHA256)})
+			}
 		}
 	}
 	e := d.Env

@@ -17,9 +17,25 @@ type Build struct {
 }
 
 // BuildProgram is one program of a build: the transport's option that
-// chose it, its path, the version it reports and its SHA-256.
+// chose it, its path, the version it reports and its SHA-256, here where
+// the run was started; across hosts, the copy each role's host ran.
 type BuildProgram struct {
 	Option  string `json:"option"`
+	Path    string `json:"path"`
+	Version string `json:"version,omitempty"`
+	SHA256  string `json:"sha256"`
+	// Hosts are the copies that ran on the roles' hosts (--host), one per
+	// role that runs the program; absent on one host.
+	Hosts []ProgramCopy `json:"hosts,omitempty"`
+}
+
+// ProgramCopy is a build's program as a role's host had it: where it was
+// copied there and its SHA-256 and Go version as read there (the version
+// absent for a program without Go build information). A role on the
+// machine the run started from (ROLE=local) ran the program itself.
+type ProgramCopy struct {
+	Role    string `json:"role"`
+	Host    string `json:"host"` // USER@HOST:PORT, or "local" (hosts.LocalName)
 	Path    string `json:"path"`
 	Version string `json:"version,omitempty"`
 	SHA256  string `json:"sha256"`
