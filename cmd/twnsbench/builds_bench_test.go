@@ -9,7 +9,7 @@ import (
 	"github.com/twnsbench/twnsbench/internal/nstest"
 )
 
-// BenchmarkBuildsAB is the speed of a verdict (issue 31, "Speed"): an A/B
+// BenchmarkBuildsAB is the speed of a verdict: an A/B
 // of one transport — two builds of one real wireguard-go, so the truth is
 // "no change" — with iperf3-1, tcp_rr and a small scp, at most 20 rounds.
 // It reports the run's wall time, the rounds measured, how many of the
