@@ -22,8 +22,11 @@ const StallAfter = 250 * time.Millisecond
 // is retried at the next request's time.
 const DialTimeout = time.Second
 
-// reqSize is a request's and its answer's size: a sequence number.
-const reqSize = 8
+// reqSize is a request's and its answer's size: the many-rr fixture's
+// (manyrr.Size), which echoes each request whole, so that every
+// transport's path to it is the prober's too; the first 8 bytes carry
+// the request's sequence number.
+const reqSize = 64
 
 // Probe runs for d, sending a request to addr every interval through a
 // connection dial opens, and returns the timeline. A request that cannot
@@ -88,7 +91,7 @@ func (p *prober) send(ctx context.Context, seq uint64) {
 		return // this request found no connection: unanswered
 	}
 	var b [reqSize]byte
-	binary.BigEndian.PutUint64(b[:], seq)
+	binary.BigEndian.PutUint64(b[:8], seq)
 	p.mu.Lock()
 	p.pending[seq] = true
 	p.mu.Unlock()
@@ -148,7 +151,7 @@ func (p *prober) read(c net.Conn) {
 			p.drop(c)
 			return
 		}
-		seq := binary.BigEndian.Uint64(b[:])
+		seq := binary.BigEndian.Uint64(b[:8])
 		p.mu.Lock()
 		if p.conn == c && p.pending[seq] {
 			delete(p.pending, seq)
@@ -201,30 +204,4 @@ func (p *prober) timeline(t Timeline) Timeline {
 	t.Requests = append([]Request(nil), p.probes...)
 	t.Dials = p.dials
 	return t
-}
-
-// Serve answers every request on l with its own sequence number until ctx
-// ends: the echo the prober's requests cross the tunnel to.
-func Serve(ctx context.Context, l net.Listener) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	stop := context.AfterFunc(ctx, func() { l.Close() })
-	defer stop()
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			done := context.AfterFunc(ctx, func() { c.Close() })
-			defer done()
-			defer c.Close()
-			_, _ = io.Copy(c, c)
-		}()
-	}
 }

@@ -3,11 +3,14 @@ package recovery
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 )
 
 const ms = time.Millisecond
@@ -166,7 +169,7 @@ func TestProbeAcrossACut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, l) }()
+	go func() { served <- serve(ctx, l) }()
 	h := &blackhole{addr: l.Addr().String()}
 
 	faults := make(chan Fault, 1)
@@ -217,5 +220,39 @@ func TestProbeAcrossACut(t *testing.T) {
 	cancel()
 	if err := <-served; err != nil {
 		t.Errorf("echo: %v", err)
+	}
+}
+
+// serve echoes every connection on l until ctx ends, as the many-rr
+// fixture does the prober's requests.
+func serve(ctx context.Context, l net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := context.AfterFunc(ctx, func() { c.Close() })
+			defer done()
+			defer c.Close()
+			_, _ = io.Copy(c, c)
+		}()
+	}
+}
+
+// The prober's requests are the many-rr fixture's size, so that its echo
+// answers them whole.
+func TestRequestIsManyRRs(t *testing.T) {
+	if reqSize != manyrr.Size {
+		t.Errorf("request %d bytes, the many-rr fixture echoes %d", reqSize, manyrr.Size)
 	}
 }
