@@ -299,6 +299,10 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 			return st.RcvbufErrors, err
 		},
 		ServerIdle: tb.serverIdle,
+		FlapLink: func(ctx context.Context, d time.Duration) (time.Time, time.Time, error) {
+			f, err := role.FlapLink(ctx, tb.role(topology.Client), d)
+			return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
+		},
 	}
 }
 

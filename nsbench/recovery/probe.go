@@ -18,9 +18,16 @@ import (
 // round trip on every path measured here (tens of ms on the WAN condition).
 const StallAfter = 250 * time.Millisecond
 
-// DialTimeout bounds one attempt to open a connection; a failed attempt
-// is retried at the next request's time.
+// DialTimeout bounds one attempt to open a connection.
 const DialTimeout = time.Second
+
+// RedialEvery is how often a new attempt starts while none has
+// succeeded, and MaxDialing how many may be under way at once
+// (DialTimeout / RedialEvery).
+const (
+	RedialEvery = 100 * time.Millisecond
+	MaxDialing  = 10
+)
 
 // reqSize is a request's and its answer's size: the many-rr fixture's
 // (manyrr.Size), which echoes each request whole, so that every
@@ -33,13 +40,15 @@ const reqSize = 64
 // be sent (no connection) is recorded unanswered; a connection that errs
 // or stalls (StallAfter) is closed, its unanswered requests stay
 // unanswered, and the next request dials a new one. Answers on a closed
-// connection no longer count.
-func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d time.Duration) (Timeline, error) {
-	if interval <= 0 || d <= 0 {
+// connection no longer count. With settle > 0 it ends early once a
+// request went unanswered and every request of the settle since was
+// answered: the fault is over and the tunnel back.
+func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d, settle time.Duration) (Timeline, error) {
+	if interval <= 0 || d <= 0 || settle < 0 {
 		return Timeline{}, errors.New("recovery probe: interval and duration must be positive")
 	}
-	p := &prober{start: time.Now(), dial: dial}
-	t := Timeline{Interval: interval}
+	p := &prober{start: time.Now(), dial: dial, every: interval}
+	t := Timeline{StartUnixNs: p.start.UnixNano(), Interval: interval}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	end := time.NewTimer(d)
@@ -56,14 +65,45 @@ func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 			return p.timeline(t), nil
 		case <-tick.C:
 		}
+		if settle > 0 && p.settled(settle) {
+			p.close()
+			return p.timeline(t), nil
+		}
 		p.send(ctx, seq)
 	}
+}
+
+// settled reports whether, after the path had carried traffic, some
+// request went unanswered (for StallAfter at least: not one still in
+// flight), and every request sent in the last settle, up to StallAfter
+// ago, was answered.
+func (p *prober) settled(settle time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.since()
+	carried, gap, answered := false, false, 0
+	for _, r := range p.probes {
+		switch age := now - r.Sent; {
+		case age < StallAfter: // may still be answered
+		case age <= settle+StallAfter:
+			if !r.OK() {
+				return false
+			}
+			answered++
+		case r.OK():
+			carried = true
+		case carried: // unanswered after the path had carried traffic (not the first dial's)
+			gap = true
+		}
+	}
+	return gap && answered > 0 && time.Duration(answered)*p.interval() >= settle
 }
 
 // prober is Probe's state: the requests so far and the live connection.
 type prober struct {
 	start time.Time
 	dial  func(ctx context.Context) (net.Conn, error)
+	every time.Duration // the interval
 
 	mu       sync.Mutex
 	probes   []Request
@@ -71,10 +111,15 @@ type prober struct {
 	pending  map[uint64]bool // sent on conn, not answered yet
 	dials    int
 	readers  sync.WaitGroup
-	dialling bool
+	dialling int           // attempts under way
+	lastDial time.Duration // when the last attempt started
+	closed   bool          // the probe ended: no new connection
+	dialers  sync.WaitGroup
 }
 
 func (p *prober) since() time.Duration { return time.Since(p.start) }
+
+func (p *prober) interval() time.Duration { return p.every }
 
 // send records request seq and sends it on the live connection, dialling
 // one first when there is none, and drops a stalled one.
@@ -112,26 +157,34 @@ func (p *prober) stalled() bool {
 	return false
 }
 
-// redial opens a connection in the background, one attempt at a time.
+// redial opens a connection in the background: a new attempt every
+// RedialEvery while none has succeeded, up to MaxDialing at once, so that
+// the first connection after a fault waits for no earlier attempt's SYN
+// retransmission (a second, then two): the recovery is timed to about
+// RedialEvery.
 func (p *prober) redial(ctx context.Context) {
 	p.mu.Lock()
-	if p.dialling {
+	now := p.since()
+	if p.dialling >= MaxDialing || p.dialling > 0 && now-p.lastDial < RedialEvery {
 		p.mu.Unlock()
 		return
 	}
-	p.dialling = true
+	p.dialling++
+	p.lastDial = now
 	p.mu.Unlock()
+	p.dialers.Add(1)
 	go func() {
+		defer p.dialers.Done()
 		dctx, cancel := context.WithTimeout(ctx, DialTimeout)
 		c, err := p.dial(dctx)
 		cancel()
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.dialling = false
+		p.dialling--
 		if err != nil {
 			return
 		}
-		if p.conn != nil || ctx.Err() != nil {
+		if p.conn != nil || p.closed || ctx.Err() != nil {
 			c.Close()
 			return
 		}
@@ -191,6 +244,7 @@ func (p *prober) drain(d time.Duration) {
 
 func (p *prober) close() {
 	p.mu.Lock()
+	p.closed = true
 	if p.conn != nil {
 		p.dropLocked()
 	}
@@ -198,6 +252,7 @@ func (p *prober) close() {
 }
 
 func (p *prober) timeline(t Timeline) Timeline {
+	p.dialers.Wait()
 	p.readers.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -31,9 +31,13 @@ func (p Request) OK() bool { return p.Answered > 0 }
 // Timeline is what a prober recorded: every request in the order sent,
 // and how many connections it opened.
 type Timeline struct {
-	Interval time.Duration `json:"interval_ns"`
-	Requests []Request     `json:"requests"`
-	Dials    int           `json:"dials"` // connections opened
+	// StartUnixNs is when the prober started, on its host's clock: a
+	// fault timed on the same host's clock is placed on the timeline by
+	// it.
+	StartUnixNs int64         `json:"start_unix_ns"`
+	Interval    time.Duration `json:"interval_ns"`
+	Requests    []Request     `json:"requests"`
+	Dials       int           `json:"dials"` // connections opened
 }
 
 // Fault is when the fault was made and when it ended (the piece started

@@ -159,8 +159,9 @@ func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
 // TestProbeAcrossACut: a real prober against a real echo over loopback,
 // the path cut for 400 ms after the first answers: the requests before
 // the cut are answered, the stalled connection is given up and a new one
-// dialled once the path is back, and Recover reads a recovery within a
-// few intervals of the cut's end, with the requests of the cut lost.
+// dialled once the path is back, Recover reads a recovery within a few
+// intervals of the cut's end, with the requests of the cut lost, and the
+// probe ends once settled.
 func TestProbeAcrossACut(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -184,7 +185,8 @@ func TestProbeAcrossACut(t *testing.T) {
 		})
 	})
 	defer cut.Stop()
-	tl, err := Probe(ctx, h.dial, Interval, 2*time.Second)
+	// Settled 300 ms after the tunnel is back: it ends well before the 4 s.
+	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, 300*ms)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +207,12 @@ func TestProbeAcrossACut(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests, %d dials, fault %v–%v: %+v", len(tl.Requests), tl.Dials, fault.Start, fault.End, r)
+	if last := tl.Requests[len(tl.Requests)-1].Sent; last > 3*time.Second {
+		t.Errorf("the probe ran to %v: it did not end once settled after the cut", last)
+	}
+	if tl.StartUnixNs < start.UnixNano() || tl.StartUnixNs > time.Now().UnixNano() {
+		t.Errorf("start %d: not this run's", tl.StartUnixNs)
+	}
 	if before < 10 {
 		t.Errorf("%d requests answered before the cut, want most of 45", before)
 	}
