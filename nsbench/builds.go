@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/profile"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
@@ -26,6 +27,9 @@ type Builds struct {
 	// FailOn selects the cells whose verdicts set the exit code
 	// (--fail-on); empty: DefaultFailOn.
 	FailOn []FailOn
+	// Profile samples the roles' CPU stacks during each build's samples
+	// and compares B's with A's (--profile, nsbench/profile).
+	Profile bool
 }
 
 // BuildsDefaults are the defaults of a run of builds.
@@ -145,6 +149,11 @@ func (o Options) validateBuilds(conds []string) []error {
 	}
 	if o.Hosts.On() {
 		errs = append(errs, errors.New("--host: builds (NAME@LABEL) run only on this machine for now"))
+	}
+	if b.Profile {
+		if _, err := profile.Find(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, f := range b.FailOn {
 		if f.Condition != "*" && !slices.Contains(conds, f.Condition) {
