@@ -145,7 +145,7 @@ func (bp *blockProfile) finish(rec *recorder, cond string) error {
 func foldedFile(transport, cond, side string) string {
 	safe := func(s string) string {
 		return strings.Map(func(r rune) rune {
-			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
 				return r
 			}
 			return '_'

@@ -27,8 +27,8 @@ const MinFlameShare = 0.002
 // have samples: for each function its self and inclusive shares of all the
 // samples pooled, and the change B − A with the Hodges–Lehmann estimate
 // and signed-rank 95 % interval of the rounds' changes (as the verdict
-// takes its pairs). Functions are ranked by the size of their pooled self
-// change; the top are returned. The flame tree merges both builds' pooled
+// takes its pairs). Functions are ranked by the size of their estimated
+// self change (then of the pooled one); the top are returned. The flame tree merges both builds' pooled
 // stacks.
 func Compare(rounds []Round, top int) (fns []results.FunctionChange, flame *results.FlameNode, used int, a, b Stacks) {
 	a, b = Stacks{}, Stacks{}
@@ -64,6 +64,9 @@ func Compare(rounds []Round, top int) (fns []results.FunctionChange, flame *resu
 		fns = append(fns, f)
 	}
 	slices.SortFunc(fns, func(x, y results.FunctionChange) int {
+		if c := cmp.Compare(absOf(y.Self.Delta), absOf(x.Self.Delta)); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(math.Abs(y.SelfB-y.SelfA), math.Abs(x.SelfB-x.SelfA)); c != 0 {
 			return c
 		}
@@ -76,6 +79,13 @@ func Compare(rounds []Round, top int) (fns []results.FunctionChange, flame *resu
 		fns = fns[:top]
 	}
 	return fns, Flame(a, b, MinFlameShare), len(per), a, b
+}
+
+func absOf(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return math.Abs(*x)
 }
 
 // shares are each function's self and inclusive share (fractions) of one

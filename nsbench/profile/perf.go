@@ -150,8 +150,9 @@ func (r *perfRecording) command(ctx context.Context, cmd string, wait time.Durat
 		return fmt.Errorf("perf: %s: %w", cmd, err)
 	}
 	go func() {
+		// perf writes "ack\n" and its C string's NUL.
 		line, err := r.acks.ReadString('\n')
-		if err == nil && strings.TrimSpace(line) != "ack" {
+		if err == nil && strings.Trim(line, "\x00 \n") != "ack" {
 			err = fmt.Errorf("answered %q", line)
 		}
 		got <- err
@@ -159,7 +160,7 @@ func (r *perfRecording) command(ctx context.Context, cmd string, wait time.Durat
 	select {
 	case err := <-got:
 		if err != nil {
-			return fmt.Errorf("perf: %s: no answer within %v: %w", cmd, wait, err)
+			return fmt.Errorf("perf: %s: no acknowledgement (waited up to %v): %w", cmd, wait, err)
 		}
 		return nil
 	case <-r.done:
