@@ -45,7 +45,7 @@ func (v *view) writeBuilds(w *writer) {
 			changeText(c), changeInterval(c), changeMDE(c), verdict))
 	}
 	w.block(rows...)
-	v.writeProfile(w)
+	writeProfile(w, vs.CPUProfile)
 }
 
 func pairsText(c results.Verdict) string {

@@ -15,16 +15,16 @@ const (
 )
 
 // profileComparisons are the document's profile comparisons, or none.
-func (v *view) profileComparisons() []results.ProfileDiff {
-	if v.doc.Verdicts == nil || v.doc.Verdicts.CPUProfile == nil {
+func profileComparisons(d *results.Document) []results.ProfileDiff {
+	if d.Verdicts == nil || d.Verdicts.CPUProfile == nil {
 		return nil
 	}
-	return v.doc.Verdicts.CPUProfile.Comparisons
+	return d.Verdicts.CPUProfile.Comparisons
 }
 
 // hasFlame reports whether a comparison has a flame graph to draw.
 func hasFlame(v *view) bool {
-	for _, d := range v.profileComparisons() {
+	for _, d := range profileComparisons(v.doc) {
 		if d.Flame != nil && d.Flame.B > 0 {
 			return true
 		}
@@ -34,8 +34,7 @@ func hasFlame(v *view) bool {
 
 // writeProfile is the section "Where the time went": per build pair and
 // condition, the functions whose share of the sampled CPU changed most.
-func (v *view) writeProfile(w *writer) {
-	p := v.doc.Verdicts.CPUProfile
+func writeProfile(w *writer, p *results.CPUProfile) {
 	if p == nil {
 		return
 	}

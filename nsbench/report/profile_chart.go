@@ -30,7 +30,7 @@ var flameColours = struct{ more, less [3]float64 }{more: [3]float64{215, 48, 39}
 func profileChart(v *view, theme Theme, idPrefix string) []byte {
 	c := newCanvas(v, theme, idPrefix)
 	var panels []results.ProfileDiff
-	for _, d := range v.profileComparisons() {
+	for _, d := range profileComparisons(v.doc) {
 		if d.Flame != nil && d.Flame.B > 0 {
 			panels = append(panels, d)
 		}
@@ -45,7 +45,7 @@ func profileChart(v *view, theme Theme, idPrefix string) []byte {
 		"Differential flame graphs of the roles' sampled CPU stacks: widths are shares of build B's samples, red frames take a larger share in B than in A, blue a smaller.")
 	y := 80.0
 	for i, d := range panels {
-		c.flamePanel(d, y, heights[i])
+		flamePanel(&c, d, y, heights[i])
 		y += heights[i] + 16
 	}
 	c.printf("</svg>\n")
@@ -54,7 +54,7 @@ func profileChart(v *view, theme Theme, idPrefix string) []byte {
 
 // flamePanel draws one comparison's flame graph in the band from top to
 // top+height.
-func (c *canvas) flamePanel(d results.ProfileDiff, top, height float64) {
+func flamePanel(c *canvas, d results.ProfileDiff, top, height float64) {
 	c.text(chartMargin, top+16, 13, "bold", c.pal.text, "",
 		fmt.Sprintf("%s · %s: %s (width) against %s, %s", d.Transport, c.conditionLabel(d.Condition), d.B.Row, d.A.Row, plural(d.Rounds, "round", "rounds")))
 	root := d.Flame
@@ -73,7 +73,7 @@ func (c *canvas) flamePanel(d results.ProfileDiff, top, height float64) {
 		delta := shareChange(n, root)
 		c.printf(`<g><title>%s</title><rect x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="%s" stroke-width="0.5"/>`,
 			esc(fmt.Sprintf("%s — B %s, A %s, B − A %s pp", n.Name, pctOf(n.B, root.B), pctOf(n.A, root.A), signed3(100*delta))),
-			n1(x), n1(y), n1(w), n1(flameRow-1), c.flameFill(delta/scale), c.pal.bg)
+			n1(x), n1(y), n1(w), n1(flameRow-1), flameFill(c.pal, delta/scale), c.pal.bg)
 		if w >= flameLabelMin {
 			c.printf(`<text x="%s" y="%s" font-size="11" fill="%s">%s</text>`, n1(x+3), n1(y+flameRow-5), c.pal.text, esc(fitLabel(n.Name, w-6)))
 		}
@@ -119,9 +119,9 @@ func depth(n *results.FlameNode) int {
 
 // flameFill mixes the theme's neutral fill towards red (t > 0) or blue
 // (t < 0) by |t| ≤ 1.
-func (c *canvas) flameFill(t float64) string {
+func flameFill(pal palette, t float64) string {
 	neutral := [3]float64{238, 238, 238}
-	if c.pal.bg != palettes[Light].bg {
+	if pal.bg != palettes[Light].bg {
 		neutral = [3]float64{61, 68, 77}
 	}
 	end := flameColours.more
