@@ -25,7 +25,7 @@ var layers = [][]string{
 	{"testbed.go", "hostsbed.go", "machines.go"},
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go"},
+	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

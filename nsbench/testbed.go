@@ -234,6 +234,9 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		}
 	}
 	tb.view = &transport.Testbed{Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir(), Logf: tb.logf}
+	if tb.cfg.Sites.On() {
+		tb.view.Copies = tb.cfg.Sites.Copies()
+	}
 	fx, err := transport.StartFixtures(ctx, tb.view, tb.cfg.Own)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"os"
@@ -159,6 +160,19 @@ func checkCIForms(t *testing.T, doc *results.Document, out, summary, stdout stri
 	for name := range bmf {
 		if !strings.HasPrefix(name, "wireguard-go/lan/") {
 			t.Errorf("BMF benchmark %q: want wireguard-go/lan/…", name)
+		}
+	}
+	// The document alone renders the same CI files: the verdict is
+	// recorded with what they show, never decided again.
+	again := t.TempDir()
+	if code, _, stderr := runInProcess("report", "--in", filepath.Join(out, results.FileName), "--out", again); code != exitOK {
+		t.Fatalf("report from the JSON: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{report.StepSummaryFile, report.JUnitFile, report.BMFFile, report.ActionBenchmarkFiles[0].File} {
+		ran, err1 := os.ReadFile(filepath.Join(out, name))
+		rendered, err2 := os.ReadFile(filepath.Join(again, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(ran, rendered) {
+			t.Errorf("%s rendered from the JSON differs from the run's (%v, %v)", name, err1, err2)
 		}
 	}
 }
