@@ -66,7 +66,7 @@ func flamePanel(c *canvas, d results.ProfileDiff, top, height float64) {
 	bottom := top + height - flameRow
 	var draw func(n *results.FlameNode, x, w float64, level int)
 	draw = func(n *results.FlameNode, x, w float64, level int) {
-		if level >= flameMaxDepth || w < 0.5 {
+		if n == nil || level >= flameMaxDepth || w < 0.5 {
 			return
 		}
 		y := bottom - flameRow*float64(level)
@@ -80,6 +80,9 @@ func flamePanel(c *canvas, d results.ProfileDiff, top, height float64) {
 		c.printf("</g>\n")
 		cx := x
 		for _, ch := range n.Children {
+			if ch == nil || n.B <= 0 {
+				continue
+			}
 			cw := w * float64(ch.B) / float64(n.B)
 			draw(ch, cx, cw, level+1)
 			cx += cw
@@ -102,6 +105,9 @@ func shareChange(n, root *results.FlameNode) float64 {
 }
 
 func maxChange(n, root *results.FlameNode) float64 {
+	if n == nil {
+		return 0
+	}
 	m := math.Abs(shareChange(n, root))
 	for _, ch := range n.Children {
 		m = max(m, maxChange(ch, root))
@@ -110,6 +116,9 @@ func maxChange(n, root *results.FlameNode) float64 {
 }
 
 func depth(n *results.FlameNode) int {
+	if n == nil {
+		return 0
+	}
 	d := 0
 	for _, ch := range n.Children {
 		d = max(d, depth(ch))

@@ -94,6 +94,11 @@ func TestProfileChart(t *testing.T) {
 	if !strings.Contains(string(HTML(d)), `id="chart-profile"`) {
 		t.Error("the HTML page lacks the flame graph")
 	}
+	// A file's tree with holes draws what it has.
+	d.Verdicts.CPUProfile.Comparisons[0].Flame.Children = append(d.Verdicts.CPUProfile.Comparisons[0].Flame.Children, nil)
+	if !strings.Contains(string(profileChart(newView(d), Dark, "")), "</svg>") {
+		t.Error("a tree with a null frame was not drawn")
+	}
 	d.Verdicts.CPUProfile = nil
 	if strings.Contains(string(HTML(d)), "chart-profile") {
 		t.Error("a run without --profile has a flame graph")
