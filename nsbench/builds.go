@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/profile"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
@@ -25,6 +26,9 @@ type Builds struct {
 	// FailOn selects the cells whose verdicts set the exit code
 	// (--fail-on); empty: DefaultFailOn.
 	FailOn []FailOn
+	// Profile samples the roles' CPU stacks during each build's samples
+	// and compares B's with A's (--profile, nsbench/profile).
+	Profile bool
 }
 
 // BuildsDefaults are the defaults of a run of builds.
@@ -141,6 +145,13 @@ func (o Options) validateBuilds(conds []string) []error {
 	}
 	if o.Order == OrderReference {
 		errs = append(errs, errors.New("--order reference: not with builds (NAME@LABEL): the two builds are measured in alternating rounds"))
+	}
+	if b.Profile {
+		if o.Hosts.On() {
+			errs = append(errs, errors.New("--profile: not with --host: perf samples the roles' cgroup on this machine only"))
+		} else if _, err := profile.Find(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, f := range b.FailOn {
 		if f.Condition != "*" && !slices.Contains(conds, f.Condition) {

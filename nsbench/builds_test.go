@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
@@ -189,6 +190,10 @@ func TestPlanRefusesBadBuilds(t *testing.T) {
 		{func(o *Options) { o.RunsAuto, o.Runs = true, AutoMinRuns }, "--runs auto: not with builds"},
 		{func(o *Options) { o.Order = OrderReference }, "--order reference: not with builds"},
 		{func(o *Options) { o.Builds.FailOn = []FailOn{{"wan9", "*", "value"}} }, `no condition "wan9"`},
+		{func(o *Options) {
+			o.Builds.Profile = true
+			o.Hosts.Inventory.Hosts = []hosts.Host{{Role: "server"}}
+		}, "--profile: not with --host"},
 	} {
 		o := base()
 		tc.change(&o)

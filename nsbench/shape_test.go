@@ -18,7 +18,7 @@ import (
 // the options.
 var layers = [][]string{
 	{"run.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
-	{"cell.go", "sample.go", "fault.go", "paired.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks)
+	{"cell.go", "sample.go", "fault.go", "paired.go", "profiling.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks; profiling.go its profiles)
 	{"wancell.go", "wannarrow.go"},
 	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},
 	{"schedule.go", "progress.go", "progress_times.go"},

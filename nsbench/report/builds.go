@@ -51,6 +51,7 @@ func (v *view) writeBuilds(w *writer) {
 			changeText(c), changeInterval(c), changeMDE(c), verdict))
 	}
 	w.block(rows...)
+	writeProfile(w, vs.CPUProfile)
 }
 
 // adjustedNote says, when some ratio cell was adjusted for the host's

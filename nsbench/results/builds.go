@@ -54,6 +54,9 @@ type Verdicts struct {
 	// the exit code (Verdict.Counts).
 	FailOn []string  `json:"fail_on"`
 	Cells  []Verdict `json:"cells"`
+	// CPUProfile is where the roles' CPU went in each build (run --profile);
+	// absent when the run did not profile.
+	CPUProfile *CPUProfile `json:"cpu_profile,omitempty"`
 }
 
 // VerdictCell names one metric of one condition × instrument compared
