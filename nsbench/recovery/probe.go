@@ -47,7 +47,7 @@ func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 	if interval <= 0 || d <= 0 || settle < 0 {
 		return Timeline{}, errors.New("recovery probe: interval and duration must be positive")
 	}
-	p := &prober{start: time.Now(), dial: dial, every: interval}
+	p := &prober{start: time.Now(), every: interval, attempts: attempts{dial: dial}}
 	t := Timeline{StartUnixNs: p.start.UnixNano(), Interval: interval}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -102,18 +102,28 @@ func (p *prober) settled(settle time.Duration) bool {
 // prober is Probe's state: the requests so far and the live connection.
 type prober struct {
 	start time.Time
-	dial  func(ctx context.Context) (net.Conn, error)
 	every time.Duration // the interval
 
-	mu       sync.Mutex
-	probes   []Request
-	conn     net.Conn
-	pending  map[uint64]bool // sent on conn, not answered yet
-	dials    int
-	readers  sync.WaitGroup
+	mu     sync.Mutex
+	probes []Request
+	live
+	attempts
+	closed bool // the probe ended: no new connection
+}
+
+// live is the connection the requests go on, and what it owes.
+type live struct {
+	conn    net.Conn
+	pending map[uint64]bool // sent on conn, not answered yet
+	dials   int             // connections opened in all
+	readers sync.WaitGroup
+}
+
+// attempts are the dials under way (redial).
+type attempts struct {
+	dial     func(ctx context.Context) (net.Conn, error)
 	dialling int           // attempts under way
 	lastDial time.Duration // when the last attempt started
-	closed   bool          // the probe ended: no new connection
 	dialers  sync.WaitGroup
 }
 
