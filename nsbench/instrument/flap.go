@@ -43,7 +43,9 @@ const flapLead = 2 * time.Second
 const flapSettle = time.Second
 
 // Flaps are the link flaps of the recovery set: a short and a long drop.
-func Flaps() []Instrument { return []Instrument{Flap{Down: 5 * time.Second}, Flap{Down: 30 * time.Second}} }
+func Flaps() []Instrument {
+	return []Instrument{Flap{Down: 5 * time.Second}, Flap{Down: 30 * time.Second}}
+}
 
 // flapPrefix names a flap instrument: "flap-5s" is a 5 s drop.
 const flapPrefix = "flap-"
