@@ -68,7 +68,9 @@ check_doctor() {
 # wireguard --wireguard kernel, is go_cli_wireguard's run, whose
 # TestQuickWireGuardRun asserts the kernel module ran it.)
 check_wireguard_both() {
-	twnsbench_run wg-both --transports wireguard-kernel,wireguard-go --wan off "${SMALL[@]}" || return 1
+	# Three instruments: every default one runs on the kernel device in
+	# go_cli_wireguard's quick run.
+	twnsbench_run wg-both --transports wireguard-kernel,wireguard-go --instruments iperf3-1,tcp_rr,ping --wan off "${SMALL[@]}" || return 1
 	jqv wg-both '.transports[] | "\(.name): \(.label); \(.facts.wireguard // "")"'
 	[ "$(jqv wg-both '[.transports[].label] | unique | length')" = 2 ] || fail "the two rows do not have distinct labels" || return 1
 	local kernel go
@@ -96,7 +98,7 @@ check_wireguard_both() {
 check_netem() {
 	local strict=()
 	[ -n "${VMTEST_STRICT:-}" ] && strict=(--strict)
-	twnsbench_run ssh-netem --transports ssh --wan 30ms:0.1% --impairment netem "${strict[@]}" "${SMALL[@]}" || return 1
+	twnsbench_run ssh-netem --transports ssh --wan 30ms:0.1% --impairment netem --instruments iperf3-1,tcp_rr,ping "${strict[@]}" "${SMALL[@]}" || return 1
 	[ "$(jqv ssh-netem '.env.impairment_method // ""')" = netem ] || fail "env.impairment_method is not netem" || return 1
 	[ "$(jqv ssh-netem '[.verification // [] | .[] | select(.method == "netem")] | length')" -gt 0 ] || fail "no netem verification block" || return 1
 	jqv ssh-netem '.verification[] | "harness verdict: \(.transport)/\(.condition) ok=\(.ok) rtt \(.measured_rtt_ms) ms of \(.configured_rtt_ms), loss \(.measured_loss_pct) % of \(.configured_loss_pct) (\(.lost)/\(.packets)); \(.note // "")"'
