@@ -149,5 +149,23 @@ func flapFigures(t recovery.Timeline, down, up time.Time) (Measurement, error) {
 	if r.AtLeast {
 		extra[results.AtLeastKey("value")] = 1
 	}
-	return Measurement{Value: r.Seconds, Unit: "s", Extra: extra}, nil
+	return Measurement{Value: r.Seconds, Unit: "s", Extra: extra, Series: []results.Series{answeredSeries(t)}}, nil
+}
+
+// flapBin is the width of the timeline's slices in the answered series.
+const flapBin = 100 * time.Millisecond
+
+// answeredSeries is the timeline for the time series chart: the share of
+// the requests sent in each 100 ms that were answered, at the slice's end
+// (s from the prober's start); a slice with nothing sent has no point.
+func answeredSeries(t recovery.Timeline) results.Series {
+	s := results.Series{Key: "answered", Unit: "%"}
+	for _, b := range recovery.Bins(t, flapBin) {
+		if b.Sent == 0 {
+			continue
+		}
+		s.T = append(s.T, (b.Start + flapBin).Seconds())
+		s.V = append(s.V, 100*float64(b.AnsweredSent)/float64(b.Sent))
+	}
+	return s
 }

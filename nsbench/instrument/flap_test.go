@@ -58,6 +58,20 @@ func TestFlapFigures(t *testing.T) {
 	if err != nil || m.Value < 0.2009 || m.Value > 0.2011 || m.Extra["lost"] != 120 || m.Extra["dials"] != 2 || m.Extra[results.AtLeastKey("value")] != 0 {
 		t.Errorf("back at 3.2 s: %+v, %v; want 0.201 s, 120 lost", m, err)
 	}
+	// The timeline as a series: answered in full before the drop, not at
+	// all in it, in full after.
+	se := m.Series[0]
+	at := func(sec float64) float64 {
+		for i, x := range se.T {
+			if x >= sec {
+				return se.V[i]
+			}
+		}
+		return -1
+	}
+	if se.Key != "answered" || se.Unit != "%" || at(1.5) != 100 || at(2.5) != 0 || at(4) != 100 {
+		t.Errorf("answered series %+v: want 100 %% before, 0 in, 100 after the drop", se)
+	}
 	// Never back: the timeline ends 2 s after the drop's end, short of the
 	// 30 s bound, without an answer.
 	if _, err := flapFigures(flapTimeline(2*time.Second, 9*time.Second), start.Add(2*time.Second), start.Add(3*time.Second)); err == nil {
