@@ -11,7 +11,8 @@ import (
 // TestFlapRecovery: the client's link down for 1 s under Pure SSH and
 // WireGuard, real programs end to end: each recovers within a few
 // seconds of the link's return (a number, not a bound), the requests of
-// the drop are lost, WireGuard's prober had to open a new connection (its
+// the drop are lost, an SSH session through the tunnel survives it,
+// WireGuard's prober had to open a new connection (its
 // old one stalled across the drop), and the run goes on and leaves
 // nothing behind — the link came up again with its routes.
 func TestFlapRecovery(t *testing.T) {
@@ -31,6 +32,9 @@ func TestFlapRecovery(t *testing.T) {
 		t.Logf("%s: back %.3f s after the link, %v requests lost, %v connections", tr, s.Value, s.Extra["lost"], s.Extra["dials"])
 		if s.Value <= 0 || s.Value > 5 || s.Extra[results.AtLeastKey("value")] != 0 {
 			t.Errorf("%s: recovery %.3f s (bound flag %v), want a number within 5 s", tr, s.Value, s.Extra[results.AtLeastKey("value")])
+		}
+		if s.Extra["session_survived"] != 1 {
+			t.Errorf("%s: the SSH session through the tunnel did not survive a 1 s drop", tr)
 		}
 		if s.Extra["lost"] < 50 {
 			t.Errorf("%s: %v requests lost across a 1 s drop, want about 100", tr, s.Extra["lost"])

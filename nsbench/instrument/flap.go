@@ -74,11 +74,38 @@ func (f Flap) Metrics() []results.Metric {
 		{Key: "value", Label: "recovery after a " + drop + " link drop", Unit: "s", Better: results.BetterLower, CensoredBy: results.AtLeastKey("value")},
 		{Key: "lost", Label: "requests lost across the " + drop + " drop (one every 10 ms)", Unit: "requests", Better: results.BetterLower},
 		{Key: "dials", Label: "connections the prober opened", Unit: "connections"},
+		{Key: "session_survived", Label: "an SSH session through the tunnel kept across the " + drop + " drop (1) or lost (0)", Unit: "sessions", Better: results.BetterHigher},
 	}
 }
 
+// The session kept across a drop: ssh through the tunnel to the server's
+// sshd, whose command writes a heartbeat every sessionBeat from before the
+// drop until sessionAfter past it. It survived when every heartbeat came
+// and ssh ended well, with no new login. Its client gives up after three
+// keepalives unanswered 5 s apart, as a client set up for a roaming laptop
+// does (without them a dead session would hang until TCP gave up, many
+// minutes later).
+const (
+	sessionBeat  = 200 * time.Millisecond
+	sessionAfter = 2 * time.Second
+)
+
+var sessionKeepAlive = []string{"-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"}
+
+// session runs the heartbeat session for the drop and says whether it
+// survived (ssh's own log, in the client role's, says why not).
+func (f Flap) session(ctx context.Context, job *Job) bool {
+	beats := int((flapLead + f.Down + sessionAfter) / sessionBeat)
+	argv := append([]string{sshProgram(job.Target)}, job.SSH.options()...)
+	argv = append(argv, sessionKeepAlive...)
+	argv = append(argv, "-o", "ConnectTimeout=10", "-p", strconv.Itoa(job.Target.Port(transport.ServiceSSH)), job.SSH.User+"@"+job.Target.Host,
+		fmt.Sprintf("i=0; while [ $i -lt %d ]; do echo $i; sleep %g; i=$((i+1)); done", beats, sessionBeat.Seconds()))
+	res, err := job.Run(ctx, argv[0], argv[1:]...)
+	return err == nil && len(parseNonBlank([]byte(res.Stdout), 0)) == beats
+}
+
 func (Flap) Needs() Needs {
-	return Needs{Services: []transport.Service{transport.ServiceManyRR}, Carries: transport.CarriesTCP}
+	return Needs{Services: []transport.Service{transport.ServiceManyRR, transport.ServiceSSH}, Carries: transport.CarriesTCP}
 }
 
 // Budget is the lead, the drop, the bound of the recovery and the settle.
@@ -91,6 +118,9 @@ func (f Flap) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	if job.FlapLink == nil {
 		return Measurement{}, errors.New("flap: this run cannot take the client's link down here")
 	}
+	// What runs beside the drop ends with the sample, whichever way it ends.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	total := flapLead + f.Down + FlapBound + flapSettle
 	addr := net.JoinHostPort(job.Target.Host, strconv.Itoa(job.Target.Port(transport.ServiceManyRR)))
 	type probed struct {
@@ -98,6 +128,8 @@ func (f Flap) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		err error
 	}
 	done := make(chan probed, 1)
+	sess := make(chan bool, 1)
+	go func() { sess <- f.session(ctx, job) }()
 	go func() {
 		res, err := job.Run(ctx, SelfTool, recovery.ClientArg, "--addr", addr, "--duration", total.String(), "--settle", flapSettle.String())
 		if err != nil {
@@ -114,6 +146,7 @@ func (f Flap) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	}
 	down, up, ferr := job.FlapLink(ctx, f.Down)
 	p := <-done
+	k := <-sess
 	if ferr != nil {
 		return Measurement{}, fmt.Errorf("link flap: %w", ferr)
 	}
@@ -124,7 +157,15 @@ func (f Flap) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	if err := json.Unmarshal(p.out, &t); err != nil {
 		return Measurement{}, fmt.Errorf("%s: unreadable timeline (%v): %s", recovery.ClientArg, err, parseDescribe(p.out))
 	}
-	return flapFigures(t, down, up)
+	m, err := flapFigures(t, down, up)
+	if err != nil {
+		return m, err
+	}
+	m.Extra["session_survived"] = 0
+	if k {
+		m.Extra["session_survived"] = 1
+	}
+	return m, nil
 }
 
 // flapFigures reads the timeline against the drop (down, up on the same
