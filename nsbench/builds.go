@@ -3,12 +3,12 @@ package nsbench
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/profile"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
@@ -26,6 +26,9 @@ type Builds struct {
 	// FailOn selects the cells whose verdicts set the exit code
 	// (--fail-on); empty: DefaultFailOn.
 	FailOn []FailOn
+	// Profile samples the roles' CPU stacks during each build's samples
+	// and compares B's with A's (--profile, nsbench/profile).
+	Profile bool
 }
 
 // BuildsDefaults are the defaults of a run of builds.
@@ -143,8 +146,12 @@ func (o Options) validateBuilds(conds []string) []error {
 	if o.Order == OrderReference {
 		errs = append(errs, errors.New("--order reference: not with builds (NAME@LABEL): the two builds are measured in alternating rounds"))
 	}
-	if o.Hosts.On() {
-		errs = append(errs, errors.New("--host: builds (NAME@LABEL) run only on this machine for now"))
+	if b.Profile {
+		if o.Hosts.On() {
+			errs = append(errs, errors.New("--profile: not with --host: perf samples the roles' cgroup on this machine only"))
+		} else if _, err := profile.Find(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, f := range b.FailOn {
 		if f.Condition != "*" && !slices.Contains(conds, f.Condition) {
@@ -220,7 +227,8 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 					if _, inB := bs[run]; !inB || !okA || !okB {
 						continue
 					}
-					c.Pairs = append(c.Pairs, verdict.Pair{Round: run, A: ra.Value, B: rb.Value, ACensored: ra.AtLeast, BCensored: rb.AtLeast})
+					c.Pairs = append(c.Pairs, verdict.Pair{Round: run, A: ra.Value, B: rb.Value, ACensored: ra.AtLeast, BCensored: rb.AtLeast,
+						AFree: freeShare(as[run]), BFree: freeShare(bs[run])})
 				}
 				if len(c.Pairs) > 0 {
 					cells = append(cells, c)
@@ -229,6 +237,17 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 		}
 	}
 	return cells
+}
+
+// freeShare is the share of the host's CPU the host's other work and
+// steal left to the run during s (the verdict adjusts for it), between
+// 1 % and 1; 0 when s has no reading of the host's work.
+func freeShare(s results.Sample) float64 {
+	if s.Noise == nil {
+		return 0
+	}
+	busy := (s.Noise.BackgroundPct + s.Noise.StealPct) / 100
+	return min(1, max(0.01, 1-busy))
 }
 
 func declaredMetrics(doc *results.Document, in string) []results.Metric {
@@ -249,17 +268,6 @@ func sortedRuns(m map[int]results.Sample) []int {
 	return runs
 }
 
-// VerdictResults are the verdicts of a document's builds as the verdict
-// package gives them (for the CI formats), decided again from its samples
-// with the thresholds it recorded; nil without builds.
-func VerdictResults(doc *results.Document) []verdict.Result {
-	if doc == nil || doc.Verdicts == nil {
-		return nil
-	}
-	o := verdict.Options{MinEffect: doc.Verdicts.MinEffect, Alpha: doc.Verdicts.Alpha}
-	return verdict.Decide(pairCells(doc, buildPairs(transportNames(doc))), o)
-}
-
 // decideBuilds gives every paired cell of the document its verdict.
 func decideBuilds(doc *results.Document, b Builds) *results.Verdicts {
 	pairs := buildPairs(transportNames(doc))
@@ -270,19 +278,14 @@ func decideBuilds(doc *results.Document, b Builds) *results.Verdicts {
 	}
 	rs := verdict.Decide(pairCells(doc, pairs), verdict.Options{MinEffect: b.MinEffect, Alpha: verdictAlpha})
 	for _, r := range rs {
-		c := results.VerdictCell{Transport: r.Transport, Condition: r.Condition, Instrument: r.Instrument, Metric: r.Metric, Unit: r.Unit, Better: r.Better}
+		rec := r.Record()
 		for _, p := range pairs {
 			if p.transport == r.Transport {
-				c.A, c.B = p.a, p.b
+				rec.A, rec.B = p.a, p.b
 			}
 		}
-		v.Cells = append(v.Cells, results.Verdict{
-			VerdictCell: c,
-			Estimate: results.Estimate{Scale: string(r.Scale), Ratio: finite(r.Ratio), Lo: finite(r.Lo), Hi: finite(r.Hi),
-				Delta: finite(r.Delta), DeltaLo: finite(r.DeltaLo), DeltaHi: finite(r.DeltaHi), P: finite(r.P), Q: finite(r.Q), MDE: finite(r.MDE)},
-			Pairs: r.N, Censored: r.Censored, Bounded: r.Bounded, Verdict: string(r.Verdict), Reason: r.Reason,
-			Counts: failOn.selects(c.Condition, c.Instrument, c.Metric),
-		})
+		rec.Counts = failOn.selects(rec.Condition, rec.Instrument, rec.Metric)
+		v.Cells = append(v.Cells, rec)
 	}
 	return v
 }
@@ -293,14 +296,6 @@ func transportNames(doc *results.Document) []string {
 		names = append(names, t.Name)
 	}
 	return names
-}
-
-// finite is x, or nil (absent) when it is not a number.
-func finite(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
 }
 
 // Outcome is what the verdicts of the cells --fail-on selects say, for

@@ -16,7 +16,7 @@ const module = "github.com/twnsbench/twnsbench/"
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki", "nsbench/textsafe", "nsbench/safedir"},
 	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
-	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm"},
+	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm", "nsbench/recovery", "nsbench/profile"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
 	{"nsbench/instrument"},

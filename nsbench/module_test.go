@@ -85,7 +85,7 @@ var shapeExceptions = map[string]shapeException{
 	"fields nsbench/results.RunConfig": {15, "the cut mirrors nsbench.Measure/AutoRuns; its literals are in cmd/twnsbench/builds_test.go, being changed now"},
 	"fields nsbench/results.SelfCheck": {11, "its machine (SelfCheckMachine) is Env's too, in another key order: one type for both is the cut"},
 
-	// Still to cut by concept (issue 32).
+	// Still to cut by concept.
 	"methods nsbench/report.view": {67, "every report section (23 files) is a method of view: the Markdown writer and the sections' data are the cut"},
 }
 

@@ -265,10 +265,13 @@ type Deps struct {
 	// host paths, recorded so a rerun uses them too.
 	TransportOptions map[string]string
 	// Recipe is what Transports were built from: across hosts each row is
-	// rebuilt from it on its roles' hosts and checked there.
+	// rebuilt from it on its roles' hosts (with the builds' copies there)
+	// and checked there.
 	Recipe transport.Recipe
-	// Sites are the Options' hosts already reached (OpenSites), which the
-	// run then builds on and closes; nil with hosts: Run opens them.
+	// Sites are the Options' hosts already reached (OpenSites), the
+	// builds of Transports copied to them (CopyBuilds), which the run then
+	// builds on and closes; nil with hosts: Run opens them and copies the
+	// builds.
 	Sites *Sites
 }
 

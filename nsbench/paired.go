@@ -25,6 +25,7 @@ type pairing struct {
 	// probed is set once the WAN condition was probed, with the first
 	// path up.
 	probed bool
+	prof   *blockProfile // nil unless the run profiles (--profile)
 }
 
 func (p *pairing) measure(ctx context.Context) (err error) {
@@ -38,6 +39,11 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
 	}
 	p.wan = wan
+	p.prof = newBlockProfile(c, b)
+	defer func() {
+		// What the rounds recorded, interrupted or not.
+		err = errors.Join(err, p.prof.finish(c.rec, cond.Name))
+	}()
 	defer func() {
 		for _, rw := range b.rows {
 			c.closePath(rw)
@@ -103,6 +109,8 @@ func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 	if err := c.warmUp(ctx, rw, cond); err != nil {
 		return err
 	}
+	p.prof.begin(ctx, rw)
+	defer p.prof.end(ctx, rw, run)
 	job := c.tb.job(path.Target)
 	job.Payload, job.PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
 	jobs := map[*row]*instrument.Job{rw: job}

@@ -1,6 +1,7 @@
 package nsbench
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
+	"github.com/twnsbench/twnsbench/nsbench/profile"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -18,9 +21,10 @@ import (
 // one of its methods, and save writes it whole (atomically) after each.
 // The orchestrator decides what happened; the recorder writes it down.
 type recorder struct {
-	doc   *results.Document
-	file  string        // OUT/bench-results.json
-	setup setupRecorder // what the run was set up as
+	doc      *results.Document
+	file     string        // OUT/bench-results.json
+	setup    setupRecorder // what the run was set up as
+	profiles *profileRecorder
 }
 
 // setupRecorder writes what the run was set up as: its configuration, the
@@ -32,9 +36,10 @@ type setupRecorder struct {
 // newRecorder records into doc, saved as outDir's results document; with
 // outDir "" it is kept in memory only.
 func newRecorder(doc *results.Document, outDir string) *recorder {
-	rc := &recorder{doc: doc, setup: setupRecorder{doc: doc}}
+	rc := &recorder{doc: doc, setup: setupRecorder{doc: doc}, profiles: &profileRecorder{}}
 	if outDir != "" {
 		rc.file = filepath.Join(outDir, results.FileName)
+		rc.profiles.dir = outDir
 	}
 	return rc
 }
@@ -218,7 +223,12 @@ func (rc *recorder) path(t transport.Transport, p *transport.Path) {
 }
 
 // verdicts records the verdicts on two builds of a transport.
-func (rc *recorder) verdicts(v *results.Verdicts) { rc.doc.Verdicts = v }
+func (rc *recorder) verdicts(v *results.Verdicts) {
+	if v != nil {
+		v.CPUProfile = rc.profiles.profile
+	}
+	rc.doc.Verdicts = v
+}
 
 // skip records that t cannot run under condition ("" for every condition).
 func (rc *recorder) skip(t transport.Transport, condition, reason string) {
@@ -280,4 +290,42 @@ func (rc *recorder) end(interrupted bool, runErr error, elapsed, teardown time.D
 	}
 	rc.doc.Timings.TeardownSec = teardown.Seconds()
 	rc.doc.Timings.TotalSec = elapsed.Seconds()
+}
+
+// profileRecorder writes the builds' profiles: each build's folded stacks
+// beside the results, the comparisons kept until the verdicts carry them
+// (run --profile).
+type profileRecorder struct {
+	dir     string // the output directory; "" keeps nothing on disk
+	profile *results.CPUProfile
+}
+
+// files writes folded stacks into the output directory.
+func (rc *profileRecorder) files(files map[string]profile.Stacks) error {
+	if rc.dir == "" {
+		return nil
+	}
+	d, err := safedir.Open("output directory", rc.dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for name, s := range files {
+		var buf bytes.Buffer
+		if err := s.WriteFolded(&buf); err != nil {
+			return fmt.Errorf("profile %s: %w", name, err)
+		}
+		if err := d.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("profile %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// diff records one comparison of profiles.
+func (rc *profileRecorder) diff(d results.ProfileDiff) {
+	if rc.profile == nil {
+		rc.profile = &results.CPUProfile{Method: profile.Method}
+	}
+	rc.profile.Comparisons = append(rc.profile.Comparisons, d)
 }

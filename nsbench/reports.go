@@ -20,7 +20,7 @@ import (
 // document, so both give the same bytes.
 func WriteReports(dir string, d *results.Document) ([]string, error) {
 	files := append([]report.File{{Name: ReportFile, Body: report.Markdown(d)}}, report.Files(d)...)
-	ci, err := report.VerdictFiles(d, VerdictResults(d))
+	ci, err := report.VerdictFiles(d)
 	if err != nil {
 		return nil, fmt.Errorf("render the verdict's CI files: %w", err)
 	}

@@ -47,6 +47,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 		if sites, err = OpenSites(ctx, plan.Hosts); err != nil {
 			return nil, fmt.Errorf("hosts: %w", err)
 		}
+		if err := sites.CopyBuilds(ctx, deps.Transports); err != nil {
+			return nil, errors.Join(fmt.Errorf("hosts: %w", err), sites.Close())
+		}
 	}
 	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, NIC: plan.NIC, Duration: plan.Duration, Sites: sites,
 		WAN: len(plan.WANs) > 0, Programs: transport.ProgramsByRole(deps.Transports)}
@@ -202,7 +205,7 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 			r.cells.skip(t, "", "needs the "+missing+" role, which this run has not: name its host (--host "+missing+"=USER@HOST,addr=…)")
 			continue
 		}
-		if why := whyUnavailable(ctx, t, view, r.tb.cfg.Sites.On(), r.deps.Recipe); why != "" {
+		if why := whyUnavailable(ctx, t, view, r.tb.cfg.Sites, r.deps.Recipe); why != "" {
 			r.cells.skip(t, "", why)
 			continue
 		}
@@ -309,12 +312,12 @@ func (r *runner) writeReports(saved bool) error {
 }
 
 // whyUnavailable is why t cannot run, "" when it can: its Check on this
-// host; across hosts its Check on the host of every role it uses (the
-// client, the server and those it needs), rebuilt there from recipe, so
-// that the programs, modules and paths checked are those of the machines
-// that will run it.
-func whyUnavailable(ctx context.Context, t transport.Transport, view *transport.Testbed, acrossHosts bool, recipe transport.Recipe) string {
-	if !acrossHosts {
+// host; across hosts (sites) its Check on the host of every role it uses
+// (the client, the server and those it needs), rebuilt there from recipe
+// (a build's programs at their copies there), so that the programs,
+// modules and paths checked are those of the machines that will run it.
+func whyUnavailable(ctx context.Context, t transport.Transport, view *transport.Testbed, sites *Sites, recipe transport.Recipe) string {
+	if !sites.On() {
 		if err := t.Check(); err != nil {
 			return err.Error()
 		}
@@ -326,7 +329,7 @@ func whyUnavailable(ctx context.Context, t transport.Transport, view *transport.
 		if rl == nil {
 			continue
 		}
-		reason, err := transport.CheckIn(ctx, rl, t.Name(), recipe)
+		reason, err := transport.CheckIn(ctx, rl, t.Name(), sites.recipeFor(name, recipe))
 		if err != nil {
 			reason = "its check failed there: " + err.Error()
 		}

@@ -47,12 +47,15 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	tunnelBefore, terr := tunnel()
 	synBefore, serr := synRetrans(ctx, c.tb.view.Roles)
 	narrowBefore, narrowed := c.wan.narrowStart(ctx, cond.Name)
+	profileResume(c, rw)
 	before, err := c.tb.sampler.Snapshot()
 	if err != nil {
+		profilePause(c, rw)
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	m, merr := instrument.MeasureBounded(ctx, in, job)
 	after, err := c.tb.sampler.Snapshot()
+	profilePause(c, rw)
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)
 	}

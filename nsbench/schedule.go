@@ -3,6 +3,7 @@ package nsbench
 import (
 	"slices"
 
+	"github.com/twnsbench/twnsbench/nsbench/profile"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -25,6 +26,9 @@ type row struct {
 	// copyRate is the rate (bytes/s) of the block's warm-up copy, a first
 	// expectation for its copies' deadlines; 0 when none was made.
 	copyRate float64
+	// prof records the row's stacks during its samples while its turn in
+	// a round of builds lasts (run --profile); nil otherwise.
+	prof profile.Recording
 }
 
 // newRow is t's row over its view of the testbed and its own cgroups,

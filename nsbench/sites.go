@@ -11,6 +11,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/remote"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
@@ -32,7 +33,7 @@ type Sites struct {
 }
 
 // Site is one role's host, reached and serving: its connection, its copy
-// of twnsbench and its agent. A run holds one per role's host (Sites);
+// of twnsbench (and the builds' programs beside it) and its agent. A run holds one per role's host (Sites);
 // doctor and clean --host open one per host apart (OpenSite).
 type Site struct {
 	host  hosts.Host
@@ -40,6 +41,9 @@ type Site struct {
 	ifc   remote.Iface
 	cp    *remote.Copy // nil for this machine
 	agent *remote.AgentSession
+	// copies are the builds' programs copied beside cp, by their path on
+	// this machine (CopyBuilds).
+	copies map[string]results.ProgramCopy
 }
 
 // OpenSites reaches every host of h at once and checks each — host key,
@@ -182,7 +186,8 @@ func (st *Site) serve(ctx context.Context, prefix string) error {
 
 // CheckNamed refuses rows named one by one that cannot run on the host of
 // a role they use (the client, the server and those they need), each
-// checked there as built from rc: the programs, modules and paths of the
+// checked there as built from rc, the builds' programs at their copies
+// there (CopyBuilds first): the programs, modules and paths of the
 // machines that will run it. A default row that cannot run is skipped by
 // the run instead.
 func (s *Sites) CheckNamed(ctx context.Context, named []transport.Transport, rc transport.Recipe) error {
@@ -193,7 +198,7 @@ func (s *Sites) CheckNamed(ctx context.Context, named []transport.Transport, rc 
 			if !slices.Contains(transport.RolesOf(t), st.host.Role) {
 				continue
 			}
-			why, err := transport.CheckOnMachine(ctx, st.agent.Wire, t.Name(), rc)
+			why, err := transport.CheckOnMachine(ctx, st.agent.Wire, t.Name(), st.recipe(rc))
 			if err != nil {
 				return fmt.Errorf("%s: %s: check %s: %w", st.host.Role, st.host.Dest(), t.Name(), err)
 			}

@@ -234,6 +234,9 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		}
 	}
 	tb.view = &transport.Testbed{Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir(), Logf: tb.logf}
+	if tb.cfg.Sites.On() {
+		tb.view.Copies = tb.cfg.Sites.Copies()
+	}
 	fx, err := transport.StartFixtures(ctx, tb.view, tb.cfg.Own)
 	if err != nil {
 		return err
@@ -296,6 +299,10 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 			return st.RcvbufErrors, err
 		},
 		ServerIdle: tb.serverIdle,
+		FlapLink: func(ctx context.Context, d time.Duration) (time.Time, time.Time, error) {
+			f, err := role.FlapLink(ctx, tb.role(topology.Client), d)
+			return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
+		},
 	}
 }
 

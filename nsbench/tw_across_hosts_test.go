@@ -69,7 +69,7 @@ func twAcrossHosts(t *testing.T) (tw, caddy, xray string) {
 	return tw, caddy, xray
 }
 
-// The reference's whole table across three machines (issue 32 item 5):
+// The reference's whole table across three machines:
 // Pure SSH, WireGuard (wireguard-go here) and tw × LAN and the reference's
 // WAN (30 ms, 0.1 %, each role's egress impaired on its own machine) ×
 // iperf3-1, iperf3-4, tcp_rr and scp, with no failed sample, every WAN

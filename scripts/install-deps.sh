@@ -33,6 +33,8 @@ fi
 packages=(
 	iperf3 netperf openssh-client openssh-server iproute2 ethtool iputils-ping
 	wireguard-tools procps ca-certificates openvpn
+	# perf, for run --profile (the roles' CPU stacks)
+	linux-perf
 	# seed 002's userspace tunnels: sshuttle (its nft method needs nftables;
 	# Debian's package depends on iptables only), and strongSwan with ESP in
 	# userspace (kernel-libipsec is in libcharon-extra-plugins; gcm and

@@ -21,7 +21,7 @@ import (
 var (
 	depsPackages = []string{
 		"iperf3", "netperf", "openssh-client", "openssh-server", "iproute2", "ethtool",
-		"iputils-ping", "wireguard-tools", "procps", "ca-certificates", "openvpn",
+		"iputils-ping", "wireguard-tools", "procps", "ca-certificates", "openvpn", "linux-perf",
 		"sshuttle", "nftables", "charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins",
 		"libstrongswan-standard-plugins", "libstrongswan-extra-plugins",
 		"libnss3-tools", "libnss3", "libnspr4", "libunbound8", "libldns3", "libevent-core-2.1-7",
@@ -362,7 +362,7 @@ func TestInstallDepsSomeInstalled(t *testing.T) {
 	h := newHost(t, installed, []string{"openssh-server"}, "never")
 	r := h.run(t, "install-deps.sh")
 	wantCode(t, r, 0)
-	want := append([]string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn", "sshuttle", "nftables",
+	want := append([]string{"openssh-server", "ethtool", "iputils-ping", "wireguard-tools", "openvpn", "linux-perf", "sshuttle", "nftables",
 		"charon-systemd", "strongswan-swanctl", "libcharon-extra-plugins", "libstrongswan-standard-plugins", "libstrongswan-extra-plugins"},
 		depsPackages[len(depsPackages)-15:]...)
 	if !reflect.DeepEqual(r.installs, [][]string{want}) {

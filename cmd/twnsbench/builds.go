@@ -18,22 +18,24 @@ import (
 func buildFlags() []cli.Flag {
 	d := nsbench.BuildsDefaults
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "build", Usage: "LABEL:OPTION=PATH, several times: the rows NAME@LABEL of --transports run the transport with its program option OPTION (e.g. tw, wireguard-go, openvpn) set to PATH; exactly two builds of a transport, A (named first) and B, measured in alternating rounds (A B, then B A) and compared cell by cell: exit 1 when B is confirmed slower where --fail-on looks, 3 when undecided there (4, as any run, when samples failed and none is slower)"},
+		&cli.StringSliceFlag{Name: "build", Usage: "LABEL:OPTION=PATH, several times: the rows NAME@LABEL of --transports run the transport with its program option OPTION (e.g. tw, wireguard-go, openvpn) set to PATH (with --host, a program here, copied to the hosts of the roles that run it); exactly two builds of a transport, A (named first) and B, measured in alternating rounds (A B, then B A) and compared cell by cell: exit 1 when B is confirmed slower where --fail-on looks, 3 when undecided there (4, as any run, when samples failed and none is slower)"},
 		&cli.StringFlag{Name: "min-effect", Value: strconv.FormatFloat(d.MinEffect*100, 'f', -1, 64) + "%", Usage: "with builds: the smallest change of B against A that counts as slower or faster"},
 		&cli.IntFlag{Name: "max-rounds", Value: d.MaxRounds, Usage: "with builds: the most rounds the verdict may measure when it needs more to decide"},
+		&cli.BoolFlag{Name: "profile", Usage: "with builds: sample the roles' CPU stacks (perf, a software clock) during each build's samples and show B against A: the functions whose share changed most, with an interval across rounds, and a differential flame graph in the HTML report; folded stacks in OUT/profile-*.folded"},
 		&cli.StringFlag{Name: "fail-on", Value: "*/value", Usage: "with builds: the cells whose verdict sets the exit code: a comma-separated list of INSTRUMENT (its value), INSTRUMENT/METRIC or CONDITION/INSTRUMENT/METRIC, * for any part, or all (every metric with a better direction)"},
 	}
 }
 
 // buildsOptions reads the builds' flags into o; they need builds.
 func buildsOptions(c *cli.Context, o *nsbench.Options) error {
-	set := c.IsSet("min-effect") || c.IsSet("max-rounds") || c.IsSet("fail-on")
+	set := c.IsSet("min-effect") || c.IsSet("max-rounds") || c.IsSet("fail-on") || c.IsSet("profile")
 	if !o.HasBuilds() {
 		if set {
-			return errors.New("--min-effect, --max-rounds and --fail-on need builds: --transports NAME@A,NAME@B with --build A:OPTION=PATH --build B:OPTION=PATH")
+			return errors.New("--min-effect, --max-rounds, --fail-on and --profile need builds: --transports NAME@A,NAME@B with --build A:OPTION=PATH --build B:OPTION=PATH")
 		}
 		return nil
 	}
+	o.Builds.Profile = c.Bool("profile")
 	if c.IsSet("min-effect") {
 		p, err := parsePercent(c.String("min-effect"))
 		if err != nil {
@@ -94,7 +96,10 @@ func verdictError(doc *results.Document) error {
 // names in $GITHUB_STEP_SUMMARY (it exists: the runner made it; under sudo
 // the variables must be kept, e.g. sudo --preserve-env=GITHUB_ACTIONS,GITHUB_STEP_SUMMARY).
 func githubActions(c *cli.Context, res *nsbench.Result) error {
-	rs := nsbench.VerdictResults(res.Doc)
+	var rs []results.Verdict
+	if res.Doc.Verdicts != nil {
+		rs = res.Doc.Verdicts.Cells
+	}
 	if err := report.WriteGitHubAnnotations(c.App.Writer, rs); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
-// BenchmarkBuildsAB is the speed of a verdict (issue 31, "Speed"): an A/B
+// BenchmarkBuildsAB is the speed of a verdict: an A/B
 // of one transport — two builds of one real wireguard-go, so the truth is
 // "no change" — with iperf3-1, tcp_rr and a small scp, at most 20 rounds.
 // It reports the run's wall time, the rounds measured, how many of the
@@ -103,5 +104,85 @@ func BenchmarkBuildsCost(b *testing.B) {
 				b.Errorf("a costlier B: %s/%s is %s, not slower", c.Instrument, c.Metric, c.Verdict)
 			}
 		}
+	}
+}
+
+// BenchmarkBuildsAAHog is an A/A of one wireguard-go beside a CPU hog
+// that comes and goes out of step with the rounds: two busy processes
+// (one per core of this kind of host), on 5 s, off 4 s, while a round of
+// iperf3-1 and tcp_rr takes about 7 s. No cell may end slower or faster;
+// it reports each cell's MDE with the adjustment for the host's other
+// work and before it (docs/builds.md). Not part of make test:
+//
+//	sudo go test -run '^$' -bench BuildsAAHog -benchtime 1x ./cmd/twnsbench
+func BenchmarkBuildsAAHog(b *testing.B) {
+	nstest.RequireRoot(b)
+	wgGo := buildWireGuardGo(b)
+	for i := 0; i < b.N; i++ {
+		stop := startHog(b, 5*time.Second, 4*time.Second)
+		start := time.Now()
+		doc, code, _, stderr := runTwoBuilds(b, b.TempDir(), [2]string{"a", "b"}, [2]string{wgGo, wgGo},
+			"--instruments", "iperf3-1,tcp_rr", "--duration", "2s", "--warmup", "0", "--max-rounds", "20")
+		wall := time.Since(start)
+		stop()
+		if doc.Verdicts == nil {
+			b.Fatalf("exit %d, no verdicts\n%s", code, stderr)
+		}
+		for _, c := range doc.Verdicts.Cells {
+			if c.Verdict == "slower" || c.Verdict == "faster" {
+				b.Errorf("A/A beside the hog: %s/%s is %s (%s)", c.Instrument, c.Metric, c.Verdict, c.Reason)
+			}
+			if c.Metric != "value" || c.MDE == nil {
+				continue
+			}
+			name := strings.ReplaceAll(c.Instrument, "_", "-")
+			b.ReportMetric(100**c.MDE, "mde-%-"+name)
+			if c.MDEUnadjusted != nil {
+				b.ReportMetric(100**c.MDEUnadjusted, "mde-unadjusted-%-"+name)
+			}
+			b.Logf("%s: %s over %d pairs (%s)", c.Instrument, c.Verdict, c.Pairs, c.Reason)
+		}
+		b.ReportMetric(wall.Seconds(), "s/verdict")
+	}
+}
+
+// startHog starts two busy processes on, then none off, and so on until
+// the returned stop ends them (by PID, and waits for them).
+func startHog(b *testing.B, on, off time.Duration) (stop func()) {
+	b.Helper()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			var hogs []*exec.Cmd
+			for range 2 {
+				c := exec.Command("sh", "-c", "while :; do :; done")
+				if err := c.Start(); err != nil {
+					b.Errorf("hog: %v", err)
+					return
+				}
+				hogs = append(hogs, c)
+			}
+			onFor := time.NewTimer(on)
+			select {
+			case <-done:
+			case <-onFor.C:
+			}
+			onFor.Stop()
+			for _, c := range hogs {
+				_ = c.Process.Kill()
+				_ = c.Wait()
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(off):
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
 	}
 }

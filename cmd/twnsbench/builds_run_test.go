@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"os"
@@ -161,6 +162,19 @@ func checkCIForms(t *testing.T, doc *results.Document, out, summary, stdout stri
 			t.Errorf("BMF benchmark %q: want wireguard-go/lan/…", name)
 		}
 	}
+	// The document alone renders the same CI files: the verdict is
+	// recorded with what they show, never decided again.
+	again := t.TempDir()
+	if code, _, stderr := runInProcess("report", "--in", filepath.Join(out, results.FileName), "--out", again); code != exitOK {
+		t.Fatalf("report from the JSON: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{report.StepSummaryFile, report.JUnitFile, report.BMFFile, report.ActionBenchmarkFiles[0].File} {
+		ran, err1 := os.ReadFile(filepath.Join(out, name))
+		rendered, err2 := os.ReadFile(filepath.Join(again, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(ran, rendered) {
+			t.Errorf("%s rendered from the JSON differs from the run's (%v, %v)", name, err1, err2)
+		}
+	}
 }
 
 // verdictExit is the exit code a run of builds calls for: 1 when a
@@ -212,7 +226,7 @@ func TestBuildsPublishedVersions(t *testing.T) {
 	older := filepath.Join(gobin, "wireguard") // go install names it after the module's last element
 	out := t.TempDir()
 	doc, code, stdout, stderr := runTwoBuilds(t, out, [2]string{"old", "new"}, [2]string{older, newer},
-		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "3", "--max-rounds", "6")
+		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "6", "--max-rounds", "6", "--profile")
 	_, wantOld, _ := strings.Cut(publishedWireGuardGo, "@")
 	ps := map[string]results.BuildProgram{}
 	for _, row := range []string{"wireguard-go@old", "wireguard-go@new"} {
@@ -236,6 +250,24 @@ func TestBuildsPublishedVersions(t *testing.T) {
 	}
 	if want := verdictExit(doc); code != want {
 		t.Errorf("exit %d, want %d from the counted verdicts\nstdout: %s\nstderr: %s", code, want, stdout, stderr)
+	}
+	// The profiles of the two versions name wireguard-go's own functions
+	// whose share changed, with an interval that excludes no change (the
+	// newer one checksums in tun.checksumNoFold, and batches through
+	// conn.StdNetBind).
+	if doc.Verdicts.CPUProfile == nil || len(doc.Verdicts.CPUProfile.Comparisons) != 1 {
+		t.Fatalf("no profile comparison: %+v", doc.Verdicts.CPUProfile)
+	}
+	changed := 0
+	for _, f := range doc.Verdicts.CPUProfile.Comparisons[0].Functions {
+		c := f.Self
+		if strings.HasPrefix(f.Name, "golang.zx2c4.com/wireguard/") && c.Lo != nil && c.Hi != nil && (*c.Lo > 0 || *c.Hi < 0) {
+			t.Logf("%s: self %.2f %% → %.2f %% (%+.2f pp, %+.2f to %+.2f)", f.Name, f.SelfA, f.SelfB, *c.Delta, *c.Lo, *c.Hi)
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Error("the profiles name no wireguard-go function whose share changed between the versions")
 	}
 }
 

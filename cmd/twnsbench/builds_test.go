@@ -46,6 +46,7 @@ func TestBuildsBadInputIsRefused(t *testing.T) {
 		{append(pair, "--fail-on", "bogus"), `unknown instrument "bogus"`},
 		{append(pair, "--runs", "auto"), "--runs auto: not with builds"},
 		{[]string{"--transports", "ssh", "--min-effect", "5%"}, "need builds"},
+		{[]string{"--transports", "ssh", "--profile"}, "--profile need builds"},
 		{[]string{"--transports", "ssh", "--build", "a:wireguard-go=" + a}, "used by no --transports word"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
@@ -65,6 +66,28 @@ func TestBuildsBadInputIsRefused(t *testing.T) {
 	}
 	if after := newLeftovers(before); len(after) > 0 {
 		t.Errorf("refused runs created %v", after)
+	}
+}
+
+// TestProfileWithoutPerfIsRefused: --profile where perf is not on the
+// PATH is refused with one line naming how to install it, exit 2, before
+// anything is created.
+func TestProfileWithoutPerfIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "wg-a")
+	if err := os.WriteFile(a, []byte("#"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runInProcess("run", "--transports", "wireguard-go@a,wireguard-go@b", "--build", "a:wireguard-go="+a,
+		"--build", "b:wireguard-go="+a, "--profile", "--out", out)
+	if code != exitRefused || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--profile needs perf") ||
+		!strings.Contains(stderr, "linux-perf") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and one line saying --profile needs perf", code, stdout, stderr, exitRefused)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run created %s", out)
 	}
 }
 

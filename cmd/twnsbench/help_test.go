@@ -105,3 +105,30 @@ func TestHostUsageShowsAddr(t *testing.T) {
 		}
 	}
 }
+
+// The command's own help names --host beside this host and every
+// instrument a run measures by default, from the registry; run's
+// description names --host too.
+func TestAppHelpNamesHostsAndInstruments(t *testing.T) {
+	code, help, stderr := runInProcess("--help")
+	if code != exitOK {
+		t.Fatalf("--help: exit %d: %s", code, stderr)
+	}
+	name := helpSection("\n"+help, "NAME:") // the first heading
+	desc := helpSection(help, "DESCRIPTION:")
+	if !strings.Contains(name, "--host") || !strings.Contains(desc, "--host") {
+		t.Errorf("twnsbench --help does not name --host in its usage and description:\n%s", help)
+	}
+	for _, in := range append(strings.Split(instrumentList(instrument.All()), ", "), instrument.Ready) {
+		if !strings.Contains(desc, in) {
+			t.Errorf("twnsbench --help's description does not name the default instrument %s:\n%s", in, desc)
+		}
+	}
+	code, help, stderr = runInProcess("run", "--help")
+	if code != exitOK {
+		t.Fatalf("run --help: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(helpSection(help, "DESCRIPTION:"), "--host") {
+		t.Errorf("run --help's description does not name --host:\n%s", help)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
 // runOnLab starts `twnsbench run --host …` from the lab's orchestrator
@@ -243,6 +244,12 @@ func TestRunHostsRefusals(t *testing.T) {
 	m0, m1 := lab.Machines[0].Addr.String(), lab.Machines[1].Addr.String()
 	client, server := "client=root@"+m0+",addr=10.226.0.70/24", "server=root@"+m1+",addr=10.226.0.71/24"
 	keys := []string{"--identity", lab.Identity, "--known-hosts", lab.KnownHosts, "--connect-timeout", "3s"}
+	// A build's program here only (no machine sees this machine's /tmp):
+	// its copy is what the client's machine checks.
+	notTW := filepath.Join(t.TempDir(), "tw")
+	if err := os.WriteFile(notTW, []byte("#!/bin/sh\necho not tw\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	before := copies(t)
 	for _, tc := range []struct {
 		args []string
@@ -257,6 +264,10 @@ func TestRunHostsRefusals(t *testing.T) {
 		{[]string{"--host", client, "--host", server, "--nic", "reference", "--wan", "0ms:0%:mtu=1280"}, "a narrow hop (mtu=) needs the one-host switch: not with --host"},
 		// Each host's doctor checks tw at the path the run was given.
 		{[]string{"--host", client, "--host", server, "--transports", "tw", "--tw", "/nonexistent/tw"}, "client: root@" + m0 + ":22: --transports: tw cannot run there: tw not found (--tw /nonexistent/tw)"},
+		// Builds run across hosts: each build's program is copied to the
+		// hosts of the roles that run it and checked there as its copy.
+		{[]string{"--host", client, "--host", server, "--transports", "tw@a,tw@b", "--build", "a:tw=" + notTW, "--build", "b:tw=" + notTW},
+			"client: root@" + m0 + ":22: --transports: tw@a cannot run there: /var/tmp/" + topology.Prefix},
 		// Kernel ESP is what no machine here has: each host's own doctor says so.
 		{[]string{"--host", client, "--host", server, "--transports", "ipsec"}, "client: root@" + m0 + ":22: --transports: ipsec cannot run there: "},
 		{[]string{"--host", client, "--host", "server=root@" + m1 + ",addr=10.226.0.70/24"}, "addr 10.226.0.70 is client's too"},

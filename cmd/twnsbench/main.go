@@ -1,12 +1,10 @@
 // Command twnsbench benchmarks tunnel transports in Linux network
-// namespaces on one host: `sudo twnsbench run`.
+// namespaces, on one host or with its roles on several (--host):
+// `sudo twnsbench run`.
 //
-// Exit codes: 0 success; 1 the run failed, or (two builds) build B is
-// confirmed slower where --fail-on looks; 2 refused (bad input or the host
-// is not ready; nothing was created); 3 inconclusive (selfcheck; two
-// builds' verdict undecided where --fail-on looks); 4 some samples could
-// not be measured (and no build was confirmed slower, which wins); 130
-// interrupted (the results measured so far are kept).
+// Its exit codes are the exit… constants below; docs/exit-codes.md says
+// what each means for every command (TestExitCodeTable keeps the two
+// together).
 package main
 
 import (
@@ -22,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
@@ -122,11 +121,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	usageError := func(_ *cli.Context, err error, _ bool) error { return refuse(err) }
 	app := &cli.App{
 		Name:  "twnsbench",
-		Usage: "benchmark tunnel transports in network namespaces on one Linux host",
-		Description: "twnsbench builds client, relay and server network namespaces joined by veth pairs,\n" +
-			"runs iperf3, netperf TCP_RR and scp through each transport, and writes the results as JSON,\n" +
-			"a Markdown report and SVG charts. run, doctor and clean need root; report and compare only\n" +
-			"read results files. Everything a run creates is named twnsb-<run id> and removed when it ends.",
+		Usage: "benchmark tunnel transports in network namespaces, on one Linux host or across several (--host)",
+		Description: "twnsbench builds client, relay and server network namespaces, on one host joined by veth\n" +
+			"pairs through a bridge, or with --host each on its own machine's interface, reached over SSH.\n" +
+			"It measures every transport the same way, by default with " + instrumentList(instrument.All()) + ", " + instrument.Ready + ",\n" +
+			"on the LAN and under WAN conditions, and writes the results as JSON, a Markdown report, an HTML\n" +
+			"page and SVG charts. run, rerun, selfcheck, doctor and clean need root; report, compare and\n" +
+			"history only read results. Everything a run creates is named twnsb-<run id> and removed when it ends.",
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,

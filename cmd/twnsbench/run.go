@@ -56,9 +56,10 @@ func runCommand() *cli.Command {
 			"on the LAN and under each --wan condition, after an untimed warm-up, --runs times in the --order given.\n" +
 			"Results are written after every sample to OUT/bench-results.json; the report goes to OUT/bench-report.md\n" +
 			"and OUT/bench-report.html with its charts (OUT/bench-*.svg), and tool logs to OUT/logs/<run id>/.\n" +
-			"Ctrl-C stops, tears down and keeps what was measured.",
+			"The roles run on this host unless --host puts them on other machines, each reached over SSH and\n" +
+			"served by a copy of twnsbench there. Ctrl-C stops, tears down and keeps what was measured.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or a set (" + instrumentSets() + "); default: " + instrumentList(instrument.All()) + ", " + instrument.Ready},
+			&cli.StringFlag{Name: "instruments", Usage: "comma-separated instruments (" + strings.Join(instrument.Names(), ", ") + "), or a set (" + instrumentSets() + "), or flap-D (the client's link down for D, whole seconds, e.g. flap-5s: how long the tunnel takes to carry traffic again); default: " + instrumentList(instrument.All()) + ", " + instrument.Ready},
 			&cli.StringFlag{Name: "cost-rate", Usage: "the rate `RATE` (e.g. 200mbit) " + instrument.CostName + " offers: below what every row measured can carry, so its cost per GB is at one load (default " + strconv.Itoa(instrument.DefaultCostRateBps/1e6) + "mbit)"},
 			&cli.GenericFlag{Name: "sizes", Value: &entries{}, Usage: "NAME=SIZE,SIZE,…, several times: the sizes (bytes, K for KiB) a size sweep of --instruments measures at (defaults: " + instrument.SweepDefaults() + ")"},
 			&cli.StringFlag{Name: "transports", Usage: "comma-separated transports (" + strings.Join(transport.Names(), ", ") + ") as NAME or NAME:VARIANT, NAME@LABEL for a build (--build), or sets (" + strings.Join(transport.SetNames(), ", ") + ": every variant of their members); default: every transport of " + strings.Join(transport.DefaultNames(), ", ") + " available on this host"},
@@ -166,15 +167,21 @@ func runAction(c *cli.Context) error {
 		return refuse(err)
 	}
 	// Every host reached and checked (key, login, root, interface,
-	// address), its copy and agent started, and the rows named one by one
-	// checked there, before any role exists anywhere. The run builds on
-	// these sites and ends them; the deferred Close is for a refusal.
+	// address), its copy and agent started, the builds' programs copied,
+	// and the rows named one by one checked there, before any role exists
+	// anywhere. The run builds on these sites and ends them; the deferred
+	// Close is for a refusal.
 	var sites *nsbench.Sites
 	if plan.Hosts.On() {
 		if sites, err = nsbench.OpenSites(c.Context, plan.Hosts); err != nil {
 			return refuse(err)
 		}
 		defer sites.Close()
+		// Each build's programs go to the hosts of the roles that run
+		// them, so that the rows are checked there with their copies.
+		if err := sites.CopyBuilds(c.Context, ts); err != nil {
+			return refuse(err)
+		}
 		if err := sites.CheckNamed(c.Context, named, transportRecipe(c)); err != nil {
 			return refuse(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/recovery"
 	"github.com/twnsbench/twnsbench/nsbench/rpm"
 )
 
@@ -104,6 +105,7 @@ func ownServerCommands() []*cli.Command {
 	return []*cli.Command{
 		hiddenCommand(manyrr.ServerArg, manyrr.ServerMain, "answer the many-connections request/response test in the foreground"),
 		hiddenCommand(manyrr.ClientArg, manyrr.ClientMain, "run the many-connections request/response test's client and print its report as JSON"),
+		hiddenCommand(recovery.ClientArg, recovery.ClientMain, "probe the tunnel with a request every 10 ms and print the timeline as JSON"),
 		hiddenCommand(rpm.ServerArg, rpm.ServerMain, "serve the Responsiveness Test (HTTP/2 over TLS 1.3) in the foreground"),
 		hiddenCommand(rpm.ClientArg, rpm.ClientMain, "run the Responsiveness Test's client and print its report as JSON"),
 	}

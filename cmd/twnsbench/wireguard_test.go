@@ -76,7 +76,7 @@ func TestWireGuardKernelNamedWithoutKernel(t *testing.T) {
 	}
 }
 
-// TestQuickWireGuardRun is issue 3's end-to-end check: a quick ssh,wireguard
+// TestQuickWireGuardRun is WireGuard's end-to-end check: a quick ssh,wireguard
 // run with real namespaces and tools, plausible values for every
 // instrument, the implementation named, and nothing left behind.
 func TestQuickWireGuardRun(t *testing.T) {

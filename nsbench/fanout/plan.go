@@ -1,4 +1,4 @@
-// Package fanout measures many clients on one server (issue 34): for each
+// Package fanout measures many clients on one server: for each
 // transport and each client count N, it builds N client namespaces beside
 // the one server, gives every client its own path through the transport
 // (transport.Fanner), loads them all at once with one iperf3 stream each,

@@ -43,7 +43,7 @@ func TestMeasureBoundedEndsAtTheDeadline(t *testing.T) {
 }
 
 func TestBudgets(t *testing.T) {
-	job := &Job{Duration: 10 * time.Second, PayloadBytes: 256 << 20}
+	job := &Job{Duration: 10 * time.Second, Copy: Copy{PayloadBytes: 256 << 20}}
 	for _, tc := range []struct {
 		in   Instrument
 		want time.Duration

@@ -149,11 +149,19 @@ type Job struct {
 	// start (Needs.Exclusive); an instrument calls it again only when the
 	// server still answered "busy".
 	ServerIdle func(ctx context.Context, port int) (time.Duration, error)
-	// Payload is the file scp copies and its size.
+	Copy
+	// FlapLink, when set, takes the client role's link down for d and up
+	// again, and says when on the client's host's clock: the fault a
+	// recovery instrument measures the tunnel across.
+	FlapLink func(ctx context.Context, d time.Duration) (down, up time.Time, err error)
+}
+
+// Copy is what scp's copy is given: the file and its size, and the copy
+// rate (bytes/s) this path has shown, its slowest so far; 0 when it has
+// shown none (ScpFloorRate then).
+type Copy struct {
 	Payload      string
 	PayloadBytes int64
-	// ExpectedRate is the copy rate (bytes/s) this path has shown, its
-	// slowest so far; 0 when it has shown none (ScpFloorRate then).
 	ExpectedRate float64
 }
 
@@ -232,7 +240,7 @@ func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns
 
 // Sets are the named groups of instruments --instruments takes beside
 // single names.
-var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes, "cost": Cost}
+var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes, "recovery": Flaps, "cost": Cost}
 
 // Ready names the time-to-ready sample: seconds from the start of a
 // transport's set-up until the first SSH exchange through it, recorded by
@@ -278,7 +286,8 @@ func known() []Instrument {
 	return slices.Concat(All(), App(), Sizes(), Cost(), registered)
 }
 
-// Names lists every selectable instrument name, Ready included.
+// Names lists every selectable instrument name, Ready included; beside
+// them, a link flap of any drop is "flap-D" (ParseFlap).
 func Names() []string {
 	var names []string
 	for _, in := range known() {
@@ -295,9 +304,21 @@ func Select(names []string) (ins []Instrument, ready bool, err error) {
 		return All(), true, nil
 	}
 	want := map[string]bool{}
+	var flaps []Instrument // any drop's flap, named "flap-D" (ParseFlap)
 	for _, n := range expandSets(names) {
+		if f, ok, err := ParseFlap(n); ok {
+			if err != nil {
+				return nil, false, err
+			}
+			if want[f.Name()] {
+				return nil, false, fmt.Errorf("instrument %q given twice", n)
+			}
+			want[f.Name()] = true
+			flaps = append(flaps, f)
+			continue
+		}
 		if !slices.Contains(Names(), n) {
-			return nil, false, fmt.Errorf("unknown instrument %q (known: %s)", n, strings.Join(Names(), ", "))
+			return nil, false, fmt.Errorf("unknown instrument %q (known: %s; flap-D for the client's link down D, e.g. flap-5s)", n, strings.Join(Names(), ", "))
 		}
 		if want[n] {
 			return nil, false, fmt.Errorf("instrument %q given twice", n)
@@ -309,7 +330,7 @@ func Select(names []string) (ins []Instrument, ready bool, err error) {
 			ins = append(ins, in)
 		}
 	}
-	return ins, want[Ready], nil
+	return append(ins, flaps...), want[Ready], nil
 }
 
 // expandSets replaces each set's name in names by its instruments' names.

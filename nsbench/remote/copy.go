@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
 // CopyRoot is where a copy lives on a host: /var/tmp, because /tmp is
@@ -38,35 +41,77 @@ func (c *Conn) Install(ctx context.Context, runID string) (*Copy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: copy twnsbench: find own binary: %w", c.Host.Dest(), err)
 	}
-	f, err := os.Open(self)
-	if err != nil {
-		return nil, fmt.Errorf("%s: copy twnsbench: %w", c.Host.Dest(), err)
-	}
-	defer f.Close()
 	dir := path.Join(CopyRoot, runID+"-"+c.Host.Role)
 	cp := &Copy{Dir: dir, Path: path.Join(dir, "twnsbench"), conn: c}
-	h := sha256.New()
-	// The widening stands apart, before the chain whose every step must
-	// hold (a directory that exists already stops it), and in no braces:
-	// the login's shell may be another than sh. The chain is one sh -c
-	// so that sudo runs all of it as root; the widening acts on sshd's
-	// pipe, which sudo passes on (or relays) as the chain's stdin.
-	chain := fmt.Sprintf("umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s && sha256sum %s",
-		quote(dir), quote(cp.Path), quote(cp.Path), quote(cp.Path))
-	cmd := widenStdinPipe + "; " + c.AsRoot("sh -c "+quote(chain))
-	out, err := c.Output(ctx, cmd, io.TeeReader(f, h))
+	sum, err := c.stream(ctx, self, "mkdir -m 700 "+quote(dir), cp.Path)
 	if err != nil {
 		if !strings.Contains(err.Error(), "File exists") {
 			cp.Remove()
 		}
 		return nil, fmt.Errorf("copy twnsbench: %w", err)
 	}
-	cp.SHA256 = hex.EncodeToString(h.Sum(nil))
-	if got, _, _ := strings.Cut(strings.TrimSpace(string(out)), " "); got != cp.SHA256 {
-		cp.Remove()
-		return nil, fmt.Errorf("%s: copy twnsbench: %s has sha256 %q there, %s here; refusing to run it", c.Host.Dest(), cp.Path, got, cp.SHA256)
-	}
+	cp.SHA256 = sum
 	return cp, nil
+}
+
+// Program is a program of this machine copied beside a Copy on its host:
+// where it is there and its SHA-256 as sha256sum read it there.
+type Program struct {
+	Path, SHA256 string
+}
+
+// programName is what a program copied beside twnsbench may be called: a
+// plain file name of our own choosing, never the copy's own.
+var programName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,79}$`)
+
+// Add streams the program at src (a build's, chosen on this machine) into
+// the copy's directory as name, over the same connection as the copy
+// itself, and checks its sha256 there as Install does: root writes it
+// into the root-owned 0700 directory (never over a file already there),
+// so it is removed with the copy (Remove, or the agent when its session
+// ends); on failure the caller removes the copy. name is checked, and every path is one
+// quoted word: no name reaches the shell as words.
+func (cp *Copy) Add(ctx context.Context, src, name string) (Program, error) {
+	if !programName.MatchString(name) || name == "twnsbench" {
+		return Program{}, fmt.Errorf("%s: copy %s: %q is not a name for a program beside the copy", cp.conn.Host.Dest(), src, name)
+	}
+	dst := path.Join(cp.Dir, name)
+	// set -C: cat never writes through a name that is already there.
+	sum, err := cp.conn.stream(ctx, src, "set -C", dst)
+	if err != nil {
+		return Program{}, fmt.Errorf("copy %s: %w", src, err)
+	}
+	return Program{Path: dst, SHA256: sum}, nil
+}
+
+// stream writes the local file src to dst on the host as root, mode 0700,
+// after first (a shell step of ours: mkdir, set -C), and returns its
+// sha256 as the host's sha256sum reads it, refusing it when that differs
+// from what was sent (the caller removes the copy's directory, dst with
+// it, before anything runs from there).
+func (c *Conn) stream(ctx context.Context, src, first, dst string) (string, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.Host.Dest(), err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	// The widening stands apart, before the chain whose every step must
+	// hold (a directory that exists already stops it), and in no braces:
+	// the login's shell may be another than sh. The chain is one sh -c
+	// so that sudo runs all of it as root; the widening acts on sshd's
+	// pipe, which sudo passes on (or relays) as the chain's stdin.
+	chain := fmt.Sprintf("umask 077 && %s && cat > %s && chmod 700 %s && sha256sum %s", first, quote(dst), quote(dst), quote(dst))
+	cmd := widenStdinPipe + "; " + c.AsRoot("sh -c "+quote(chain))
+	out, err := c.Output(ctx, cmd, io.TeeReader(f, h))
+	if err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if got, _, _ := strings.Cut(strings.TrimSpace(string(out)), " "); got != sum {
+		return "", fmt.Errorf("%s: %s has sha256 %s there, %s here; refusing to run it", c.Host.Dest(), dst, textsafe.Quote(got), sum)
+	}
+	return sum, nil
 }
 
 // widenStdinPipe grows the pipe sshd feeds the command's stdin from 64 KiB

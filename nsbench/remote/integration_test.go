@@ -56,6 +56,18 @@ func TestReachMachines(t *testing.T) {
 		if _, err := c.Install(ctx, l.Prefix); err == nil || !strings.Contains(err.Error(), "File exists") {
 			t.Errorf("a second copy into the same directory: %v, want it refused", err)
 		}
+		// A build's program beside the copy: root's, mode 0700, its
+		// sha256 read there; never written over one already there.
+		prog, err := cp.Add(ctx, cp.Path, "build-a-prog")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(prog.Path); err != nil || st.Mode().Perm() != 0o700 || prog.Path != cp.Dir+"/build-a-prog" || prog.SHA256 != cp.SHA256 {
+			t.Errorf("program %+v: %v %v, want mode 0700 beside the copy, the copy's sha256 %s", prog, st.Mode(), err, cp.SHA256)
+		}
+		if _, err := cp.Add(ctx, cp.Path, "build-a-prog"); err == nil || !strings.Contains(err.Error(), "File exists") {
+			t.Errorf("a second program of the same name: %v, want it refused", err)
+		}
 		if err := cp.Remove(); err != nil {
 			t.Error(err)
 		}

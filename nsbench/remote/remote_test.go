@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
 )
 
 const ipAddrJSON = `[{"ifindex":1,"ifname":"lo","addr_info":[{"family":"inet","local":"127.0.0.1","prefixlen":8}]},
@@ -127,5 +129,19 @@ func TestLastLineQuotesTheHostsText(t *testing.T) {
 	}
 	if got := lastLine("::error title=x::y"); got != `"::error title=x::y"` {
 		t.Errorf("lastLine = %q", got)
+	}
+}
+
+// TestCopyAddRefusesNames: a program copied beside twnsbench gets a plain
+// name of ours, never a path, a word for the shell or the copy's own
+// name; each is refused before the host is asked anything (the copy here
+// has no connection to use).
+func TestCopyAddRefusesNames(t *testing.T) {
+	cp := &Copy{Dir: "/var/tmp/twnsb-000000-client", conn: &Conn{Host: hosts.Host{Role: "client", User: "root", Addr: "10.0.0.2", Port: 22}}}
+	for _, name := range []string{"", "twnsbench", "../twnsbench", "a/b", "-rf", ".hidden", "a b", "a;rm", "a'b", "$(id)", "Build-A", strings.Repeat("a", 81)} {
+		_, err := cp.Add(t.Context(), "/bin/true", name)
+		if err == nil || !strings.Contains(err.Error(), "is not a name for a program beside the copy") || !strings.Contains(err.Error(), "root@10.0.0.2:22") {
+			t.Errorf("name %q: %v, want it refused naming the host", name, err)
+		}
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
-// writeBuilds lists each build's programs (version and SHA-256) and, when
+// writeBuilds lists each build's programs (version and SHA-256; across
+// hosts each role's host's copy too) and, when
 // the run compared two builds, every cell's verdict and the rounds' order.
 func (v *view) writeBuilds(w *writer) {
 	lines := []string{"| Row | Build | Program | Version | SHA-256 | Path |", "|---|---|---|---|---|---|"}
@@ -19,6 +20,11 @@ func (v *view) writeBuilds(w *writer) {
 		for _, p := range t.Build.Programs {
 			n++
 			lines = append(lines, tableRow(t.Name, t.Build.Label, p.Option, orDash(p.Version), orDash(p.SHA256), p.Path))
+			// Across hosts, what each role's host ran: its copy, read there.
+			for _, c := range p.Hosts {
+				lines = append(lines, tableRow(t.Name, t.Build.Label, p.Option+" on the "+c.Role+"'s host, "+c.Host,
+					orDash(c.Version), orDash(c.SHA256), c.Path))
+			}
 		}
 	}
 	if n == 0 {
@@ -33,8 +39,8 @@ func (v *view) writeBuilds(w *writer) {
 	w.block("## Verdicts")
 	w.block(fmt.Sprintf("Build B against build A, per cell: paired rounds in %s order (A then B in odd rounds, B then A in even ones); "+
 		"slower or faster only when significant and at least %s; no change only when the whole interval lies within ±%s. "+
-		"Cells marked ✱ set the exit code (--fail-on %s).",
-		vs.Order, pct(vs.MinEffect)+" %", pct(vs.MinEffect)+" %", strings.Join(vs.FailOn, ",")))
+		"Cells marked ✱ set the exit code (--fail-on %s).%s",
+		vs.Order, pct(vs.MinEffect)+" %", pct(vs.MinEffect)+" %", strings.Join(vs.FailOn, ","), adjustedNote(vs.Cells)))
 	rows := []string{"| Transport | A | B | Condition | Instrument | Metric | Pairs | B/A | Interval | Smallest detectable | Verdict |", "|---|---|---|---|---|---|---|---|---|---|---|"}
 	for _, c := range vs.Cells {
 		verdict := c.Verdict
@@ -45,6 +51,20 @@ func (v *view) writeBuilds(w *writer) {
 			changeText(c), changeInterval(c), changeMDE(c), verdict))
 	}
 	w.block(rows...)
+	writeProfile(w, vs.CPUProfile)
+}
+
+// adjustedNote says, when some ratio cell was adjusted for the host's
+// other work, what that means.
+func adjustedNote(cs []results.Verdict) string {
+	for _, c := range cs {
+		if c.NoiseSlope != nil {
+			return " A rate or cost cell whose every pair knows the CPU share the host's other work left each reading is decided " +
+				"as if A and B had been left the same share (each round's B/A divided by the shares' ratio to the power the pairs fit); " +
+				"its smallest detectable change before that adjustment is given beside."
+		}
+	}
+	return ""
 }
 
 func pairsText(c results.Verdict) string {
@@ -85,6 +105,9 @@ func changeInterval(c results.Verdict) string {
 
 func changeMDE(c results.Verdict) string {
 	if c.Scale == "" || c.MDE == nil {
+		if c.MDEUnadjusted != nil && c.MDE != nil {
+			return mdeText(c.MDE) + " (" + mdeText(c.MDEUnadjusted) + " before adjusting for the host's other work)"
+		}
 		return mdeText(c.MDE)
 	}
 	return "±" + strings.TrimPrefix(deltaText(*c.MDE, c.Unit), "+")

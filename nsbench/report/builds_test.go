@@ -21,9 +21,9 @@ func TestBuildsSections(t *testing.T) {
 		},
 		Verdicts: &results.Verdicts{Order: "ABBA", MinEffect: 0.05, FailOn: []string{"*/*/value"}, Cells: []results.Verdict{
 			{VerdictCell: results.VerdictCell{Transport: "wireguard-go", A: "wireguard-go@old", B: "wireguard-go@new", Condition: "lan", Instrument: "iperf3-1", Metric: "value"},
-				Estimate: results.Estimate{Ratio: &ratio, Lo: &lo, Hi: &hi, MDE: &mde}, Pairs: 8, Verdict: "slower", Counts: true},
+				Estimate: results.Estimate{Ratio: &ratio, Lo: &lo, Hi: &hi, MDE: &mde}, PairCounts: results.PairCounts{Pairs: 8}, Verdict: "slower", Counts: true},
 			{VerdictCell: results.VerdictCell{Transport: "wireguard-go", A: "wireguard-go@old", B: "wireguard-go@new", Condition: "lan", Instrument: "tcp_rr", Metric: "p99_us"},
-				Pairs: 8, Censored: 1, Verdict: "undecided"},
+				PairCounts: results.PairCounts{Pairs: 8, Censored: 1}, Verdict: "undecided"},
 		}},
 	}
 	md := string(Markdown(d))
@@ -48,7 +48,42 @@ func TestBuildsSections(t *testing.T) {
 	if l := RegressionLine(d.Verdicts.Cells[:1]); !strings.HasPrefix(l, "regression: wireguard-go@new is slower than wireguard-go@old in 1 cell(s): wireguard-go lan/iperf3-1/value") {
 		t.Errorf("regression line %q", l)
 	}
+	// A cell adjusted for the host's other work shows both MDEs, and the
+	// section says what the adjustment is.
+	slope, before := 1.4, 0.83
+	d.Verdicts.Cells[0].HostAdjustment = results.HostAdjustment{NoiseSlope: &slope, MDEUnadjusted: &before}
+	md = string(Markdown(d))
+	for _, want := range []string{"| ±3 % (±83 % before adjusting for the host's other work) | slower ✱ |", "as if A and B had been left the same share"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report of an adjusted cell lacks %q", want)
+		}
+	}
 	if md := string(Markdown(&results.Document{Transports: []results.Transport{{Name: "ssh"}}})); strings.Contains(md, "## Builds") || strings.Contains(md, "## Verdicts") {
 		t.Error("a run without builds has builds sections")
+	}
+}
+
+// TestBuildsAcrossHostsRows: across hosts each role's host's copy of a
+// build's program is a row of its own, with what that host read of it; a
+// version the host did not read is a dash.
+func TestBuildsAcrossHostsRows(t *testing.T) {
+	d := &results.Document{Transports: []results.Transport{{Name: "ssh@a", Build: &results.Build{Label: "a", Programs: []results.BuildProgram{
+		{Option: "sshd", Path: "/opt/a/sshd", Version: "OpenSSH_9.2p1", SHA256: "ab12", Hosts: []results.ProgramCopy{
+			{Role: "server", Host: "root@10.0.0.3:22", Path: "/var/tmp/twnsb-3fa9c1-server/build-a-sshd", SHA256: "ab12"}}},
+	}}}}}
+	md := string(Markdown(d))
+	for _, want := range []string{
+		"| ssh@a | a | sshd | OpenSSH_9.2p1 | ab12 | /opt/a/sshd |",
+		"| ssh@a | a | sshd on the server's host, root@10.0.0.3:22 | — | ab12 | /var/tmp/twnsb-3fa9c1-server/build-a-sshd |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The step summary's versions name each host's copy too.
+	vs := ABRunOf(d).Versions
+	if len(vs) != 2 || vs[1].Key != "ssh@a sshd on the server's host" ||
+		vs[1].Value != "version not read (/var/tmp/twnsb-3fa9c1-server/build-a-sshd on root@10.0.0.3:22, SHA-256 ab12)" {
+		t.Errorf("step summary versions %+v, want the program and its copy on the server's host", vs)
 	}
 }

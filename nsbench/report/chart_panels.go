@@ -48,7 +48,8 @@ var tunnelPanels = []chartPanel{
 
 // panelsFor lays out the panels in reading order, two per row: with one
 // impaired condition, the reference chart's six (LAN iperf3, scp, TCP_RR;
-// WAN iperf3 4 streams; LAN CPU; WAN TCP_RR); every further impaired
+// WAN iperf3 4 streams, or 1 stream when 4 did not run; LAN CPU; WAN
+// TCP_RR); every further impaired
 // condition adds its own pair, and a tunnel comparison its pair. A panel
 // of a condition the run did not have, or of an instrument it did not
 // run, is not drawn (a panel of an instrument that ran says "no data" for
@@ -64,9 +65,15 @@ func panelsFor(v *view) []chartPanel {
 			impaired = append(impaired, c.Name)
 		}
 	}
+	ran := v.instrumentsRun()
 	pair := func(cond string) []chartPanel {
 		var ps []chartPanel
 		for _, p := range impairedPanels {
+			// Without iperf3's 4 streams, its 1 stream stands for the
+			// condition's throughput, rather than no throughput panel.
+			if p.instrument == instIperf4 && !ran[instIperf4] && ran[instIperf1] {
+				p.id, p.instrument, p.title = "iperf3-1", instIperf1, "iperf3, 1 stream"
+			}
 			p.condition, p.id = cond, cond+"-"+p.id
 			ps = append(ps, p)
 		}
@@ -91,7 +98,6 @@ func panelsFor(v *view) []chartPanel {
 	if v.twnsbench && v.hasTunnelComparison() {
 		panels = append(panels, tunnelPanels...)
 	}
-	ran := v.instrumentsRun()
 	return slices.DeleteFunc(panels, func(p chartPanel) bool { return !ran[p.instrument] })
 }
 

@@ -60,7 +60,11 @@ func fitSize(s string, width, size, least float64) float64 {
 	return size
 }
 
-// truncate shortens s with an ellipsis so that it fits width.
+// truncate shortens s with an ellipsis in its middle so that it fits
+// width. The middle, because rows differ at their ends as often as at
+// their starts: two builds of one transport ("SSH over WireGuard
+// (wireguard-go) @a" and "… @b") and a transport's variants differ only
+// there.
 func truncate(s string, width, size float64) string {
 	if textWidth(s, size) <= width {
 		return s
@@ -70,7 +74,9 @@ func truncate(s string, width, size float64) string {
 	if keep >= len(r) {
 		return s
 	}
-	return string(r[:keep]) + "…"
+	tail := keep * 2 / 5
+	head := keep - tail
+	return strings.TrimRight(string(r[:head]), " ") + "…" + strings.TrimLeft(string(r[len(r)-tail:]), " ")
 }
 
 // n1 formats a coordinate with at most one decimal: stable bytes, no

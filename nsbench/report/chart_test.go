@@ -213,6 +213,17 @@ func TestChartPanelsOnlyForInstrumentsRun(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "lan-iperf3-1,lan-tcp_rr-p50" {
 		t.Errorf("panels %s: want iperf3 and TCP_RR only", got)
 	}
+	// An impaired condition without iperf3's 4 streams: its 1 stream is
+	// the condition's throughput panel.
+	d.Conditions = append(d.Conditions, results.Condition{Name: "wan"})
+	d.Instruments = []results.Instrument{{Name: instIperf1}, {Name: instTCPRR}}
+	ids = nil
+	for _, p := range panelsFor(newView(d)) {
+		ids = append(ids, p.id)
+	}
+	if got := strings.Join(ids, ","); got != "lan-iperf3-1,lan-tcp_rr-p50,wan-iperf3-1,wan-tcp_rr-p50" {
+		t.Errorf("panels %s: want the WAN's iperf3 1 stream in place of its 4 streams", got)
+	}
 	d.Instruments = []results.Instrument{{Name: instPing}}
 	d.Samples = nil
 	if ps := panelsFor(newView(d)); len(ps) != 0 {
@@ -451,5 +462,21 @@ func TestChartFooterMixedWhiskers(t *testing.T) {
 	c.levels = []float64{0, 0}
 	if got, want := c.footerCaption(), "whiskers: min–max of the runs."; got != want {
 		t.Errorf("footer %q\nwant   %q", got, want)
+	}
+}
+
+// A label too long for its place keeps its start and its end: the two
+// builds of one transport stay apart.
+func TestTruncateKeepsBothEnds(t *testing.T) {
+	a := truncate("SSH over WireGuard (wireguard-go) @a", 150, 12)
+	b := truncate("SSH over WireGuard (wireguard-go) @b", 150, 12)
+	if a == b || !strings.HasPrefix(a, "SSH over") || !strings.HasSuffix(a, "@a") || !strings.Contains(a, "…") {
+		t.Errorf("truncated to %q and %q: want both ends kept, and the two apart", a, b)
+	}
+	if textWidth(a, 12) > 150 {
+		t.Errorf("%q is wider than 150", a)
+	}
+	if got := truncate("short", 150, 12); got != "short" {
+		t.Errorf("a label that fits: %q", got)
 	}
 }

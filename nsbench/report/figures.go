@@ -41,6 +41,8 @@ var figures = []figure{
 		has:    func(v *view) bool { return len(v.cdfPanels()) > 0 }, draw: latencyCDFChart},
 	{id: "chart-size-sweeps", file: SweepsFile, darkFile: SweepsDarkFile, title: "Size sweeps", optional: true,
 		has: func(v *view) bool { return len(allSweepCurves(v)) > 0 }, draw: sweepsChart},
+	{id: "chart-profile", file: ProfileFile, darkFile: ProfileDarkFile, title: "Where the time went (B against A)", optional: true,
+		has: func(v *view) bool { return hasFlame(v) }, draw: profileChart},
 }
 
 // File is one file of the report. A nil Body means the document has

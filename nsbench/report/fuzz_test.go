@@ -9,7 +9,6 @@ import (
 
 	"github.com/twnsbench/twnsbench/internal/fuzzing"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
 // seedRendered adds real documents (the reference harness's, the sweeps
@@ -23,7 +22,7 @@ func seedRendered(f *testing.F) {
 			{Name: "wg@b", Build: &results.Build{Label: "b"}}},
 		Instruments: []results.Instrument{{Name: "iperf3-1", Metrics: []results.Metric{{Key: "value", Unit: "Gbit/s", Better: results.BetterHigher}}}},
 		Verdicts: &results.Verdicts{Order: "ABBA", MinEffect: 0.05, Cells: []results.Verdict{{VerdictCell: results.VerdictCell{Transport: "wg", A: "wg@a", B: "wg@b",
-			Condition: "lan", Instrument: "iperf3-1", Metric: "value", Better: results.BetterHigher}, Estimate: results.Estimate{Ratio: &ratio, Lo: &lo, Hi: &hi}, Pairs: 2, Verdict: "slower"}}},
+			Condition: "lan", Instrument: "iperf3-1", Metric: "value", Better: results.BetterHigher}, Estimate: results.Estimate{Ratio: &ratio, Lo: &lo, Hi: &hi}, PairCounts: results.PairCounts{Pairs: 2}, Verdict: "slower"}}},
 	}
 	for r := 1; r <= 12; r++ {
 		ab.Samples = append(ab.Samples, results.Sample{Transport: "wg@a", Condition: "lan", Instrument: "iperf3-1", Run: r, Value: 10},
@@ -47,38 +46,6 @@ func seedRendered(f *testing.F) {
 	}
 }
 
-// abVerdicts is what a run decides from d's paired builds, as
-// nsbench.VerdictResults does: the stored cells' pairs of readings, round
-// by round, decided again.
-func abVerdicts(d *results.Document) []verdict.Result {
-	if d.Verdicts == nil {
-		return nil
-	}
-	var cells []verdict.Cell
-	for _, v := range d.Verdicts.Cells {
-		c := verdict.Cell{Transport: v.Transport, Condition: v.Condition, Instrument: v.Instrument, Metric: v.Metric, Unit: v.Unit, Better: v.Better}
-		bs := map[int]results.Sample{}
-		for _, s := range d.Samples {
-			if s.Transport == v.B && s.Condition == v.Condition && s.Instrument == v.Instrument {
-				bs[s.Run] = s
-			}
-		}
-		for _, s := range d.Samples {
-			b, ok := bs[s.Run]
-			if s.Transport != v.A || s.Condition != v.Condition || s.Instrument != v.Instrument || !ok {
-				continue
-			}
-			ra, okA := d.ReadingOf(s, v.Metric)
-			rb, okB := d.ReadingOf(b, v.Metric)
-			if okA && okB {
-				c.Pairs = append(c.Pairs, verdict.Pair{Round: s.Run, A: ra.Value, B: rb.Value, ACensored: ra.AtLeast, BCensored: rb.AtLeast})
-			}
-		}
-		cells = append(cells, c)
-	}
-	return verdict.Decide(cells, verdict.Options{MinEffect: d.Verdicts.MinEffect, Alpha: d.Verdicts.Alpha})
-}
-
 // FuzzRender: whatever the reader accepts, the renderer renders without
 // panicking and within bounded memory: the Markdown, every chart, the
 // HTML page, the verdict's CI files, and for a many-client sweep its
@@ -96,7 +63,7 @@ func FuzzRender(f *testing.F) {
 			if d != nil {
 				files = append(files, File{"md", Markdown(d)})
 				files = append(files, Files(d)...)
-				ci, err := VerdictFiles(d, abVerdicts(d))
+				ci, err := VerdictFiles(d)
 				if err != nil {
 					t.Fatalf("verdict files: %v", err)
 				}

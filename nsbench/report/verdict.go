@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
@@ -21,19 +20,40 @@ type ABRun struct {
 	Environment results.Facts // kernel, CPU model, cores online, tool versions
 }
 
-// abCell is a verdict's cell as the CI formats name and summarise it.
+// abCell is a verdict's cell as the CI formats name and summarise it:
+// the recorded verdict with its absent figures as NaN.
 type abCell struct {
-	r      verdict.Result
-	as, bs []float64 // the readings the verdict used
+	r          verdict.Result // the estimate, counts, verdict and reason; no pairs
+	aMed, bMed float64        // the medians of the readings the verdict used
+	bLo, bHi   float64        // the 95 % interval of B's median; NaN when its readings are too few
 }
 
-func abCells(rs []verdict.Result) []abCell {
-	out := make([]abCell, len(rs))
-	for i, r := range rs {
-		as, bs, _, _ := r.Readings()
-		out[i] = abCell{r: r, as: as, bs: bs}
+func abCells(vs []results.Verdict) []abCell {
+	out := make([]abCell, len(vs))
+	for i, v := range vs {
+		out[i] = abCell{
+			r: verdict.Result{
+				Cell: verdict.Cell{Transport: v.Transport, Condition: v.Condition, Instrument: v.Instrument,
+					Metric: v.Metric, Unit: v.Unit, Better: v.Better},
+				Scale:      verdict.Scale(v.Scale),
+				PairCounts: verdict.PairCounts{N: v.Pairs, Censored: v.Censored, Bounded: v.Bounded},
+				Change: verdict.Change{Ratio: orNaN(v.Ratio), Lo: orNaN(v.Lo), Hi: orNaN(v.Hi),
+					Delta: orNaN(v.Delta), DeltaLo: orNaN(v.DeltaLo), DeltaHi: orNaN(v.DeltaHi)},
+				Significance: verdict.Significance{P: orNaN(v.P), Q: orNaN(v.Q)}, MDE: orNaN(v.MDE),
+				Verdict: verdict.Kind(v.Verdict), Reason: v.Reason,
+			},
+			aMed: orNaN(v.AMedian), bMed: orNaN(v.BMedian), bLo: orNaN(v.BMedianLo), bHi: orNaN(v.BMedianHi),
+		}
 	}
 	return out
+}
+
+// orNaN is *x, or NaN for an absent figure.
+func orNaN(x *float64) float64 {
+	if x == nil {
+		return math.NaN()
+	}
+	return *x
 }
 
 // parts are the cell's names, the metric left out when it is the
@@ -56,9 +76,6 @@ func (c abCell) title() string { return strings.Join(c.parts(), " · ") }
 
 // key is the cell for machines that track it across runs: "tw/lan/iperf3-1".
 func (c abCell) key() string { return strings.Join(c.parts(), "/") }
-
-// median of xs, or NaN for none.
-func median(xs []float64) float64 { return stats.Median(xs) }
 
 // sig3 writes x with three significant digits, never in exponent form
 // (1.523 → 1.52, 45012 → 45012, 0.01234 → 0.0123); a dash for NaN.
@@ -168,7 +185,7 @@ func (c abCell) sentence() string {
 // messages are escaped as the Actions toolkit does (% CR LF in both, and
 // ":" "," in the title), so a name cannot end the command or start
 // another.
-func WriteGitHubAnnotations(w io.Writer, rs []verdict.Result) error {
+func WriteGitHubAnnotations(w io.Writer, rs []results.Verdict) error {
 	for _, c := range abCells(rs) {
 		var cmd string
 		switch c.r.Verdict {
@@ -203,7 +220,7 @@ func escapeActionProperty(s string) string {
 // $GITHUB_STEP_SUMMARY: the count of verdicts, the verdict table (cell, A,
 // B, change with its interval, smallest detectable change, verdict and
 // why), the versions and the environment.
-func WriteStepSummary(w io.Writer, rs []verdict.Result, run ABRun) error {
+func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	o := run.Options.WithDefaults()
 	cells := abCells(rs)
 	var b strings.Builder
@@ -239,7 +256,7 @@ func WriteStepSummary(w io.Writer, rs []verdict.Result, run ABRun) error {
 		if c.r.Censored > 0 {
 			pairs += fmt.Sprintf(" (+%d censored)", c.r.Censored)
 		}
-		b.WriteString(tableRow(c.title(), c.r.Unit, sig3(median(c.as)), sig3(median(c.bs)),
+		b.WriteString(tableRow(c.title(), c.r.Unit, sig3(c.aMed), sig3(c.bMed),
 			c.changeWithInterval(), c.mdeText(), pairs, v) + "\n")
 	}
 	for _, sec := range []struct {

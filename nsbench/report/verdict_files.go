@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,19 +19,20 @@ const (
 	BMFFile         = "verdict-bmf.json"
 )
 
-// VerdictFiles renders d's A/B verdicts rs in their CI forms: the step
+// VerdictFiles renders d's recorded A/B verdicts in their CI forms: the step
 // summary, JUnit XML, Bencher's metric format and github-action-benchmark's
 // files (one per direction some cell has). Without verdicts every name
 // comes with a nil body, so that a render removes another run's file of
 // that name.
-func VerdictFiles(d *results.Document, rs []verdict.Result) ([]File, error) {
+func VerdictFiles(d *results.Document) ([]File, error) {
 	files := []File{{Name: StepSummaryFile}, {Name: JUnitFile}, {Name: BMFFile}}
 	for _, f := range ActionBenchmarkFiles {
 		files = append(files, File{Name: f.File})
 	}
-	if d.Verdicts == nil || len(rs) == 0 {
+	if d.Verdicts == nil || len(d.Verdicts.Cells) == 0 {
 		return files, nil
 	}
+	rs := d.Verdicts.Cells
 	var b bytes.Buffer
 	if err := WriteStepSummary(&b, rs, ABRunOf(d)); err != nil {
 		return nil, err
@@ -83,6 +85,10 @@ func ABRunOf(d *results.Document) ABRun {
 			}
 			run.Versions = append(run.Versions, results.Fact{Key: t.Name + " " + p.Option,
 				Value: fmt.Sprintf("%s (%s, SHA-256 %s)", value, p.Path, p.SHA256)})
+			for _, c := range p.Hosts {
+				run.Versions = append(run.Versions, results.Fact{Key: t.Name + " " + p.Option + " on the " + c.Role + "'s host",
+					Value: fmt.Sprintf("%s (%s on %s, SHA-256 %s)", cmp.Or(c.Version, "version not read"), c.Path, c.Host, c.SHA256)})
+			}
 		}
 	}
 	e := d.Env

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
@@ -45,7 +42,7 @@ type junitMessage struct {
 // the cell: a slower cell is a <failure>, an undecided one <skipped> with
 // its reason, and the others pass with their numbers in <system-out>.
 // encoding/xml escapes every name.
-func WriteJUnit(w io.Writer, rs []verdict.Result) error {
+func WriteJUnit(w io.Writer, rs []results.Verdict) error {
 	suite := junitSuite{Name: "twnsbench A/B", Tests: len(rs)}
 	for _, c := range abCells(rs) {
 		name := c.key()
@@ -103,10 +100,10 @@ func bound(x float64) *float64 {
 // "B-A" for a cell decided on the difference (in its unit). A
 // cell with no usable pair has neither; a number that was not measured is
 // left out, never written as 0.
-func WriteBMF(w io.Writer, rs []verdict.Result) error {
+func WriteBMF(w io.Writer, rs []results.Verdict) error {
 	doc := map[string]map[string]bmfMetric{}
 	for _, c := range abCells(rs) {
-		if len(c.bs) == 0 {
+		if math.IsNaN(c.bMed) {
 			continue
 		}
 		m := map[string]bmfMetric{}
@@ -114,9 +111,9 @@ func WriteBMF(w io.Writer, rs []verdict.Result) error {
 		if unit == "" {
 			unit = "value"
 		}
-		b := bmfMetric{Value: median(c.bs)}
-		if ci := stats.MedianCI(c.bs, 0.95); ci.Reached {
-			b.Lower, b.Upper = bound(ci.Low), bound(ci.High)
+		b := bmfMetric{Value: c.bMed}
+		if !math.IsNaN(c.bLo) {
+			b.Lower, b.Upper = bound(c.bLo), bound(c.bHi)
 		}
 		m[unit] = b
 		if c.r.Scale != verdict.ScaleRatio {
@@ -154,7 +151,7 @@ type actionBench struct {
 	Extra string  `json:"extra,omitempty"`
 }
 
-// ActionBenchmarkFiles names the file WriteActionBenchmarkFiles writes for
+// ActionBenchmarkFiles names the file VerdictFiles writes for
 // each direction, and the github-action-benchmark tool that reads it.
 var ActionBenchmarkFiles = []struct{ Better, File, Tool string }{
 	{results.BetterHigher, "action-benchmark-bigger.json", "customBiggerIsBetter"},
@@ -166,53 +163,27 @@ var ActionBenchmarkFiles = []struct{ Better, File, Tool string }{
 // github-action-benchmark custom-tool array: name the cell's key, value
 // B's median, range its 95 % interval (left out when none exists), extra
 // the verdict in one line. A cell with no usable pair is left out.
-func WriteActionBenchmark(w io.Writer, rs []verdict.Result, better string) error {
+func WriteActionBenchmark(w io.Writer, rs []results.Verdict, better string) error {
 	entries := []actionBench{}
 	for _, c := range abCells(rs) {
-		if c.r.Better != better || len(c.bs) == 0 {
+		if c.r.Better != better || math.IsNaN(c.bMed) {
 			continue
 		}
-		e := actionBench{Name: c.key(), Unit: c.r.Unit, Value: median(c.bs),
-			Extra: fmt.Sprintf("%s: %s; A median %s", c.r.Verdict, c.sentence(), sig3(median(c.as)))}
-		if ci := stats.MedianCI(c.bs, 0.95); ci.Reached {
-			e.Range = fmt.Sprintf("95 %% interval %s to %s", sig3(ci.Low), sig3(ci.High))
+		e := actionBench{Name: c.key(), Unit: c.r.Unit, Value: c.bMed,
+			Extra: fmt.Sprintf("%s: %s; A median %s", c.r.Verdict, c.sentence(), sig3(c.aMed))}
+		if !math.IsNaN(c.bLo) {
+			e.Range = fmt.Sprintf("95 %% interval %s to %s", sig3(c.bLo), sig3(c.bHi))
 		}
 		entries = append(entries, e)
 	}
 	return writeJSON(w, entries, "action benchmark")
 }
 
-// WriteActionBenchmarkFiles writes one github-action-benchmark file per
-// direction into dir (ActionBenchmarkFiles), each only when some cell is
-// better in that direction, and returns the paths written.
-func WriteActionBenchmarkFiles(dir string, rs []verdict.Result) ([]string, error) {
-	var paths []string
-	for _, f := range ActionBenchmarkFiles {
-		if !hasDirection(rs, f.Better) {
-			continue
-		}
-		path := filepath.Join(dir, f.File)
-		out, err := os.Create(path)
-		if err != nil {
-			return paths, fmt.Errorf("create %s: %w", f.File, err)
-		}
-		err = WriteActionBenchmark(out, rs, f.Better)
-		if cerr := out.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close %s: %w", f.File, cerr)
-		}
-		if err != nil {
-			return paths, err
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
-}
-
 // hasDirection reports whether some cell of rs, better in direction
 // better, has readings to write.
-func hasDirection(rs []verdict.Result, better string) bool {
+func hasDirection(rs []results.Verdict, better string) bool {
 	for _, r := range rs {
-		if as, _, _, _ := r.Readings(); r.Better == better && len(as) > 0 {
+		if r.Better == better && r.AMedian != nil {
 			return true
 		}
 	}

@@ -23,31 +23,40 @@ func abPairs(a float64, ratios ...float64) []verdict.Pair {
 	return ps
 }
 
-// fixedVerdicts are one cell of each kind, with their numbers set by hand
-// (the formats are tested here, not the statistics).
-func fixedVerdicts() []verdict.Result {
+// fixedVerdicts are one cell of each kind as a run records them, with
+// their numbers set by hand (the formats are tested here, not the
+// statistics); the medians are the pairs'.
+func fixedVerdicts() []results.Verdict {
+	var vs []results.Verdict
+	for _, r := range fixedResults() {
+		vs = append(vs, r.Record())
+	}
+	return vs
+}
+
+func fixedResults() []verdict.Result {
 	nan := math.NaN()
 	return []verdict.Result{
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s",
 			Better: results.BetterHigher, Pairs: abPairs(1.5, 0.84, 0.85, 0.86, 0.84, 0.85, 0.86, 0.84, 0.85, 0.86, 0.84, 0.85, 0.86)},
-			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.8545, Lo: 0.8298, Hi: 0.8799}, P: 0.000488, Q: 0.00146, MDE: 0.031,
+			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.8545, Lo: 0.8298, Hi: 0.8799}, Significance: verdict.Significance{P: 0.000488, Q: 0.00146}, MDE: 0.031,
 			Verdict: verdict.Slower, Reason: "q 0.0015, confirmed on the last 6 pairs"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "wan", Instrument: "tcp_rr", Metric: "p50_us", Unit: "µs",
 			Better: results.BetterLower, Pairs: append(abPairs(20000, 1.01, 0.97, 1.05, 0.99, 1.08, 0.95, 1.02, 1.0, 0.96, 1.04, 1.03, 0.98),
 				verdict.Pair{Round: 13, A: 20000, B: 19000, BCensored: true})}, // a bound short of A: its sign unknown
-			PairCounts: verdict.PairCounts{N: 12, Censored: 1}, Change: verdict.Change{Ratio: 1.005, Lo: 0.975, Hi: 1.035}, P: 0.62, Q: 0.62, MDE: 0.071,
+			PairCounts: verdict.PairCounts{N: 12, Censored: 1}, Change: verdict.Change{Ratio: 1.005, Lo: 0.975, Hi: 1.035}, Significance: verdict.Significance{P: 0.62, Q: 0.62}, MDE: 0.071,
 			Verdict: verdict.Undecided, Reason: "not significant (q 0.62), interval wider than ±5 %"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "tcp_rr", Metric: "trans_s", Unit: "1/s",
 			Better: results.BetterHigher, Pairs: abPairs(45000, 1.0, 1.01, 0.99, 1.0, 1.01, 0.99, 1.0, 1.01, 0.99, 1.0, 1.01, 0.99)},
-			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.995, Lo: 0.985, Hi: 1.006}, P: 0.5, Q: 0.6, MDE: 0.012,
+			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.995, Lo: 0.985, Hi: 1.006}, Significance: verdict.Significance{P: 0.5, Q: 0.6}, MDE: 0.012,
 			Verdict: verdict.NoChange, Reason: "interval within ±5 %"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "lan", Instrument: "scp", Metric: "wall_s", Unit: "s",
 			Better: results.BetterLower, Pairs: abPairs(2.5, 0.8, 0.79, 0.81, 0.8, 0.79, 0.81, 0.8, 0.79, 0.81, 0.8, 0.79, 0.81)},
-			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.7929, Lo: 0.78, Hi: 0.80}, P: 0.000488, Q: 0.00146, MDE: 0.02,
+			PairCounts: verdict.PairCounts{N: 12}, Change: verdict.Change{Ratio: 0.7929, Lo: 0.78, Hi: 0.80}, Significance: verdict.Significance{P: 0.000488, Q: 0.00146}, MDE: 0.02,
 			Verdict: verdict.Faster, Reason: "q 0.0015, confirmed on the last 6 pairs"},
 		{Cell: verdict.Cell{Transport: "tw", Condition: "loss", Instrument: "iperf3-1", Metric: "value", Unit: "Gbit/s",
 			Better: results.BetterHigher, Pairs: []verdict.Pair{{Round: 1, A: 0.2, B: 0.3, ACensored: true}}},
-			PairCounts: verdict.PairCounts{Censored: 1}, Change: verdict.Change{Ratio: nan, Lo: nan, Hi: nan}, P: nan, Q: nan, MDE: nan,
+			PairCounts: verdict.PairCounts{Censored: 1}, Change: verdict.Change{Ratio: nan, Lo: nan, Hi: nan}, Significance: verdict.Significance{P: nan, Q: nan}, MDE: nan,
 			Verdict: verdict.Undecided, Reason: "0 pairs: too few for an interval"},
 	}
 }
@@ -199,25 +208,6 @@ func TestVerdictFormatsEscapeHostileNames(t *testing.T) {
 	}
 }
 
-func TestWriteActionBenchmarkFiles(t *testing.T) {
-	dir := t.TempDir()
-	paths, err := WriteActionBenchmarkFiles(dir, fixedVerdicts()[:1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != 1 || filepath.Base(paths[0]) != "action-benchmark-bigger.json" {
-		t.Fatalf("paths %v: want only the bigger-is-better file (no cell is better lower)", paths)
-	}
-	var entries []actionBench
-	b, err := os.ReadFile(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &entries); err != nil || len(entries) != 1 || entries[0].Name != "tw/lan/iperf3-1" || entries[0].Unit != "Gbit/s" {
-		t.Errorf("entries %+v (%v)", entries, err)
-	}
-}
-
 // TestVerdictDifferenceCell: a cell decided on B − A (rrul's latency
 // increase) states the difference in its unit, never a ratio, in the CI
 // formats and in the report's table.
@@ -227,7 +217,7 @@ func TestVerdictDifferenceCell(t *testing.T) {
 		Scale: verdict.ScaleDifference, PairCounts: verdict.PairCounts{N: 12, Bounded: 2}, MDE: 0.8,
 		Change:  verdict.Change{Ratio: nan, Lo: nan, Hi: nan, Delta: 3.2, DeltaLo: 1.05, DeltaHi: 5.5},
 		Verdict: verdict.Slower}
-	c := abCells([]verdict.Result{r})[0]
+	c := abCells([]results.Verdict{r.Record()})[0]
 	if got, want := c.sentence(), "B − A +3.20 ms (interval +1.05 to +5.50) over 12 pairs; smallest detectable change 0.800 ms"; got != want {
 		t.Errorf("sentence %q, want %q", got, want)
 	}
@@ -235,7 +225,7 @@ func TestVerdictDifferenceCell(t *testing.T) {
 		t.Errorf("change %q, want %q", got, want)
 	}
 	d, lo, hi, mde := 3.2, 1.05, 5.5, 0.8
-	v := results.Verdict{VerdictCell: results.VerdictCell{Unit: "ms"}, Pairs: 12, Bounded: 2,
+	v := results.Verdict{VerdictCell: results.VerdictCell{Unit: "ms"}, PairCounts: results.PairCounts{Pairs: 12, Bounded: 2},
 		Estimate: results.Estimate{Scale: "difference", Delta: &d, DeltaLo: &lo, DeltaHi: &hi, MDE: &mde}}
 	if got := []string{changeText(v), changeInterval(v), changeMDE(v), pairsText(v)}; strings.Join(got, "|") != "B − A +3.20 ms|+1.05 to +5.50 ms|±0.800 ms|12 (2 at a bound)" {
 		t.Errorf("table cells %q", got)

@@ -17,9 +17,25 @@ type Build struct {
 }
 
 // BuildProgram is one program of a build: the transport's option that
-// chose it, its path, the version it reports and its SHA-256.
+// chose it, its path, the version it reports and its SHA-256, here where
+// the run was started; across hosts, the copy each role's host ran.
 type BuildProgram struct {
 	Option  string `json:"option"`
+	Path    string `json:"path"`
+	Version string `json:"version,omitempty"`
+	SHA256  string `json:"sha256"`
+	// Hosts are the copies that ran on the roles' hosts (--host), one per
+	// role that runs the program; absent on one host.
+	Hosts []ProgramCopy `json:"hosts,omitempty"`
+}
+
+// ProgramCopy is a build's program as a role's host had it: where it was
+// copied there and its SHA-256 and Go version as read there (the version
+// absent for a program without Go build information). A role on the
+// machine the run started from (ROLE=local) ran the program itself.
+type ProgramCopy struct {
+	Role    string `json:"role"`
+	Host    string `json:"host"` // USER@HOST:PORT, or "local" (hosts.LocalName)
 	Path    string `json:"path"`
 	Version string `json:"version,omitempty"`
 	SHA256  string `json:"sha256"`
@@ -38,6 +54,9 @@ type Verdicts struct {
 	// the exit code (Verdict.Counts).
 	FailOn []string  `json:"fail_on"`
 	Cells  []Verdict `json:"cells"`
+	// CPUProfile is where the roles' CPU went in each build (run --profile);
+	// absent when the run did not profile.
+	CPUProfile *CPUProfile `json:"cpu_profile,omitempty"`
 }
 
 // VerdictCell names one metric of one condition × instrument compared
@@ -72,15 +91,43 @@ type Estimate struct {
 	MDE     *float64 `json:"mde,omitempty"`
 }
 
-// Verdict is one cell's verdict on build B against build A.
-type Verdict struct {
-	VerdictCell
-	Estimate
+// Medians are the medians of the A and B readings a verdict used (a
+// reading at a bound counted at its bound), absent when it used none, and
+// the 95 % interval of B's median (order statistics), absent when its
+// readings are too few: what the CI files show beside the change.
+type Medians struct {
+	AMedian   *float64 `json:"a_median,omitempty"`
+	BMedian   *float64 `json:"b_median,omitempty"`
+	BMedianLo *float64 `json:"b_median_lo,omitempty"`
+	BMedianHi *float64 `json:"b_median_hi,omitempty"`
+}
+
+// PairCounts are the pairs a verdict stood on.
+type PairCounts struct {
 	Pairs    int `json:"pairs"`
 	Censored int `json:"censored,omitempty"` // pairs left out: a censored reading of unknown sign against the other
 	// Bounded are the pairs used at a bound: a censored reading beyond
 	// the other, so the sign is known and the change at least that.
-	Bounded int    `json:"bounded,omitempty"`
+	Bounded int `json:"bounded,omitempty"`
+}
+
+// HostAdjustment is how a ratio cell's pairs were adjusted for the host's
+// other work (nsbench/verdict, adjust.go): NoiseSlope is γ, the slope of
+// the per-round log ratio B/A on the log ratio of the CPU shares the host
+// left each reading, and MDEUnadjusted the smallest detectable change the
+// pairs had before; both absent when the cell was not adjusted.
+type HostAdjustment struct {
+	NoiseSlope    *float64 `json:"noise_slope,omitempty"`
+	MDEUnadjusted *float64 `json:"mde_unadjusted,omitempty"`
+}
+
+// Verdict is one cell's verdict on build B against build A.
+type Verdict struct {
+	VerdictCell
+	Estimate
+	Medians
+	HostAdjustment
+	PairCounts
 	Verdict string `json:"verdict"` // slower, faster, no change, undecided
 	Reason  string `json:"reason,omitempty"`
 	// Counts marks a cell --fail-on selects: its verdict sets the exit

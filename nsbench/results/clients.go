@@ -11,7 +11,7 @@ import (
 // inside the output directory.
 const ClientsFileName = "clients-results.json"
 
-// Clients is one many-client sweep (issue 34): per transport and client
+// Clients is one many-client sweep: per transport and client
 // count N, N client namespaces loaded at once through their own paths to
 // the one server. Env.Runs is how many times the sweep was asked to run
 // (run --clients --runs), every count of every transport once a run; 0

@@ -94,13 +94,14 @@ func checkCgroup(ctx context.Context, path string) error {
 // out in its host's own namespace, with what each may reach there. A new
 // host op is refused by every agent until it is named here.
 var hostOpsInBounds = map[string]string{
-	"host.build-role":        "builds the agent's own role only (Bounds.role)",
-	"host.facts":             "reads the host's facts; changes nothing",
-	"host.noise":             "reads the host's CPU times besides the agent's own run; changes nothing",
-	"host.doctor":            "checks what a run needs; changes nothing",
-	"host.clean":             "removes what `twnsbench clean` removes (named with the prefix), never the agent's own run",
-	"host.socket-buffer-max": "reads net.core.rmem_max or wmem_max; changes nothing",
-	"transport.check-host":   "checks whether a row can run on the host; changes nothing",
+	"host.build-role":           "builds the agent's own role only (Bounds.role)",
+	"host.facts":                "reads the host's facts; changes nothing",
+	"host.noise":                "reads the host's CPU times besides the agent's own run; changes nothing",
+	"host.doctor":               "checks what a run needs; changes nothing",
+	"host.clean":                "removes what `twnsbench clean` removes (named with the prefix), never the agent's own run",
+	"host.socket-buffer-max":    "reads net.core.rmem_max or wmem_max; changes nothing",
+	"transport.check-host":      "checks whether a row can run on the host; changes nothing",
+	"transport.program-version": "reads the Go build information of a build's program copied beside the agent's own binary, nothing else; changes nothing",
 }
 
 // hostOp refuses a host op the agent does not serve.

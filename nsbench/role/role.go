@@ -47,7 +47,7 @@ import (
 //     (a transport's, so they are accounted apart).
 //
 // A role is a network namespace on this host, its processes this
-// process's children, or one on another host (issue 26), which keeps this
+// process's children, or one on another host, which keeps this
 // contract with ops and Start carried out by the twnsbench copy on that
 // host over its SSH session: processes start there, ops run there by name
 // (Serve), counters come back as numbers.

@@ -262,6 +262,11 @@ func goVersion(path string) string {
 	if err != nil {
 		return ""
 	}
+	return versionOf(bi)
+}
+
+// versionOf is goVersion of a program's build information.
+func versionOf(bi *buildinfo.BuildInfo) string {
 	v := bi.Path + " " + bi.Main.Version
 	for _, s := range bi.Settings {
 		if s.Key == "vcs.revision" && len(s.Value) >= 12 {

@@ -18,7 +18,7 @@ import (
 	"github.com/twnsbench/twnsbench/wg"
 )
 
-// Many clients on one server (issue 34): a transport that can carry N
+// Many clients on one server: a transport that can carry N
 // client namespaces at once, each over its own path to the one server,
 // is a Fanner. Each client's load is its own iperf3 stream to its own
 // iperf3 server (iperf3 serves one test at a time), listening on

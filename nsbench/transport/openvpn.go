@@ -36,7 +36,7 @@ type OpenVPN struct {
 }
 
 // ovpnOption is both OpenVPN transports' program option.
-var ovpnOption = Option{Name: "openvpn", File: true, Usage: "openvpn program of the openvpn-static and openvpn-tls transports (default: openvpn on PATH, else /usr/sbin/openvpn)"}
+var ovpnOption = Option{Name: "openvpn", File: true, Roles: []string{topology.Client, topology.Server}, Usage: "openvpn program of the openvpn-static and openvpn-tls transports (default: openvpn on PATH, else /usr/sbin/openvpn)"}
 
 // program is the openvpn program t runs.
 func (t *OpenVPN) program() (string, error) {
@@ -157,19 +157,23 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			err = errors.Join(err, u.close())
 		}
 	}()
-	// The daemons' openvpn: the one asked for, else the roles' hosts find
-	// their own (bin, this host's, makes the static key).
-	common := []string{cmp.Or(t.bin, "openvpn"), "--dev", ovpnIface, "--dev-type", "tun", "--proto", "udp",
+	// The daemons' openvpn: the one asked for (a build's: its copy on each
+	// role's host), else the roles' hosts find their own (bin, this
+	// host's, makes the static key).
+	common := []string{"--dev", ovpnIface, "--dev-type", "tun", "--proto", "udp",
 		"--verb", "4", // the data channel's cipher and HMAC are logged from 4 up
 		"--allow-compression", "no"}
+	daemon := func(role string) []string {
+		return append([]string{tb.ProgramAt(role, cmp.Or(t.bin, "openvpn"))}, common...)
+	}
 	logName := strings.ReplaceAll(t.Name(), ":", "-")
 	cli, srv := tb.Roles[topology.Client], tb.Roles[topology.Server]
-	serverSpec := srv.Program(logName, append(append(common, server...),
+	serverSpec := srv.Program(logName, append(append(daemon(topology.Server), server...),
 		"--lport", strconv.Itoa(ovpnPort), "--ifconfig", ovpnServer.String(), ovpnClient.String())...)
 	if u.server, err = srv.Start(ctx, serverSpec); err != nil {
 		return nil, err
 	}
-	clientSpec := cli.Program(logName, append(append(common, client...),
+	clientSpec := cli.Program(logName, append(append(daemon(topology.Client), client...),
 		"--remote", srv.Addr().String(), strconv.Itoa(ovpnPort), "--nobind",
 		"--ifconfig", ovpnClient.String(), ovpnServer.String())...)
 	if u.client, err = cli.Start(ctx, clientSpec); err != nil {

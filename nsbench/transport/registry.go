@@ -16,6 +16,14 @@ type Option struct {
 	Usage string
 	Value string // the default
 	File  bool   // the value is a path
+	// Roles, for a program (File), are the roles that run it: across
+	// hosts a build's program is copied to those roles' hosts only.
+	Roles []string
+}
+
+// same reports whether o and x are the same option word for word.
+func (o Option) same(x Option) bool {
+	return o.Name == x.Name && o.Usage == x.Usage && o.Value == x.Value && o.File == x.File && slices.Equal(o.Roles, x.Roles)
 }
 
 // Spec registers one transport: everything the CLI, the orchestrator and
@@ -111,7 +119,7 @@ func Register(s Spec) {
 			panic(fmt.Sprintf("transport.Register: %q registered twice", s.Name))
 		}
 		for _, o := range s.Options {
-			if slices.ContainsFunc(r.Options, func(x Option) bool { return x.Name == o.Name && x != o }) {
+			if slices.ContainsFunc(r.Options, func(x Option) bool { return x.Name == o.Name && !x.same(o) }) {
 				panic(fmt.Sprintf("transport.Register: %q: option --%s is %q's already", s.Name, o.Name, r.Name))
 			}
 		}
@@ -175,7 +183,7 @@ func Options() []Option {
 	var out []Option
 	for _, s := range Registered() {
 		for _, o := range s.Options {
-			if !slices.Contains(out, o) {
+			if !slices.ContainsFunc(out, o.same) {
 				out = append(out, o)
 			}
 		}

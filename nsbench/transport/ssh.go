@@ -3,11 +3,11 @@ package transport
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
@@ -36,8 +36,8 @@ var sshSpec = Spec{
 	Plain:     true,
 	Sets:      []string{"seed-002"},
 	Options: []Option{
-		{Name: "ssh", File: true, Usage: "ssh client program of the ssh transport's SSH exchanges (scp -S, the logins; default: ssh on PATH)"},
-		{Name: "sshd", File: true, Usage: "sshd program of the ssh transport: a private sshd per path instead of the shared fixture's (default: the fixture's, sshd on PATH or /usr/sbin/sshd)"},
+		{Name: "ssh", File: true, Roles: []string{topology.Client}, Usage: "ssh client program of the ssh transport's SSH exchanges (scp -S, the logins; default: ssh on PATH)"},
+		{Name: "sshd", File: true, Roles: []string{topology.Server}, Usage: "sshd program of the ssh transport: a private sshd per path instead of the shared fixture's (default: the fixture's, sshd on PATH or /usr/sbin/sshd)"},
 	},
 	New: func(c Config) (Transport, error) {
 		s := SSH{build: c.Build}
@@ -90,8 +90,9 @@ func (s SSH) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		Close:  func() error { return nil },
 	}
 	if s.ssh != "" {
-		p.Target.SSHProgram = s.ssh
-		p.Facts = append(p.Facts, results.Fact{Key: "ssh", Label: "Pure SSH ssh", Value: sshVersion(s.ssh)})
+		cli := tb.Roles[topology.Client]
+		p.Target.SSHProgram = tb.ProgramAt(topology.Client, s.ssh)
+		p.Facts = append(p.Facts, results.Fact{Key: "ssh", Label: "Pure SSH ssh", Value: sshVersion(ctx, cli, p.Target.SSHProgram)})
 	}
 	if s.sshd == "" {
 		return p, nil
@@ -100,26 +101,33 @@ func (s SSH) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	if s.build != "" {
 		sub += "@" + s.build
 	}
-	d, err := privateSSHD(ctx, tb, s.sshd, sub, sub, sshPrivatePort,
+	sshd := tb.ProgramAt(topology.Server, s.sshd)
+	d, err := privateSSHD(ctx, tb, sshd, sub, sub, sshPrivatePort,
 		// What the fixture sshd serves: scp's SFTP, many logins at once.
 		"AllowTcpForwarding yes", "MaxStartups 100:30:200", "Subsystem sftp internal-sftp")
 	if err != nil {
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
 	p.Target.Ports[ServiceSSH] = sshPrivatePort
-	p.Facts = append(p.Facts, results.Fact{Key: "sshd", Label: "Pure SSH sshd", Value: sshVersion(s.sshd)})
+	p.Facts = append(p.Facts, results.Fact{Key: "sshd", Label: "Pure SSH sshd", Value: sshVersion(ctx, tb.Roles[topology.Server], sshd)})
 	p.Procs = []RSSProc{tb.Proc(topology.Server, "sshd (own)", d)}
 	p.Close = func() error { return stopAll(d) }
 	return p, nil
 }
 
 // sshVersion is what an OpenSSH program prints for -V ("OpenSSH_9.2p1
-// Debian-2+deb12u10, OpenSSL 3.0.19 27 Jan 2026"), to stderr: the line
-// naming OpenSSH (an sshd older than 9.x lists it after its usage), else
-// the first line, else "".
-func sshVersion(bin string) string {
-	out, _ := exec.Command(bin, "-V").CombinedOutput() // an old sshd exits 1
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+// Debian-2+deb12u10, OpenSSL 3.0.19 27 Jan 2026"), to stderr, run in the
+// role that runs it (so on that role's host): the line naming OpenSSH (an
+// sshd older than 9.x lists it after its usage), else the first line, else
+// "".
+func sshVersion(ctx context.Context, r *role.Role, bin string) string {
+	res, _ := r.Run(ctx, bin, "-V") // an old sshd exits 1
+	return parseSSHVersion(string(res.Stderr) + string(res.Stdout))
+}
+
+// parseSSHVersion picks the version line out of what -V printed.
+func parseSSHVersion(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	for _, l := range lines {
 		if strings.HasPrefix(strings.TrimSpace(l), "OpenSSH") {
 			return strings.TrimSpace(l)

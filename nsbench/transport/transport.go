@@ -215,6 +215,9 @@ type Testbed struct {
 	LogDir   string
 	Fixtures *Fixtures
 	Logf     func(format string, args ...any)
+	// Copies are the builds' programs on the roles' hosts (ProgramAt);
+	// nil on one host.
+	Copies Copies
 }
 
 // Program is a program in role's namespace and cgroup, with the

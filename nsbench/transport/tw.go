@@ -111,9 +111,9 @@ var twSpec = Spec{
 	Summary:   "SSH over Tunnel Whisperer: the real tw client and server and a relay of Caddy, Xray and sshd (bring the binaries)",
 	InDefault: true,
 	Options: []Option{
-		{Name: "tw", File: true, Usage: "tw binary for the tw transport (default: tw on PATH); build it from Tunnel Whisperer's source"},
-		{Name: "caddy", File: true, Usage: "Caddy ≥ 2.8 for the tw relay (default: caddy on PATH); see scripts/install-relay-tools.sh"},
-		{Name: "xray", File: true, Usage: "Xray for the tw relay (default: xray on PATH); see scripts/install-relay-tools.sh"},
+		{Name: "tw", File: true, Roles: []string{topology.Client, topology.Server}, Usage: "tw binary for the tw transport (default: tw on PATH); build it from Tunnel Whisperer's source"},
+		{Name: "caddy", File: true, Roles: []string{topology.Relay}, Usage: "Caddy ≥ 2.8 for the tw relay (default: caddy on PATH); see scripts/install-relay-tools.sh"},
+		{Name: "xray", File: true, Roles: []string{topology.Relay}, Usage: "Xray for the tw relay (default: xray on PATH); see scripts/install-relay-tools.sh"},
 	},
 	New: func(c Config) (Transport, error) {
 		t := &TW{Bin: c.Options["tw"], Caddy: c.Options["caddy"], Xray: c.Options["xray"], sub: "tw"}
@@ -261,7 +261,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		LeafCert: u.pki.leafCert,
 		LeafKey:  u.pki.leafKey,
 		HostKey:  e.hostKey,
-	}, relay.Bins{Caddy: b.caddy, Xray: b.xray, SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
+	}, relay.Bins{Caddy: tb.ProgramAt(topology.Relay, b.caddy), Xray: tb.ProgramAt(topology.Relay, b.xray), SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func (t *TW) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 	}
 	u.relay, err = relay.Start(ctx, relay.Config{Domain: twRelayHost, Dir: u.dir(topology.Relay), SSHUser: twRelayUser,
 		Tenant: e.tenant, LeafCert: u.pki.leafCert, LeafKey: u.pki.leafKey, HostKey: e.hostKey,
-	}, relay.Bins{Caddy: b.caddy, Xray: b.xray, SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
+	}, relay.Bins{Caddy: tb.ProgramAt(topology.Relay, b.caddy), Xray: tb.ProgramAt(topology.Relay, b.xray), SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
 	if err != nil {
 		return fail(err)
 	}

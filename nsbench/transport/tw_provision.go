@@ -215,7 +215,7 @@ var twGlobOp = role.NewOp("tw.glob", func(ctx context.Context, pattern string) (
 
 // twSpec is a tw command in role with the role's private directories.
 func (u *twUp) twSpec(role, name string, args ...string) proc.Program {
-	spec := u.tb.Program(role, name, append([]string{u.bins.tw}, args...)...)
+	spec := u.tb.Program(role, name, append([]string{u.tb.ProgramAt(role, u.bins.tw)}, args...)...)
 	spec.Env = u.roleEnv(role)
 	spec.Dir = u.workDir(role)
 	return spec

@@ -134,7 +134,7 @@ var (
 		Name:    "wireguard-go",
 		Holds:   []string{"WireGuard " + innerRange("wireguard, wireguard-kernel, wireguard-go").String() + ", udp/51820"},
 		Summary: "SSH over wireguard-go, built into twnsbench (needs /dev/net/tun)",
-		Options: []Option{{Name: "wireguard-go", File: true,
+		Options: []Option{{Name: "wireguard-go", File: true, Roles: []string{topology.Client, topology.Server},
 			Usage: "wireguard-go program of the wireguard-go transport (default: bin/wireguard-go beside twnsbench at the version twnsbench is built with, else the copy built into twnsbench)"},
 			wireguardMTUOption},
 		New: func(c Config) (Transport, error) {
@@ -200,7 +200,7 @@ func (w *WireGuard) About() string {
 		return "is a direct peer-to-peer link between the client and server namespaces; kernel WireGuard encrypts in kernel threads, so its CPU shows up only in the host-wide CPU-seconds (and so in Gbit/s per busy core), never in a role's cgroup."
 	}
 	return "is a direct peer-to-peer link between the client and server namespaces, here " + wg.Describe(c, wg.KernelVersion(), w.goVersion()) +
-		": one wireguard-go process per namespace (" + w.daemon("").Describe() + "), in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide)."
+		": one wireguard-go process per namespace (" + w.daemon(nil, "").Describe() + "), in its role's cgroup, so its encryption CPU counts in the client and server CPU-seconds (kernel WireGuard's would show only host-wide)."
 }
 
 // Resolve chooses the implementation from Mode and the running kernel,
@@ -296,7 +296,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 	if c.Impl == wg.ImplKernel {
 		p.InKernel = "kernel WireGuard"
 	} else {
-		daemon := w.daemon(tb.Roles[topology.Client].Self())
+		daemon := w.daemon(tb, topology.Client)
 		p.Facts = append(p.Facts, results.Fact{Key: "wireguard-go daemon", Value: daemon.Describe()})
 		if w.Daemon != "" {
 			// The chosen program's own version, not the one built in.
@@ -345,19 +345,24 @@ func (w *WireGuard) end(tb *Testbed, c wg.Choice, role string, addr netip.Prefix
 	}
 	l := wg.Link{Name: name, Impl: c.Impl, MTU: w.MTU, Addr: addr}
 	if w.Daemon != "" {
-		d := wg.ProgramDaemon(w.Daemon)
+		d := wg.ProgramDaemon(tb.ProgramAt(role, w.Daemon))
 		l.Daemon = &d
 	}
 	return wg.End{Role: r, Link: l}, nil
 }
 
-// daemon is the userspace daemon w's devices run in a role whose
-// twnsbench is self ("": this one).
-func (w *WireGuard) daemon(self string) wg.Daemon {
-	if w.Daemon != "" {
+// daemon is the userspace daemon w's devices run in role of tb (nil tb:
+// on this machine).
+func (w *WireGuard) daemon(tb *Testbed, role string) wg.Daemon {
+	switch {
+	case tb == nil && w.Daemon != "":
 		return wg.ProgramDaemon(w.Daemon)
+	case tb == nil:
+		return wg.UserspaceDaemon().At("")
+	case w.Daemon != "":
+		return wg.ProgramDaemon(tb.ProgramAt(role, w.Daemon))
 	}
-	return wg.UserspaceDaemon().At(self)
+	return wg.UserspaceDaemon().At(tb.Roles[role].Self())
 }
 
 // goVersion is the wireguard-go version a userspace device runs: the

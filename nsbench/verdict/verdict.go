@@ -41,6 +41,11 @@ type Pair struct {
 	Round                int
 	A, B                 float64
 	ACensored, BCensored bool // the reading is a lower bound ("≥"), never paired as exact
+	// AFree and BFree are the shares of the host's CPU left to the run
+	// while A and B were read (1 − the host's other work − steal); 0 when
+	// not measured. With them a ratio cell is adjusted for the host's
+	// other work (adjust.go).
+	AFree, BFree float64
 }
 
 // Cell is one (transport, condition, instrument, metric) compared across builds A and B.
@@ -146,14 +151,21 @@ type Result struct {
 	Cell
 	Scale Scale // the scale the cell was decided on (ScaleCount for a ratio cell with a 0)
 	PairCounts
-	Change         // B against A with its interval
-	P, Q   float64 // signed-rank p-value, and BH-adjusted across all cells of the call
+	Change // B against A with its interval
+	Significance
 	// MDE is the smallest change this cell could have detected at its N
 	// and spread: relative for a ratio cell, in the unit for the others.
-	MDE     float64
+	MDE float64
+	HostAdjustment
 	Band    float64 // the min-effect band's half-width: relative, or in the unit (see MinDifference)
 	Verdict Kind
 	Reason  string // short, why (e.g. "significant but 3 % < min effect 5 %"); report words it
+}
+
+// Significance is a cell's signed-rank p-value, and its q: p adjusted by
+// Benjamini–Hochberg across all cells of the call.
+type Significance struct {
+	P, Q float64
 }
 
 // ConfirmPairs is the size of the confirmation batch: the last pairs of a
@@ -248,7 +260,9 @@ func valid(s Scale, x float64) bool {
 // the scale cannot compare, in invalid.
 type pairsUsed struct {
 	as, bs, d                  []float64
+	free                       []float64 // ln(BFree/AFree) of each used pair, while every one is known
 	bounded, censored, invalid int
+	freeUnknown                bool // some used pair lacks its free shares
 }
 
 func usePairs(c Cell) pairsUsed {
@@ -273,6 +287,11 @@ func usePairs(c Cell) pairsUsed {
 			continue
 		}
 		u.as, u.bs, u.d = append(u.as, p.A), append(u.bs, p.B), append(u.d, d)
+		if p.AFree > 0 && p.BFree > 0 && !u.freeUnknown {
+			u.free = append(u.free, math.Log(p.BFree/p.AFree))
+		} else {
+			u.free, u.freeUnknown = nil, true
+		}
 	}
 	return u
 }
@@ -293,7 +312,8 @@ func estimate(c Cell, o Options) (Result, []float64) {
 	u := usePairs(c)
 	nan := math.NaN()
 	r := Result{Cell: c, Scale: c.ScaleUsed(), PairCounts: PairCounts{N: len(u.d), Censored: u.censored, Bounded: u.bounded},
-		Change: Change{Ratio: nan, Lo: nan, Hi: nan, Delta: nan, DeltaLo: nan, DeltaHi: nan}, P: nan, Q: nan, MDE: nan}
+		Change: Change{Ratio: nan, Lo: nan, Hi: nan, Delta: nan, DeltaLo: nan, DeltaHi: nan}, Significance: Significance{P: nan, Q: nan}, MDE: nan,
+		HostAdjustment: HostAdjustment{Slope: nan, UnadjustedMDE: nan}}
 	r.Band = band(r.Scale, c.MinDifference, u.as, o)
 	var notes []string
 	if u.invalid > 0 {
@@ -313,7 +333,13 @@ func estimate(c Cell, o Options) (Result, []float64) {
 	if len(u.d) == 0 {
 		return r, u.d
 	}
-	hl, ci := stats.HodgesLehmannCI(u.d, 1-o.Alpha)
+	d := u.d
+	r.HostAdjustment = HostAdjustment{Slope: nan, UnadjustedMDE: nan}
+	if adj, slope, ok := adjustForHost(u, r.Scale); ok {
+		r.Slope, r.UnadjustedMDE = slope, math.Expm1(mde(u.d, o))
+		d = adj
+	}
+	hl, ci := stats.HodgesLehmannCI(d, 1-o.Alpha)
 	if r.Scale == ScaleRatio {
 		r.Ratio = math.Exp(hl)
 		if ci.Reached {
@@ -325,12 +351,12 @@ func estimate(c Cell, o Options) (Result, []float64) {
 			r.DeltaLo, r.DeltaHi = ci.Low, ci.High
 		}
 	}
-	r.P = stats.WilcoxonSignedRank(u.d).P()
-	r.MDE = mde(u.d, o)
+	r.P = stats.WilcoxonSignedRank(d).P()
+	r.MDE = mde(d, o)
 	if r.Scale == ScaleRatio {
 		r.MDE = math.Expm1(r.MDE)
 	}
-	return r, u.d
+	return r, d
 }
 
 // band is the min-effect band's half-width on scale s: MinEffect relative

@@ -62,18 +62,15 @@ check_doctor() {
 	grep -qE '^ok +netem ' <<<"$out" || fail "doctor: netem not ok"
 }
 
-check_ssh_lan() {
-	twnsbench_run ssh-lan --transports ssh --wan off "${SMALL[@]}" || return 1
-	[ "$(jqv ssh-lan '[.failures // [] | .[]] | length')" = 0 ] || fail "failures in the results"
-}
-
 # Both WireGuard implementations as two rows of one run: distinct labels,
 # the kernel row without a userspace process, the wireguard-go row with its
 # two daemons' peak RSS. (The auto transport in kernel mode, --transports
 # wireguard --wireguard kernel, is go_cli_wireguard's run, whose
 # TestQuickWireGuardRun asserts the kernel module ran it.)
 check_wireguard_both() {
-	twnsbench_run wg-both --transports wireguard-kernel,wireguard-go --wan off "${SMALL[@]}" || return 1
+	# Three instruments: every default one runs on the kernel device in
+	# go_cli_wireguard's quick run.
+	twnsbench_run wg-both --transports wireguard-kernel,wireguard-go --instruments iperf3-1,tcp_rr,ping --wan off "${SMALL[@]}" || return 1
 	jqv wg-both '.transports[] | "\(.name): \(.label); \(.facts.wireguard // "")"'
 	[ "$(jqv wg-both '[.transports[].label] | unique | length')" = 2 ] || fail "the two rows do not have distinct labels" || return 1
 	local kernel go
@@ -101,7 +98,7 @@ check_wireguard_both() {
 check_netem() {
 	local strict=()
 	[ -n "${VMTEST_STRICT:-}" ] && strict=(--strict)
-	twnsbench_run ssh-netem --transports ssh --wan 30ms:0.1% --impairment netem "${strict[@]}" "${SMALL[@]}" || return 1
+	twnsbench_run ssh-netem --transports ssh --wan 30ms:0.1% --impairment netem --instruments iperf3-1,tcp_rr,ping "${strict[@]}" "${SMALL[@]}" || return 1
 	[ "$(jqv ssh-netem '.env.impairment_method // ""')" = netem ] || fail "env.impairment_method is not netem" || return 1
 	[ "$(jqv ssh-netem '[.verification // [] | .[] | select(.method == "netem")] | length')" -gt 0 ] || fail "no netem verification block" || return 1
 	jqv ssh-netem '.verification[] | "harness verdict: \(.transport)/\(.condition) ok=\(.ok) rtt \(.measured_rtt_ms) ms of \(.configured_rtt_ms), loss \(.measured_loss_pct) % of \(.configured_loss_pct) (\(.lost)/\(.packets)); \(.note // "")"'
@@ -133,10 +130,11 @@ check_netem_profiles() {
 	[ "$(jqv netem-profiles '[.verification[] | select(.condition == "wan2" and .measured_rtt_iqr_ms > 1)] | length')" = 1 ] || fail "no jitter spread measured on wan2"
 }
 
-# Kernel ESP with manual SAs (seed 002's setkey/iproute2 rows): three
-# transport-mode variants and tunnel mode, on the LAN and one netem WAN;
-# then the other three variants on the LAN. doctor's probe finds ESP here;
-# every row is measured, labelled with the algorithms the kernel holds;
+# Kernel ESP (seed 002's rows): manual SAs (setkey/iproute2's, six
+# transport-mode variants and tunnel mode) and strongSwan's three
+# proposals on the LAN, then Libreswan's two on the LAN and a netem WAN.
+# doctor's probe finds ESP here; every row is measured, labelled with the
+# algorithms the kernel holds;
 # the client's SAs carried at least what iperf3 moved (the orchestrator
 # fails a sample otherwise: no failures); and no SA or policy is left in
 # any namespace.
@@ -148,30 +146,31 @@ check_ipsec() {
 	grep -qE '^ok +transport ipsec ' <<<"$out" && grep -qE '^ok +transport ipsec-tunnel ' <<<"$out" &&
 		grep -qE '^ok +transport libreswan ' <<<"$out" ||
 		fail "doctor: ipsec, ipsec-tunnel or libreswan cannot run" || return 1
-	twnsbench_run ipsec --transports ipsec:aes-gcm-128,ipsec:aes-cbc-128-sha1,ipsec:chacha20-poly1305,ipsec-tunnel \
-		--instruments iperf3-1,ping --wan 30ms:0.1% --impairment netem "${SMALL[@]}" || return 1
-	ipsec_assert ipsec lan,wan iperf3-1,ping || return 1
-	twnsbench_run ipsec-more --transports ipsec:aes-gcm-256,ipsec:aes-cbc-128-sha256,ipsec:aes-ctr-128-sha256 \
+	# Every kernel-ESP row keyed without IKE (manual SAs: six transport-mode
+	# variants and tunnel mode) and by strongSwan's charon (three proposals)
+	# in one run on the LAN: one topology and one drift probe for ten rows.
+	# Kernel ESP under a netem WAN is Libreswan's run below.
+	twnsbench_run kernel-esp --transports ipsec:aes-gcm-128,ipsec:aes-cbc-128-sha1,ipsec:chacha20-poly1305,ipsec-tunnel,ipsec:aes-gcm-256,ipsec:aes-cbc-128-sha256,ipsec:aes-ctr-128-sha256,strongswan-kernel,strongswan-kernel:aes128-sha256,strongswan-kernel:chacha20poly1305 \
 		--instruments iperf3-1 --wan off "${SMALL[@]}" || return 1
-	ipsec_assert ipsec-more lan iperf3-1 || return 1
+	ipsec_assert kernel-esp lan iperf3-1 || return 1
 	# strongSwan keying the kernel's ESP: charon's negotiated proposal in
 	# the label, the kernel SAs' bytes at least what iperf3 moved.
-	twnsbench_run strongswan-kernel --transports strongswan-kernel,strongswan-kernel:aes128-sha256,strongswan-kernel:chacha20poly1305 \
-		--instruments iperf3-1 --wan off "${SMALL[@]}" || return 1
-	jqv strongswan-kernel '.transports[] | "\(.name): \(.label)"'
-	jqv strongswan-kernel '.samples[] | "iperf3-1 \(.transport): \(.value * 1000 | round) Mbit/s, moved \(.moved_bytes) B, ESP carried \(.tunnel_bytes) B"'
+	jqv kernel-esp '.transports[] | select(.name | startswith("strongswan-kernel")) | "\(.name): \(.label)"'
+	jqv kernel-esp '.samples[] | select(.transport | startswith("strongswan-kernel")) | "iperf3-1 \(.transport): \(.value * 1000 | round) Mbit/s, moved \(.moved_bytes) B, ESP carried \(.tunnel_bytes) B"'
 	local bad
 	bad=$(jq -r '
 		{"strongswan-kernel": "AES_GCM_16-128", "strongswan-kernel:aes128-sha256": "AES_CBC-128/HMAC_SHA2_256_128",
 		 "strongswan-kernel:chacha20poly1305": "CHACHA20_POLY1305"} as $esp
 		| . as $d
-		| (if (.failures // [] | length) > 0 then "strongswan-kernel: failures in the results" else empty end),
-		  (.transports[] | .name as $row
-		   | (if .label != "SSH over strongSwan (kernel ESP, \($esp[$row]))" then "\($row): label \(.label)" else empty end),
+		| ($esp | keys[]) as $row
+		| ([$d.transports[] | select(.name == $row)][0]) as $t
+		| if $t == null then "\($row): no row"
+		  else (if $t.label != "SSH over strongSwan (kernel ESP, \($esp[$row]))" then "\($row): label \($t.label)" else empty end),
 		     ([$d.samples[] | select(.transport == $row and .instrument == "iperf3-1" and .value > 0
 		        and .tunnel_bytes != null and .tunnel_bytes >= .moved_bytes)] | length
-		      | if . == 0 then "\($row): no iperf3-1 carried by ESP" else empty end))
-		' "$OUT/strongswan-kernel/bench-results.json")
+		      | if . == 0 then "\($row): no iperf3-1 carried by ESP" else empty end)
+		  end
+		' "$OUT/kernel-esp/bench-results.json")
 	[ -z "$bad" ] || fail "$bad" || return 1
 	# Libreswan's pluto keying the kernel's ESP, both variants, on the LAN
 	# and a netem WAN (the WAN row's set-up also proves the LAN row's Close
@@ -238,8 +237,8 @@ check_esp_lacks() {
 # each; each row's label names what the kernel holds for its variant.
 ipsec_assert() {
 	local run=$1 conds=$2 ins=$3 bad
-	jqv "$run" '.transports[] | "\(.name): \(.label)"'
-	jqv "$run" '.samples[] | select(.instrument == "iperf3-1") | "iperf3-1 \(.transport)/\(.condition): \(.value * 1000 | round) Mbit/s, moved \(.moved_bytes) B, ESP carried \(.tunnel_bytes) B"'
+	jqv "$run" '.transports[] | select(.name | startswith("ipsec")) | "\(.name): \(.label)"'
+	jqv "$run" '.samples[] | select(.instrument == "iperf3-1" and (.transport | startswith("ipsec"))) | "iperf3-1 \(.transport)/\(.condition): \(.value * 1000 | round) Mbit/s, moved \(.moved_bytes) B, ESP carried \(.tunnel_bytes) B"'
 	jqv "$run" '.samples[] | select(.instrument == "ping") | "ping \(.transport)/\(.condition): \(.value) ms"'
 	bad=$(jq -r --arg conds "$conds" --arg ins "$ins" '
 		{"ipsec": "transport, rfc4106(gcm(aes)) 128-bit",
@@ -252,7 +251,7 @@ ipsec_assert() {
 		| . as $d
 		| if ([.conditions[].name] | join(",")) != $conds then "conditions \([.conditions[].name] | join(",")), want \($conds)" else empty end,
 		  (if (.failures // [] | length) > 0 then "failures in the results" else empty end),
-		  (.transports[] | .name as $row
+		  (.transports[] | select(.name | startswith("ipsec")) | .name as $row
 		   | (if .label != "SSH over IPsec (manual SAs, \($algo[$row]), 2 SAs per side)" then "\($row): label \(.label)" else empty end),
 		     ($conds | split(",")[] as $c | $ins | split(",")[] as $i
 		      | [$d.samples[] | select(.transport == $row and .condition == $c and .instrument == $i and .value > 0)] | length
@@ -314,7 +313,7 @@ summary() {
 	fi
 	# The IPsec rows measured in every condition of their run, with their
 	# LAN iperf3.
-	ipsec=$(measured_rows "$OUT"/ipsec/bench-results.json "$OUT"/ipsec-more/bench-results.json)
+	ipsec=$(measured_rows "$OUT"/kernel-esp/bench-results.json)
 	libreswan=$(measured_rows "$OUT"/libreswan/bench-results.json)
 	echo "vmtest summary: kernel $kernel; wireguard $wgimpl; impairment $method; rtt $rtt; loss $loss; ipsec ${ipsec:-n/a}; libreswan ${libreswan:-n/a}"
 }
@@ -336,7 +335,6 @@ measured_rows() {
 
 CHECKS=(
 	doctor
-	ssh_lan
 	wireguard_both
 	netem
 	netem_profiles

@@ -1,0 +1,48 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// ClientArg is the prober's hidden subcommand: twnsbench runs itself in
+// the client role with it.
+const ClientArg = "recovery-probe"
+
+// MaxDuration bounds a probe's --duration: the longest fault and its
+// recovery bound with room to spare.
+const MaxDuration = 15 * time.Minute
+
+// ClientMain is the prober's command line: --addr HOST:PORT --duration D
+// [--interval I] [--settle S]. It prints the Timeline as JSON.
+func ClientMain(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet(ClientArg, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", "", "the echo's host:port")
+	d := fs.Duration("duration", 30*time.Second, "how long to probe at most")
+	interval := fs.Duration("interval", Interval, "time between two requests")
+	settle := fs.Duration("settle", 0, "end once a request went unanswered and every one of this long since was answered (0: run the whole duration)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil {
+		return fmt.Errorf("--addr %q: %w", *addr, err)
+	}
+	if *d <= 0 || *d > MaxDuration || *interval < time.Millisecond || *interval > time.Second || *settle < 0 || *settle > *d {
+		return fmt.Errorf("--duration %v (up to %v), --interval %v (1ms to 1s), --settle %v (up to the duration): out of range", *d, MaxDuration, *interval, *settle)
+	}
+	dial := func(ctx context.Context) (net.Conn, error) {
+		var dl net.Dialer
+		return dl.DialContext(ctx, "tcp", *addr)
+	}
+	t, err := Probe(ctx, dial, *interval, *d, *settle)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(out).Encode(t)
+}

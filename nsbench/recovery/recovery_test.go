@@ -1,0 +1,266 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/manyrr"
+)
+
+const ms = time.Millisecond
+
+// steady is a timeline of a request every 10 ms for n requests, each
+// answered 2 ms after it was sent unless lost says otherwise, or answered
+// late (at the returned time) when late says so.
+func steady(n int, lost func(sent time.Duration) bool, late func(sent time.Duration) time.Duration) Timeline {
+	t := Timeline{Interval: 10 * ms, Dials: 1}
+	for i := 1; i <= n; i++ {
+		r := Request{Sent: time.Duration(i) * 10 * ms}
+		switch {
+		case late != nil && late(r.Sent) > 0:
+			r.Answered = late(r.Sent)
+		case lost == nil || !lost(r.Sent):
+			r.Answered = r.Sent + 2*ms
+		}
+		t.Requests = append(t.Requests, r)
+	}
+	return t
+}
+
+func TestRecover(t *testing.T) {
+	fault := Fault{Start: time.Second, End: 2 * time.Second}
+	// Answers stop at the fault's start and come back 150 ms after its end.
+	gap := steady(400, func(s time.Duration) bool { return s >= time.Second && s < 2150*ms }, nil)
+	r, err := Recover(gap, fault, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first answer after the end: the request sent at 2.15 s, answered at 2.152 s.
+	if r.AtLeast || r.Seconds < 0.1519 || r.Seconds > 0.1521 || !r.Interrupted {
+		t.Errorf("gap: %+v, want 0.152 s, interrupted", r)
+	}
+	// Sent from 1.00 s to 2.15 s inclusive: 116 requests, all but the last unanswered.
+	if r.Sent != 116 || r.Lost != 115 {
+		t.Errorf("gap: sent %d lost %d, want 116 and 115", r.Sent, r.Lost)
+	}
+
+	// A tunnel that rode through: the first answer after the end comes
+	// within one interval, nothing lost.
+	r, err = Recover(steady(400, nil, nil), fault, 5*time.Second)
+	if err != nil || r.AtLeast || r.Seconds > 0.0021 || r.Lost != 0 || r.Interrupted {
+		t.Errorf("rode through: %+v, %v; want a few ms, nothing lost", r, err)
+	}
+
+	// Held in a queue across the fault: requests sent during it are
+	// answered after it, all at 2.4 s; that answer is the recovery.
+	held := steady(400, nil, func(s time.Duration) time.Duration {
+		if s >= time.Second && s < 2*time.Second {
+			return 2400 * ms
+		}
+		return 0
+	})
+	// The requests sent just after the end are answered at once (2.012 s):
+	// they come first.
+	r, err = Recover(held, fault, 5*time.Second)
+	if err != nil || r.Seconds < 0.0019 || r.Seconds > 0.0021 || r.Lost != 0 {
+		t.Errorf("held: %+v, %v; want the first answer after the end, nothing lost", r, err)
+	}
+
+	// Never back within the bound: a bound, not a number.
+	never := steady(800, func(s time.Duration) bool { return s >= time.Second }, nil)
+	r, err = Recover(never, fault, 3*time.Second)
+	if err != nil || !r.AtLeast || r.Seconds != 3 || !r.Interrupted || r.Lost != r.Sent || r.Sent != 401 {
+		t.Errorf("never: %+v, %v; want ≥ 3 s with every request from the start to the bound lost (401)", r, err)
+	}
+	// An answer after the bound counts as lost and is no recovery.
+	beyond := steady(800, func(s time.Duration) bool { return s >= time.Second && s < 7*time.Second }, nil)
+	if r, err = Recover(beyond, fault, 3*time.Second); err != nil || !r.AtLeast {
+		t.Errorf("beyond the bound: %+v, %v", r, err)
+	}
+}
+
+func TestRecoverRefuses(t *testing.T) {
+	tl := steady(100, nil, nil)
+	for name, c := range map[string]struct {
+		f     Fault
+		bound time.Duration
+	}{
+		"ends before it starts": {Fault{Start: 500 * ms, End: 400 * ms}, time.Second},
+		"no bound":              {Fault{Start: 100 * ms, End: 200 * ms}, 0},
+	} {
+		if _, err := Recover(tl, c.f, c.bound); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// A timeline that stops before the bound, with no answer after the
+	// fault, cannot tell a slow recovery from none.
+	short := steady(100, func(s time.Duration) bool { return s >= 500*ms }, nil)
+	if _, err := Recover(short, Fault{Start: 500 * ms, End: 600 * ms}, 2*time.Second); err == nil {
+		t.Error("a timeline short of the bound was read as a recovery")
+	}
+}
+
+func TestBins(t *testing.T) {
+	tl := steady(100, func(s time.Duration) bool { return s >= 300*ms && s < 500*ms }, nil)
+	bins := Bins(tl, 100*ms)
+	if len(bins) != 11 {
+		t.Fatalf("%d bins, want 11 (0 to 1 s)", len(bins))
+	}
+	want := []struct{ sent, answered int }{{9, 9}, {10, 10}, {10, 10}, {10, 0}, {10, 0}, {10, 10}}
+	for i, w := range want {
+		if bins[i].Sent != w.sent || bins[i].AnsweredSent != w.answered {
+			t.Errorf("bin %d: %+v, want %d sent, %d answered", i, bins[i], w.sent, w.answered)
+		}
+	}
+	if Bins(Timeline{}, 100*ms) != nil || Bins(tl, 0) != nil {
+		t.Error("bins of nothing")
+	}
+}
+
+// blackhole is a path a test can cut: while down, connections already
+// open swallow what is written (a link down: nothing crosses, nothing
+// errs) and new ones are refused.
+type blackhole struct {
+	addr string
+	down atomic.Bool
+	mu   sync.Mutex
+}
+
+type holeConn struct {
+	net.Conn
+	h *blackhole
+}
+
+func (c holeConn) Write(b []byte) (int, error) {
+	if c.h.down.Load() {
+		return len(b), nil
+	}
+	return c.Conn.Write(b)
+}
+
+func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
+	if h.down.Load() {
+		return nil, errors.New("no route to host")
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", h.addr)
+	if err != nil {
+		return nil, err
+	}
+	return holeConn{c, h}, nil
+}
+
+// TestProbeAcrossACut: a real prober against a real echo over loopback,
+// the path cut for 400 ms after the first answers: the requests before
+// the cut are answered, the stalled connection is given up and a new one
+// dialled once the path is back, Recover reads a recovery within a few
+// intervals of the cut's end, with the requests of the cut lost, and the
+// probe ends once settled.
+func TestProbeAcrossACut(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, l) }()
+	h := &blackhole{addr: l.Addr().String()}
+
+	faults := make(chan Fault, 1)
+	start := time.Now()
+	cut := time.AfterFunc(500*ms, func() {
+		f := Fault{Start: time.Since(start)}
+		h.down.Store(true)
+		time.AfterFunc(400*ms, func() {
+			f.End = time.Since(start)
+			h.down.Store(false)
+			faults <- f
+		})
+	})
+	defer cut.Stop()
+	// Settled 300 ms after the tunnel is back: it ends well before the 4 s.
+	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, 300*ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fault Fault
+	select {
+	case fault = <-faults:
+	default:
+		t.Fatal("the cut did not end within the probe")
+	}
+	r, err := Recover(tl, fault, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := 0
+	for _, q := range tl.Requests {
+		if q.Sent < fault.Start-50*ms && q.OK() {
+			before++
+		}
+	}
+	t.Logf("%d requests, %d dials, fault %v–%v: %+v", len(tl.Requests), tl.Dials, fault.Start, fault.End, r)
+	if last := tl.Requests[len(tl.Requests)-1].Sent; last > 3*time.Second {
+		t.Errorf("the probe ran to %v: it did not end once settled after the cut", last)
+	}
+	if tl.StartUnixNs < start.UnixNano() || tl.StartUnixNs > time.Now().UnixNano() {
+		t.Errorf("start %d: not this run's", tl.StartUnixNs)
+	}
+	if before < 10 {
+		t.Errorf("%d requests answered before the cut, want most of 45", before)
+	}
+	if tl.Dials < 2 {
+		t.Errorf("%d dials: the stalled connection was never given up", tl.Dials)
+	}
+	// Back at the first request after the end that finds the new
+	// connection: a few intervals (a dial on loopback), well inside
+	// StallAfter.
+	if r.AtLeast || r.Seconds > StallAfter.Seconds() || !r.Interrupted || r.Lost < 20 {
+		t.Errorf("recovery %+v: want within %v of the cut's end, the cut's requests lost", r, StallAfter)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("echo: %v", err)
+	}
+}
+
+// serve echoes every connection on l until ctx ends, as the many-rr
+// fixture does the prober's requests.
+func serve(ctx context.Context, l net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := context.AfterFunc(ctx, func() { c.Close() })
+			defer done()
+			defer c.Close()
+			_, _ = io.Copy(c, c)
+		}()
+	}
+}
+
+// The prober's requests are the many-rr fixture's size, so that its echo
+// answers them whole.
+func TestRequestIsManyRRs(t *testing.T) {
+	if reqSize != manyrr.Size {
+		t.Errorf("request %d bytes, the many-rr fixture echoes %d", reqSize, manyrr.Size)
+	}
+}
