@@ -290,7 +290,8 @@ check_go_wireguard() {
 }
 
 # The CLI's end-to-end WireGuard test in kernel mode, with the throughput
-# floors it relaxes under emulation.
+# floors it relaxes under emulation (WireGuard alone: Pure SSH runs in the
+# netem check).
 check_go_cli_wireguard() {
 	(cd cmd/twnsbench && TWNSBENCH_TEST_WIREGUARD=kernel TWNSBENCH_TEST_EMULATED=1 \
 		timeout "$CHECK_TIMEOUT" "$TESTBIN/twnsbench.test" -test.run '^TestQuickWireGuardRun$' -test.v -test.count=1) >"$OUT/go-cli-wireguard.log" 2>&1
