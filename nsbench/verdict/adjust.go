@@ -38,8 +38,9 @@ func (h HostAdjustment) Adjusted() bool { return !math.IsNaN(h.Slope) }
 // and γ; ok is false, and d unusable, when the cell is not adjusted: not a
 // ratio cell (a difference or a count has no share to scale), a pair at a
 // bound (its change is a bound, and moving it could turn its known
-// sign), a pair without its free shares, fewer than FirstLook pairs, or
-// free shares that never differ between A and B.
+// sign), a pair without its free shares, fewer than FirstLook pairs, free
+// shares that never differ between A and B, or an adjustment that would
+// not narrow the changes' spread.
 func adjustForHost(u pairsUsed, s Scale) (d []float64, slope float64, ok bool) {
 	if s != ScaleRatio || u.bounded > 0 || u.freeUnknown || len(u.d) < FirstLook || len(u.free) != len(u.d) {
 		return nil, math.NaN(), false
@@ -52,5 +53,24 @@ func adjustForHost(u pairsUsed, s Scale) (d []float64, slope float64, ok bool) {
 	for i := range u.d {
 		d[i] = u.d[i] - slope*u.free[i]
 	}
+	// Where the host's work barely varied (a quiet host: shares within a
+	// few % of each other), γ is read off noise and the adjustment can
+	// widen what it should narrow: it is kept only when it narrows.
+	if spread(d) >= spread(u.d) {
+		return nil, math.NaN(), false
+	}
 	return d, slope, true
+}
+
+// spread is the standard deviation of d.
+func spread(d []float64) float64 {
+	var sum, ss float64
+	for _, x := range d {
+		sum += x
+	}
+	mean := sum / float64(len(d))
+	for _, x := range d {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(d)-1))
 }
