@@ -44,18 +44,9 @@ func (i IPerf3) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		return Measurement{}, nothing("iperf3 reported %g bit/s: the client received %d bytes in %.1f s (the server sent %d)",
 			r.ReceivedBitsPerSec, r.ReceivedBytes, r.DurationSec, r.SentBytes)
 	}
-	m := Measurement{
-		Value:      r.ReceivedBitsPerSec / 1e9,
-		Unit:       "Gbit/s",
-		WallSec:    res.Wall.Seconds(),
-		MovedBytes: r.ReceivedBytes,
-		Extra:      res.extra(),
-	}
+	m := goodput(r, res)
 	if r.HasRetransmits {
 		m.Extra["retransmits"] = float64(r.Retransmits)
-	}
-	if len(r.Intervals) > 0 {
-		m.Series = []results.Series{throughputSeries("throughput", r.Intervals, 0)}
 	}
 	return m, nil
 }
@@ -71,6 +62,22 @@ func (i IPerf3) Args(job *Job) []string {
 
 // iperf3Run is one iperf3 client run and how long it waited for the
 // server to be free first.
+// goodput is a TCP iperf3 run's measurement: the client's received rate,
+// the bytes it moved, the run's extras and its throughput over time.
+func goodput(r iperf3Result, res iperf3Run) Measurement {
+	m := Measurement{
+		Value:      r.ReceivedBitsPerSec / 1e9,
+		Unit:       "Gbit/s",
+		WallSec:    res.Wall.Seconds(),
+		MovedBytes: r.ReceivedBytes,
+		Extra:      res.extra(),
+	}
+	if len(r.Intervals) > 0 {
+		m.Series = []results.Series{throughputSeries("throughput", r.Intervals, 0)}
+	}
+	return m
+}
+
 type iperf3Run struct {
 	proc.Result
 	idleWait time.Duration

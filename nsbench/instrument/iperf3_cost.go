@@ -58,19 +58,10 @@ func (c IPerf3Cost) Measure(ctx context.Context, job *Job) (Measurement, error) 
 		return Measurement{}, nothing("iperf3 at %d bit/s reported %g bit/s: the client received %d bytes in %.1f s (the server sent %d)",
 			c.RateBps, r.ReceivedBitsPerSec, r.ReceivedBytes, r.DurationSec, r.SentBytes)
 	}
-	m := Measurement{
-		Value:      r.ReceivedBitsPerSec / 1e9,
-		Unit:       "Gbit/s",
-		WallSec:    res.Wall.Seconds(),
-		MovedBytes: r.ReceivedBytes,
-		Extra:      res.extra(),
-	}
+	m := goodput(r, res)
 	m.Extra[results.OfferedGbps] = float64(c.RateBps) / 1e9
 	if share := r.ReceivedBitsPerSec / float64(c.RateBps); share < minOfferedShare {
 		m.Extra[results.BelowOfferedRate] = share
-	}
-	if len(r.Intervals) > 0 {
-		m.Series = []results.Series{throughputSeries("throughput", r.Intervals, 0)}
 	}
 	return m, nil
 }
