@@ -1,6 +1,7 @@
 package nstest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,13 +46,31 @@ func TestWANVerified(t *testing.T) {
 		{"beside the rate's remark", cell(205, "loss … does not hold the configured 0.5 %; goodput 9.6 Mbit/s under the 100 Mbit/s cap (with loss, TCP's loss bound sets the goodput; only the cap is judged)"), true, true},
 		{"beside the rate's miss", cell(205, "loss … does not hold the configured 0.5 %; goodput 120 Mbit/s is above the 100 Mbit/s cap"), false, false},
 		{"a fallback's count", fallback, false, false},
+		{"RTT 1.04 ms slow", rttOff(31.04), true, true},
+		{"RTT 3.5 ms slow", rttOff(33.5), false, false},
+		{"RTT quicker than configured", rttOff(28.5), false, false},
+		{"RTT slow beside CI's 205", func() results.Verification {
+			v := cell(205, "")
+			m := 31.2
+			v.ConfiguredRTTMs, v.MeasuredRTTMs = 30, &m
+			v.Note += "; RTT off by +1.20 ms (tolerance ±1.00 ms)"
+			return v
+		}(), true, true},
 	} {
 		ok, how := WANVerified(tc.v)
 		if ok != tc.ok || (how != "") != tc.chance {
 			t.Errorf("%s: ok %v, chance %q; want ok %v, chance %v", tc.name, ok, how, tc.ok, tc.chance)
 		}
-		if tc.chance && !strings.Contains(how, "205 of 32000") {
+		if tc.chance && tc.v.LossProbeLost == 205 && !strings.Contains(how, "205 of 32000") {
 			t.Errorf("%s: %q does not give the count", tc.name, how)
 		}
 	}
+}
+
+// rttOff is a WAN condition at 30 ms whose loss held and whose median RTT
+// was measured ms, judged off by the harness's ±1 ms.
+func rttOff(ms float64) results.Verification {
+	v := cell(160, fmt.Sprintf("RTT off by %+.2f ms (tolerance ±1.00 ms)", ms-30))
+	v.ConfiguredRTTMs, v.MeasuredRTTMs = 30, &ms
+	return v
 }
