@@ -29,6 +29,7 @@ func Markdown(d *results.Document) []byte {
 		writeSweeps(w, v, c)
 	}
 	v.writeTunnels(w)
+	v.writeRecovery(w)
 	v.writeMoreMetrics(w)
 	v.writeNoise(w)
 	v.writeSkipped(w)
