@@ -77,7 +77,8 @@ func (v *view) methods() []string {
 	var order []key
 	transports := map[key][]string{}
 	for _, s := range v.doc.Samples {
-		if s.Method == "" {
+		// A fault instrument's method is said under Recovery.
+		if s.Method == "" || results.IsRecovery(s) {
 			continue
 		}
 		k := key{s.Instrument, s.Method}
