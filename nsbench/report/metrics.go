@@ -34,7 +34,7 @@ func (v *view) writeMoreMetrics(w *writer) {
 	order, values := v.doc.MetricValues()
 	lines := []string{tableRow("Condition", "Transport", "Instrument", "Metric", "Median (min–max)", "Better"), separatorRow(6)}
 	rows := 0
-	faults := v.recoveryInstruments()
+	faults := faultInstruments(v.doc)
 	for _, c := range v.doc.Conditions {
 		for _, k := range order {
 			// rrul has its own tables, one per probe (writeRRUL), and a

@@ -19,12 +19,12 @@ const precRecovery = 3
 var recoveryKeys = []string{"value", results.RecoveryLost, results.RecoveryDials, results.SessionSurvived,
 	results.StreamResumed, results.StreamGapSec}
 
-// recoveryInstruments are the fault instruments of the document, in the
-// samples' order: those whose samples carry the recovery figures
+// faultInstruments are the fault instruments of d, in the samples'
+// order: those whose samples carry the recovery figures
 // (results.IsRecovery), whatever their names.
-func (v *view) recoveryInstruments() []string {
+func faultInstruments(d *results.Document) []string {
 	var out []string
-	for _, s := range v.doc.Samples {
+	for _, s := range d.Samples {
 		if results.IsRecovery(s) && !slices.Contains(out, s.Instrument) {
 			out = append(out, s.Instrument)
 		}
@@ -43,8 +43,8 @@ func inRecoveryTable(faults []string, instrument, key string) bool {
 // lost, the connections the prober opened, and, as counts of the runs,
 // the SSH sessions that survived and the streams that resumed. Only a run
 // where a fault instrument ran has the section.
-func (v *view) writeRecovery(w *writer) {
-	faults := v.recoveryInstruments()
+func writeRecovery(w *writer, v *view) {
+	faults := faultInstruments(v.doc)
 	if len(faults) == 0 {
 		return
 	}
@@ -59,7 +59,7 @@ func (v *view) writeRecovery(w *writer) {
 				if len(ss) == 0 {
 					continue
 				}
-				lines = append(lines, tableRow(v.recoveryRow(c.Name, t, in, ss)...))
+				lines = append(lines, tableRow(recoveryRow(v, c.Name, t, in, ss)...))
 				notes = append(notes, streamNotes(v.label(t), in, ss)...)
 			}
 		}
@@ -83,12 +83,12 @@ func (v *view) writeRecovery(w *writer) {
 }
 
 // recoveryRow is one fault's row: every cell from the samples alone.
-func (v *view) recoveryRow(condition, transport, instrument string, ss []results.Sample) []string {
+func recoveryRow(v *view, condition, transport, instrument string, ss []results.Sample) []string {
 	runs := v.fullRuns()
 	return []string{
 		condition, v.label(transport), codeSpan(instrument),
 		recoveryCell(v.readings(ss, "value", ""), runs),
-		boundRangeCell(v.lostReadings(ss), 0, runs),
+		boundRangeCell(lostReadings(v.doc, ss), 0, runs),
 		rangeCell(extras(ss, results.RecoveryDials), 0, runs),
 		countCell(ss, results.SessionSurvived, "survived"),
 		countCell(ss, results.StreamResumed, "resumed"),
@@ -129,14 +129,14 @@ func recoveryCell(rs []results.Reading, runs int) string {
 // lostReadings are the runs' lost requests, each a lower bound where the
 // recovery is (not back within the bound: the requests lost until traffic
 // crossed again are at least those of the bound's span).
-func (v *view) lostReadings(ss []results.Sample) []results.Reading {
+func lostReadings(d *results.Document, ss []results.Sample) []results.Reading {
 	var rs []results.Reading
 	for _, s := range ss {
 		lost, ok := s.Extra[results.RecoveryLost]
 		if !ok {
 			continue
 		}
-		r, _ := v.doc.ReadingOf(s, "value")
+		r, _ := d.ReadingOf(s, "value")
 		rs = append(rs, results.Reading{Value: lost, AtLeast: r.AtLeast})
 	}
 	return rs
