@@ -49,4 +49,17 @@ func streamFigures(m *Measurement, t recovery.Timeline, down, up time.Time, boun
 	if r.AtLeast {
 		m.Extra[results.AtLeastKey(results.StreamGapSec)] = 1
 	}
+	m.Series = append(m.Series, streamSeries(*t.Stream))
+}
+
+// streamSeries is the stream for the time series chart, beside the
+// answered series: the Mbit/s its bytes came back at in each slice
+// (recovery.StreamBin), at the slice's end (s from the prober's start).
+func streamSeries(s recovery.Stream) results.Series {
+	se := results.Series{Key: "stream", Unit: "Mbit/s"}
+	for i, b := range s.Bins {
+		se.T = append(se.T, (time.Duration(i+1) * recovery.StreamBin).Seconds())
+		se.V = append(se.V, float64(b)*8/recovery.StreamBin.Seconds()/1e6)
+	}
+	return se
 }

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,12 @@ func TestFlapStreamFigures(t *testing.T) {
 	}
 	var m Measurement
 	streamFigures(&m, tl(&recovery.Stream{Bytes: 5 << 20, First: 20 * time.Millisecond, Last: 5 * time.Second, End: 5 * time.Second,
-		Gaps: []recovery.Gap{{From: 1990 * time.Millisecond, To: 4200 * time.Millisecond}}}), down, up, FlapBound)
+		Gaps: []recovery.Gap{{From: 1990 * time.Millisecond, To: 4200 * time.Millisecond}}, Bins: []int64{12500, 0, 25000}}), down, up, FlapBound)
+	// Its bytes per 100 ms as Mbit/s, at each slice's end.
+	if len(m.Series) != 1 || m.Series[0].Key != "stream" || m.Series[0].Unit != "Mbit/s" ||
+		!slices.Equal(m.Series[0].T, []float64{0.1, 0.2, 0.3}) || !slices.Equal(m.Series[0].V, []float64{1, 0, 2}) {
+		t.Errorf("stream series %+v: want 1, 0 and 2 Mbit/s at 0.1, 0.2 and 0.3 s", m.Series)
+	}
 	if m.Extra[results.StreamResumed] != 1 || m.Extra[results.StreamGapSec] < 2.2099 || m.Extra[results.StreamGapSec] > 2.2101 ||
 		m.Extra[results.AtLeastKey(results.StreamGapSec)] != 0 || m.Method != "" {
 		t.Errorf("back at 4.2 s: %+v, want resumed, 2.21 s without a byte", m)

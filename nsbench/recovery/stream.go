@@ -26,16 +26,22 @@ const (
 	StreamEvery = 10 * time.Millisecond
 )
 
+// StreamBin is the width of the slices the stream's bytes are counted
+// in, for a chart: the prober's answered series' too.
+const StreamBin = 100 * time.Millisecond
+
 // GapMin is the shortest span without a byte the stream records: five
 // writes' worth, above a loaded host's scheduling jitter.
 const GapMin = 50 * time.Millisecond
 
 // Stream is what the stream saw, on the prober's clock: the bytes echoed
-// back, the first and last of them, every span of at least GapMin
-// without one, when the watch ended, and, when the connection failed
-// before it, why.
+// back, in all and per StreamBin from the prober's start (whole slices
+// up to the watch's end), the first and last of them, every span of at
+// least GapMin without one, when the watch ended, and, when the
+// connection failed before it, why.
 type Stream struct {
 	Bytes int64         `json:"bytes"`
+	Bins  []int64       `json:"bins"`
 	First time.Duration `json:"first_ns"`
 	Last  time.Duration `json:"last_ns"`
 	Gaps  []Gap         `json:"gaps,omitempty"`
@@ -161,6 +167,11 @@ func (s *streamer) got(n int) {
 	}
 	s.log.Bytes += int64(n)
 	s.log.Last = now
+	i := int(now / StreamBin)
+	for len(s.log.Bins) <= i {
+		s.log.Bins = append(s.log.Bins, 0)
+	}
+	s.log.Bins[i] += int64(n)
 }
 
 // fail logs the connection's end before the watch's, and closes it (the
@@ -202,5 +213,12 @@ func (s *streamer) stop() *Stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.log
+	// Whole slices only, the quiet ones at the end included: a slice cut
+	// by the watch's end would read as a slower one.
+	whole := int(out.End / StreamBin)
+	out.Bins = append(make([]int64, 0, whole), out.Bins[:min(whole, len(out.Bins))]...)
+	for len(out.Bins) < whole {
+		out.Bins = append(out.Bins, 0)
+	}
 	return &out
 }
