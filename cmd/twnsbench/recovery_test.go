@@ -46,6 +46,11 @@ func TestFlapRecovery(t *testing.T) {
 			t.Errorf("%s: stream resumed %v after %.3f s without a byte (bound flag %v, %q): want resumed, 0.9–10 s",
 				tr, s.Extra[results.StreamResumed], gap, s.Extra[results.AtLeastKey(results.StreamGapSec)], s.Method)
 		}
+		// Its bytes over time: flowing before the drop, none for some
+		// slices in it.
+		if !streamStopped(s) {
+			t.Errorf("%s: the stream series shows no bytes before the drop and none in it: %+v", tr, s.Series)
+		}
 		if s.Extra["lost"] < 50 {
 			t.Errorf("%s: %v requests lost across a 1 s drop, want about 100", tr, s.Extra["lost"])
 		}
@@ -60,4 +65,23 @@ func TestFlapRecovery(t *testing.T) {
 	if left := newLeftovers(before); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+}
+
+// streamStopped says whether s's stream series has bytes in some slice
+// and none in a later one.
+func streamStopped(s results.Sample) bool {
+	for _, se := range s.Series {
+		if se.Key != "stream" {
+			continue
+		}
+		flowed := false
+		for _, v := range se.V {
+			if v > 0 {
+				flowed = true
+			} else if flowed {
+				return true
+			}
+		}
+	}
+	return false
 }
