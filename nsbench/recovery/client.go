@@ -19,7 +19,7 @@ const ClientArg = "recovery-probe"
 const MaxDuration = 15 * time.Minute
 
 // ClientMain is the prober's command line: --addr HOST:PORT --duration D
-// [--interval I] [--settle S]. It prints the Timeline as JSON.
+// [--interval I] [--settle S] [--stream]. It prints the Timeline as JSON.
 func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(ClientArg, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -27,6 +27,7 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	d := fs.Duration("duration", 30*time.Second, "how long to probe at most")
 	interval := fs.Duration("interval", Interval, "time between two requests")
 	settle := fs.Duration("settle", 0, "end once a request went unanswered and every one of this long since was answered (0: run the whole duration)")
+	stream := fs.Bool("stream", false, "run a TCP stream to the same echo beside the requests")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,7 +41,11 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 		var dl net.Dialer
 		return dl.DialContext(ctx, "tcp", *addr)
 	}
-	t, err := Probe(ctx, dial, *interval, *d, *settle)
+	run := Probe
+	if *stream {
+		run = ProbeWithStream
+	}
+	t, err := run(ctx, dial, *interval, *d, *settle)
 	if err != nil {
 		return err
 	}

@@ -44,11 +44,26 @@ const reqSize = 64
 // request went unanswered and every request of the settle since was
 // answered: the fault is over and the tunnel back.
 func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d, settle time.Duration) (Timeline, error) {
+	return probe(ctx, dial, interval, d, settle, false)
+}
+
+// ProbeWithStream is Probe with a stream (stream.go) through a connection
+// of its own to the same echo, from the start to the end; settling also
+// waits for the stream to carry bytes again, or to have failed.
+func ProbeWithStream(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d, settle time.Duration) (Timeline, error) {
+	return probe(ctx, dial, interval, d, settle, true)
+}
+
+func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d, settle time.Duration, stream bool) (Timeline, error) {
 	if interval <= 0 || d <= 0 || settle < 0 {
 		return Timeline{}, errors.New("recovery probe: interval and duration must be positive")
 	}
 	p := &prober{start: time.Now(), every: interval, attempts: attempts{dial: dial}}
 	t := Timeline{StartUnixNs: p.start.UnixNano(), Interval: interval}
+	var st *streamer
+	if stream {
+		st = startStream(ctx, dial, p.start)
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	end := time.NewTimer(d)
@@ -57,16 +72,19 @@ func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 		select {
 		case <-ctx.Done():
 			p.close()
+			t.Stream = st.stop()
 			return p.timeline(t), ctx.Err()
 		case <-end.C:
 			p.close()
 			// Answers in flight get one more StallAfter to arrive.
 			p.drain(StallAfter)
+			t.Stream = st.stop()
 			return p.timeline(t), nil
 		case <-tick.C:
 		}
-		if settle > 0 && p.settled(settle) {
+		if settle > 0 && p.settled(settle) && st.settled() {
 			p.close()
+			t.Stream = st.stop()
 			return p.timeline(t), nil
 		}
 		p.send(ctx, seq)
