@@ -123,25 +123,76 @@ func TestBins(t *testing.T) {
 	}
 }
 
-// blackhole is a path a test can cut: while down, connections already
-// open swallow what is written (a link down: nothing crosses, nothing
-// errs) and new ones are refused.
+// blackhole is a path a test can cut, the way a link down cuts TCP:
+// while down, connections already open take what is written and hold it
+// (nothing crosses, nothing errs), and deliver it when the path is back,
+// as TCP's retransmissions do; new connections are refused.
 type blackhole struct {
-	addr string
-	down atomic.Bool
-	mu   sync.Mutex
+	addr  string
+	down  atomic.Bool
+	mu    sync.Mutex
+	conns []*holeConn
 }
 
 type holeConn struct {
 	net.Conn
-	h *blackhole
+	h    *blackhole
+	mu   sync.Mutex
+	held []byte
+	most int // the most it held at once
 }
 
-func (c holeConn) Write(b []byte) (int, error) {
+func (c *holeConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.h.down.Load() {
+		c.held = append(c.held, b...)
+		c.most = max(c.most, len(c.held))
 		return len(b), nil
 	}
+	if err := c.flushLocked(); err != nil {
+		return 0, err
+	}
 	return c.Conn.Write(b)
+}
+
+func (c *holeConn) flushLocked() error {
+	if len(c.held) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(c.held)
+	c.held = nil
+	return err
+}
+
+// mostHeld is the most any connection held at once.
+func (h *blackhole) mostHeld() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	most := 0
+	for _, c := range h.conns {
+		c.mu.Lock()
+		most = max(most, c.most)
+		c.mu.Unlock()
+	}
+	return most
+}
+
+// set cuts the path (down) or brings it back, delivering what the open
+// connections held (a closed one's is dropped).
+func (h *blackhole) set(down bool) {
+	h.down.Store(down)
+	if down {
+		return
+	}
+	h.mu.Lock()
+	conns := h.conns
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.mu.Lock()
+		_ = c.flushLocked()
+		c.mu.Unlock()
+	}
 }
 
 func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
@@ -153,7 +204,11 @@ func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return holeConn{c, h}, nil
+	hc := &holeConn{Conn: c, h: h}
+	h.mu.Lock()
+	h.conns = append(h.conns, hc)
+	h.mu.Unlock()
+	return hc, nil
 }
 
 // TestProbeAcrossACut: a real prober against a real echo over loopback,
@@ -177,10 +232,10 @@ func TestProbeAcrossACut(t *testing.T) {
 	start := time.Now()
 	cut := time.AfterFunc(500*ms, func() {
 		f := Fault{Start: time.Since(start)}
-		h.down.Store(true)
+		h.set(true)
 		time.AfterFunc(400*ms, func() {
 			f.End = time.Since(start)
-			h.down.Store(false)
+			h.set(false)
 			faults <- f
 		})
 	})
