@@ -20,11 +20,11 @@ import (
 const streamSlack = 30 * time.Second
 
 // Run sweeps every transport over every count of plan, one testbed per
-// transport and N, writing doc to plan.OutDir after every row. A
-// transport that is no Fanner, or cannot run here, is skipped with its
-// reason; a row that fails records its error and the sweep goes on. It
-// stops early only when ctx ends.
-func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients, logf func(string, ...any)) error {
+// transport and N (built by up), writing doc to plan.OutDir after every
+// row. A transport that is no Fanner, or cannot run here, is skipped with
+// its reason; a row that fails records its error and the sweep goes on.
+// It stops early only when ctx ends.
+func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients, up UpBed, logf func(string, ...any)) error {
 	if err := CheckDuration(plan.Duration); err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.
 		run = append(run, t)
 	}
 	return sweep(ctx, plan, run, doc, func(t transport.Transport, n int) results.ClientsRow {
-		return measureN(ctx, plan, t, t.(transport.Fanner), n, logf)
+		return measureN(ctx, plan, up, t, t.(transport.Fanner), n, logf)
 	}, logf)
 }
 
@@ -80,31 +80,35 @@ func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *result
 	return results.WriteClients(path, doc)
 }
 
-// measureN builds the N-client testbed and t's paths, loads every client
-// at once, reads the server's cost, tears down and checks that nothing is
-// left.
-func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport.Fanner, n int, logf func(string, ...any)) (row results.ClientsRow) {
+// measureN builds the N-client testbed (up), its iperf3 servers and t's
+// paths, loads every client at once, reads the server's cost, tears down
+// and checks that nothing is left.
+func measureN(ctx context.Context, plan Plan, up UpBed, t transport.Transport, f transport.Fanner, n int, logf func(string, ...any)) (row results.ClientsRow) {
 	row = results.ClientsRow{Transport: t.Name(), Label: t.Label(), N: n}
 	timing := &results.ClientsTiming{}
 	t0 := time.Now()
 	rn, ok := t.(transport.RoleNeeder)
-	b, err := upBed(ctx, n, ok && slices.Contains(rn.NeedsRoles(), topology.Relay), plan.OutDir, logf)
+	b, err := up(ctx, Shape{Clients: n, Relay: ok && slices.Contains(rn.NeedsRoles(), topology.Relay)})
 	if err != nil {
 		row.Error = err.Error()
 		return row
 	}
 	defer func() {
 		t1 := time.Now()
-		if err := b.down(); err != nil && row.Error == "" {
+		if err := b.Down(); err != nil && row.Error == "" {
 			row.Error = err.Error()
 		} else if err != nil {
 			row.Error += "; " + err.Error()
 		}
 		timing.TeardownSec = time.Since(t1).Seconds()
-		timing.Residue = b.residue()
+		timing.Residue = b.Residue()
 		row.Timing = timing
 	}()
-	tview, err := b.forTransport(ctx, t.Name())
+	if err := startIPerf3(ctx, b, n); err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	tview, err := forTransport(ctx, b, t.Name())
 	if err != nil {
 		row.Error = err.Error()
 		return row
@@ -119,7 +123,7 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 		row.Error = err.Error()
 		return row
 	}
-	b.push("paths", func(context.Context) error { return fan.Close() })
+	b.OnTeardown("paths", func(context.Context) error { return fan.Close() })
 	if fan.Label != "" {
 		row.Label = fan.Label
 	}
@@ -133,7 +137,7 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 	if fan.Relay != "" {
 		rcpu0, rerr = role.OwnCPUUsec(ctx, relay)
 	}
-	runs := loadAll(ctx, plan.Duration, b.view.Roles, fan.Targets, n)
+	runs := loadAll(ctx, plan.Duration, b.View().Roles, fan.Targets, n)
 	cpu1, cerr1 := role.OwnCPUUsec(ctx, server)
 	if fan.Relay != "" {
 		rcpu1, rerr1 := role.OwnCPUUsec(ctx, relay)
@@ -148,18 +152,6 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 		row.Server.PeakKB, row.Server.PeakFrom = peakMemory(ctx, server)
 	}
 	return row
-}
-
-// forTransport is the bed's view with every role's processes in the
-// transport's own leaf.
-func (b *bed) forTransport(ctx context.Context, name string) (*transport.Testbed, error) {
-	roles, err := role.ForTransport(ctx, b.view.Roles, name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	v := *b.view
-	v.Roles = roles
-	return &v, nil
 }
 
 // loadAll runs one iperf3 stream per client, the server sending (-R, as

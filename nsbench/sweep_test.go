@@ -1,30 +1,21 @@
-package fanout_test
+package nsbench
 
 import (
 	"context"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/twnsbench/twnsbench/internal/nstest"
-	"github.com/twnsbench/twnsbench/nsbench/fanout"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
-	"github.com/twnsbench/twnsbench/wg"
 )
 
-// TestMain doubles as the userspace WireGuard daemon (the transport
-// starts this binary inside a namespace) and fails the package when a
-// test leaves anything behind.
-func TestMain(m *testing.M) {
-	wg.MaybeRunUserspace()
-	nstest.Main(m)
-}
-
-func requireTools(t *testing.T) {
+func requireSweepTools(t *testing.T) {
 	t.Helper()
 	nstest.RequireRoot(t)
 	for _, p := range []string{"iperf3", "ssh", "ssh-keygen"} {
@@ -34,13 +25,26 @@ func requireTools(t *testing.T) {
 	}
 }
 
-// sweep runs one transport at the given counts and returns its document.
+// sweep runs one transport at the given counts through Run, as `run
+// --clients` does, and returns its document.
 func sweep(t *testing.T, tr transport.Transport, d time.Duration, counts ...int) *results.Clients {
 	t.Helper()
-	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Counts: counts, DurationSec: d.Seconds()}
-	plan := fanout.Plan{Counts: counts, Duration: d, OutDir: t.TempDir()}
-	if err := fanout.Run(context.Background(), plan, []transport.Transport{tr}, doc, t.Logf); err != nil {
+	o := SweepDefaults(counts)
+	o.Duration, o.OutDir, o.Transports = d, t.TempDir(), []string{tr.Name()}
+	plan, err := NewPlan(o, []string{tr.Name()})
+	if err != nil {
 		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), plan, Deps{Transports: []transport.Transport{tr}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := res.Clients
+	if res.Doc != nil || doc == nil {
+		t.Fatalf("a sweep's result: Doc %v, Clients %v; want the sweep's document only", res.Doc, doc)
+	}
+	if back, err := results.ReadClients(filepath.Join(plan.OutDir, results.ClientsFileName)); err != nil || len(back.Rows) != len(doc.Rows) {
+		t.Fatalf("%s read back: %v, %d rows", results.ClientsFileName, err, len(back.Rows))
 	}
 	if len(doc.Skipped) > 0 {
 		t.Fatalf("skipped: %+v", doc.Skipped)
@@ -79,7 +83,7 @@ func checkRow(t *testing.T, r results.ClientsRow) {
 
 // Two clients, each its own SSH session to the one sshd, loaded at once.
 func TestFanOutSSH(t *testing.T) {
-	requireTools(t)
+	requireSweepTools(t)
 	doc := sweep(t, transport.SSH{}, 2*time.Second, 2)
 	checkRow(t, doc.Rows[0])
 	r := doc.Rows[0]
@@ -93,7 +97,7 @@ func TestFanOutSSH(t *testing.T) {
 // WireGuard (wireguard-go) with 1, 2 and 4 peers on one server device: a
 // measurement, behind TWNSB_MEASURE.
 func TestFanOutWireGuardMeasure(t *testing.T) {
-	requireTools(t)
+	requireSweepTools(t)
 	if os.Getenv("TWNSB_MEASURE") == "" {
 		t.Skip("a measurement, not a test: set TWNSB_MEASURE=1 to run it")
 	}
@@ -112,7 +116,7 @@ func TestFanOutWireGuardMeasure(t *testing.T) {
 // measurement (provisioning alone takes ~20 s), behind TWNSB_MEASURE and
 // the binaries' variables.
 func TestFanOutTWMeasure(t *testing.T) {
-	requireTools(t)
+	requireSweepTools(t)
 	if os.Getenv("TWNSB_MEASURE") == "" {
 		t.Skip("a measurement, not a test: set TWNSB_MEASURE=1 to run it")
 	}
