@@ -407,7 +407,7 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 	}{
 		{"wan", len(o.WAN) > 0}, {"precision", o.Precision != 0}, {"precision-ms", o.PrecisionMs != 0},
 		{"max-runs", o.MaxRuns != 0}, {"order", o.Order != ""}, {"size", o.SizeBytes != 0},
-		{"warmup", o.Warmup != 0}, {"keep", o.Keep}, {"build", o.HasBuilds()}, {"host", o.Hosts.On()}, {"nic", o.NIC != ""},
+		{"warmup", o.Warmup != 0}, {"keep", o.Keep}, {"host", o.Hosts.On()}, {"nic", o.NIC != ""},
 	} {
 		if f.given {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))
@@ -426,6 +426,10 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 	}
 	if err := checkOutDir(o.OutDir); err != nil {
 		errs = append(errs, err)
+	}
+	if b := o.Builds; b.MinEffect != 0 || b.MaxRounds != 0 || len(b.FailOn) > 0 || b.Profile {
+		// Builds are swept side by side: no verdict decides between them.
+		errs = append(errs, errors.New("--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply to the many-client sweep (its builds are swept side by side, with no verdict)"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -186,6 +186,11 @@ func TestNewPlanSweep(t *testing.T) {
 	if !slices.Equal(o.Clients, []int{4, 1, 2}) {
 		t.Errorf("NewPlan changed the options' counts to %v", o.Clients)
 	}
+	// Builds are swept side by side.
+	o.Transports = []string{"wireguard@a", "wireguard@b"}
+	if p, err := NewPlan(o, known); err != nil || !p.HasBuilds() {
+		t.Errorf("a sweep of two builds: %v", err)
+	}
 	for _, tc := range []struct {
 		change func(*Options)
 		want   string
@@ -197,7 +202,7 @@ func TestNewPlanSweep(t *testing.T) {
 		{func(o *Options) { o.Keep = true }, "--clients: --keep does not apply"},
 		{func(o *Options) { o.NIC = NICOwn }, "--clients: --nic does not apply"},
 		{func(o *Options) { o.Precision = 0.05 }, "--clients: --precision does not apply"},
-		{func(o *Options) { o.Transports = []string{"ssh@a", "ssh@b"} }, "--clients: --build does not apply"},
+		{func(o *Options) { o.Builds.Profile = true }, "--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply"},
 		{func(o *Options) { o.RunsAuto = true }, `--clients: --runs "auto": want how many times to run the sweep, 1 to 100`},
 		{func(o *Options) { o.Runs = 101 }, `--clients: --runs "101"`},
 		{func(o *Options) { o.Duration = 1500 * time.Millisecond }, "--duration 1.5s: want whole seconds"},

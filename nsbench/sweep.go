@@ -20,6 +20,14 @@ import (
 func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, error) {
 	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Env: sweepEnv(), Counts: plan.Clients, DurationSec: plan.Duration.Seconds()}
 	doc.Env.Runs = plan.Runs
+	for _, t := range deps.Transports {
+		if b := buildOf(t); b != nil {
+			if doc.Builds == nil {
+				doc.Builds = map[string]results.Build{}
+			}
+			doc.Builds[t.Name()] = *b
+		}
+	}
 	res := &Result{OutDir: plan.OutDir, Clients: doc}
 	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network}
 	up := func(ctx context.Context, s fanout.Shape) (fanout.Bed, error) {
@@ -27,7 +35,8 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, e
 		c.Clients = s
 		return upClients(ctx, c, logf)
 	}
-	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs}
+	// Builds side by side meet the host's drift alike (fanout.runOrder).
+	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs, Alternate: plan.HasBuilds()}
 	err := fanout.Run(ctx, fp, deps.Transports, doc, up, logf)
 	doc.Complete = err == nil
 	if errors.Is(err, context.Canceled) {

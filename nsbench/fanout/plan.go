@@ -35,6 +35,9 @@ type Plan struct {
 	// Runs is how many times the whole sweep runs (run --clients --runs);
 	// 0 or 1: once.
 	Runs int
+	// Alternate measures count by count, the transports in alternating
+	// order (runOrder): for builds of one transport side by side.
+	Alternate bool
 }
 
 // ParseCounts reads --clients: a comma-separated list of client counts,
@@ -127,7 +130,7 @@ func splitHostPort(target string) (string, string, error) {
 func Check(ts []transport.Transport) error {
 	var not []string
 	for _, t := range ts {
-		if _, ok := t.(transport.Fanner); !ok {
+		if _, ok := transport.FannerOf(t); !ok {
 			not = append(not, t.Name())
 		}
 		if cf, ok := t.(interface{ CanFan() error }); ok {

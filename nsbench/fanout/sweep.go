@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -30,7 +31,7 @@ func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.
 	}
 	var run []transport.Transport
 	for _, t := range ts {
-		if _, ok := t.(transport.Fanner); !ok {
+		if _, ok := transport.FannerOf(t); !ok {
 			doc.Skipped = append(doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(),
 				Reason: "many clients are not built for this transport yet"})
 			continue
@@ -42,15 +43,17 @@ func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.
 		run = append(run, t)
 	}
 	return sweep(ctx, plan, run, doc, func(t transport.Transport, n int) results.ClientsRow {
-		return measureN(ctx, plan, up, t, t.(transport.Fanner), n, logf)
+		f, _ := transport.FannerOf(t)
+		return measureN(ctx, plan, up, t, f, n, logf)
 	}, logf)
 }
 
 // sweep measures every transport at every count, plan.Runs times over:
 // each run measures all of them once before the next begins, so what
-// drifts over the sweep falls on every count alike. The first run's rows
-// are doc's rows; a later run's measurement of a transport and N is a
-// repeat of that row.
+// drifts over the sweep falls on every count alike; with plan.Alternate,
+// count by count, the transports in alternating order (runOrder). The
+// first run's rows are doc's rows, by transport and then count; a later
+// run's measurement of a transport and N is a repeat of that row.
 func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients,
 	measure func(transport.Transport, int) results.ClientsRow, logf func(string, ...any)) error {
 	path := filepath.Join(plan.OutDir, results.ClientsFileName)
@@ -59,25 +62,63 @@ func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *result
 		if runs > 1 {
 			logf("run %d of %d of the sweep", r+1, runs)
 		}
-		for i, t := range ts {
-			for j, n := range plan.Counts {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				row := measure(t, n)
-				if r == 0 {
-					doc.Rows = append(doc.Rows, row)
-				} else {
-					first := &doc.Rows[base+i*len(plan.Counts)+j]
-					first.Repeats = append(first.Repeats, row)
-				}
-				if err := results.WriteClients(path, doc); err != nil {
-					return err
-				}
+		for _, at := range runOrder(plan, len(ts), r) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			t, n := ts[at.transport], plan.Counts[at.count]
+			row := measure(t, n)
+			if r == 0 {
+				doc.Rows = append(doc.Rows, row)
+				// By transport, then count, whatever the order measured.
+				slices.SortStableFunc(doc.Rows[base:], func(x, y results.ClientsRow) int {
+					return cmp.Or(cmp.Compare(indexOf(ts, x.Transport), indexOf(ts, y.Transport)), cmp.Compare(x.N, y.N))
+				})
+			} else {
+				i := slices.IndexFunc(doc.Rows[base:], func(x results.ClientsRow) bool { return x.Transport == t.Name() && x.N == n })
+				doc.Rows[base+i].Repeats = append(doc.Rows[base+i].Repeats, row)
+			}
+			if err := results.WriteClients(path, doc); err != nil {
+				return err
 			}
 		}
 	}
 	return results.WriteClients(path, doc)
+}
+
+// cell is a transport (by index) at a count (by index).
+type cell struct{ transport, count int }
+
+// runOrder is the order run r measures in: every transport at every count,
+// transport by transport; with plan.Alternate count by count, the
+// transports forward at one count and backward at the next, the first
+// count's direction turning from run to run (A B, B A, A B … then B A, A B
+// …), so that two builds measured side by side meet the host's drift alike.
+func runOrder(plan Plan, transports, r int) []cell {
+	var out []cell
+	if !plan.Alternate {
+		for i := range transports {
+			for j := range plan.Counts {
+				out = append(out, cell{i, j})
+			}
+		}
+		return out
+	}
+	for j := range plan.Counts {
+		for k := range transports {
+			i := k
+			if (j+r)%2 == 1 {
+				i = transports - 1 - k
+			}
+			out = append(out, cell{i, j})
+		}
+	}
+	return out
+}
+
+// indexOf is the index of the transport named name in ts.
+func indexOf(ts []transport.Transport, name string) int {
+	return slices.IndexFunc(ts, func(t transport.Transport) bool { return t.Name() == name })
 }
 
 // measureN builds the N-client testbed (up), its iperf3 servers and t's

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -62,6 +63,7 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 		b.WriteString(clientsNotes(rows))
 	}
+	b.WriteString(clientsBuilds(c))
 	if len(c.Rows) > 0 {
 		fmt.Fprintf(&b, "\n![Throughput, fairness and the server's peak memory against the number of clients](%s)\n", ClientsChartFile)
 	}
@@ -70,6 +72,26 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		fmt.Fprintf(&b, "\n%s: skipped: %s\n", mdText(s.Label), mdText(s.Reason))
 	}
 	return []byte(b.String())
+}
+
+// clientsBuilds lists each build's programs (version and SHA-256) and how
+// the builds were swept, "" for a sweep without builds.
+func clientsBuilds(c *results.Clients) string {
+	if len(c.Builds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Builds\n\n")
+	b.WriteString("The builds were swept side by side: count by count, in alternating order (A then B at one count, B then A at the next, turning from run to run), so that the host's drift falls on both alike. No verdict decides between them here: read their rows side by side.\n\n")
+	b.WriteString(tableRow("Row", "Build", "Program", "Version", "SHA-256", "Path") + "\n")
+	b.WriteString(separatorRow(6) + "\n")
+	for _, row := range slices.Sorted(maps.Keys(c.Builds)) {
+		build := c.Builds[row]
+		for _, p := range build.Programs {
+			b.WriteString(tableRow(row, build.Label, p.Option, orDash(p.Version), orDash(p.SHA256), p.Path) + "\n")
+		}
+	}
+	return b.String()
 }
 
 // laterTroubles counts the repeats (the sweep's later runs) that failed,

@@ -25,6 +25,9 @@ type Clients struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Complete      bool         `json:"complete,omitempty"`
 	Incomplete    string       `json:"incomplete,omitempty"`
+	// Builds are the programs of each build's rows (NAME@LABEL), by row;
+	// absent without builds.
+	Builds map[string]Build `json:"builds,omitempty"`
 }
 
 // ClientsRow is one transport at one N. A client whose stream failed is
