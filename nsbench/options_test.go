@@ -195,7 +195,7 @@ func TestNewPlanSweep(t *testing.T) {
 		change func(*Options)
 		want   string
 	}{
-		{func(o *Options) { o.WAN = []string{"30ms:0%"} }, "--clients: --wan does not apply to the many-client sweep"},
+		{func(o *Options) { o.WAN = []string{"30ms:0%"} }, "--clients: --wan does not apply to the many-client sweep yet"},
 		{func(o *Options) { o.Order = OrderReference }, "--clients: --order does not apply"},
 		{func(o *Options) { o.SizeBytes = 1 << 20 }, "--clients: --size does not apply"},
 		{func(o *Options) { o.Warmup = time.Second }, "--clients: --warmup does not apply"},
