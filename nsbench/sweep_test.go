@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/twnsbench/twnsbench/internal/nstest"
+	"github.com/twnsbench/twnsbench/nsbench/fanout"
+	"github.com/twnsbench/twnsbench/nsbench/residue"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
@@ -137,5 +140,31 @@ func TestFanOutTWMeasure(t *testing.T) {
 			t.Errorf("N=%d: relay cost %+v, want CPU-seconds > 0", r.N, r.Relay)
 		}
 		t.Logf("N=%d: %v Mbit/s, setup %.1f s, server %+v, relay %+v", r.N, r.PerClientMbps, r.Timing.SetupSec, *r.Server, r.Relay)
+	}
+}
+
+// A sweep's testbed whose harness died before its teardown is a run's
+// leftover like any other: clean finds it by its name and owner, and
+// removes it whole.
+func TestCleanFindsSweepLeftovers(t *testing.T) {
+	requireSweepTools(t)
+	cfg := testbedConfig{OutDir: t.TempDir(), Network: Network{Congestion: "cubic"}, Clients: fanout.Shape{Clients: 2}}
+	b, err := upClients(context.Background(), cfg, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := b.View().Prefix
+	if len(residue.Find(prefix)) == 0 {
+		t.Fatalf("%s: nothing found of a testbed that is up", prefix)
+	}
+	// The test binary is the run's owner: Leftovers counts its own runs.
+	if left := Leftovers(); !slices.Contains(left, prefix) {
+		t.Errorf("leftovers %v, want %s among them", left, prefix)
+	}
+	if _, err := cleanRun(context.Background(), prefix); err != nil {
+		t.Error(err)
+	}
+	if left := residue.Find(prefix); len(left) > 0 {
+		t.Errorf("after clean: %v", left)
 	}
 }
