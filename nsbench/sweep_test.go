@@ -168,3 +168,42 @@ func TestCleanFindsSweepLeftovers(t *testing.T) {
 		t.Errorf("after clean: %v", left)
 	}
 }
+
+// Two builds swept 12 times: at one client B carries 20 % less, at two
+// the same as A; one run of B at two clients measured nothing (no pair)
+// and one measured one client of two (a lower bound). Each count gets its
+// verdict on the aggregate over the runs.
+func TestDecideSweepBuilds(t *testing.T) {
+	row := func(name string, n int, mbps func(run int) []float64) results.ClientsRow {
+		var runs []results.ClientsRow
+		for r := range 12 {
+			runs = append(runs, results.ClientsRow{Transport: name, N: n, PerClientMbps: mbps(r)})
+		}
+		first := runs[0]
+		first.Repeats = runs[1:]
+		return first
+	}
+	wobble := func(r int) float64 { return float64(r%3) * 4 } // 0, 4, 8 Mbit/s
+	doc := &results.Clients{Counts: []int{1, 2}, Rows: []results.ClientsRow{
+		row("ssh@a", 1, func(r int) []float64 { return []float64{1000 + wobble(r)} }),
+		row("ssh@a", 2, func(r int) []float64 { return []float64{500 + wobble(r), 500} }),
+		row("ssh@b", 1, func(r int) []float64 { return []float64{800 + wobble(r)} }),
+		row("ssh@b", 2, func(r int) []float64 { return []float64{500 + wobble(r), 500} }),
+	}}
+	doc.Rows[3].Repeats[4].PerClientMbps, doc.Rows[3].Repeats[4].Error = nil, "iperf3: refused"
+	doc.Rows[3].Repeats[6].PerClientMbps = []float64{400}
+	vs := decideSweepBuilds(doc, buildPairs([]string{"ssh@a", "ssh@b"}))
+	if len(vs) != 2 {
+		t.Fatalf("%d verdicts, want one per count: %+v", len(vs), vs)
+	}
+	one, two := vs[0], vs[1]
+	if one.N != 1 || one.A != "ssh@a" || one.B != "ssh@b" || one.Transport != "ssh" || one.Verdict.Verdict != "slower" || one.Pairs != 12 {
+		t.Errorf("N=1: %d %s/%s %s, %d pairs, %q; want ssh@b slower than ssh@a over 12 pairs", one.N, one.A, one.B, one.Transport, one.Pairs, one.Verdict.Verdict)
+	}
+	if one.Ratio == nil || *one.Ratio < 0.79 || *one.Ratio > 0.81 {
+		t.Errorf("N=1: B/A %v, want 0.8", one.Ratio)
+	}
+	if two.N != 2 || two.Pairs+two.Censored != 11 || two.Verdict.Verdict == "slower" || two.Verdict.Verdict == "faster" {
+		t.Errorf("N=2: %d pairs (%d censored), %q; want 11 runs paired (the failed one left out), no change called", two.Pairs, two.Censored, two.Verdict.Verdict)
+	}
+}

@@ -30,7 +30,7 @@ func buildFlags() []cli.Flag {
 func buildsOptions(c *cli.Context, o *nsbench.Options) error {
 	set := c.IsSet("min-effect") || c.IsSet("max-rounds") || c.IsSet("fail-on") || c.IsSet("profile")
 	if o.Sweep() && set {
-		return errors.New("--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply to the many-client sweep (its builds are swept side by side, with no verdict)")
+		return errors.New("--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply to the many-client sweep (its builds get a verdict per client count at 5 %, which sets no exit code)")
 	}
 	if o.Sweep() {
 		return nil

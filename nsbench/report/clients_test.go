@@ -164,9 +164,21 @@ func TestClientsMarkdownBuilds(t *testing.T) {
 		"ssh@a": {Label: "a", Programs: []results.BuildProgram{{Option: "ssh", Path: "/usr/bin/ssh", Version: "9.2", SHA256: "aa"}}},
 	}
 	md := string(ClientsMarkdown(c))
+	if strings.Contains(md, "## Verdicts") {
+		t.Errorf("a sweep without verdicts has a verdicts section:\n%s", md)
+	}
+	f := func(x float64) *float64 { return &x }
+	c.MinEffect = 0.05
+	c.Verdicts = []results.ClientsVerdict{{N: 1, Verdict: results.Verdict{
+		VerdictCell: results.VerdictCell{Transport: "ssh", A: "ssh@a", B: "ssh@b", Metric: "aggregate", Unit: "Mbit/s", Better: results.BetterHigher},
+		Estimate:    results.Estimate{Ratio: f(0.8), Lo: f(0.78), Hi: f(0.82), MDE: f(0.03)},
+		PairCounts:  results.PairCounts{Pairs: 12}, Verdict: "slower"}}}
+	md = string(ClientsMarkdown(c))
 	for _, want := range []string{
 		"## Builds", "alternating order",
 		"| ssh@a | a | ssh | 9.2 | aa | /usr/bin/ssh |\n| ssh@b | b | ssh | — | bb | /opt/new/ssh |",
+		"## Verdicts", "at least 5 %", "from 12 runs on",
+		"| ssh | ssh@a | ssh@b | 1 | 12 | ",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
