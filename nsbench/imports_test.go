@@ -20,7 +20,8 @@ var importLevels = [][]string{
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
 	{"nsbench/instrument"},
-	{"nsbench", "nsbench/fanout"},
+	{"nsbench/fanout"},
+	{"nsbench"},
 	{"cmd/twnsbench"},
 }
 
