@@ -95,6 +95,9 @@ func (s SSH) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		p.Facts = append(p.Facts, results.Fact{Key: "ssh", Label: "Pure SSH ssh", Value: sshVersion(ctx, cli, p.Target.SSHProgram)})
 	}
 	if s.sshd == "" {
+		if d := tb.Fixtures.FullRestart(ServiceSSH); d != nil {
+			p.Restarts = Restarts{PieceServer: d}
+		}
 		return p, nil
 	}
 	sub := "sshd-own"

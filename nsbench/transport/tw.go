@@ -253,7 +253,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		return nil, err
 	}
 	tb.Logf("%s: starting the relay (Caddy %s, %s, sshd) for server %s", t.Label(), b.caddyVersion, b.xrayVersion, e.tenant.ServerID)
-	u.relay, err = relay.Start(ctx, relay.Config{
+	rl := &twRelay{u: u, cfg: relay.Config{
 		Domain:   twRelayHost,
 		Dir:      u.dir(topology.Relay),
 		SSHUser:  twRelayUser,
@@ -261,8 +261,8 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		LeafCert: u.pki.leafCert,
 		LeafKey:  u.pki.leafKey,
 		HostKey:  e.hostKey,
-	}, relay.Bins{Caddy: tb.ProgramAt(topology.Relay, b.caddy), Xray: tb.ProgramAt(topology.Relay, b.xray), SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
-	if err != nil {
+	}, bins: relay.Bins{Caddy: tb.ProgramAt(topology.Relay, b.caddy), Xray: tb.ProgramAt(topology.Relay, b.xray), SSHD: b.sshd}}
+	if err := rl.Start(ctx); err != nil {
 		return nil, err
 	}
 	if err := u.startServer(ctx); err != nil {
@@ -285,10 +285,47 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			{Key: twSpec.Name, Label: "tw", Value: b.twVersion},
 			{Key: "relay", Label: "tw relay", Value: fmt.Sprintf("Caddy %s, %s, OpenSSH sshd; provisioned with tw server join-relay (offline)", b.caddyVersion, b.xrayVersion)},
 		},
-		Procs: u.procs(),
-		Close: u.close,
+		Procs:    u.procs(),
+		Restarts: Restarts{PieceServer: twServer{u}, PieceRelay: rl},
+		Close:    u.close,
 	}, nil
 }
+
+// twServer restarts tw server start: stopped, then started again with
+// its enrolment, Start waiting for its reverse tunnel on the relay again
+// (startServer). tw client connect is left to reconnect by itself.
+type twServer struct{ u *twUp }
+
+var _ Restarter = twServer{}
+
+func (s twServer) Stop(context.Context) error      { return stopAll(s.u.server) }
+func (s twServer) Start(ctx context.Context) error { return s.u.startServer(ctx) }
+func (twServer) What() string                      { return "tw server start" }
+
+// twRelay restarts the relay: Caddy, Xray and its sshd stopped (sshd's
+// sessions end with their connections, which Xray's exit cuts:
+// relay.Stop), then started again from the same configuration and
+// files. The tw server and client are left to reconnect by themselves.
+type twRelay struct {
+	u    *twUp
+	cfg  relay.Config
+	bins relay.Bins
+}
+
+var _ Restarter = (*twRelay)(nil)
+
+func (r *twRelay) Stop(context.Context) error { return r.u.relay.Stop() }
+
+func (r *twRelay) Start(ctx context.Context) error {
+	rl, err := relay.Start(ctx, r.cfg, r.bins, roleLauncher{r.u.tb, topology.Relay})
+	if err != nil {
+		return err
+	}
+	r.u.relay = rl
+	return nil
+}
+
+func (*twRelay) What() string { return "the relay's Caddy, Xray and sshd" }
 
 // twUp is one tw path being built or running.
 type twUp struct {
