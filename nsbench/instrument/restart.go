@@ -43,7 +43,7 @@ func Restarts() []Instrument {
 // heartbeats have ended and its survival is not known. Seen here: under
 // a second for sshd and wireguard-go, a few for the relay (its programs
 // check their configurations first).
-const restartSpan = 10 * time.Second
+const restartSpan = 5 * time.Second
 
 func (r Restart) Name() string { return "restart-" + string(r.Piece) }
 func (Restart) Tool() string   { return recovery.ClientArg }
