@@ -55,7 +55,7 @@ func (r Restart) Metrics() []results.Metric {
 		{Key: "lost", Label: "requests lost across " + of + " (one every 10 ms)", Unit: "requests", Better: results.BetterLower},
 		{Key: "dials", Label: "connections the prober opened", Unit: "connections"},
 		{Key: "session_survived", Label: "an SSH session through the tunnel kept across " + of + " (1) or lost (0)", Unit: "sessions", Better: results.BetterHigher},
-		{Key: "restart", Label: "the " + string(r.Piece) + " stopped and serving again", Unit: "s"},
+		{Key: "restart", Label: "the restart itself, from the " + string(r.Piece) + "'s stop until it served again", Unit: "s"},
 	}
 }
 
