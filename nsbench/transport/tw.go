@@ -298,7 +298,18 @@ type twServer struct{ u *twUp }
 
 var _ Restarter = twServer{}
 
-func (s twServer) Stop(context.Context) error      { return stopAll(s.u.server) }
+// Stop returns once the relay no longer listens on the old reverse
+// tunnel's port (its sshd session ends with the connection), so that
+// Start waits for the new one's.
+func (s twServer) Stop(ctx context.Context) error {
+	if err := stopAll(s.u.server); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
+	defer cancel()
+	return s.u.tb.Roles[topology.Relay].WaitClosed(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(twRemotePort)))
+}
+
 func (s twServer) Start(ctx context.Context) error { return s.u.startServer(ctx) }
 func (twServer) What() string                      { return "tw server start" }
 
