@@ -72,22 +72,34 @@ func (d *restartable) Stop(ctx context.Context) error {
 	if p == nil {
 		return fmt.Errorf("%s: not running", d.spec.Name)
 	}
-	var forked []task
-	if d.tree {
-		// Listed before the daemon stops: once it is gone, its children
-		// are reparented and no longer tell whose they were.
-		pids, err := role.PIDs(ctx, d.r)
-		if err != nil {
-			return fmt.Errorf("%s: list processes: %w", d.spec.Name, err)
-		}
-		if forked, err = descendantsOp.On(ctx, d.r, treeOf{Roots: []int{p.PID()}, PIDs: pids}); err != nil {
-			return fmt.Errorf("%s: list its processes: %w", d.spec.Name, err)
-		}
+	stop := func() error { return p.Stop(stopGrace) }
+	if !d.tree {
+		return stop()
 	}
-	errs := []error{p.Stop(stopGrace)}
+	if err := stopTree(ctx, d.r, []int{p.PID()}, stop); err != nil {
+		return fmt.Errorf("%s: %w", d.spec.Name, err)
+	}
+	return nil
+}
+
+// stopTree runs stop, which stops the daemons roots in role r, then ends
+// every process they had forked that outlived them (SIGTERM, SIGKILL
+// after stopGrace). The forked ones are listed before stop runs: once
+// their parents are gone they are reparented and no longer tell whose
+// they were.
+func stopTree(ctx context.Context, r *role.Role, roots []int, stop func() error) error {
+	pids, err := role.PIDs(ctx, r)
+	if err != nil {
+		return fmt.Errorf("list processes: %w", err)
+	}
+	forked, err := descendantsOp.On(ctx, r, treeOf{Roots: roots, PIDs: pids})
+	if err != nil {
+		return fmt.Errorf("list forked processes: %w", err)
+	}
+	errs := []error{stop()}
 	if len(forked) > 0 {
-		if _, err := terminateOp.On(ctx, d.r, forked); err != nil {
-			errs = append(errs, fmt.Errorf("%s: end its processes: %w", d.spec.Name, err))
+		if _, err := terminateOp.On(ctx, r, forked); err != nil {
+			errs = append(errs, fmt.Errorf("end forked processes: %w", err))
 		}
 	}
 	return errors.Join(errs...)

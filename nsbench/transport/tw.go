@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -290,53 +291,6 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		Close:    u.close,
 	}, nil
 }
-
-// twServer restarts tw server start: stopped, then started again with
-// its enrolment, Start waiting for its reverse tunnel on the relay again
-// (startServer). tw client connect is left to reconnect by itself.
-type twServer struct{ u *twUp }
-
-var _ Restarter = twServer{}
-
-// Stop returns once the relay no longer listens on the old reverse
-// tunnel's port (its sshd session ends with the connection), so that
-// Start waits for the new one's.
-func (s twServer) Stop(ctx context.Context) error {
-	if err := stopAll(s.u.server); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, twReadyWait)
-	defer cancel()
-	return s.u.tb.Roles[topology.Relay].WaitClosed(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(twRemotePort)))
-}
-
-func (s twServer) Start(ctx context.Context) error { return s.u.startServer(ctx) }
-func (twServer) What() string                      { return "tw server start" }
-
-// twRelay restarts the relay: Caddy, Xray and its sshd stopped (sshd's
-// sessions end with their connections, which Xray's exit cuts:
-// relay.Stop), then started again from the same configuration and
-// files. The tw server and client are left to reconnect by themselves.
-type twRelay struct {
-	u    *twUp
-	cfg  relay.Config
-	bins relay.Bins
-}
-
-var _ Restarter = (*twRelay)(nil)
-
-func (r *twRelay) Stop(context.Context) error { return r.u.relay.Stop() }
-
-func (r *twRelay) Start(ctx context.Context) error {
-	rl, err := relay.Start(ctx, r.cfg, r.bins, roleLauncher{r.u.tb, topology.Relay})
-	if err != nil {
-		return err
-	}
-	r.u.relay = rl
-	return nil
-}
-
-func (*twRelay) What() string { return "the relay's Caddy, Xray and sshd" }
 
 // twUp is one tw path being built or running.
 type twUp struct {
