@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -142,6 +143,56 @@ func TestRestartWireGuardServer(t *testing.T) {
 		if rr, ok := got[tr+"/tcp_rr"]; !ok || rr.Value <= 0 {
 			t.Errorf("%s: no tcp_rr after the restart: the tunnel did not come back (failures %+v)", tr, doc.Failures)
 		}
+	}
+	if left := newLeftovers(before); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestRestartOpenVPNServer (TWNSBENCH_NET_TESTS=1: a sample waits out the
+// 30 s bound): the server's openvpn restarted with its arguments. With a
+// static key the client's packets are the new server's at once: back
+// within a second, the session kept. With TLS the client keeps the old
+// session's keys (no keepalive or ping-restart is configured), so the
+// tunnel is not back within the bound: "≥ 30 s", flagged, never a
+// number, and its session lost.
+func TestRestartOpenVPNServer(t *testing.T) {
+	nstest.RequireRoot(t)
+	if os.Getenv("TWNSBENCH_NET_TESTS") != "1" {
+		t.Skip("an OpenVPN TLS server restart waits out the 30 s bound: set TWNSBENCH_NET_TESTS=1")
+	}
+	if _, err := exec.LookPath("openvpn"); err != nil {
+		if _, err := exec.LookPath("/usr/sbin/openvpn"); err != nil {
+			t.Skip("SKIPPED: openvpn not installed (scripts/install-deps.sh installs it)")
+		}
+	}
+	before := nsbench.Leftovers()
+	doc, _ := runAndRead(t, "--transports", "openvpn-static,openvpn-tls", "--instruments", "restart-server", "--wan", "off",
+		"--runs", "1", "--warmup", "0", "--duration", "1s")
+	got := map[string]results.Sample{}
+	for _, s := range doc.Samples {
+		got[s.Transport] = s
+	}
+	st, ok := got["openvpn-static"]
+	if !ok {
+		t.Fatalf("openvpn-static: no restart-server sample (failures %+v)", doc.Failures)
+	}
+	t.Logf("openvpn-static: restart %.3f s, back %.3f s after it, %v lost, session %v", st.Extra["restart"], st.Value, st.Extra["lost"], st.Extra["session_survived"])
+	if st.Extra[results.AtLeastKey("value")] != 0 || st.Value <= 0 || st.Value > 1 || st.Extra["session_survived"] != 1 {
+		t.Errorf("openvpn-static: back %.3f s after the restart (bound flag %v), session %v: want within a second, the session kept",
+			st.Value, st.Extra[results.AtLeastKey("value")], st.Extra["session_survived"])
+	}
+	tls, ok := got["openvpn-tls"]
+	if !ok {
+		t.Fatalf("openvpn-tls: no restart-server sample (failures %+v)", doc.Failures)
+	}
+	t.Logf("openvpn-tls: restart %.3f s, value %.3f s (bound flag %v), %v lost, session %v", tls.Extra["restart"], tls.Value, tls.Extra[results.AtLeastKey("value")], tls.Extra["lost"], tls.Extra["session_survived"])
+	if tls.Extra[results.AtLeastKey("value")] != 1 || tls.Value != 30 || tls.Extra["lost"] < 2500 {
+		t.Errorf("openvpn-tls: %.3f s (bound flag %v), %v lost: want ≥ 30 s, flagged, every request of the bound lost",
+			tls.Value, tls.Extra[results.AtLeastKey("value")], tls.Extra["lost"])
+	}
+	if v, ok := tls.Extra["session_survived"]; !ok || v != 0 {
+		t.Errorf("openvpn-tls: session_survived %v (%v), want 0", v, ok)
 	}
 	if left := newLeftovers(before); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
