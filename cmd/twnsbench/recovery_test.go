@@ -14,7 +14,8 @@ import (
 // TestFlapRecovery: the client's link down for 1 s under Pure SSH and
 // WireGuard, real programs end to end: each recovers within a few
 // seconds of the link's return (a number, not a bound), the requests of
-// the drop are lost, an SSH session through the tunnel survives it,
+// the drop are lost, an SSH session through the tunnel survives it, a TCP
+// stream through it carries bytes again on its connection,
 // WireGuard's prober had to open a new connection (its
 // old one stalled across the drop), and the run goes on and leaves
 // nothing behind — the link came up again with its routes.
@@ -39,6 +40,20 @@ func TestFlapRecovery(t *testing.T) {
 		if s.Extra["session_survived"] != 1 {
 			t.Errorf("%s: the SSH session through the tunnel did not survive a 1 s drop", tr)
 		}
+		// The TCP stream beside the prober kept its connection across the
+		// drop (TCP retransmits once the link is back) and carried no byte
+		// for at least the drop.
+		gap := s.Extra[results.StreamGapSec]
+		t.Logf("%s: stream resumed %v, %.3f s without a byte (%s)", tr, s.Extra[results.StreamResumed], gap, s.Method)
+		if s.Extra[results.StreamResumed] != 1 || gap < 0.9 || gap > 10 || s.Extra[results.AtLeastKey(results.StreamGapSec)] != 0 {
+			t.Errorf("%s: stream resumed %v after %.3f s without a byte (bound flag %v, %q): want resumed, 0.9–10 s",
+				tr, s.Extra[results.StreamResumed], gap, s.Extra[results.AtLeastKey(results.StreamGapSec)], s.Method)
+		}
+		// Its bytes over time: flowing before the drop, none for some
+		// slices in it.
+		if !streamStopped(s) {
+			t.Errorf("%s: the stream series shows no bytes before the drop and none in it: %+v", tr, s.Series)
+		}
 		if s.Extra["lost"] < 50 {
 			t.Errorf("%s: %v requests lost across a 1 s drop, want about 100", tr, s.Extra["lost"])
 		}
@@ -53,6 +68,25 @@ func TestFlapRecovery(t *testing.T) {
 	if left := newLeftovers(before); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+}
+
+// streamStopped says whether s's stream series has bytes in some slice
+// and none in a later one.
+func streamStopped(s results.Sample) bool {
+	for _, se := range s.Series {
+		if se.Key != "stream" {
+			continue
+		}
+		flowed := false
+		for _, v := range se.V {
+			if v > 0 {
+				flowed = true
+			} else if flowed {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestRestartSSHServer: Pure SSH's server, the fixture sshd, restarted in

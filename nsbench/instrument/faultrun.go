@@ -13,9 +13,9 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// A recovery sample (a link flap, a restart) runs the prober and the
-// heartbeat session from its start, makes its fault after faultLead, and
-// reads the prober's timeline against the fault.
+// A recovery sample (a link flap, a restart) runs the prober (with its
+// stream) and the heartbeat session from its start, makes its fault after
+// faultLead, and reads the prober's timeline against the fault.
 
 // faultLead is how long the prober runs before the fault: its first
 // connection made and answered well before.
@@ -76,7 +76,7 @@ func (r faultRun) run(ctx context.Context, job *Job) (faultSeen, error) {
 	seen := faultSeen{sessionEnd: time.Now().Add(r.session)}
 	go func() { sess <- session(ctx, job, r.session) }()
 	go func() {
-		args := []string{recovery.ClientArg, "--addr", addr, "--duration", r.probe.String(), "--settle", faultSettle.String()}
+		args := []string{recovery.ClientArg, "--addr", addr, "--duration", r.probe.String(), "--settle", faultSettle.String(), "--stream"}
 		if r.calm > 0 {
 			args = append(args, "--calm", r.calm.String())
 		}

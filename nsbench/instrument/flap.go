@@ -21,7 +21,10 @@ import (
 // within FlapBound is "≥ FlapBound", never a number. Beside it: the
 // requests lost from the link's drop until traffic crossed again, and the
 // connections the prober had to open (a connection stalled across the
-// drop is given up after recovery.StallAfter for a new one).
+// drop is given up after recovery.StallAfter for a new one). A TCP
+// stream through the tunnel runs beside the prober from its start
+// (recovery.ProbeWithStream): whether its connection carried bytes again
+// after the drop, and how long it carried none (flap_stream.go).
 type Flap struct{ Down time.Duration }
 
 var _ Instrument = Flap{}
@@ -60,12 +63,13 @@ func (Flap) Tool() string   { return recovery.ClientArg }
 
 func (f Flap) Metrics() []results.Metric {
 	drop := fmtSeconds(f.Down)
-	return []results.Metric{
+	return append([]results.Metric{
 		{Key: "value", Label: "recovery after a " + drop + " link drop", Unit: "s", Better: results.BetterLower, CensoredBy: results.AtLeastKey("value")},
-		{Key: "lost", Label: "requests lost across the " + drop + " drop (one every 10 ms)", Unit: "requests", Better: results.BetterLower},
+		// Not back within the bound: those of the bound's span, a lower bound.
+		{Key: "lost", Label: "requests lost across the " + drop + " drop (one every 10 ms)", Unit: "requests", Better: results.BetterLower, CensoredBy: results.AtLeastKey("value")},
 		{Key: "dials", Label: "connections the prober opened", Unit: "connections"},
 		{Key: "session_survived", Label: "an SSH session through the tunnel kept across the " + drop + " drop (1) or lost (0)", Unit: "sessions", Better: results.BetterHigher},
-	}
+	}, streamMetrics(drop+" drop")...)
 }
 
 func (Flap) Needs() Needs {
@@ -96,6 +100,7 @@ func (f Flap) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	if err != nil {
 		return m, err
 	}
+	streamFigures(&m, seen.timeline, seen.start, seen.end, FlapBound)
 	m.Extra["session_survived"] = survivedFigure(seen.survived)
 	return m, nil
 }

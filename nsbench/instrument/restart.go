@@ -50,13 +50,14 @@ func (Restart) Tool() string   { return recovery.ClientArg }
 
 func (r Restart) Metrics() []results.Metric {
 	of := "the " + string(r.Piece) + "'s restart"
-	return []results.Metric{
+	return append([]results.Metric{
 		{Key: "value", Label: "recovery after " + of, Unit: "s", Better: results.BetterLower, CensoredBy: results.AtLeastKey("value")},
-		{Key: "lost", Label: "requests lost across " + of + " (one every 10 ms)", Unit: "requests", Better: results.BetterLower},
+		// Not back within the bound: those of the bound's span, a lower bound.
+		{Key: "lost", Label: "requests lost across " + of + " (one every 10 ms)", Unit: "requests", Better: results.BetterLower, CensoredBy: results.AtLeastKey("value")},
 		{Key: "dials", Label: "connections the prober opened", Unit: "connections"},
 		{Key: "session_survived", Label: "an SSH session through the tunnel kept across " + of + " (1) or lost (0)", Unit: "sessions", Better: results.BetterHigher},
 		{Key: "restart", Label: "the restart itself, from the " + string(r.Piece) + "'s stop until it served again", Unit: "s"},
-	}
+	}, streamMetrics(string(r.Piece)+"'s restart")...)
 }
 
 func (r Restart) Needs() Needs {
@@ -92,6 +93,7 @@ func (r Restart) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	if err != nil {
 		return m, err
 	}
+	streamFigures(&m, seen.timeline, seen.start, seen.end, FlapBound)
 	m.Extra["restart"] = seen.end.Sub(seen.start).Seconds()
 	// The session's heartbeats must outlast the restart to tell.
 	if !seen.end.Add(sessionAfter).After(seen.sessionEnd) {

@@ -19,7 +19,8 @@ const ClientArg = "recovery-probe"
 const MaxDuration = 15 * time.Minute
 
 // ClientMain is the prober's command line: --addr HOST:PORT --duration D
-// [--interval I] [--settle S] [--calm C]. It prints the Timeline as JSON.
+// [--interval I] [--settle S] [--calm C] [--stream]. It prints the Timeline
+// as JSON.
 func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(ClientArg, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -28,6 +29,7 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	interval := fs.Duration("interval", Interval, "time between two requests")
 	settle := fs.Duration("settle", 0, "end once a request went unanswered and every one of this long since was answered (0: run the whole duration)")
 	calm := fs.Duration("calm", 0, "end once this long has passed since the start with every request answered (0: never)")
+	stream := fs.Bool("stream", false, "run a TCP stream to the same echo beside the requests")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,7 +43,11 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 		var dl net.Dialer
 		return dl.DialContext(ctx, "tcp", *addr)
 	}
-	t, err := Probe(ctx, dial, *interval, *d, Ending{Settle: *settle, Calm: *calm})
+	run := Probe
+	if *stream {
+		run = ProbeWithStream
+	}
+	t, err := run(ctx, dial, *interval, *d, Ending{Settle: *settle, Calm: *calm})
 	if err != nil {
 		return err
 	}

@@ -54,11 +54,26 @@ type Ending struct {
 // unanswered, and the next request dials a new one. Answers on a closed
 // connection no longer count. It ends early as end says.
 func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d time.Duration, end Ending) (Timeline, error) {
+	return probe(ctx, dial, interval, d, end, false)
+}
+
+// ProbeWithStream is Probe with a stream (stream.go) through a connection
+// of its own to the same echo, from the start to the end; ending early
+// also waits for the stream to carry bytes again, or to have failed.
+func ProbeWithStream(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d time.Duration, end Ending) (Timeline, error) {
+	return probe(ctx, dial, interval, d, end, true)
+}
+
+func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d time.Duration, end Ending, stream bool) (Timeline, error) {
 	if interval <= 0 || d <= 0 || end.Settle < 0 || end.Calm < 0 {
 		return Timeline{}, errors.New("recovery probe: interval and duration must be positive")
 	}
 	p := &prober{start: time.Now(), every: interval, attempts: attempts{dial: dial}}
 	t := Timeline{StartUnixNs: p.start.UnixNano(), Interval: interval}
+	var st *streamer
+	if stream {
+		st = startStream(ctx, dial, p.start)
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	over := time.NewTimer(d)
@@ -67,16 +82,19 @@ func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 		select {
 		case <-ctx.Done():
 			p.close()
+			t.Stream = st.stop()
 			return p.timeline(t), ctx.Err()
 		case <-over.C:
 			p.close()
 			// Answers in flight get one more StallAfter to arrive.
 			p.drain(StallAfter)
+			t.Stream = st.stop()
 			return p.timeline(t), nil
 		case <-tick.C:
 		}
-		if end.Settle > 0 && p.settled(end.Settle) || end.Calm > 0 && p.calm(end.Calm) {
+		if (end.Settle > 0 && p.settled(end.Settle) || end.Calm > 0 && p.calm(end.Calm)) && st.settled() {
 			p.close()
+			t.Stream = st.stop()
 			return p.timeline(t), nil
 		}
 		p.send(ctx, seq)

@@ -38,6 +38,9 @@ type Timeline struct {
 	Interval    time.Duration `json:"interval_ns"`
 	Requests    []Request     `json:"requests"`
 	Dials       int           `json:"dials"` // connections opened
+	// Stream is the stream beside the requests (ProbeWithStream); nil
+	// without one.
+	Stream *Stream `json:"stream,omitempty"`
 }
 
 // Fault is when the fault was made and when it ended (the piece started

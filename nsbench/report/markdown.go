@@ -29,6 +29,7 @@ func Markdown(d *results.Document) []byte {
 		writeSweeps(w, v, c)
 	}
 	v.writeTunnels(w)
+	writeRecovery(w, v)
 	v.writeMoreMetrics(w)
 	v.writeNoise(w)
 	v.writeSkipped(w)

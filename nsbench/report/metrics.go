@@ -34,10 +34,13 @@ func (v *view) writeMoreMetrics(w *writer) {
 	order, values := v.doc.MetricValues()
 	lines := []string{tableRow("Condition", "Transport", "Instrument", "Metric", "Median (min–max)", "Better"), separatorRow(6)}
 	rows := 0
+	faults := faultInstruments(v.doc)
 	for _, c := range v.doc.Conditions {
 		for _, k := range order {
-			// rrul has its own tables, one per probe (writeRRUL).
-			if k.Condition != c.Name || k.Instrument == instRRUL || inFixedTables[[2]string{k.Instrument, k.Metric}] {
+			// rrul has its own tables, one per probe (writeRRUL), and a
+			// fault's recovery figures have theirs (writeRecovery).
+			if k.Condition != c.Name || k.Instrument == instRRUL || inFixedTables[[2]string{k.Instrument, k.Metric}] ||
+				inRecoveryTable(faults, k.Instrument, k.Metric) {
 				continue
 			}
 			m, _ := v.doc.MetricOf(k.Instrument, k.Metric)
@@ -74,7 +77,8 @@ func (v *view) methods() []string {
 	var order []key
 	transports := map[key][]string{}
 	for _, s := range v.doc.Samples {
-		if s.Method == "" {
+		// A fault instrument's method is said under Recovery.
+		if s.Method == "" || results.IsRecovery(s) {
 			continue
 		}
 		k := key{s.Instrument, s.Method}
