@@ -164,7 +164,8 @@ func TestRestartWireGuardServer(t *testing.T) {
 			t.Errorf("%s: no restart-server sample (failures %+v)", tr, doc.Failures)
 			continue
 		}
-		t.Logf("%s: restart %.3f s, back %.3f s after it, %v lost, %v connections, session %v", tr, s.Extra["restart"], s.Value, s.Extra["lost"], s.Extra["dials"], s.Extra["session_survived"])
+		t.Logf("%s: restart %.3f s, back %.3f s after it, %v lost, %v connections, session %v, stream resumed %v, %v s without a byte",
+			tr, s.Extra["restart"], s.Value, s.Extra["lost"], s.Extra["dials"], s.Extra["session_survived"], s.Extra[results.StreamResumed], s.Extra[results.StreamGapSec])
 		if s.Extra[results.AtLeastKey("value")] != 0 || s.Value <= 0 || s.Value > 20 {
 			t.Errorf("%s: recovery %.3f s (bound flag %v): want the client's new handshake within 20 s of the restart", tr, s.Value, s.Extra[results.AtLeastKey("value")])
 		}
