@@ -173,15 +173,17 @@ func meter(r *role.Role, read func(context.Context, *role.Role) (uint64, error))
 	return func() (uint64, error) { return read(context.Background(), r) }
 }
 
-// direct is the server as the client reaches it without any transport.
-func (tb *testbed) direct() transport.Target {
-	return transport.DirectTarget(tb.role(topology.Server).Addr().String())
+// direct is the path to the server as the client reaches it without any
+// transport.
+func (tb *testbed) direct() *transport.Path {
+	return &transport.Path{Target: transport.DirectTarget(tb.role(topology.Server).Addr().String())}
 }
 
-// job is an instrument's job aimed at t from the client role.
-func (tb *testbed) job(t transport.Target) *instrument.Job {
+// job is an instrument's job through p from the client role: aimed at its
+// target, with its pieces to restart.
+func (tb *testbed) job(p *transport.Path) *instrument.Job {
 	return &instrument.Job{
-		Target:       t,
+		Target:       p.Target,
 		Duration:     tb.cfg.Duration,
 		SSH:          tb.client.ssh,
 		Run:          runIn(tb.role(topology.Client)),
@@ -191,9 +193,12 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 			return st.RcvbufErrors, err
 		},
 		ServerIdle: tb.serverIdle,
-		FlapLink: func(ctx context.Context, d time.Duration) (time.Time, time.Time, error) {
-			f, err := role.FlapLink(ctx, tb.role(topology.Client), d)
-			return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
+		Faults: instrument.Faults{
+			FlapLink: func(ctx context.Context, d time.Duration) (time.Time, time.Time, error) {
+				f, err := role.FlapLink(ctx, tb.role(topology.Client), d)
+				return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
+			},
+			Restarts: p.Restarts,
 		},
 	}
 }

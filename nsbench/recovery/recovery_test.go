@@ -241,7 +241,7 @@ func TestProbeAcrossACut(t *testing.T) {
 	})
 	defer cut.Stop()
 	// Settled 300 ms after the tunnel is back: it ends well before the 4 s.
-	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, 300*ms)
+	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,6 +279,40 @@ func TestProbeAcrossACut(t *testing.T) {
 	// StallAfter.
 	if r.AtLeast || r.Seconds > StallAfter.Seconds() || !r.Interrupted || r.Lost < 20 {
 		t.Errorf("recovery %+v: want within %v of the cut's end, the cut's requests lost", r, StallAfter)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("echo: %v", err)
+	}
+}
+
+// TestProbeCalm: with Calm, a probe whose requests were all answered
+// ends once Calm has passed, and one whose path was cut meanwhile runs on
+// until it settled after the cut.
+func TestProbeCalm(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, l) }()
+	h := &blackhole{addr: l.Addr().String()}
+	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms, Calm: 500 * ms})
+	last := tl.Requests[len(tl.Requests)-1].Sent
+	if err != nil || last < 480*ms || last > 1500*ms || tl.Dials != 1 {
+		t.Errorf("untouched: ended at %v with %d dials (%v), want soon after the 500 ms calm, one connection", last, tl.Dials, err)
+	}
+	cut := time.AfterFunc(200*ms, func() {
+		h.down.Store(true)
+		time.AfterFunc(800*ms, func() { h.down.Store(false) })
+	})
+	defer cut.Stop()
+	tl, err = Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms, Calm: 500 * ms})
+	last = tl.Requests[len(tl.Requests)-1].Sent
+	if err != nil || last < 1300*ms || last > 3*time.Second || tl.Dials < 2 {
+		t.Errorf("cut from 200 ms to 1 s: ended at %v with %d dials (%v), want settled 300 ms after the cut's end", last, tl.Dials, err)
 	}
 	cancel()
 	if err := <-served; err != nil {

@@ -84,7 +84,7 @@ func TestProbeWithStreamAcrossACut(t *testing.T) {
 		})
 	})
 	defer cut.Stop()
-	tl, err := ProbeWithStream(ctx, h.dial, Interval, 4*time.Second, 300*ms)
+	tl, err := ProbeWithStream(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms})
 	if err != nil {
 		t.Fatal(err)
 	}
