@@ -123,12 +123,14 @@ func TestBins(t *testing.T) {
 	}
 }
 
-// blackhole is a path a test can cut, the way a link down cuts TCP:
-// while down, connections already open take what is written and hold it
-// (nothing crosses, nothing errs), and deliver it when the path is back,
-// as TCP's retransmissions do; new connections are refused.
+// blackhole is a path a test can cut: while down, connections already
+// open take what is written (nothing crosses, nothing errs) and new ones
+// are refused. With hold, what they took is delivered when the path is
+// back, as TCP's retransmissions do across a link down; without, it is
+// lost, as requests are whose connection the prober gave up.
 type blackhole struct {
 	addr  string
+	hold  bool
 	down  atomic.Bool
 	mu    sync.Mutex
 	conns []*holeConn
@@ -146,6 +148,9 @@ func (c *holeConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.h.down.Load() {
+		if !c.h.hold {
+			return len(b), nil
+		}
 		c.held = append(c.held, b...)
 		c.most = max(c.most, len(c.held))
 		return len(b), nil

@@ -71,7 +71,7 @@ func TestProbeWithStreamAcrossACut(t *testing.T) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- serve(ctx, l) }()
-	h := &blackhole{addr: l.Addr().String()}
+	h := &blackhole{addr: l.Addr().String(), hold: true}
 	faults := make(chan Fault, 1)
 	start := time.Now()
 	cut := time.AfterFunc(500*ms, func() {
