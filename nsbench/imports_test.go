@@ -15,7 +15,7 @@ const module = "github.com/twnsbench/twnsbench/"
 // may import anything.)
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki", "nsbench/textsafe", "nsbench/safedir"},
-	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
+	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account", "nsbench/report/textfmt"},
 	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm", "nsbench/recovery", "nsbench/profile"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
@@ -29,9 +29,10 @@ var importLevels = [][]string{
 // writes, which are statistics over results), and how to print text taken
 // from them.
 var onlyImports = map[string][]string{
-	"nsbench/report":  {"nsbench/results", "nsbench/stats", "nsbench/verdict", "nsbench/textsafe"},
-	"nsbench/compare": {"nsbench/results", "nsbench/stats", "nsbench/textsafe"},
-	"nsbench/verdict": {"nsbench/results", "nsbench/stats"},
+	"nsbench/report":         {"nsbench/results", "nsbench/stats", "nsbench/verdict", "nsbench/textsafe", "nsbench/report/textfmt"},
+	"nsbench/report/textfmt": {"nsbench/textsafe"},
+	"nsbench/compare":        {"nsbench/results", "nsbench/stats", "nsbench/textsafe"},
+	"nsbench/verdict":        {"nsbench/results", "nsbench/stats"},
 }
 
 // moduleImports lists, per package directory of the module, the module's

@@ -61,7 +61,7 @@ func FuzzRender(f *testing.F) {
 		var files []File
 		if n := fuzzing.Allocated(func() {
 			if d != nil {
-				files = append(files, File{"md", Markdown(d)})
+				files = append(files, File{Name: "md", Body: Markdown(d)})
 				files = append(files, Files(d)...)
 				ci, err := VerdictFiles(d)
 				if err != nil {

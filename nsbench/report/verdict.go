@@ -77,19 +77,6 @@ func (c abCell) title() string { return strings.Join(c.parts(), " · ") }
 // key is the cell for machines that track it across runs: "tw/lan/iperf3-1".
 func (c abCell) key() string { return strings.Join(c.parts(), "/") }
 
-// sig3 writes x with three significant digits, never in exponent form
-// (1.523 → 1.52, 45012 → 45012, 0.01234 → 0.0123); a dash for NaN.
-func sig3(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return dash
-	}
-	if x == 0 {
-		return "0"
-	}
-	dec := max(0, 2-int(math.Floor(math.Log10(math.Abs(x)))))
-	return strconv.FormatFloat(x, 'f', dec, 64)
-}
-
 // change writes a ratio as a signed percentage: 0.854 → "-14.6 %".
 func change(ratio float64) string {
 	if math.IsNaN(ratio) {
@@ -124,14 +111,6 @@ func (c abCell) delta(x float64) string {
 		return signed3(x)
 	}
 	return signed3(x) + " " + c.r.Unit
-}
-
-// signed3 is sig3 with a sign: "+3.2", "-0.5", "0".
-func signed3(x float64) string {
-	if x > 0 {
-		return "+" + sig3(x)
-	}
-	return sig3(x)
 }
 
 // mdeText is the smallest detectable change (relative, or in the unit
