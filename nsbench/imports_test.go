@@ -15,7 +15,7 @@ const module = "github.com/twnsbench/twnsbench/"
 // may import anything.)
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki", "nsbench/textsafe", "nsbench/safedir"},
-	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account", "nsbench/report/textfmt"},
+	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account", "nsbench/report/textfmt", "nsbench/report/svg"},
 	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm", "nsbench/recovery", "nsbench/profile"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/report/ci", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
@@ -29,9 +29,10 @@ var importLevels = [][]string{
 // CI formats know the A/B verdicts they write, which are statistics over
 // results.
 var onlyImports = map[string][]string{
-	"nsbench/report":         {"nsbench/results", "nsbench/stats", "nsbench/textsafe", "nsbench/report/textfmt"},
+	"nsbench/report":         {"nsbench/results", "nsbench/stats", "nsbench/textsafe", "nsbench/report/textfmt", "nsbench/report/svg"},
 	"nsbench/report/ci":      {"nsbench/results", "nsbench/verdict", "nsbench/report/textfmt"},
 	"nsbench/report/textfmt": {"nsbench/textsafe"},
+	"nsbench/report/svg":     {},
 	"nsbench/compare":        {"nsbench/results", "nsbench/stats", "nsbench/textsafe"},
 	"nsbench/verdict":        {"nsbench/results", "nsbench/stats"},
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -195,15 +196,15 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 	if slices.ContainsFunc(panels, cdfPanel.censored) {
 		footer += " Ticks: censored waits; their curve, Kaplan–Meier's, stops below 1 when they are the longest."
 	}
-	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", footer)
-	c.printf("</svg>\n")
-	return c.buf.Bytes()
+	c.Text(chartMargin, height-chartMargin/2-14, 12, "", c.Pal.Muted, "", footer)
+	c.Printf("</svg>\n")
+	return c.Bytes()
 }
 
 func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
-	c.printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.idPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
-	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
+	c.Printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.IDPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
+	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
+		svg.N1(x), svg.N1(y), svg.N1(w), svg.N1(h), c.Pal.Panel, c.Pal.Border)
 	what := p.instrument + ": " + p.key
 	if p.probe != "" {
 		what += " (probe: " + p.probe + ")"
@@ -218,9 +219,9 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		from = []string{"points: each run's p50 and p99 as the tool reported them;", "it keeps no per-transaction latencies, so no curve"}
 	}
 	title := what + " — " + c.conditionLabel(p.condition)
-	c.text(x+panelPad, y+22, fitSize(title, w-2*panelPad, 13, 9.5), "bold", c.pal.text, "", title)
+	c.Text(x+panelPad, y+22, svg.FitSize(title, w-2*panelPad, 13, 9.5), "bold", c.Pal.Text, "", title)
 	for k, line := range from {
-		c.figureNote(x+panelPad, y+38+14*float64(k), w-2*panelPad, line)
+		c.FigureNote(x+panelPad, y+38+14*float64(k), w-2*panelPad, line)
 	}
 
 	p = p.readable()
@@ -233,13 +234,13 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 			xmin, xmax = min(xmin, q[0]), max(xmax, q[0])
 		}
 	}
-	f := frame{x: x + tsPlotLeft, y: y + cdfTop, w: w - tsPlotLeft - panelPad, h: h - cdfTop - cdfBottom - cdfLegendLine*float64(len(c.v.order)),
-		xs: niceRange(xmin, xmax), ys: axis{0, 1, 0.25}}
-	c.axes(f)
-	c.text(f.x+f.w, f.y+f.h+26, 10.5, "", c.pal.muted, "end", "latency ("+p.unit+")")
+	f := svg.Frame{X: x + tsPlotLeft, Y: y + cdfTop, W: w - tsPlotLeft - panelPad, H: h - cdfTop - cdfBottom - cdfLegendLine*float64(len(c.v.order)),
+		XS: svg.NiceRange(xmin, xmax), YS: svg.Axis{Min: 0, Max: 1, Step: 0.25}}
+	c.Axes(f)
+	c.Text(f.X+f.W, f.Y+f.H+26, 10.5, "", c.Pal.Muted, "end", "latency ("+p.unit+")")
 	for j, l := range p.lines {
 		color := c.transportColor(l.transport)
-		c.printf(`<g class="cdf-line" data-transport="%s">`+"\n", esc(l.transport))
+		c.Printf(`<g class="cdf-line" data-transport="%s">`+"\n", svg.Esc(l.transport))
 		switch {
 		case len(l.censored) > 0:
 			c.kaplanMeierCDF(f, l, color)
@@ -247,9 +248,9 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 			c.stepCDF(f, l.values, color, c.transportDash(l.transport))
 		}
 		for _, q := range l.quantiles {
-			c.marker(f.px(q[0]), f.py(q[1]), color, c.transportIndex(l.transport)/len(c.pal.transports))
+			c.Marker(f.Px(q[0]), f.Py(q[1]), color, c.transportIndex(l.transport)/len(c.Pal.Transports))
 		}
-		c.printf("</g>\n")
+		c.Printf("</g>\n")
 		label := c.v.label(l.transport) + " (" + plural(l.runs, "run", "runs")
 		if n := len(l.values) + len(l.censored); n > 0 {
 			label += ", " + plural(n, "probe", "probes")
@@ -257,22 +258,22 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		if len(l.censored) > 0 {
 			label += fmt.Sprintf(", %d censored", len(l.censored))
 		}
-		c.legendEntry(x+panelPad, f.y+f.h+cdfBottom+cdfLegendLine*float64(j), color, c.transportDash(l.transport), label+")")
+		c.LegendEntry(x+panelPad, f.Y+f.H+cdfBottom+cdfLegendLine*float64(j), color, c.transportDash(l.transport), label+")")
 	}
-	c.printf("</g>\n")
+	c.Printf("</g>\n")
 }
 
 // stepCDF draws the empirical CDF of sorted xs: it rises by 1/n at each
 // value and is flat between them.
-func (c *canvas) stepCDF(f frame, xs []float64, color, dash string) {
+func (c *canvas) stepCDF(f svg.Frame, xs []float64, color, dash string) {
 	var b strings.Builder
 	n := float64(len(xs))
-	fmt.Fprintf(&b, "M%s %s", n1(f.px(xs[0])), n1(f.py(0)))
+	fmt.Fprintf(&b, "M%s %s", svg.N1(f.Px(xs[0])), svg.N1(f.Py(0)))
 	for i, x := range xs {
 		if i > 0 {
-			fmt.Fprintf(&b, "H%s", n1(f.px(x)))
+			fmt.Fprintf(&b, "H%s", svg.N1(f.Px(x)))
 		}
-		fmt.Fprintf(&b, "V%s", n1(f.py(float64(i+1)/n)))
+		fmt.Fprintf(&b, "V%s", svg.N1(f.Py(float64(i+1)/n)))
 	}
-	c.printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", b.String(), color, dashAttr(dash))
+	c.Printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", b.String(), color, svg.DashAttr(dash))
 }

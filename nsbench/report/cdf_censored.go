@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -90,7 +91,7 @@ func kaplanMeier(readings, waits []float64) [][2]float64 {
 
 // kaplanMeierCDF draws l's Kaplan–Meier estimate as a step curve, and a
 // tick on it at each censored wait.
-func (c *cdfChart) kaplanMeierCDF(f frame, l cdfLine, color string) {
+func (c *cdfChart) kaplanMeierCDF(f svg.Frame, l cdfLine, color string) {
 	steps := kaplanMeier(l.values, l.censored)
 	at := func(x float64) float64 { // the estimate at x
 		y := 0.0
@@ -103,21 +104,21 @@ func (c *cdfChart) kaplanMeierCDF(f frame, l cdfLine, color string) {
 	}
 	if len(steps) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "M%s %s", n1(f.px(steps[0][0])), n1(f.py(0)))
+		fmt.Fprintf(&b, "M%s %s", svg.N1(f.Px(steps[0][0])), svg.N1(f.Py(0)))
 		for i, s := range steps {
 			if i > 0 {
-				fmt.Fprintf(&b, "H%s", n1(f.px(s[0])))
+				fmt.Fprintf(&b, "H%s", svg.N1(f.Px(s[0])))
 			}
-			fmt.Fprintf(&b, "V%s", n1(f.py(s[1])))
+			fmt.Fprintf(&b, "V%s", svg.N1(f.Py(s[1])))
 		}
 		if last := l.censored[len(l.censored)-1]; last > steps[len(steps)-1][0] {
-			fmt.Fprintf(&b, "H%s", n1(f.px(last)))
+			fmt.Fprintf(&b, "H%s", svg.N1(f.Px(last)))
 		}
-		c.printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n",
-			b.String(), color, dashAttr(c.transportDash(l.transport)))
+		c.Printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n",
+			b.String(), color, svg.DashAttr(c.transportDash(l.transport)))
 	}
 	for _, w := range l.censored {
-		x, y := f.px(w), f.py(at(w))
-		c.printf(`<path class="censored" d="M%s %sV%s" stroke="%s" stroke-width="1.5"/>`+"\n", n1(x), n1(y-5), n1(y+5), color)
+		x, y := f.Px(w), f.Py(at(w))
+		c.Printf(`<path class="censored" d="M%s %sV%s" stroke="%s" stroke-width="1.5"/>`+"\n", svg.N1(x), svg.N1(y-5), svg.N1(y+5), color)
 	}
 }

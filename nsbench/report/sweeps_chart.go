@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -44,10 +45,10 @@ func sweepsChart(v *view, theme Theme, idPrefix string) []byte {
 		y := headerHeight + swLegendRow + float64(i/swCols)*(swPanelH+panelGap)
 		c.panel(cv, x, y, pw)
 	}
-	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
+	c.Text(chartMargin, height-chartMargin/2-14, 12, "", c.Pal.Muted, "",
 		"x: the sizes measured, evenly spaced (not to scale); y from 0. Each point is the median of the runs at that size.")
-	c.printf("</svg>\n")
-	return c.buf.Bytes()
+	c.Printf("</svg>\n")
+	return c.Bytes()
 }
 
 // legend names every transport that has a curve, in report order.
@@ -66,18 +67,18 @@ func (c *swChart) legend(y float64) {
 			continue
 		}
 		label := c.v.label(t)
-		c.legendEntry(x, y, c.transportColor(t), c.transportDash(t), label)
-		x += 24 + textWidth(label, 11) + 18
+		c.LegendEntry(x, y, c.transportColor(t), c.transportDash(t), label)
+		x += 24 + svg.TextWidth(label, 11) + 18
 	}
 }
 
 // panel draws one curve: the sizes on x, a line per transport.
 func (c *swChart) panel(cv sweepCurve, x, y, w float64) {
-	c.printf(`<g class="panel sweep-panel" id="%ssweep-%s">`+"\n", c.idPrefix, idSafe(cv.condition+"-"+cv.instrument+"-"+cv.curve))
-	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		n1(x), n1(y), n1(w), n1(swPanelH), c.pal.panel, c.pal.border)
-	c.text(x+10, y+18, 12.5, "bold", c.pal.text, "", truncate(cv.instrument+": "+cv.curve, w-20, 12.5))
-	c.figureNote(x+10, y+33, w-20, fmt.Sprintf("%s · %s · %s is better", c.conditionLabel(cv.condition), cv.unit, dashIfEmpty(cv.better)))
+	c.Printf(`<g class="panel sweep-panel" id="%ssweep-%s">`+"\n", c.IDPrefix, idSafe(cv.condition+"-"+cv.instrument+"-"+cv.curve))
+	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
+		svg.N1(x), svg.N1(y), svg.N1(w), svg.N1(swPanelH), c.Pal.Panel, c.Pal.Border)
+	c.Text(x+10, y+18, 12.5, "bold", c.Pal.Text, "", svg.Truncate(cv.instrument+": "+cv.curve, w-20, 12.5))
+	c.FigureNote(x+10, y+33, w-20, fmt.Sprintf("%s · %s · %s is better", c.conditionLabel(cv.condition), cv.unit, dashIfEmpty(cv.better)))
 	top := 0.0
 	for _, r := range cv.rows {
 		ms, ok := r.medians()
@@ -88,11 +89,11 @@ func (c *swChart) panel(cv sweepCurve, x, y, w float64) {
 		}
 	}
 	n := len(cv.points)
-	f := frame{x: x + swPlotLeft, y: y + 44, w: w - swPlotLeft - 16, h: swPanelH - 44 - 28,
-		xs: axis{-0.5, float64(n) - 0.5, 1}, ys: niceAxis(top)}
-	c.yGrid(f)
+	f := svg.Frame{X: x + swPlotLeft, Y: y + 44, W: w - swPlotLeft - 16, H: swPanelH - 44 - 28,
+		XS: svg.Axis{Min: -0.5, Max: float64(n) - 0.5, Step: 1}, YS: svg.NiceAxis(top)}
+	c.YGrid(f)
 	for i, p := range cv.points {
-		c.text(f.px(float64(i)), f.y+f.h+14, 10, "", c.pal.muted, "middle", sizeHeader(p.At))
+		c.Text(f.Px(float64(i)), f.Y+f.H+14, 10, "", c.Pal.Muted, "middle", sizeHeader(p.At))
 	}
 	for _, r := range cv.rows {
 		ms, ok := r.medians()
@@ -102,9 +103,9 @@ func (c *swChart) panel(cv sweepCurve, x, y, w float64) {
 				xs, ys = append(xs, float64(i)), append(ys, ms[i])
 			}
 		}
-		c.printf(`<g class="sweep-line" data-transport="%s">`+"\n", esc(r.transport))
-		c.polyline(f, xs, ys, c.transportColor(r.transport))
-		c.printf("</g>\n")
+		c.Printf(`<g class="sweep-line" data-transport="%s">`+"\n", svg.Esc(r.transport))
+		c.Polyline(f, xs, ys, c.transportColor(r.transport))
+		c.Printf("</g>\n")
 	}
-	c.printf("</g>\n")
+	c.Printf("</g>\n")
 }
