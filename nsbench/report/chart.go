@@ -31,11 +31,7 @@ const (
 	chartMargin  = svg.Margin
 	panelGap     = 20.0
 	panelCols    = 2
-	panelPad     = 14.0
-	panelTop     = 58.0 // title and unit lines
-	rowHeight    = 30.0
-	barHeight    = 16.0
-	axisHeight   = 26.0
+	panelPad     = svg.PanelPad
 	headerHeight = 70.0
 	footerHeight = 46.0
 )
@@ -83,7 +79,7 @@ func (c *chart) render() []byte {
 		bars[i] = c.bars(p)
 	}
 	rows := (len(c.panels) + panelCols - 1) / panelCols
-	ph := panelTop + float64(max(1, len(c.v.order)))*rowHeight + axisHeight
+	ph := svg.BarPanelHeight(max(1, len(c.v.order)))
 	height := headerHeight + float64(rows)*(ph+panelGap) - panelGap + footerHeight + chartMargin/2
 	pw := (chartWidth - 2*chartMargin - float64(panelCols-1)*panelGap) / panelCols
 
@@ -258,97 +254,28 @@ func metricValues(ss []results.Sample, metric string) []float64 {
 	return xs
 }
 
+// panel draws panel p's bars in the box at (x, y) of w × h.
 func (c *chart) panel(p chartPanel, bars []bar, x, y, w, h float64) {
-	c.Printf(`<g class="panel" id="%spanel-%s">`+"\n", c.IDPrefix, svg.Esc(p.id))
-	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		svg.N1(x), svg.N1(y), svg.N1(w), svg.N1(h), c.Pal.Panel, c.Pal.Border)
-	title := p.title + " — " + c.conditionLabel(p.condition)
-	c.Text(x+panelPad, y+24, svg.FitSize(title, w-2*panelPad, 14, 10), "bold", c.Pal.Text, "", title)
-	c.Text(x+panelPad, y+42, 11.5, "", c.Pal.Muted, "", p.unit)
+	sp := svg.BarPanel{ID: p.id, Title: p.title + " — " + c.conditionLabel(p.condition), Unit: p.unit}
 	if p.stacked {
-		c.legend(x+w-panelPad, y+42)
-	}
-	hasData := false
-	for _, b := range bars {
-		hasData = hasData || b.note == ""
-	}
-	if !hasData {
-		c.Printf(`<text class="nodata" x="%s" y="%s" font-size="14" fill="%s" text-anchor="middle">no data</text>`+"\n",
-			svg.N1(x+w/2), svg.N1(y+panelTop+(h-panelTop)/2), c.Pal.Muted)
-		c.Printf("</g>\n")
-		return
-	}
-
-	labelW := 0.0
-	valueW := 0.0
-	for _, b := range bars {
-		labelW = max(labelW, svg.TextWidth(c.v.label(b.transport), 12))
-		valueW = max(valueW, svg.TextWidth(c.valueLabel(p, b), 12))
-	}
-	labelW = min(labelW, 190)
-	x0 := x + panelPad + labelW + 10 // the bars' zero
-	x1 := x + w - panelPad - valueW - 8
-	top := y + panelTop
-	scaleMax, step := svg.NiceScale(maxExtent(bars))
-	scale := func(v float64) float64 { return x0 + (x1-x0)*v/scaleMax }
-
-	// Grid and tick labels under the bars.
-	rowsBottom := top + float64(len(bars))*rowHeight
-	for i := 0; float64(i)*step <= scaleMax*(1+1e-9); i++ {
-		v := float64(i) * step
-		gx := scale(v)
-		c.Printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>`+"\n",
-			svg.N1(gx), svg.N1(top-4), svg.N1(gx), svg.N1(rowsBottom), c.Pal.Grid)
-		c.Text(gx, rowsBottom+14, 10.5, "", c.Pal.Muted, "middle", svg.TickLabel(v, step))
-	}
-
-	for i, b := range bars {
-		rowY := top + float64(i)*rowHeight
-		mid := rowY + rowHeight/2
-		label := c.v.label(b.transport)
-		c.Text(x+panelPad+labelW, mid+4, 12, "", c.Pal.Text, "end", svg.Truncate(label, labelW, 12))
-		if b.note != "" {
-			c.Printf(`<text class="no-bar" x="%s" y="%s" font-size="12" font-style="italic" fill="%s">%s</text>`+"\n",
-				svg.N1(x0+6), svg.N1(mid+4), c.Pal.Muted, svg.Esc(b.note))
-			continue
+		for i, role := range cpuRoles {
+			sp.Legend = append(sp.Legend, svg.Swatch{Name: role, Color: c.Pal.Roles[i]})
 		}
-		c.Printf(`<g class="bar" data-transport="%s">`+"\n", svg.Esc(b.transport))
-		c.Printf(`<title>%s</title>`+"\n", svg.Esc(c.barTitle(p, b)))
-		if p.stacked {
-			sx := x0
-			for r, sec := range b.segments {
-				sw := scale(sec) - x0
-				c.Printf(`<rect class="segment segment-%s" x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n",
-					cpuRoles[r], svg.N1(sx), svg.N1(mid-barHeight/2), svg.N1(sw), svg.N1(barHeight), c.Pal.Roles[r])
-				sx += sw
+	}
+	for _, b := range bars {
+		r := svg.BarRow{Key: b.transport, Label: c.v.label(b.transport), Note: b.note, Color: c.transportColor(b.transport),
+			Bar: svg.Extent{Center: b.spread.center, Lo: b.spread.lo, Hi: b.spread.hi, Whisker: b.spread.n > 1 && b.spread.hi > b.spread.lo}}
+		if b.note == "" {
+			r.Title, r.Value = c.barTitle(p, b), c.valueLabel(p, b)
+		}
+		if p.stacked && b.note == "" {
+			for i, sec := range b.segments {
+				r.Segments = append(r.Segments, svg.Segment{Swatch: sp.Legend[i], Value: sec})
 			}
-		} else {
-			c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="2" fill="%s"/>`+"\n",
-				svg.N1(x0), svg.N1(mid-barHeight/2), svg.N1(scale(b.spread.center)-x0), svg.N1(barHeight), c.transportColor(b.transport))
 		}
-		end := scale(b.spread.center)
-		if b.spread.n > 1 && b.spread.hi > b.spread.lo {
-			lo, hi := scale(b.spread.lo), scale(b.spread.hi)
-			c.Printf(`<path class="whisker" d="M%s %sH%sM%s %sV%sM%s %sV%s" stroke="%s" stroke-width="1.5" fill="none"/>`+"\n",
-				svg.N1(lo), svg.N1(mid), svg.N1(hi), svg.N1(lo), svg.N1(mid-5), svg.N1(mid+5), svg.N1(hi), svg.N1(mid-5), svg.N1(mid+5), c.Pal.Whisker)
-			end = max(end, hi)
-		}
-		c.Text(end+6, mid+4, 12, "", c.Pal.Text, "", c.valueLabel(p, b))
-		c.Printf("</g>\n")
+		sp.Rows = append(sp.Rows, r)
 	}
-	c.Printf("</g>\n")
-}
-
-// legend draws the role colours right-aligned, ending at x.
-func (c *chart) legend(x, y float64) {
-	for i := len(cpuRoles) - 1; i >= 0; i-- {
-		role := cpuRoles[i]
-		x -= svg.TextWidth(role, 11.5)
-		c.Text(x, y, 11.5, "", c.Pal.Muted, "", role)
-		x -= 14
-		c.Printf(`<rect class="legend-%s" x="%s" y="%s" width="10" height="10" fill="%s"/>`+"\n", role, svg.N1(x), svg.N1(y-9), c.Pal.Roles[i])
-		x -= 10
-	}
+	c.BarPanel(sp, x, y, w, h)
 }
 
 func (c *chart) valueLabel(p chartPanel, b bar) string {
@@ -381,16 +308,4 @@ func (c *chart) barTitle(p chartPanel, b bar) string {
 		s += fmt.Sprintf("; %s %s–%s%s; n=%d", what, num(b.spread.lo, p.prec), atLeastMark(b.spread.hiAtLeast), num(b.spread.hi, p.prec), b.spread.n)
 	}
 	return s
-}
-
-// maxExtent is the largest value a panel must show: bar ends and whisker
-// ends.
-func maxExtent(bars []bar) float64 {
-	m := 0.0
-	for _, b := range bars {
-		if b.note == "" {
-			m = max(m, b.spread.center, b.spread.hi)
-		}
-	}
-	return m
 }
