@@ -266,14 +266,10 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 // stepCDF draws the empirical CDF of sorted xs: it rises by 1/n at each
 // value and is flat between them.
 func (c *canvas) stepCDF(f svg.Frame, xs []float64, color, dash string) {
-	var b strings.Builder
+	steps := make([][2]float64, len(xs))
 	n := float64(len(xs))
-	fmt.Fprintf(&b, "M%s %s", svg.N1(f.Px(xs[0])), svg.N1(f.Py(0)))
 	for i, x := range xs {
-		if i > 0 {
-			fmt.Fprintf(&b, "H%s", svg.N1(f.Px(x)))
-		}
-		fmt.Fprintf(&b, "V%s", svg.N1(f.Py(float64(i+1)/n)))
+		steps[i] = [2]float64{x, float64(i+1) / n}
 	}
-	c.Printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", b.String(), color, svg.DashAttr(dash))
+	c.StepCurve(f, steps, math.Inf(-1), color, dash)
 }

@@ -1,9 +1,7 @@
 package report
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
@@ -103,22 +101,9 @@ func (c *cdfChart) kaplanMeierCDF(f svg.Frame, l cdfLine, color string) {
 		return y
 	}
 	if len(steps) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "M%s %s", svg.N1(f.Px(steps[0][0])), svg.N1(f.Py(0)))
-		for i, s := range steps {
-			if i > 0 {
-				fmt.Fprintf(&b, "H%s", svg.N1(f.Px(s[0])))
-			}
-			fmt.Fprintf(&b, "V%s", svg.N1(f.Py(s[1])))
-		}
-		if last := l.censored[len(l.censored)-1]; last > steps[len(steps)-1][0] {
-			fmt.Fprintf(&b, "H%s", svg.N1(f.Px(last)))
-		}
-		c.Printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n",
-			b.String(), color, svg.DashAttr(c.transportDash(l.transport)))
+		c.StepCurve(f, steps, l.censored[len(l.censored)-1], color, c.transportDash(l.transport))
 	}
 	for _, w := range l.censored {
-		x, y := f.Px(w), f.Py(at(w))
-		c.Printf(`<path class="censored" d="M%s %sV%s" stroke="%s" stroke-width="1.5"/>`+"\n", svg.N1(x), svg.N1(y-5), svg.N1(y+5), color)
+		c.CensoredTick(f, w, at(w), color)
 	}
 }

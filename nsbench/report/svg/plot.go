@@ -139,3 +139,28 @@ func (c *Canvas) Marker(x, y float64, color string, round int) {
 func (c *Canvas) FigureNote(x, y, width float64, s string) {
 	c.Text(x, y, 11.5, "", c.Pal.Muted, "", Truncate(s, width, 11.5))
 }
+
+// StepCurve draws a step function in dash: from (steps[0]'s x, 0) it rises
+// to each step's y at its x and is flat between, then runs on flat to end
+// when end lies beyond the last step.
+func (c *Canvas) StepCurve(f Frame, steps [][2]float64, end float64, color, dash string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "M%s %s", N1(f.Px(steps[0][0])), N1(f.Py(0)))
+	for i, s := range steps {
+		if i > 0 {
+			fmt.Fprintf(&b, "H%s", N1(f.Px(s[0])))
+		}
+		fmt.Fprintf(&b, "V%s", N1(f.Py(s[1])))
+	}
+	if end > steps[len(steps)-1][0] {
+		fmt.Fprintf(&b, "H%s", N1(f.Px(end)))
+	}
+	c.Printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", b.String(), color, DashAttr(dash))
+}
+
+// CensoredTick marks a value known only as a lower bound at (x, y): a
+// short vertical tick.
+func (c *Canvas) CensoredTick(f Frame, x, y float64, color string) {
+	px, py := f.Px(x), f.Py(y)
+	c.Printf(`<path class="censored" d="M%s %sV%s" stroke="%s" stroke-width="1.5"/>`+"\n", N1(px), N1(py-5), N1(py+5), color)
+}
