@@ -219,19 +219,12 @@ func (c *tsChart) tsSection(i int, s tsSection, y float64) float64 {
 	for j, r := range s.runs {
 		px := chartMargin + float64(j%cols)*(pw+panelGap)
 		py := y + float64(j/cols)*(tsPanelH+panelGap)
-		c.Printf(`<g class="panel ts-panel" data-transport="%s">`+"\n", svg.Esc(r.transport))
-		c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-			svg.N1(px), svg.N1(py), svg.N1(pw), svg.N1(tsPanelH), c.Pal.Panel, c.Pal.Border)
-		c.Text(px+10, py+18, 12.5, "bold", c.Pal.Text, "", svg.Truncate(c.v.label(r.transport), pw-20, 12.5))
-		c.FigureNote(px+10, py+33, pw-20, c.runNote(r))
-		f := svg.Frame{X: px + tsPlotLeft, Y: py + 44, W: pw - tsPlotLeft - 12, H: tsPanelH - 44 - 24, XS: xs, YS: ys}
-		c.Axes(f)
 		var ts, vs []float64
 		for _, p := range points(r.series) {
 			ts, vs = append(ts, p[0]), append(vs, p[1])
 		}
-		c.Polyline(f, ts, vs, c.transportColor(r.transport))
-		c.Printf("</g>\n")
+		c.LinePanel(svg.LinePanel{Key: r.transport, Title: c.v.label(r.transport), Note: c.runNote(r), Color: c.transportColor(r.transport),
+			T: ts, V: vs, XS: xs, YS: ys, PlotLeft: tsPlotLeft}, px, py, pw, tsPanelH)
 	}
 	c.Printf("</g>\n")
 	rows := (len(s.runs) + cols - 1) / cols

@@ -164,3 +164,27 @@ func (c *Canvas) CensoredTick(f Frame, x, y float64, color string) {
 	px, py := f.Px(x), f.Py(y)
 	c.Printf(`<path class="censored" d="M%s %sV%s" stroke="%s" stroke-width="1.5"/>`+"\n", N1(px), N1(py-5), N1(py+5), color)
 }
+
+// LinePanel is a framed panel of one line: a title, a note under it and
+// the line (T[i], V[i]) on the axes XS and YS.
+type LinePanel struct {
+	Key         string // its data-transport attribute
+	Title, Note string
+	Color       string
+	T, V        []float64
+	XS, YS      Axis
+	PlotLeft    float64 // room left of the plot for the y tick labels
+}
+
+// LinePanel draws p in the box at (x, y) of w × h.
+func (c *Canvas) LinePanel(p LinePanel, x, y, w, h float64) {
+	c.Printf(`<g class="panel ts-panel" data-transport="%s">`+"\n", Esc(p.Key))
+	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
+		N1(x), N1(y), N1(w), N1(h), c.Pal.Panel, c.Pal.Border)
+	c.Text(x+10, y+18, 12.5, "bold", c.Pal.Text, "", Truncate(p.Title, w-20, 12.5))
+	c.FigureNote(x+10, y+33, w-20, p.Note)
+	f := Frame{X: x + p.PlotLeft, Y: y + 44, W: w - p.PlotLeft - 12, H: h - 44 - 24, XS: p.XS, YS: p.YS}
+	c.Axes(f)
+	c.Polyline(f, p.T, p.V, p.Color)
+	c.Printf("</g>\n")
+}
