@@ -23,7 +23,7 @@ func Markdown(d *results.Document) []byte {
 	v.writeBuilds(w)
 	for _, c := range d.Conditions {
 		v.writeResults(w, c)
-		v.writePacketTable(w, c)
+		writePacketTable(w, v, c)
 		v.writeRRUL(w, c)
 		writeManyRR(v, w, c)
 		writeSweeps(w, v, c)
