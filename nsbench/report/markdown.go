@@ -31,7 +31,7 @@ func Markdown(d *results.Document) []byte {
 	v.writeTunnels(w)
 	writeRecovery(w, v)
 	v.writeMoreMetrics(w)
-	v.writeNoise(w)
+	writeNoise(w, v)
 	v.writeSkipped(w)
 	v.writeFailures(w)
 	writeExcluded(w, d, v.label)
