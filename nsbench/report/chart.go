@@ -275,7 +275,7 @@ func (c *chart) panel(p chartPanel, bars []bar, x, y, w, h float64) {
 		}
 		sp.Rows = append(sp.Rows, r)
 	}
-	c.BarPanel(sp, x, y, w, h)
+	sp.Draw(&c.Canvas, x, y, w, h)
 }
 
 func (c *chart) valueLabel(p chartPanel, b bar) string {

@@ -223,8 +223,9 @@ func (c *tsChart) tsSection(i int, s tsSection, y float64) float64 {
 		for _, p := range points(r.series) {
 			ts, vs = append(ts, p[0]), append(vs, p[1])
 		}
-		c.LinePanel(svg.LinePanel{Key: r.transport, Title: c.v.label(r.transport), Note: c.runNote(r), Color: c.transportColor(r.transport),
-			T: ts, V: vs, XS: xs, YS: ys, PlotLeft: tsPlotLeft}, px, py, pw, tsPanelH)
+		panel := svg.LinePanel{Key: r.transport, Title: c.v.label(r.transport), Note: c.runNote(r), Color: c.transportColor(r.transport),
+			T: ts, V: vs, XS: xs, YS: ys, PlotLeft: tsPlotLeft}
+		panel.Draw(&c.Canvas, px, py, pw, tsPanelH)
 	}
 	c.Printf("</g>\n")
 	rows := (len(s.runs) + cols - 1) / cols

@@ -56,17 +56,17 @@ type Extent struct {
 	Whisker        bool
 }
 
-// BarPanel draws p in the box at (x, y) of w × h: its frame, title and
+// Draw draws p on c in the box at (x, y) of w × h: its frame, title and
 // unit, and its rows on a scale from zero to a nice maximum; "no data"
 // when no row has a bar.
-func (c *Canvas) BarPanel(p BarPanel, x, y, w, h float64) {
+func (p BarPanel) Draw(c *Canvas, x, y, w, h float64) {
 	c.Printf(`<g class="panel" id="%spanel-%s">`+"\n", c.IDPrefix, Esc(p.ID))
 	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		N1(x), N1(y), N1(w), N1(h), c.Pal.Panel, c.Pal.Border)
 	c.Text(x+PanelPad, y+24, FitSize(p.Title, w-2*PanelPad, 14, 10), "bold", c.Pal.Text, "", p.Title)
 	c.Text(x+PanelPad, y+42, 11.5, "", c.Pal.Muted, "", p.Unit)
 	if len(p.Legend) > 0 {
-		c.legend(p.Legend, x+w-PanelPad, y+42)
+		legend(c, p.Legend, x+w-PanelPad, y+42)
 	}
 	hasData := false
 	for _, r := range p.Rows {
@@ -138,8 +138,8 @@ func (c *Canvas) BarPanel(p BarPanel, x, y, w, h float64) {
 	c.Printf("</g>\n")
 }
 
-// legend draws the swatches right-aligned, ending at x.
-func (c *Canvas) legend(swatches []Swatch, x, y float64) {
+// legend draws the swatches on c right-aligned, ending at x.
+func legend(c *Canvas, swatches []Swatch, x, y float64) {
 	for i := len(swatches) - 1; i >= 0; i-- {
 		s := swatches[i]
 		x -= TextWidth(s.Name, 11.5)

@@ -176,8 +176,8 @@ type LinePanel struct {
 	PlotLeft    float64 // room left of the plot for the y tick labels
 }
 
-// LinePanel draws p in the box at (x, y) of w × h.
-func (c *Canvas) LinePanel(p LinePanel, x, y, w, h float64) {
+// Draw draws p on c in the box at (x, y) of w × h.
+func (p LinePanel) Draw(c *Canvas, x, y, w, h float64) {
 	c.Printf(`<g class="panel ts-panel" data-transport="%s">`+"\n", Esc(p.Key))
 	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		N1(x), N1(y), N1(w), N1(h), c.Pal.Panel, c.Pal.Border)
