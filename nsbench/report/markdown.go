@@ -28,7 +28,7 @@ func Markdown(d *results.Document) []byte {
 		writeManyRR(v, w, c)
 		writeSweeps(w, v, c)
 	}
-	v.writeTunnels(w)
+	writeTunnels(w, v)
 	writeRecovery(w, v)
 	v.writeMoreMetrics(w)
 	writeNoise(w, v)
