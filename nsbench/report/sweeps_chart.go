@@ -74,38 +74,22 @@ func (c *swChart) legend(y float64) {
 
 // panel draws one curve: the sizes on x, a line per transport.
 func (c *swChart) panel(cv sweepCurve, x, y, w float64) {
-	c.Printf(`<g class="panel sweep-panel" id="%ssweep-%s">`+"\n", c.IDPrefix, idSafe(cv.condition+"-"+cv.instrument+"-"+cv.curve))
-	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		svg.N1(x), svg.N1(y), svg.N1(w), svg.N1(swPanelH), c.Pal.Panel, c.Pal.Border)
-	c.Text(x+10, y+18, 12.5, "bold", c.Pal.Text, "", svg.Truncate(cv.instrument+": "+cv.curve, w-20, 12.5))
-	c.FigureNote(x+10, y+33, w-20, fmt.Sprintf("%s · %s · %s is better", c.conditionLabel(cv.condition), cv.unit, dashIfEmpty(cv.better)))
-	top := 0.0
-	for _, r := range cv.rows {
-		ms, ok := r.medians()
-		for i := range ms {
-			if ok[i] {
-				top = max(top, ms[i])
-			}
-		}
-	}
-	n := len(cv.points)
-	f := svg.Frame{X: x + swPlotLeft, Y: y + 44, W: w - swPlotLeft - 16, H: swPanelH - 44 - 28,
-		XS: svg.Axis{Min: -0.5, Max: float64(n) - 0.5, Step: 1}, YS: svg.NiceAxis(top)}
-	c.YGrid(f)
-	for i, p := range cv.points {
-		c.Text(f.Px(float64(i)), f.Y+f.H+14, 10, "", c.Pal.Muted, "middle", sizeHeader(p.At))
+	p := svg.SweepPanel{ID: idSafe(cv.condition + "-" + cv.instrument + "-" + cv.curve), Title: cv.instrument + ": " + cv.curve,
+		Note:     fmt.Sprintf("%s · %s · %s is better", c.conditionLabel(cv.condition), cv.unit, dashIfEmpty(cv.better)),
+		PlotLeft: swPlotLeft}
+	for _, pt := range cv.points {
+		p.Sizes = append(p.Sizes, sizeHeader(pt.At))
 	}
 	for _, r := range cv.rows {
 		ms, ok := r.medians()
-		var xs, ys []float64
+		l := svg.Line{Key: r.transport, Color: c.transportColor(r.transport)}
 		for i := range ms {
 			if ok[i] {
-				xs, ys = append(xs, float64(i)), append(ys, ms[i])
+				p.Top = max(p.Top, ms[i])
+				l.X, l.Y = append(l.X, float64(i)), append(l.Y, ms[i])
 			}
 		}
-		c.Printf(`<g class="sweep-line" data-transport="%s">`+"\n", svg.Esc(r.transport))
-		c.Polyline(f, xs, ys, c.transportColor(r.transport))
-		c.Printf("</g>\n")
+		p.Lines = append(p.Lines, l)
 	}
-	c.Printf("</g>\n")
+	p.Draw(&c.Canvas, x, y, w, swPanelH)
 }
