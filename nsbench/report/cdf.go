@@ -139,9 +139,7 @@ func LatencyCDFChart(d *results.Document, theme Theme) []byte {
 // CDF layout, in SVG units.
 const (
 	cdfPanelH     = 290.0 // without its legend
-	cdfTop        = 66.0  // title and what the panel is drawn from
-	cdfBottom     = 44.0  // x tick labels and the axis title
-	cdfLegendLine = 15.0
+	cdfLegendLine = svg.CDFLegendLine
 )
 
 // readable shows microseconds of 10 ms and more in milliseconds.
@@ -202,9 +200,6 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 }
 
 func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
-	c.Printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.IDPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
-	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		svg.N1(x), svg.N1(y), svg.N1(w), svg.N1(h), c.Pal.Panel, c.Pal.Border)
 	what := p.instrument + ": " + p.key
 	if p.probe != "" {
 		what += " (probe: " + p.probe + ")"
@@ -218,11 +213,9 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		what = p.instrument + ": p50 and p99 of each run"
 		from = []string{"points: each run's p50 and p99 as the tool reported them;", "it keeps no per-transaction latencies, so no curve"}
 	}
-	title := what + " — " + c.conditionLabel(p.condition)
-	c.Text(x+panelPad, y+22, svg.FitSize(title, w-2*panelPad, 13, 9.5), "bold", c.Pal.Text, "", title)
-	for k, line := range from {
-		c.FigureNote(x+panelPad, y+38+14*float64(k), w-2*panelPad, line)
-	}
+	id := fmt.Sprintf("cdf-%d-%s", i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
+	panel := svg.CDFPanel{ID: id, Title: what + " — " + c.conditionLabel(p.condition), Notes: from,
+		LegendRows: len(c.v.order), PlotLeft: tsPlotLeft}
 
 	p = p.readable()
 	xmin, xmax := math.Inf(1), 0.0
@@ -234,23 +227,16 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 			xmin, xmax = min(xmin, q[0]), max(xmax, q[0])
 		}
 	}
-	f := svg.Frame{X: x + tsPlotLeft, Y: y + cdfTop, W: w - tsPlotLeft - panelPad, H: h - cdfTop - cdfBottom - cdfLegendLine*float64(len(c.v.order)),
-		XS: svg.NiceRange(xmin, xmax), YS: svg.Axis{Min: 0, Max: 1, Step: 0.25}}
-	c.Axes(f)
-	c.Text(f.X+f.W, f.Y+f.H+26, 10.5, "", c.Pal.Muted, "end", "latency ("+p.unit+")")
-	for j, l := range p.lines {
-		color := c.transportColor(l.transport)
-		c.Printf(`<g class="cdf-line" data-transport="%s">`+"\n", svg.Esc(l.transport))
+	panel.XS, panel.XLabel = svg.NiceRange(xmin, xmax), "latency ("+p.unit+")"
+	for _, l := range p.lines {
+		cv := svg.Curve{Key: l.transport, Color: c.transportColor(l.transport), Dash: c.transportDash(l.transport),
+			End: math.Inf(-1), Quantiles: l.quantiles, Marker: c.transportIndex(l.transport) / len(c.Pal.Transports)}
 		switch {
 		case len(l.censored) > 0:
-			c.kaplanMeierCDF(f, l, color)
+			cv.Steps, cv.End, cv.Censored = kaplanMeierCurve(l)
 		case len(l.values) > 0:
-			c.stepCDF(f, l.values, color, c.transportDash(l.transport))
+			cv.Steps = cdfSteps(l.values)
 		}
-		for _, q := range l.quantiles {
-			c.Marker(f.Px(q[0]), f.Py(q[1]), color, c.transportIndex(l.transport)/len(c.Pal.Transports))
-		}
-		c.Printf("</g>\n")
 		label := c.v.label(l.transport) + " (" + plural(l.runs, "run", "runs")
 		if n := len(l.values) + len(l.censored); n > 0 {
 			label += ", " + plural(n, "probe", "probes")
@@ -258,18 +244,19 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		if len(l.censored) > 0 {
 			label += fmt.Sprintf(", %d censored", len(l.censored))
 		}
-		c.LegendEntry(x+panelPad, f.Y+f.H+cdfBottom+cdfLegendLine*float64(j), color, c.transportDash(l.transport), label+")")
+		cv.Label = label + ")"
+		panel.Curves = append(panel.Curves, cv)
 	}
-	c.Printf("</g>\n")
+	panel.Draw(&c.Canvas, x, y, w, h)
 }
 
-// stepCDF draws the empirical CDF of sorted xs: it rises by 1/n at each
+// cdfSteps are the empirical CDF of sorted xs: it rises by 1/n at each
 // value and is flat between them.
-func (c *canvas) stepCDF(f svg.Frame, xs []float64, color, dash string) {
+func cdfSteps(xs []float64) [][2]float64 {
 	steps := make([][2]float64, len(xs))
 	n := float64(len(xs))
 	for i, x := range xs {
 		steps[i] = [2]float64{x, float64(i+1) / n}
 	}
-	c.StepCurve(f, steps, math.Inf(-1), color, dash)
+	return steps
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"sort"
 
-	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -87,10 +86,11 @@ func kaplanMeier(readings, waits []float64) [][2]float64 {
 	return out
 }
 
-// kaplanMeierCDF draws l's Kaplan–Meier estimate as a step curve, and a
-// tick on it at each censored wait.
-func (c *cdfChart) kaplanMeierCDF(f svg.Frame, l cdfLine, color string) {
-	steps := kaplanMeier(l.values, l.censored)
+// kaplanMeierCurve is l's Kaplan–Meier estimate as a step curve, where
+// it runs on to (its longest censored wait), and a tick on it at each
+// censored wait.
+func kaplanMeierCurve(l cdfLine) (steps [][2]float64, end float64, ticks [][2]float64) {
+	steps = kaplanMeier(l.values, l.censored)
 	at := func(x float64) float64 { // the estimate at x
 		y := 0.0
 		for _, s := range steps {
@@ -100,10 +100,8 @@ func (c *cdfChart) kaplanMeierCDF(f svg.Frame, l cdfLine, color string) {
 		}
 		return y
 	}
-	if len(steps) > 0 {
-		c.StepCurve(f, steps, l.censored[len(l.censored)-1], color, c.transportDash(l.transport))
-	}
 	for _, w := range l.censored {
-		c.CensoredTick(f, w, at(w), color)
+		ticks = append(ticks, [2]float64{w, at(w)})
 	}
+	return steps, l.censored[len(l.censored)-1], ticks
 }
