@@ -63,7 +63,7 @@ func (p BarPanel) Draw(c *Canvas, x, y, w, h float64) {
 	c.Printf(`<g class="panel" id="%spanel-%s">`+"\n", c.IDPrefix, Esc(p.ID))
 	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		N1(x), N1(y), N1(w), N1(h), c.Pal.Panel, c.Pal.Border)
-	c.Text(x+PanelPad, y+24, FitSize(p.Title, w-2*PanelPad, 14, 10), "bold", c.Pal.Text, "", p.Title)
+	c.Text(x+PanelPad, y+24, fitSize(p.Title, w-2*PanelPad, 14, 10), "bold", c.Pal.Text, "", p.Title)
 	c.Text(x+PanelPad, y+42, 11.5, "", c.Pal.Muted, "", p.Unit)
 	if len(p.Legend) > 0 {
 		legend(c, p.Legend, x+w-PanelPad, y+42)
@@ -89,7 +89,7 @@ func (p BarPanel) Draw(c *Canvas, x, y, w, h float64) {
 	x0 := x + PanelPad + labelW + 10 // the bars' zero
 	x1 := x + w - PanelPad - valueW - 8
 	top := y + panelTop
-	scaleMax, step := NiceScale(maxExtent(p.Rows))
+	scaleMax, step := niceScale(maxExtent(p.Rows))
 	scale := func(v float64) float64 { return x0 + (x1-x0)*v/scaleMax }
 
 	// Grid and tick labels under the bars.
@@ -99,7 +99,7 @@ func (p BarPanel) Draw(c *Canvas, x, y, w, h float64) {
 		gx := scale(v)
 		c.Printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>`+"\n",
 			N1(gx), N1(top-4), N1(gx), N1(rowsBottom), c.Pal.Grid)
-		c.Text(gx, rowsBottom+14, 10.5, "", c.Pal.Muted, "middle", TickLabel(v, step))
+		c.Text(gx, rowsBottom+14, 10.5, "", c.Pal.Muted, "middle", tickLabel(v, step))
 	}
 
 	for i, r := range p.Rows {

@@ -34,7 +34,7 @@ func NewCanvas(theme Theme, idPrefix string) Canvas {
 // description, background, heading and a one-line subtitle.
 func (c *Canvas) Open(height float64, title, subtitle, desc string) {
 	c.Printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="%schart-title %schart-desc" font-family="%s">`+"\n",
-		N1(Width), N1(height), N1(Width), N1(height), c.IDPrefix, c.IDPrefix, Esc(FontFamily))
+		N1(Width), N1(height), N1(Width), N1(height), c.IDPrefix, c.IDPrefix, Esc(fontFamily))
 	c.Printf(`<title id="%schart-title">%s</title>`+"\n", c.IDPrefix, Esc(title))
 	c.Printf(`<desc id="%schart-desc">%s</desc>`+"\n", c.IDPrefix, Esc(desc))
 	c.Printf(`<rect class="background" width="100%%" height="100%%" rx="8" fill="%s"/>`+"\n", c.Pal.BG)

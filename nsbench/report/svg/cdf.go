@@ -24,11 +24,11 @@ type CDFPanel struct {
 type Curve struct {
 	Key, Label  string // its data-transport attribute; its legend's label
 	Color, Dash string
-	Steps       [][2]float64 // a step curve (StepCurve), none when empty
+	Steps       [][2]float64 // a step curve (stepCurve), none when empty
 	End         float64      // where the curve runs on flat to
-	Censored    [][2]float64 // a CensoredTick at each
-	Quantiles   [][2]float64 // a Marker at each
-	Marker      int          // the markers' shape (Marker's round)
+	Censored    [][2]float64 // a censoredTick at each
+	Quantiles   [][2]float64 // a marker at each
+	Marker      int          // the markers' shape (marker's round)
 }
 
 // Draw draws p on c in the box at (x, y) of w × h.
@@ -36,7 +36,7 @@ func (p CDFPanel) Draw(c *Canvas, x, y, w, h float64) {
 	c.Printf(`<g class="panel cdf-panel" id="%s%s">`+"\n", c.IDPrefix, p.ID)
 	c.Printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
 		N1(x), N1(y), N1(w), N1(h), c.Pal.Panel, c.Pal.Border)
-	c.Text(x+PanelPad, y+22, FitSize(p.Title, w-2*PanelPad, 13, 9.5), "bold", c.Pal.Text, "", p.Title)
+	c.Text(x+PanelPad, y+22, fitSize(p.Title, w-2*PanelPad, 13, 9.5), "bold", c.Pal.Text, "", p.Title)
 	for k, line := range p.Notes {
 		c.FigureNote(x+PanelPad, y+38+14*float64(k), w-2*PanelPad, line)
 	}
@@ -47,13 +47,13 @@ func (p CDFPanel) Draw(c *Canvas, x, y, w, h float64) {
 	for j, l := range p.Curves {
 		c.Printf(`<g class="cdf-line" data-transport="%s">`+"\n", Esc(l.Key))
 		if len(l.Steps) > 0 {
-			c.StepCurve(f, l.Steps, l.End, l.Color, l.Dash)
+			c.stepCurve(f, l.Steps, l.End, l.Color, l.Dash)
 		}
 		for _, t := range l.Censored {
-			c.CensoredTick(f, t[0], t[1], l.Color)
+			c.censoredTick(f, t[0], t[1], l.Color)
 		}
 		for _, q := range l.Quantiles {
-			c.Marker(f.Px(q[0]), f.Py(q[1]), l.Color, l.Marker)
+			c.marker(f.Px(q[0]), f.Py(q[1]), l.Color, l.Marker)
 		}
 		c.Printf("</g>\n")
 		c.LegendEntry(x+PanelPad, f.Y+f.H+cdfBottom+CDFLegendLine*float64(j), l.Color, l.Dash, l.Label)

@@ -8,9 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// NiceScale returns an axis maximum at or above m and a tick step of 1, 2,
+// niceScale returns an axis maximum at or above m and a tick step of 1, 2,
 // 2.5 or 5 times a power of ten, giving 3 to 6 ticks.
-func NiceScale(m float64) (top, step float64) {
+func niceScale(m float64) (top, step float64) {
 	if m <= 0 || math.IsNaN(m) || math.IsInf(m, 0) {
 		return 1, 0.25
 	}
@@ -24,8 +24,8 @@ func NiceScale(m float64) (top, step float64) {
 	return math.Ceil(m/step-1e-9) * step, step
 }
 
-// TickLabel prints v with the decimals step needs.
-func TickLabel(v, step float64) string {
+// tickLabel prints v with the decimals step needs.
+func tickLabel(v, step float64) string {
 	prec := 0
 	for s := step; prec < 6 && math.Abs(s-math.Round(s)) > 1e-9; s *= 10 {
 		prec++
@@ -34,14 +34,14 @@ func TickLabel(v, step float64) string {
 }
 
 // TextWidth estimates the rendered width of s: an average glyph of 0.6 em,
-// which holds for the sans-serif fonts above and errs wide.
+// which holds for the sans-serif fonts of fontFamily and errs wide.
 func TextWidth(s string, size float64) float64 {
 	return float64(utf8.RuneCountInString(s)) * size * 0.6
 }
 
-// FitSize is the font size, at most size and at least least, at which s
+// fitSize is the font size, at most size and at least least, at which s
 // fits width: a long condition label stays whole in a panel's title.
-func FitSize(s string, width, size, least float64) float64 {
+func fitSize(s string, width, size, least float64) float64 {
 	if w := TextWidth(s, size); w > width {
 		size = max(least, math.Floor(size*width/w*2)/2)
 	}

@@ -15,9 +15,9 @@ func TestNiceScale(t *testing.T) {
 		{407.4, 600, 200},
 		{0, 1, 0.25},
 	} {
-		top, step := NiceScale(tt.m)
+		top, step := niceScale(tt.m)
 		if math.Abs(top-tt.top) > 1e-9 || math.Abs(step-tt.step) > 1e-9 {
-			t.Errorf("NiceScale(%v) = %v, %v; want %v, %v", tt.m, top, step, tt.top, tt.step)
+			t.Errorf("niceScale(%v) = %v, %v; want %v, %v", tt.m, top, step, tt.top, tt.step)
 		}
 	}
 }

@@ -28,7 +28,7 @@ func (p SweepPanel) Draw(c *Canvas, x, y, w, h float64) {
 	n := len(p.Sizes)
 	f := Frame{X: x + p.PlotLeft, Y: y + 44, W: w - p.PlotLeft - 16, H: h - 44 - 28,
 		XS: Axis{Min: -0.5, Max: float64(n) - 0.5, Step: 1}, YS: NiceAxis(p.Top)}
-	c.YGrid(f)
+	c.yGrid(f)
 	for i, s := range p.Sizes {
 		c.Text(f.Px(float64(i)), f.Y+f.H+14, 10, "", c.Pal.Muted, "middle", s)
 	}

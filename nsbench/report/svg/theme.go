@@ -37,5 +37,5 @@ var Palettes = map[Theme]Palette{
 const (
 	Width      = 960.0
 	Margin     = 24.0
-	FontFamily = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', Helvetica, Arial, sans-serif"
+	fontFamily = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', Helvetica, Arial, sans-serif"
 )
