@@ -101,7 +101,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 		if err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, cond) }); err != nil {
 			return err
 		}
-		jobs[rw] = c.tb.job(rw.path.Target)
+		jobs[rw] = c.tb.job(rw.path)
 		jobs[rw].Payload, jobs[rw].PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
 	}
 	if err := c.runs(ctx, live, cond, jobs, wan); err != nil {
@@ -134,7 +134,7 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 					if run == c.plan.Runs+1 { // the pilot's plan, counted at once
 						c.progress.fix(rw.t.Name(), cond.Name, in.Name(), planned)
 					}
-					if run > planned || rw.path != nil && instrument.Applicable(in, rw.path.Target) != nil {
+					if run > planned || rw.path != nil && instrument.Applicable(in, rw.path) != nil {
 						continue
 					}
 				}
@@ -257,7 +257,7 @@ func (c *cellLoop) upAndExchange(ctx context.Context, rw *row, cond results.Cond
 		}
 		c.tb.onTeardown(rw.t.Name()+" path", func(context.Context) error { return p.Close() })
 		c.rec.path(rw.t, p) // before the ready sample, which is recorded by what the path is
-		if err := firstExchange(ctx, c.tb.job(p.Target)); err != nil {
+		if err := firstExchange(ctx, c.tb.job(p)); err != nil {
 			p.Close()
 			return fmt.Errorf("no SSH exchange through the path: %w", err)
 		}
@@ -299,7 +299,7 @@ func (c *cellLoop) dropPlanned(t transport.Transport, cond results.Condition) {
 // (its samples are recorded as not applicable when their turn comes).
 func dropNotApplicable(p *progress, ins []instrument.Instrument, rw *row) {
 	for _, in := range ins {
-		if instrument.Applicable(in, rw.path.Target) != nil {
+		if instrument.Applicable(in, rw.path) != nil {
 			p.notApplicable(rw.t.Name(), in.Name())
 		}
 	}
@@ -321,7 +321,7 @@ func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) 
 	if c.plan.Warmup == 0 {
 		return nil
 	}
-	warm := c.tb.job(rw.path.Target)
+	warm := c.tb.job(rw.path)
 	warm.Duration = c.plan.Warmup
 	if p := c.tb.payload; p != nil {
 		warm.Payload, warm.PayloadBytes = p.Warm, p.WarmBytes
@@ -329,11 +329,14 @@ func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) 
 	c.logf("%s / %s: warm-up", rw.t.Name(), cond.Name)
 	_, impaired := c.wan.impaired(cond.Name)
 	for _, in := range c.instruments {
-		if instrument.Applicable(in, rw.path.Target) != nil {
+		if instrument.Applicable(in, rw.path) != nil {
 			continue
 		}
 		if impaired && instrument.NeedsPayload([]instrument.Instrument{in}) {
 			continue // the reference warms its copy (scp) up on the LAN only
+		}
+		if in.Needs().Fault {
+			continue
 		}
 		m, err := instrument.MeasureBounded(ctx, in, warm)
 		if err != nil {

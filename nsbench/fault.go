@@ -113,7 +113,7 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 	rebuild := f.deadline && !shared
 	if rebuild {
 		check("path: the sample hung on it while the parts it shares answered", false)
-	} else if err := instrument.Answers(ctx, c.tb.job(rw.path.Target), transport.ServiceSSH); err != nil {
+	} else if err := instrument.Answers(ctx, c.tb.job(rw.path), transport.ServiceSSH); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -181,7 +181,7 @@ func (c *cellLoop) rebuild(ctx context.Context, rw *row, cond results.Condition,
 		return time.Since(start), err
 	}
 	rw.path = path
-	job := c.tb.job(path.Target)
+	job := c.tb.job(path)
 	job.Payload, job.PayloadBytes = jobs[rw].Payload, jobs[rw].PayloadBytes
 	jobs[rw] = job
 	return time.Since(start), nil

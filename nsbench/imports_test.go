@@ -20,16 +20,17 @@ var importLevels = [][]string{
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/report/ci", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
 	{"nsbench/instrument"},
-	{"nsbench", "nsbench/fanout"},
+	{"nsbench/fanout"},
+	{"nsbench"},
 	{"cmd/twnsbench"},
 }
 
 // onlyImports narrows some packages further: the report and compare know
-// results and statistics only, and how to print text taken from them; the
-// CI formats know the A/B verdicts they write, which are statistics over
-// results.
+// results and statistics only (the report and the CI formats also the A/B
+// verdicts they write, which are statistics over results), and how to
+// print text taken from them.
 var onlyImports = map[string][]string{
-	"nsbench/report":         {"nsbench/results", "nsbench/stats", "nsbench/textsafe", "nsbench/report/textfmt", "nsbench/report/svg"},
+	"nsbench/report":         {"nsbench/results", "nsbench/stats", "nsbench/verdict", "nsbench/textsafe", "nsbench/report/textfmt", "nsbench/report/svg"},
 	"nsbench/report/ci":      {"nsbench/results", "nsbench/verdict", "nsbench/report/textfmt"},
 	"nsbench/report/textfmt": {"nsbench/textsafe"},
 	"nsbench/report/svg":     {},

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/fanout"
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
@@ -36,8 +37,7 @@ type Options struct {
 	OutDir string
 	Keep   bool
 	Network
-	// Order is OrderInterleaved or OrderReference.
-	Order string
+	Schedule
 	// Hosts puts roles on other machines (run --host); empty: this one.
 	Hosts Hosts
 	// Builds are a run of two builds of a transport's options (rows
@@ -82,6 +82,20 @@ type WANOptions struct {
 	Strict bool
 }
 
+// Schedule is what a run measures, and in which order.
+type Schedule struct {
+	// Order is OrderInterleaved or OrderReference.
+	Order string
+	// Clients are the many-client sweep's client counts (run --clients):
+	// the run measures how one server carries that many clients at once,
+	// Runs times over, instead of the instruments' cells. Empty: the
+	// instruments' cells.
+	Clients []int
+}
+
+// Sweep reports whether the run is the many-client sweep.
+func (s Schedule) Sweep() bool { return len(s.Clients) > 0 }
+
 // AutoMinRuns is --runs auto's pilot per cell: the first count for which a
 // 95 % order-statistic interval of the median exists.
 const AutoMinRuns = 6
@@ -94,7 +108,7 @@ func Defaults() Options {
 		WANOptions: WANOptions{WAN: []string{"30ms:0.1%"}, Impairment: ImpairmentAuto},
 		OutDir:     "results",
 		Network:    Network{Congestion: "cubic"},
-		Order:      OrderInterleaved,
+		Schedule:   Schedule{Order: OrderInterleaved},
 		Builds:     BuildsDefaults,
 	}
 }
@@ -105,6 +119,15 @@ const (
 	ImpairmentNetem     = "netem"
 	ImpairmentUserspace = "userspace"
 )
+
+// SweepDefaults are the many-client sweep's settings for counts: one
+// sweep of 10 s streams, the reference's congestion control. What a sweep
+// has no use for is left zero, so that NewPlan refuses it when given.
+func SweepDefaults(counts []int) Options {
+	d := Defaults()
+	return Options{Measure: Measure{Runs: 1, Duration: d.Duration}, OutDir: d.OutDir,
+		Network: Network{Congestion: d.Congestion}, Schedule: Schedule{Clients: counts}}
+}
 
 // Quick are the smoke-run settings: about a minute for one transport.
 func Quick() Options {
@@ -175,16 +198,9 @@ const minPayload = 1 << 20
 
 // NewPlan validates o against the known transports. It creates nothing.
 func NewPlan(o Options, known []string) (*Plan, error) {
-	var errs []error
-	seen := map[string]bool{}
-	for _, t := range o.Transports {
-		switch {
-		case !slices.Contains(known, strings.SplitN(strings.SplitN(t, "@", 2)[0], ":", 2)[0]):
-			errs = append(errs, fmt.Errorf("--transports: unknown transport %q (known: %s)", t, strings.Join(known, ", ")))
-		case seen[t]:
-			errs = append(errs, fmt.Errorf("--transports: %q given twice", t))
-		}
-		seen[t] = true
+	errs := o.checkTransports(known)
+	if o.Sweep() {
+		return o.sweepPlan(errs)
 	}
 	wans, err := parseWANs(o.WAN)
 	if err != nil {
@@ -243,6 +259,22 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 		return nil, errors.Join(errs...)
 	}
 	return &Plan{Options: o, WANs: wans}, nil
+}
+
+// checkTransports checks the transports' names against the known ones.
+func (o Options) checkTransports(known []string) []error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, t := range o.Transports {
+		switch {
+		case !slices.Contains(known, strings.SplitN(strings.SplitN(t, "@", 2)[0], ":", 2)[0]):
+			errs = append(errs, fmt.Errorf("--transports: unknown transport %q (known: %s)", t, strings.Join(known, ", ")))
+		case seen[t]:
+			errs = append(errs, fmt.Errorf("--transports: %q given twice", t))
+		}
+		seen[t] = true
+	}
+	return errs
 }
 
 // checkOutDir accepts an existing directory, or a path whose nearest
@@ -345,4 +377,71 @@ func (h Hosts) validate(o Options) []error {
 		errs = append(errs, errors.New("--keep: not with --host (the hosts' copies remove their roles when the run ends)"))
 	}
 	return errs
+}
+
+// SweepTransports are the transports of a many-client sweep whose options
+// name none.
+var SweepTransports = []string{"ssh", "wireguard"}
+
+// maxSweepRuns bounds a sweep's runs: every run builds a testbed per
+// transport and count.
+const maxSweepRuns = 100
+
+// SweepRunsError refuses --runs v for a sweep: its runs are how many times
+// the whole sweep runs (--runs auto's pilot sizes a cell's runs from their
+// spread, and a sweep's figures are tested over whole sweeps).
+func SweepRunsError(v string) error {
+	return fmt.Errorf("--clients: --runs %q: want how many times to run the sweep, 1 to %d", v, maxSweepRuns)
+}
+
+// sweepPlan checks a many-client sweep's options (errs: what NewPlan found
+// already). What has no meaning in a sweep is refused rather than
+// ignored: SweepDefaults leaves it zero.
+func (o Options) sweepPlan(errs []error) (*Plan, error) {
+	if err := fanout.CheckCounts(o.Clients); err != nil {
+		errs = append(errs, err)
+	}
+	for _, f := range []struct {
+		flag  string
+		given bool
+		yet   bool // meaningful in a sweep, not built for one yet
+	}{
+		{"wan", len(o.WAN) > 0, true}, {"precision", o.Precision != 0, false}, {"precision-ms", o.PrecisionMs != 0, false},
+		{"max-runs", o.MaxRuns != 0, false}, {"order", o.Order != "", false}, {"size", o.SizeBytes != 0, false},
+		{"warmup", o.Warmup != 0, false}, {"keep", o.Keep, false}, {"host", o.Hosts.On(), true}, {"nic", o.NIC != "", false},
+	} {
+		switch {
+		case f.given && f.yet:
+			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep yet (it runs on this host's LAN only)", f.flag))
+		case f.given:
+			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))
+		}
+	}
+	if o.RunsAuto {
+		errs = append(errs, SweepRunsError("auto"))
+	} else if o.Runs < 1 || o.Runs > maxSweepRuns {
+		errs = append(errs, SweepRunsError(strconv.Itoa(o.Runs)))
+	}
+	if err := fanout.CheckDuration(o.Duration); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Congestion != "cubic" {
+		errs = append(errs, fmt.Errorf("--clients: the sweep runs with cubic only (--congestion %s)", o.Congestion))
+	}
+	if err := checkOutDir(o.OutDir); err != nil {
+		errs = append(errs, err)
+	}
+	if b := o.Builds; b.MinEffect != 0 || b.MaxRounds != 0 || len(b.FailOn) > 0 || b.Profile {
+		// A sweep's verdict per client count has its fixed band and sets no
+		// exit code (runSweep).
+		errs = append(errs, errors.New("--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply to the many-client sweep (its builds get a verdict per client count at 5 %, which sets no exit code)"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(o.Transports) == 0 {
+		o.Transports = SweepTransports
+	}
+	o.Clients = slices.Sorted(slices.Values(o.Clients))
+	return &Plan{Options: o}, nil
 }

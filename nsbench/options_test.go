@@ -2,6 +2,7 @@ package nsbench
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,58 @@ func TestNICDefault(t *testing.T) {
 		}
 		if p.NIC != tc.want {
 			t.Errorf("%s: --nic resolved to %q, want %q", tc.name, p.NIC, tc.want)
+		}
+	}
+}
+
+// TestNewPlanSweep: a sweep's plan takes its counts (sorted) and the
+// sweep's default transports, and refuses, one line each, what has no
+// meaning in a sweep rather than ignoring it.
+func TestNewPlanSweep(t *testing.T) {
+	known := []string{"ssh", "wireguard", "ssh-tun"}
+	o := SweepDefaults([]int{4, 1, 2})
+	o.OutDir = t.TempDir()
+	p, err := NewPlan(o, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Sweep() || !slices.Equal(p.Clients, []int{1, 2, 4}) || !slices.Equal(p.Transports, SweepTransports) || p.Runs != 1 {
+		t.Errorf("plan: clients %v, transports %v, runs %d; want 1,2,4 over %v once", p.Clients, p.Transports, p.Runs, SweepTransports)
+	}
+	if !slices.Equal(o.Clients, []int{4, 1, 2}) {
+		t.Errorf("NewPlan changed the options' counts to %v", o.Clients)
+	}
+	// Builds are swept side by side.
+	o.Transports = []string{"wireguard@a", "wireguard@b"}
+	if p, err := NewPlan(o, known); err != nil || !p.HasBuilds() {
+		t.Errorf("a sweep of two builds: %v", err)
+	}
+	for _, tc := range []struct {
+		change func(*Options)
+		want   string
+	}{
+		{func(o *Options) { o.WAN = []string{"30ms:0%"} }, "--clients: --wan does not apply to the many-client sweep yet"},
+		{func(o *Options) { o.Order = OrderReference }, "--clients: --order does not apply"},
+		{func(o *Options) { o.SizeBytes = 1 << 20 }, "--clients: --size does not apply"},
+		{func(o *Options) { o.Warmup = time.Second }, "--clients: --warmup does not apply"},
+		{func(o *Options) { o.Keep = true }, "--clients: --keep does not apply"},
+		{func(o *Options) { o.NIC = NICOwn }, "--clients: --nic does not apply"},
+		{func(o *Options) { o.Precision = 0.05 }, "--clients: --precision does not apply"},
+		{func(o *Options) { o.Builds.Profile = true }, "--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply"},
+		{func(o *Options) { o.RunsAuto = true }, `--clients: --runs "auto": want how many times to run the sweep, 1 to 100`},
+		{func(o *Options) { o.Runs = 101 }, `--clients: --runs "101"`},
+		{func(o *Options) { o.Duration = 1500 * time.Millisecond }, "--duration 1.5s: want whole seconds"},
+		{func(o *Options) { o.Congestion = "bbr" }, "--clients: the sweep runs with cubic only (--congestion bbr)"},
+		{func(o *Options) { o.Clients = []int{2, 2} }, "--clients: 2 is given twice"},
+		{func(o *Options) { o.Clients = []int{65} }, "--clients: 65 is out of range"},
+		{func(o *Options) { o.Transports = []string{"nope"} }, `--transports: unknown transport "nope"`},
+	} {
+		o := SweepDefaults([]int{1})
+		o.OutDir = t.TempDir()
+		tc.change(&o)
+		_, err := NewPlan(o, known)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("NewPlan: %v, want the one line %q", err, tc.want)
 		}
 	}
 }

@@ -111,7 +111,7 @@ func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 	}
 	p.prof.begin(ctx, rw)
 	defer p.prof.end(ctx, rw, run)
-	job := c.tb.job(path.Target)
+	job := c.tb.job(path)
 	job.Payload, job.PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
 	jobs := map[*row]*instrument.Job{rw: job}
 	for _, in := range c.instruments {

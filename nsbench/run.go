@@ -26,6 +26,10 @@ type Result struct {
 	// Unverified counts WAN cells whose measured RTT or loss was off the
 	// configured condition (see Doc.Verification).
 	Unverified int
+	// Clients is the many-client sweep's document (Plan.Clients), in
+	// place of Doc; Failures then counts its rows, repeats included,
+	// that could not be measured whole or left something behind.
+	Clients *results.Clients
 }
 
 // Run executes plan. It returns the results written so far even when it
@@ -36,11 +40,15 @@ type Result struct {
 // its row (prepareRows), the schedule lays the rows out in blocks
 // (schedule.go), and the cell loop measures block after block (cell.go,
 // sample.go, fault.go; a WAN block's condition in wancell.go). The
-// recorder (recorder.go) is the only writer of the results document.
+// recorder (recorder.go) is the only writer of the results document. The
+// many-client sweep (plan.Clients) runs instead in sweep.go.
 func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 	logf := deps.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
+	}
+	if plan.Sweep() {
+		return runSweep(ctx, plan, deps, logf)
 	}
 	sites := deps.Sites
 	if plan.Hosts.On() && sites == nil {
@@ -51,7 +59,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 			return nil, errors.Join(fmt.Errorf("hosts: %w", err), sites.Close())
 		}
 	}
-	cfg := testbedConfig{OutDir: plan.OutDir, Congestion: plan.Congestion, NIC: plan.NIC, Duration: plan.Duration, Sites: sites,
+	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network, Duration: plan.Duration, Sites: sites,
 		WAN: len(plan.WANs) > 0, Programs: transport.ProgramsByRole(deps.Transports)}
 	for _, svc := range transport.OwnServices() {
 		if instrument.NeedsService(deps.Instruments, svc) {

@@ -19,7 +19,7 @@ import (
 func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument, job *instrument.Job, cond results.Condition, run int) (*sampleFault, error) {
 	t, path := rw.t, rw.path
 	c.tb.sampler.Transport = rw.meters
-	if err := instrument.Applicable(in, job.Target); err != nil {
+	if err := instrument.Applicable(in, path); err != nil {
 		c.progress.drop(t.Name(), cond.Name, in.Name(), 1)
 		if run == 1 {
 			c.rec.notApplicable(t, cond.Name, in.Name(), err.Error())

@@ -66,7 +66,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	cfg := testbedConfig{OutDir: o.OutDir, Congestion: Defaults().Congestion, NIC: NICReference, Duration: o.Duration}
+	cfg := testbedConfig{OutDir: o.OutDir, Network: Network{Congestion: Defaults().Congestion, NIC: NICReference}, Duration: o.Duration}
 	if o.RPM.Tool != "" {
 		cfg.Own = []transport.Service{transport.ServiceRPM}
 	}
@@ -74,7 +74,7 @@ func SelfCheck(ctx context.Context, o SelfCheckOptions, versions map[string]stri
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Options: Options{Measure: Measure{Runs: 1, Duration: o.Duration}, OutDir: o.OutDir, Network: Network{Congestion: Defaults().Congestion, NIC: NICReference}, Order: OrderInterleaved}}
+	plan := &Plan{Options: Options{Measure: Measure{Runs: 1, Duration: o.Duration}, OutDir: o.OutDir, Network: Network{Congestion: Defaults().Congestion, NIC: NICReference}, Schedule: Schedule{Order: OrderInterleaved}}}
 	rec := newRecorder(newDocument(plan, versions), "") // the check writes its own document
 	defer func() {
 		if derr := tb.down(); derr != nil && err == nil {

@@ -68,11 +68,12 @@ func rpmCrossCheck(ctx context.Context, tb *testbed, o RPMCrossOptions, logf Log
 	if o.Tool == "" {
 		return c, nil
 	}
-	target := tb.direct()
+	direct := tb.direct()
+	target := direct.Target
 	args := instrument.GoResponsivenessArgs(net.JoinHostPort(target.Host, strconv.Itoa(target.Port(transport.ServiceRPM))), o.Connections, o.Limit)
 	c.Args = strings.Join(args, " ")
 	ours := instrument.RPM{MaxConnections: o.Connections}
-	job := tb.job(target)
+	job := tb.job(direct)
 	job.Duration = o.Limit
 	bare := bareRun(tb.spec.NetnsName(topology.Client))
 	for pair := 0; pair < o.Runs; pair++ {

@@ -17,12 +17,13 @@ import (
 // schedule and progress → the testbed → the workspace → the recorder →
 // the options.
 var layers = [][]string{
-	{"run.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
+	{"run.go", "sweep.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
 	{"cell.go", "sample.go", "fault.go", "paired.go", "profiling.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks; profiling.go its profiles)
 	{"wancell.go", "wannarrow.go"},
 	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},
 	{"schedule.go", "progress.go", "progress_times.go"},
 	{"testbed.go", "hostsbed.go", "machines.go"},
+	{"bed.go"},
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
 	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go"},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,54 +13,23 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
-	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
-	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
-// teardownTimeout bounds the whole teardown, which runs under a fresh
-// context so that a cancelled run still cleans up.
-const teardownTimeout = 60 * time.Second
-
-// testbedConfig is what a testbed is built to.
-type testbedConfig struct {
-	OutDir     string
-	Congestion string              // "host" keeps the host's default
-	NIC        string              // NICReference or NICOwn
-	Own        []transport.Service // twnsbench's own servers an instrument needs (many-rr, rpm); the others are not started
-	Payload    int64               // bytes of the scp payload; 0: no instrument copies it, and none is written
-	Warm       int64               // bytes of the warm-up copy
-	// Programs are the run's transports' own programs by role
-	// (transport.ProgramsByRole): each machine states their versions
-	// with its facts, beside the harness's own.
-	Programs map[string][]preflight.Tool
-	Duration time.Duration // of each instrument's measurement
-	Sites    *Sites        // roles on other hosts, reached; nil: all on this one
-	// WAN says a WAN condition will impair the roles: across hosts each
-	// stands behind an edge (topology.LinkSpec.Edge).
-	WAN bool
-}
-
-// testbed is what a run and the self-check stand on: the private
-// directory, the topology, the roles' cgroups, the payload, the server
-// fixtures and the meters read around every sample. up builds it, pushing
-// each undo as soon as its creation succeeded; down tears it all down in
+// testbed is what a run and the self-check stand on: the bed (the private
+// directory, the roles, the server fixtures, the teardown), the payload
+// and the meters read around every sample. up builds it, pushing each
+// undo as soon as its creation succeeded; down tears it all down in
 // reverse, together with whatever the run built on it (onTeardown).
 //
 // transport.Testbed is the same testbed as a transport sees it (view):
 // where to start processes, the fixtures, the run's directories.
 type testbed struct {
-	cfg     testbedConfig
-	prefix  string
-	logf    Logf
-	stack   undoStack
-	spec    *topology.Spec     // of the switch on this host; nil until up built it (and across hosts)
-	view    *transport.Testbed // nil until up built the topology
-	tree    *role.Tree         // the run's cgroups
-	payload *payload           // nil when no instrument copies a file
+	*bed
+	payload *payload // nil when no instrument copies a file
 	sampler *metrics.Sampler
 	client  clientSide
 }
@@ -77,25 +45,13 @@ type clientSide struct {
 // newTestbed names a new testbed and makes its log directory; nothing
 // else exists until up.
 func newTestbed(cfg testbedConfig, logf Logf) (*testbed, error) {
-	var prefix string
-	if cfg.Sites.On() {
-		prefix = cfg.Sites.Prefix() // the hosts' copies and agents are named for it
-	} else {
-		var err error
-		if prefix, err = topology.NewPrefix(); err != nil {
-			return nil, err
-		}
-	}
-	tb := &testbed{cfg: cfg, prefix: prefix, logf: logf}
-	// Through the output directory opened as a safedir.Dir: no link
-	// planted at logs leads it elsewhere.
-	if err := safedir.MkdirAllIn("output directory", cfg.OutDir, filepath.Join("logs", tb.prefix), 0o755); err != nil {
+	b, err := newBed(cfg, logf)
+	if err != nil {
 		return nil, err
 	}
-	return tb, nil
+	return &testbed{bed: b}, nil
 }
 
-// topo is the built topology.
 // detectFormTimeout bounds trying the scp forms on a small file over the
 // plain path (each form takes well under a second here).
 const detectFormTimeout = 60 * time.Second
@@ -122,74 +78,13 @@ func (tb *testbed) reachThroughAgents(ctx context.Context, roles map[string]*rol
 	return nil
 }
 
-// logDir is where the run's programs log.
-func (tb *testbed) logDir() string { return filepath.Join(tb.cfg.OutDir, "logs", tb.prefix) }
-
-// role is the role named name, its processes in the base leaf (the
-// fixtures' and the instruments').
-func (tb *testbed) role(name string) *role.Role { return tb.view.Roles[name] }
-
-// onTeardown pushes fn onto the teardown: down runs it before everything
-// pushed earlier.
-func (tb *testbed) onTeardown(name string, fn func(context.Context) error) { tb.stack.push(name, fn) }
-
-// down tears everything down, newest first, under a fresh context with a
-// deadline.
-func (tb *testbed) down() error {
-	ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
-	defer cancel()
-	return tb.stack.unwind(ctx)
-}
-
-// upHere builds the roles on this host, as a host builds its role: by a
-// host op (host.build-switch) carried out on this machine (role.Here),
-// the roles handed back by name and reached as any role is. Their
-// namespaces and cgroups are this run's, removed by name at teardown.
-func (tb *testbed) upHere(ctx context.Context, rec *recorder, spec topology.Spec, dir string) (map[string]*role.Role, topology.LinkFacts, error) {
-	t0 := time.Now()
-	tb.spec = &spec
-	tb.onTeardown("topology", func(context.Context) error { return errors.Join(topology.Clean(tb.prefix)...) })
-	root, err := proc.Cgroup2Root()
-	if err != nil {
-		return nil, topology.LinkFacts{}, err
-	}
-	tb.tree = role.NewTree(root, tb.prefix)
-	tb.onTeardown("cgroups", tb.tree.Remove)
-	roles, built, err := role.BuildSwitch(ctx, role.Here, role.RolesOnSwitch{Spec: spec, Dirs: role.Dirs{Log: tb.logDir(), Private: dir}})
-	tb.onTeardown("namespace handles", func(context.Context) error {
-		var errs []error
-		for _, r := range roles {
-			errs = append(errs, role.Release(r))
-		}
-		return errors.Join(errs...)
-	})
-	if err != nil {
-		return nil, built.LinkFacts, err
-	}
-	rec.setup.topology(spec, tb.prefix, time.Since(t0))
-	tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
-	return roles, built.LinkFacts, nil
-}
-
 // up builds the testbed, recording what it built in rec.
 func (tb *testbed) up(ctx context.Context, rec *recorder) error {
-	dir := privateDir(tb.prefix)
-	if err := os.Mkdir(dir, role.PrivateDirMode); err != nil {
-		return fmt.Errorf("private directory: %w", err)
+	dir, err := tb.privateDir()
+	if err != nil {
+		return err
 	}
-	tb.onTeardown("private directory", func(context.Context) error { return removePrivateDir(dir) })
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return fmt.Errorf("private directory: %w", err)
-	}
-
-	spec := topology.DefaultSpec(tb.prefix)
-	spec.Congestion = tb.cfg.Congestion
-	if tb.cfg.NIC == NICOwn {
-		spec.Offloads, spec.GSOMaxSegs = true, 0
-	}
-	if spec.Congestion == "host" {
-		spec.Congestion = ""
-	}
+	spec := tb.switchSpec()
 	var roles map[string]*role.Role
 	var machines func() (map[string]metrics.HostReading, error)
 	if tb.cfg.Sites.On() {
@@ -202,10 +97,13 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		roles, machines = rs, hostsNoise(built, tb.prefix)
 		rec.setup.machines(readMachines(ctx, hostMachines(built), tb.cfg.Programs, tb.logf))
 	} else {
-		rs, links, err := tb.upHere(ctx, rec, spec, dir)
+		t0 := time.Now()
+		rs, links, err := tb.upHere(ctx, spec, dir)
 		if err != nil {
 			return err
 		}
+		rec.setup.topology(spec, tb.prefix, time.Since(t0))
+		tb.logf("topology up in %.0f ms: %s", rec.doc.Timings.TopologyUpSec*1000, rec.doc.Env.Topology)
 		roles = rs
 		rec.setup.machines(readMachines(ctx, []machine{thisMachine(spec, links)}, tb.cfg.Programs, tb.logf))
 	}
@@ -233,16 +131,9 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 			return err
 		}
 	}
-	tb.view = &transport.Testbed{Prefix: tb.prefix, Roles: roles, Dir: dir, LogDir: tb.logDir(), Logf: tb.logf}
-	if tb.cfg.Sites.On() {
-		tb.view.Copies = tb.cfg.Sites.Copies()
-	}
-	fx, err := transport.StartFixtures(ctx, tb.view, tb.cfg.Own)
-	if err != nil {
+	if err := tb.startFixtures(ctx, roles, dir); err != nil {
 		return err
 	}
-	tb.view.Fixtures = fx
-	tb.onTeardown("server fixtures", func(context.Context) error { return fx.Stop() })
 
 	tb.sampler = &metrics.Sampler{
 		Roles:         map[string]func() (uint64, error){},
@@ -259,6 +150,7 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	if tb.client.udpBuffer, err = socketBufferLimit(ctx, roles); err != nil {
 		return err
 	}
+	fx := tb.view.Fixtures
 	tb.client.ssh = instrument.SSHClient{User: transport.BenchUser, KeyPath: fx.KeyPath, KnownHosts: fx.KnownHosts}
 	if tb.payload != nil {
 		probe := tb.job(tb.direct())
@@ -281,15 +173,17 @@ func meter(r *role.Role, read func(context.Context, *role.Role) (uint64, error))
 	return func() (uint64, error) { return read(context.Background(), r) }
 }
 
-// direct is the server as the client reaches it without any transport.
-func (tb *testbed) direct() transport.Target {
-	return transport.DirectTarget(tb.role(topology.Server).Addr().String())
+// direct is the path to the server as the client reaches it without any
+// transport.
+func (tb *testbed) direct() *transport.Path {
+	return &transport.Path{Target: transport.DirectTarget(tb.role(topology.Server).Addr().String())}
 }
 
-// job is an instrument's job aimed at t from the client role.
-func (tb *testbed) job(t transport.Target) *instrument.Job {
+// job is an instrument's job through p from the client role: aimed at its
+// target, with its pieces to restart.
+func (tb *testbed) job(p *transport.Path) *instrument.Job {
 	return &instrument.Job{
-		Target:       t,
+		Target:       p.Target,
 		Duration:     tb.cfg.Duration,
 		SSH:          tb.client.ssh,
 		Run:          runIn(tb.role(topology.Client)),
@@ -299,9 +193,12 @@ func (tb *testbed) job(t transport.Target) *instrument.Job {
 			return st.RcvbufErrors, err
 		},
 		ServerIdle: tb.serverIdle,
-		FlapLink: func(ctx context.Context, d time.Duration) (time.Time, time.Time, error) {
-			f, err := role.FlapLink(ctx, tb.role(topology.Client), d)
-			return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
+		Faults: instrument.Faults{
+			FlapLink: func(ctx context.Context, d time.Duration) (time.Time, time.Time, error) {
+				f, err := role.FlapLink(ctx, tb.role(topology.Client), d)
+				return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
+			},
+			Restarts: p.Restarts,
 		},
 	}
 }
@@ -315,19 +212,6 @@ func runIn(r *role.Role) func(ctx context.Context, name string, args ...string) 
 		}
 		return r.RunProgram(ctx, r.Program(args[0], append([]string{r.Self()}, args...)...))
 	}
-}
-
-// forTransport gives a transport its own cgroup in every role, and its
-// view of the testbed with those cgroups, so its processes are accounted
-// apart from the fixtures and other transports.
-func (tb *testbed) forTransport(ctx context.Context, name string) (*transport.Testbed, error) {
-	roles, err := role.ForTransport(ctx, tb.view.Roles, name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	view := *tb.view
-	view.Roles = roles
-	return &view, nil
 }
 
 // quietWait is how long a sample waited for what the previous one left.

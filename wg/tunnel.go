@@ -35,6 +35,8 @@ type Tunnel struct {
 	Server, Client *Device
 	ServerKey      wgtypes.Key // public keys, to find each side's peer
 	ClientKey      wgtypes.Key
+
+	server Config // the server's configuration, to start it again as it was
 }
 
 // Up builds the tunnel in this order: keys, the server's device, its
@@ -63,11 +65,12 @@ func Up(ctx context.Context, spec TunnelSpec) (t *Tunnel, err error) {
 	if t.Server, err = Create(ctx, spec.Server.Role, spec.Server.Link); err != nil {
 		return t, fmt.Errorf("server: %w", err)
 	}
-	if err := t.Server.Configure(ctx, Config{
+	t.server = Config{
 		PrivateKey: serverPriv,
 		ListenPort: port,
 		Peer:       Peer{PublicKey: t.ClientKey, AllowedIP: spec.Client.Link.Addr.Addr()},
-	}); err != nil {
+	}
+	if err := t.Server.Configure(ctx, t.server); err != nil {
 		return t, fmt.Errorf("server: %w", err)
 	}
 	if t.Client, err = Create(ctx, spec.Client.Role, spec.Client.Link); err != nil {
@@ -89,6 +92,31 @@ func Up(ctx context.Context, spec TunnelSpec) (t *Tunnel, err error) {
 // Close removes the client's device, then the server's. Safe to call twice.
 func (t *Tunnel) Close() error {
 	return errors.Join(t.Client.Close(), t.Server.Close())
+}
+
+// StopServer removes the server's device, as a restart of the server
+// begins: wireguard-go stopped (its TUN and socket go with it), or the
+// kernel's link deleted. The client's device keeps its peer and its
+// session with the old server.
+func (t *Tunnel) StopServer() error { return t.Server.Close() }
+
+// StartServer makes the server's device again as Up made it: the same
+// link (name, implementation, MTU, address), then the same private key,
+// port and peer. Like a WireGuard server restarted from its configuration
+// file, it knows no endpoint of its peer until the client's next
+// handshake initiation arrives: the new device cannot read the client's
+// packets of the old session, and the client initiates again only when
+// those went unanswered (Keepalive-Timeout + Rekey-Timeout, 15 s).
+func (t *Tunnel) StartServer(ctx context.Context) error {
+	d, err := Create(ctx, t.Server.Role, t.Server.Link)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if err := d.Configure(ctx, t.server); err != nil {
+		return errors.Join(fmt.Errorf("server: %w", err), d.Close())
+	}
+	t.Server = d
+	return nil
 }
 
 // Transfer is one side's view of its peer.

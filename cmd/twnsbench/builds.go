@@ -30,6 +30,12 @@ func buildFlags() []cli.Flag {
 // buildsOptions reads the builds' flags into o; they need builds.
 func buildsOptions(c *cli.Context, o *nsbench.Options) error {
 	set := c.IsSet("min-effect") || c.IsSet("max-rounds") || c.IsSet("fail-on") || c.IsSet("profile")
+	if o.Sweep() && set {
+		return errors.New("--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply to the many-client sweep (its builds get a verdict per client count at 5 %, which sets no exit code)")
+	}
+	if o.Sweep() {
+		return nil
+	}
 	if !o.HasBuilds() {
 		if set {
 			return errors.New("--min-effect, --max-rounds, --fail-on and --profile need builds: --transports NAME@A,NAME@B with --build A:OPTION=PATH --build B:OPTION=PATH")

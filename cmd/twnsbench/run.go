@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
+	"github.com/twnsbench/twnsbench/nsbench/fanout"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
@@ -88,16 +89,13 @@ func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return refuse(fmt.Errorf("run: unexpected argument %q", c.Args().First()))
 	}
-	if c.IsSet("clients") {
-		return runClients(c)
-	}
 	// Everything is validated before anything is created: a refusal
 	// (exit 2) leaves no namespace, link, file or directory behind.
-	if err := checkHistoryFlag(c); err != nil {
-		return refuse(err)
-	}
 	opts, err := optionsFrom(c)
 	if err != nil {
+		return refuse(err)
+	}
+	if err := checkHistoryFlag(c); err != nil {
 		return refuse(err)
 	}
 	plan, err := nsbench.NewPlan(opts, append(transport.Names(), transport.SetNames()...))
@@ -108,7 +106,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return refuse(err)
 	}
-	if err := transport.CheckBuilds(opts.Transports, defs); err != nil {
+	if err := transport.CheckBuilds(plan.Transports, defs); err != nil {
 		return refuse(err)
 	}
 	if err := checkImpairment(plan); err != nil {
@@ -119,53 +117,26 @@ func runAction(c *cli.Context) error {
 			return refuse(err)
 		}
 	}
-	ts, err := buildTransports(c, opts.Transports)
+	ts, err := buildTransports(c, plan.Transports)
 	if err != nil {
 		return refuse(err)
 	}
-	// Transports named one by one must all run; the default set and a
-	// named set (seed-002, whose kernel IPsec rows need ESP) skip what
-	// this host lacks and say why.
-	// Across hosts, what a transport needs is on the hosts, not here: each
-	// is checked there by its agent (after the hosts are reached, below).
-	var named []transport.Transport
-	if words := individuallyNamed(opts.Transports); len(words) > 0 {
-		if named, err = buildTransports(c, words); err != nil {
-			return refuse(err)
-		}
-	}
-	if len(named) > 0 && (!plan.Hosts.On() || plan.Hosts.AnyLocal()) {
-		if err := checkNamed(named); err != nil {
-			return refuse(err)
-		}
-	}
-	ins, ready, err := instrument.Select(splitList(c.String("instruments")))
+	named, err := namedTransports(c, plan, ts)
 	if err != nil {
-		return refuse(fmt.Errorf("--instruments: %w", err))
+		return refuse(err)
 	}
-	if sizes, ok := c.Generic("sizes").(*entries); ok {
-		if ins, err = instrument.ApplySizes(ins, *sizes); err != nil {
-			return refuse(fmt.Errorf("--sizes: %w", err))
+	deps := nsbench.Deps{Transports: ts, Recipe: transportRecipe(c), TransportOptions: recordedOptions(c)}
+	if !plan.Sweep() {
+		if deps.Instruments, deps.Ready, err = instrumentsFrom(c); err != nil {
+			return refuse(err)
 		}
 	}
-	if c.IsSet("cost-rate") {
-		bps, err := impair.ParseRate(c.String("cost-rate"))
-		if err == nil {
-			ins, err = instrument.WithCostRate(ins, bps)
-		}
-		if err != nil {
-			return refuse(fmt.Errorf("--cost-rate: %w", err))
-		}
-	}
-	var tmpfs int64
-	if instrument.NeedsPayload(ins) && !plan.Hosts.On() {
-		tmpfs = plan.SizeBytes + plan.WarmBytes()
-	}
-	pre := preflight.Run(preflight.Options{NeedTmpfsBytes: tmpfs, SizeBytes: plan.SizeBytes, Tools: tools, Kernel: transport.KernelUses(ts)})
+	pre := preflight.Run(preflightOptions(plan, ts, deps.Instruments))
 	if err := pre.Err(); err != nil {
 		fmt.Fprint(c.App.ErrWriter, pre.String())
 		return refuse(err)
 	}
+	deps.Versions = pre.Versions
 	// Every host reached and checked (key, login, root, interface,
 	// address), its copy and agent started, the builds' programs copied,
 	// and the rows named one by one checked there, before any role exists
@@ -191,20 +162,17 @@ func runAction(c *cli.Context) error {
 		return refuse(err)
 	}
 	con := newConsole(c.App.ErrWriter)
-	res, err := nsbench.Run(c.Context, plan, nsbench.Deps{
-		Transports:       ts,
-		Instruments:      ins,
-		Ready:            ready,
-		Versions:         pre.Versions,
-		Logf:             con.Logf,
-		Status:           con.Status,
-		TransportOptions: recordedOptions(c),
-		Recipe:           transportRecipe(c),
-		Sites:            sites,
-	})
+	deps.Logf, deps.Sites = con.Logf, sites
+	if !plan.Sweep() {
+		deps.Status = con.Status
+	}
+	res, err := nsbench.Run(c.Context, plan, deps)
 	con.Close()
 	if res != nil && res.Doc != nil {
 		summarize(c, res)
+	}
+	if res != nil && res.Clients != nil {
+		summarizeClients(c, res)
 	}
 	if errors.Is(err, nsbench.ErrInterrupted) {
 		return errInterrupted
@@ -219,6 +187,9 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if plan.Sweep() {
+		return clientsOutcome(res)
+	}
 	// A complete run only: an interrupted or failed one's cells would
 	// stand in the trend as runs of their own.
 	if err := recordHistory(c, res); err != nil {
@@ -230,6 +201,70 @@ func runAction(c *cli.Context) error {
 		berr = buildsOutcome(c, res)
 	}
 	return runOutcome(res, berr, verr)
+}
+
+// namedTransports checks that the transports the user named one by one
+// can run here, and returns them: across hosts each is checked on its
+// hosts instead (OpenSites, CheckNamed). The default set and a named set
+// (seed-002, whose kernel IPsec rows need ESP) skip what this host lacks
+// and say why. A sweep's transports must all run, each in its many-client
+// form (fanout.Check).
+func namedTransports(c *cli.Context, plan *nsbench.Plan, ts []transport.Transport) ([]transport.Transport, error) {
+	if plan.Sweep() {
+		if err := fanout.Check(ts); err != nil {
+			return nil, err
+		}
+		return ts, checkNamed(ts)
+	}
+	words := individuallyNamed(plan.Transports)
+	if len(words) == 0 {
+		return nil, nil
+	}
+	named, err := buildTransports(c, words)
+	if err != nil {
+		return nil, err
+	}
+	if !plan.Hosts.On() || plan.Hosts.AnyLocal() {
+		return named, checkNamed(named)
+	}
+	return named, nil
+}
+
+// instrumentsFrom reads --instruments, --sizes and --cost-rate.
+func instrumentsFrom(c *cli.Context) ([]instrument.Instrument, bool, error) {
+	ins, ready, err := instrument.Select(splitList(c.String("instruments")))
+	if err != nil {
+		return nil, false, fmt.Errorf("--instruments: %w", err)
+	}
+	if sizes, ok := c.Generic("sizes").(*entries); ok {
+		if ins, err = instrument.ApplySizes(ins, *sizes); err != nil {
+			return nil, false, fmt.Errorf("--sizes: %w", err)
+		}
+	}
+	if c.IsSet("cost-rate") {
+		bps, err := impair.ParseRate(c.String("cost-rate"))
+		if err == nil {
+			ins, err = instrument.WithCostRate(ins, bps)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("--cost-rate: %w", err)
+		}
+	}
+	return ins, ready, nil
+}
+
+// preflightOptions are the checks of this host before a run: the tools
+// it starts, the kernel features its transports use, and room for the
+// payload when it is made here.
+func preflightOptions(plan *nsbench.Plan, ts []transport.Transport, ins []instrument.Instrument) preflight.Options {
+	if plan.Sweep() {
+		return preflight.Options{Tools: clientsTools}
+	}
+	var tmpfs int64
+	if instrument.NeedsPayload(ins) && !plan.Hosts.On() {
+		tmpfs = plan.SizeBytes + plan.WarmBytes()
+	}
+	return preflight.Options{NeedTmpfsBytes: tmpfs, SizeBytes: plan.SizeBytes, Tools: tools, Kernel: transport.KernelUses(ts)}
 }
 
 // runOutcome is the error that sets a complete run's exit code, in this
@@ -285,9 +320,20 @@ func summarize(c *cli.Context, res *nsbench.Result) {
 
 // optionsFrom reads flags and environment knobs; explicit flags win over
 // --quick.
+//
+// With --clients they start from the sweep's (clientsOptions), and the
+// reference run's knobs (BENCH_WAN, BENCH_SIZE_GB, --order's default) stay
+// out: what a sweep has no use for is refused when given, by the plan.
 func optionsFrom(c *cli.Context) (nsbench.Options, error) {
+	sweep := c.IsSet("clients")
 	o := nsbench.Defaults()
-	if c.Bool("quick") {
+	switch {
+	case sweep:
+		var err error
+		if o, err = clientsOptions(c); err != nil {
+			return o, err
+		}
+	case c.Bool("quick"):
 		o = nsbench.Quick()
 	}
 	inv, cfg, on, err := parseHosts(c)
@@ -296,7 +342,7 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	}
 	if on {
 		o.Hosts = nsbench.Hosts{Inventory: inv, SSH: cfg}
-		if !c.IsSet("wan") && len(c.StringSlice("wan")) == 0 {
+		if !sweep && !c.IsSet("wan") && len(c.StringSlice("wan")) == 0 {
 			o.WAN = []string{"off"} // across hosts a WAN is asked for, never assumed
 		}
 	}
@@ -311,19 +357,21 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	switch {
 	case c.IsSet("wan"):
 		o.WAN = c.StringSlice("wan")
-	case strings.TrimSpace(os.Getenv("BENCH_WAN")) != "":
+	case !sweep && strings.TrimSpace(os.Getenv("BENCH_WAN")) != "":
 		o.WAN = strings.Fields(os.Getenv("BENCH_WAN"))
 	}
 	if err := wanOptions(c, &o); err != nil {
 		return o, err
 	}
 	if c.IsSet("runs") {
-		if err := runsOption(c.String("runs"), &o); err != nil {
+		if err := runsOption(c.String("runs"), &o); err != nil && sweep {
+			return o, nsbench.SweepRunsError(strings.TrimSpace(c.String("runs")))
+		} else if err != nil {
 			return o, err
 		}
 	}
 	if c.IsSet("precision") || c.IsSet("precision-ms") || c.IsSet("max-runs") {
-		if !o.RunsAuto {
+		if !o.RunsAuto && !sweep {
 			return o, errors.New("--precision, --precision-ms and --max-runs need --runs auto")
 		}
 		if c.IsSet("precision-ms") {
@@ -343,7 +391,9 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	if err := buildsOptions(c, &o); err != nil {
 		return o, err
 	}
-	o.Order = c.String("order")
+	if !sweep || c.IsSet("order") {
+		o.Order = c.String("order")
+	}
 	if c.IsSet("duration") {
 		o.Duration = c.Duration("duration")
 	}
@@ -361,7 +411,7 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 			return o, fmt.Errorf("--size: %w", err)
 		}
 		o.SizeBytes = n
-	case os.Getenv("BENCH_SIZE_GB") != "":
+	case !sweep && os.Getenv("BENCH_SIZE_GB") != "":
 		n, err := nsbench.ParseSizeGB(os.Getenv("BENCH_SIZE_GB"))
 		if err != nil {
 			return o, err

@@ -7,7 +7,8 @@
 // results (results.Clients); only the report package renders them.
 //
 // Every N gets a testbed of its own, built in this order and torn down in
-// reverse, newest first:
+// reverse, newest first; its caller's UpBed (the run's testbed code,
+// nsbench) builds it up to the fixtures, and fanout adds the rest:
 //
 //	private directory → topology (server, client, client2 … clientN) →
 //	cgroups → fixtures (sshd: the clients' key) → N iperf3 servers →
@@ -34,6 +35,9 @@ type Plan struct {
 	// Runs is how many times the whole sweep runs (run --clients --runs);
 	// 0 or 1: once.
 	Runs int
+	// Alternate measures count by count, the transports in alternating
+	// order (runOrder): for builds of one transport side by side.
+	Alternate bool
 }
 
 // ParseCounts reads --clients: a comma-separated list of client counts,
@@ -50,16 +54,30 @@ func ParseCounts(s string) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--clients: %q is not a client count (want counts such as 1,2,4,8)", f)
 		}
-		if n < 1 || n > transport.MaxFanClients {
-			return nil, fmt.Errorf("--clients: %d is out of range (1 to %d clients)", n, transport.MaxFanClients)
-		}
-		if slices.Contains(out, n) {
-			return nil, fmt.Errorf("--clients: %d is given twice", n)
-		}
 		out = append(out, n)
+	}
+	if err := CheckCounts(out); err != nil {
+		return nil, err
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// CheckCounts refuses client counts out of [1, transport.MaxFanClients],
+// none given, or one given twice.
+func CheckCounts(counts []int) error {
+	if len(counts) == 0 {
+		return fmt.Errorf("--clients: empty list (want counts such as 1,2,4,8)")
+	}
+	for i, n := range counts {
+		if n < 1 || n > transport.MaxFanClients {
+			return fmt.Errorf("--clients: %d is out of range (1 to %d clients)", n, transport.MaxFanClients)
+		}
+		if slices.Contains(counts[:i], n) {
+			return fmt.Errorf("--clients: %d is given twice", n)
+		}
+	}
+	return nil
 }
 
 // CheckDuration refuses a stream duration that iperf3 cannot run as
@@ -104,4 +122,25 @@ func splitHostPort(target string) (string, string, error) {
 		return "", "", fmt.Errorf("target %q: %w", target, err)
 	}
 	return host, port, nil
+}
+
+// Check refuses transports that have no many-client form, or whose form
+// cannot take the counts as configured (CanFan), before anything is
+// created.
+func Check(ts []transport.Transport) error {
+	var not []string
+	for _, t := range ts {
+		if _, ok := transport.FannerOf(t); !ok {
+			not = append(not, t.Name())
+		}
+		if cf, ok := t.(interface{ CanFan() error }); ok {
+			if err := cf.CanFan(); err != nil {
+				return fmt.Errorf("--clients: %w", err)
+			}
+		}
+	}
+	if len(not) > 0 {
+		return fmt.Errorf("--clients: no many-client form yet for %s (there is for ssh, the WireGuard rows, openvpn-tls and tw)", strings.Join(not, ", "))
+	}
+	return nil
 }

@@ -75,3 +75,42 @@ func TestSweepRepeatsStopped(t *testing.T) {
 		t.Errorf("err %v after %d measurements, rows %+v; want canceled after 3, N=1 repeated once, N=2 not", err, calls, doc.Rows)
 	}
 }
+
+// Two builds side by side (Alternate), two counts, two runs: count by
+// count, the builds in alternating order, the first count's turning from
+// run to run; the rows stay by build, then count, each repeat on its own
+// row.
+func TestSweepAlternatesBuilds(t *testing.T) {
+	plan := Plan{Counts: []int{1, 2}, OutDir: t.TempDir(), Runs: 2, Alternate: true}
+	var calls []string
+	doc := &results.Clients{Counts: plan.Counts}
+	ts := []transport.Transport{named{name: "wireguard-go@a"}, named{name: "wireguard-go@b"}}
+	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int) results.ClientsRow {
+		calls = append(calls, fmt.Sprintf("%s/%d", tr.Name(), n))
+		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{float64(len(calls))}}
+	}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"wireguard-go@a/1", "wireguard-go@b/1", "wireguard-go@b/2", "wireguard-go@a/2",
+		"wireguard-go@b/1", "wireguard-go@a/1", "wireguard-go@a/2", "wireguard-go@b/2"}
+	if !slices.Equal(calls, want) {
+		t.Errorf("measured %v, want %v", calls, want)
+	}
+	// Each row with the calls that measured it: its first run's, then its repeat's.
+	rows := map[string][]float64{"wireguard-go@a/1": {1, 6}, "wireguard-go@a/2": {4, 7}, "wireguard-go@b/1": {2, 5}, "wireguard-go@b/2": {3, 8}}
+	order := []string{"wireguard-go@a/1", "wireguard-go@a/2", "wireguard-go@b/1", "wireguard-go@b/2"}
+	if len(doc.Rows) != len(order) {
+		t.Fatalf("%d rows, want %d", len(doc.Rows), len(order))
+	}
+	for i, r := range doc.Rows {
+		var got []float64
+		for _, s := range r.Sweeps() {
+			got = append(got, s.PerClientMbps[0])
+		}
+		key := fmt.Sprintf("%s/%d", r.Transport, r.N)
+		if key != order[i] || !slices.Equal(got, rows[key]) {
+			t.Errorf("row %d: %s measured by calls %v; want %s by %v", i, key, got, order[i], rows[order[i]])
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -20,17 +21,17 @@ import (
 const streamSlack = 30 * time.Second
 
 // Run sweeps every transport over every count of plan, one testbed per
-// transport and N, writing doc to plan.OutDir after every row. A
-// transport that is no Fanner, or cannot run here, is skipped with its
-// reason; a row that fails records its error and the sweep goes on. It
-// stops early only when ctx ends.
-func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients, logf func(string, ...any)) error {
+// transport and N (built by up), writing doc to plan.OutDir after every
+// row. A transport that is no Fanner, or cannot run here, is skipped with
+// its reason; a row that fails records its error and the sweep goes on.
+// It stops early only when ctx ends.
+func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients, up UpBed, logf func(string, ...any)) error {
 	if err := CheckDuration(plan.Duration); err != nil {
 		return err
 	}
 	var run []transport.Transport
 	for _, t := range ts {
-		if _, ok := t.(transport.Fanner); !ok {
+		if _, ok := transport.FannerOf(t); !ok {
 			doc.Skipped = append(doc.Skipped, results.Skipped{Transport: t.Name(), Label: t.Label(),
 				Reason: "many clients are not built for this transport yet"})
 			continue
@@ -42,15 +43,17 @@ func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.
 		run = append(run, t)
 	}
 	return sweep(ctx, plan, run, doc, func(t transport.Transport, n int) results.ClientsRow {
-		return measureN(ctx, plan, t, t.(transport.Fanner), n, logf)
+		f, _ := transport.FannerOf(t)
+		return measureN(ctx, plan, up, t, f, n, logf)
 	}, logf)
 }
 
 // sweep measures every transport at every count, plan.Runs times over:
 // each run measures all of them once before the next begins, so what
-// drifts over the sweep falls on every count alike. The first run's rows
-// are doc's rows; a later run's measurement of a transport and N is a
-// repeat of that row.
+// drifts over the sweep falls on every count alike; with plan.Alternate,
+// count by count, the transports in alternating order (runOrder). The
+// first run's rows are doc's rows, by transport and then count; a later
+// run's measurement of a transport and N is a repeat of that row.
 func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients,
 	measure func(transport.Transport, int) results.ClientsRow, logf func(string, ...any)) error {
 	path := filepath.Join(plan.OutDir, results.ClientsFileName)
@@ -59,52 +62,94 @@ func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *result
 		if runs > 1 {
 			logf("run %d of %d of the sweep", r+1, runs)
 		}
-		for i, t := range ts {
-			for j, n := range plan.Counts {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				row := measure(t, n)
-				if r == 0 {
-					doc.Rows = append(doc.Rows, row)
-				} else {
-					first := &doc.Rows[base+i*len(plan.Counts)+j]
-					first.Repeats = append(first.Repeats, row)
-				}
-				if err := results.WriteClients(path, doc); err != nil {
-					return err
-				}
+		for _, at := range runOrder(plan, len(ts), r) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			t, n := ts[at.transport], plan.Counts[at.count]
+			row := measure(t, n)
+			if r == 0 {
+				doc.Rows = append(doc.Rows, row)
+				// By transport, then count, whatever the order measured.
+				slices.SortStableFunc(doc.Rows[base:], func(x, y results.ClientsRow) int {
+					return cmp.Or(cmp.Compare(indexOf(ts, x.Transport), indexOf(ts, y.Transport)), cmp.Compare(x.N, y.N))
+				})
+			} else {
+				i := slices.IndexFunc(doc.Rows[base:], func(x results.ClientsRow) bool { return x.Transport == t.Name() && x.N == n })
+				doc.Rows[base+i].Repeats = append(doc.Rows[base+i].Repeats, row)
+			}
+			if err := results.WriteClients(path, doc); err != nil {
+				return err
 			}
 		}
 	}
 	return results.WriteClients(path, doc)
 }
 
-// measureN builds the N-client testbed and t's paths, loads every client
-// at once, reads the server's cost, tears down and checks that nothing is
-// left.
-func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport.Fanner, n int, logf func(string, ...any)) (row results.ClientsRow) {
+// cell is a transport (by index) at a count (by index).
+type cell struct{ transport, count int }
+
+// runOrder is the order run r measures in: every transport at every count,
+// transport by transport; with plan.Alternate count by count, the
+// transports forward at one count and backward at the next, the first
+// count's direction turning from run to run (A B, B A, A B … then B A, A B
+// …), so that two builds measured side by side meet the host's drift alike.
+func runOrder(plan Plan, transports, r int) []cell {
+	var out []cell
+	if !plan.Alternate {
+		for i := range transports {
+			for j := range plan.Counts {
+				out = append(out, cell{i, j})
+			}
+		}
+		return out
+	}
+	for j := range plan.Counts {
+		for k := range transports {
+			i := k
+			if (j+r)%2 == 1 {
+				i = transports - 1 - k
+			}
+			out = append(out, cell{i, j})
+		}
+	}
+	return out
+}
+
+// indexOf is the index of the transport named name in ts.
+func indexOf(ts []transport.Transport, name string) int {
+	return slices.IndexFunc(ts, func(t transport.Transport) bool { return t.Name() == name })
+}
+
+// measureN builds the N-client testbed (up), its iperf3 servers and t's
+// paths, loads every client at once, reads the server's cost, tears down
+// and checks that nothing is left.
+func measureN(ctx context.Context, plan Plan, up UpBed, t transport.Transport, f transport.Fanner, n int, logf func(string, ...any)) (row results.ClientsRow) {
 	row = results.ClientsRow{Transport: t.Name(), Label: t.Label(), N: n}
 	timing := &results.ClientsTiming{}
 	t0 := time.Now()
 	rn, ok := t.(transport.RoleNeeder)
-	b, err := upBed(ctx, n, ok && slices.Contains(rn.NeedsRoles(), topology.Relay), plan.OutDir, logf)
+	b, err := up(ctx, Shape{Clients: n, Relay: ok && slices.Contains(rn.NeedsRoles(), topology.Relay)})
 	if err != nil {
 		row.Error = err.Error()
 		return row
 	}
 	defer func() {
 		t1 := time.Now()
-		if err := b.down(); err != nil && row.Error == "" {
+		if err := b.Down(); err != nil && row.Error == "" {
 			row.Error = err.Error()
 		} else if err != nil {
 			row.Error += "; " + err.Error()
 		}
 		timing.TeardownSec = time.Since(t1).Seconds()
-		timing.Residue = b.residue()
+		timing.Residue = b.Residue()
 		row.Timing = timing
 	}()
-	tview, err := b.forTransport(ctx, t.Name())
+	if err := startIPerf3(ctx, b, n); err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	tview, err := forTransport(ctx, b, t.Name())
 	if err != nil {
 		row.Error = err.Error()
 		return row
@@ -119,7 +164,7 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 		row.Error = err.Error()
 		return row
 	}
-	b.push("paths", func(context.Context) error { return fan.Close() })
+	b.OnTeardown("paths", func(context.Context) error { return fan.Close() })
 	if fan.Label != "" {
 		row.Label = fan.Label
 	}
@@ -133,7 +178,7 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 	if fan.Relay != "" {
 		rcpu0, rerr = role.OwnCPUUsec(ctx, relay)
 	}
-	runs := loadAll(ctx, plan.Duration, b.view.Roles, fan.Targets, n)
+	runs := loadAll(ctx, plan.Duration, b.View().Roles, fan.Targets, n)
 	cpu1, cerr1 := role.OwnCPUUsec(ctx, server)
 	if fan.Relay != "" {
 		rcpu1, rerr1 := role.OwnCPUUsec(ctx, relay)
@@ -148,18 +193,6 @@ func measureN(ctx context.Context, plan Plan, t transport.Transport, f transport
 		row.Server.PeakKB, row.Server.PeakFrom = peakMemory(ctx, server)
 	}
 	return row
-}
-
-// forTransport is the bed's view with every role's processes in the
-// transport's own leaf.
-func (b *bed) forTransport(ctx context.Context, name string) (*transport.Testbed, error) {
-	roles, err := role.ForTransport(ctx, b.view.Roles, name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	v := *b.view
-	v.Roles = roles
-	return &v, nil
 }
 
 // loadAll runs one iperf3 stream per client, the server sending (-R, as

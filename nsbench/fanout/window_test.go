@@ -171,7 +171,7 @@ func TestRunRefusesFractionalDuration(t *testing.T) {
 	for _, d := range []time.Duration{1500 * time.Millisecond, 500 * time.Millisecond, 0} {
 		dir := t.TempDir()
 		doc := &results.Clients{Counts: []int{1}, DurationSec: d.Seconds()}
-		err := Run(t.Context(), Plan{Counts: []int{1}, Duration: d, OutDir: dir}, nil, doc, t.Logf)
+		err := Run(t.Context(), Plan{Counts: []int{1}, Duration: d, OutDir: dir}, nil, doc, nil, t.Logf)
 		if err == nil || !strings.Contains(err.Error(), "whole seconds") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Run with --duration %s: %v, want a one-line refusal", d, err)
 		}

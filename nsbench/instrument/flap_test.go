@@ -29,7 +29,7 @@ func TestParseFlap(t *testing.T) {
 	for _, in := range ins {
 		names = append(names, in.Name())
 	}
-	if err != nil || strings.Join(names, ",") != "iperf3-1,flap-2s,flap-5s,flap-30s" {
+	if err != nil || strings.Join(names, ",") != "iperf3-1,restart-server,restart-relay,flap-2s,flap-5s,flap-30s" {
 		t.Errorf("selected %v, %v", names, err)
 	}
 	if _, _, err := Select([]string{"flap-5s", "recovery"}); err == nil {
@@ -54,7 +54,7 @@ func flapTimeline(from, to time.Duration) recovery.Timeline {
 func TestFlapFigures(t *testing.T) {
 	start := time.Unix(100, 0)
 	// Down from 2 s to 3 s; back at 3.2 s (answered at 3.201 s).
-	m, err := flapFigures(flapTimeline(2*time.Second, 3200*time.Millisecond), start.Add(2*time.Second), start.Add(3*time.Second))
+	m, err := faultFigures(flapTimeline(2*time.Second, 3200*time.Millisecond), start.Add(2*time.Second), start.Add(3*time.Second), FlapBound)
 	if err != nil || m.Value < 0.2009 || m.Value > 0.2011 || m.Extra["lost"] != 120 || m.Extra["dials"] != 2 || m.Extra[results.AtLeastKey("value")] != 0 {
 		t.Errorf("back at 3.2 s: %+v, %v; want 0.201 s, 120 lost", m, err)
 	}
@@ -74,7 +74,7 @@ func TestFlapFigures(t *testing.T) {
 	}
 	// Never back: the timeline ends 2 s after the drop's end, short of the
 	// 30 s bound, without an answer.
-	if _, err := flapFigures(flapTimeline(2*time.Second, 9*time.Second), start.Add(2*time.Second), start.Add(3*time.Second)); err == nil {
+	if _, err := faultFigures(flapTimeline(2*time.Second, 9*time.Second), start.Add(2*time.Second), start.Add(3*time.Second), FlapBound); err == nil {
 		t.Error("a timeline short of the bound read as a recovery")
 	}
 	// Never back within the bound, on a timeline that outlasts it: a
@@ -83,12 +83,12 @@ func TestFlapFigures(t *testing.T) {
 	for s := 5*time.Second + 10*time.Millisecond; s <= 34*time.Second; s += 10 * time.Millisecond {
 		long.Requests = append(long.Requests, recovery.Request{Sent: s})
 	}
-	m, err = flapFigures(long, start.Add(2*time.Second), start.Add(3*time.Second))
+	m, err = faultFigures(long, start.Add(2*time.Second), start.Add(3*time.Second), FlapBound)
 	if err != nil || m.Value != FlapBound.Seconds() || m.Extra[results.AtLeastKey("value")] != 1 {
 		t.Errorf("never back: %+v, %v; want ≥ %v, flagged", m, err, FlapBound)
 	}
 	// Nothing answered before the drop: nothing to recover.
-	if _, err := flapFigures(flapTimeline(0, 3200*time.Millisecond), start.Add(2*time.Second), start.Add(3*time.Second)); err == nil {
+	if _, err := faultFigures(flapTimeline(0, 3200*time.Millisecond), start.Add(2*time.Second), start.Add(3*time.Second), FlapBound); err == nil {
 		t.Error("a path that carried nothing before the drop read as a recovery")
 	}
 }

@@ -111,12 +111,24 @@ type Needs struct {
 	// open connection, since a transport may pass the previous test's
 	// close on late.
 	Exclusive []transport.Service
+	// Restarts is the piece of the path it restarts ("" none): a path
+	// that cannot restart it is not applicable.
+	Restarts transport.Piece
+	// Fault: it makes a fault (a link down, a restart) with traffic
+	// through the path for a lead before it. It is not warmed up: the
+	// lead warms the path, and a fault the path does not come back from
+	// would cost the first timed sample.
+	Fault bool
 }
 
-// Applicable returns nil, or why in cannot measure through target (the
+// Applicable returns nil, or why in cannot measure through path (the
 // report shows it once as "not applicable"). Nothing is attempted.
-func Applicable(in Instrument, target transport.Target) error {
+func Applicable(in Instrument, path *transport.Path) error {
 	n := in.Needs()
+	if n.Restarts != "" && path.Restarts[n.Restarts] == nil {
+		return fmt.Errorf("not applicable: the path has no %s that twnsbench can restart", n.Restarts)
+	}
+	target := path.Target
 	if missing := n.Carries &^ target.Carries; missing != 0 {
 		return fmt.Errorf("not applicable: the path carries %s, not %s", target.Carries, missing)
 	}
@@ -150,10 +162,17 @@ type Job struct {
 	// server still answered "busy".
 	ServerIdle func(ctx context.Context, port int) (time.Duration, error)
 	Copy
+	Faults
+}
+
+// Faults are the faults a recovery instrument measures the tunnel across.
+type Faults struct {
 	// FlapLink, when set, takes the client role's link down for d and up
-	// again, and says when on the client's host's clock: the fault a
-	// recovery instrument measures the tunnel across.
+	// again, and says when on the client's host's clock.
 	FlapLink func(ctx context.Context, d time.Duration) (down, up time.Time, err error)
+	// Restarts are the path's pieces that can be restarted
+	// (transport.Path.Restarts).
+	Restarts transport.Restarts
 }
 
 // Copy is what scp's copy is given: the file and its size, and the copy
@@ -240,7 +259,10 @@ func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns
 
 // Sets are the named groups of instruments --instruments takes beside
 // single names.
-var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes, "recovery": Flaps, "cost": Cost}
+var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes, "recovery": Recovery, "cost": Cost}
+
+// Recovery is the recovery set: the link flaps, then the restarts.
+func Recovery() []Instrument { return append(Flaps(), Restarts()...) }
 
 // Ready names the time-to-ready sample: seconds from the start of a
 // transport's set-up until the first SSH exchange through it, recorded by
@@ -283,7 +305,7 @@ func Register(in Instrument) {
 
 // known is every instrument, built-in and registered, in run order.
 func known() []Instrument {
-	return slices.Concat(All(), App(), Sizes(), Cost(), registered)
+	return slices.Concat(All(), App(), Sizes(), Cost(), Restarts(), registered)
 }
 
 // Names lists every selectable instrument name, Ready included; beside

@@ -270,21 +270,28 @@ func TestApplicable(t *testing.T) {
 	forwarder := transport.Target{Host: "127.0.0.1", Carries: transport.CarriesTCP,
 		Ports: map[transport.Service]int{transport.ServiceSSH: 18022, transport.ServiceIPerf3: 18201}}
 	layer3 := transport.DirectTarget("10.0.0.1")
+	restartable := transport.Restarts{transport.PieceServer: fakePiece{}}
 	for _, tc := range []struct {
-		in     Instrument
-		target transport.Target
-		want   string // "" for applicable
+		in       Instrument
+		target   transport.Target
+		want     string // "" for applicable
+		restarts transport.Restarts
 	}{
-		{Ping{}, forwarder, "not applicable: the path carries TCP, not ICMP"},
-		{UDPRate{}, forwarder, "not applicable: the path carries TCP, not UDP"},
-		{TCPRR{}, forwarder, "not applicable: the path does not reach the server's netperf"},
-		{IPerf3{Streams: 1}, forwarder, ""},
-		{Scp{}, forwarder, ""},
-		{Ping{}, layer3, ""},
-		{UDPRate{}, layer3, ""},
-		{TCPRR{}, layer3, ""},
+		{Ping{}, forwarder, "not applicable: the path carries TCP, not ICMP", nil},
+		{UDPRate{}, forwarder, "not applicable: the path carries TCP, not UDP", nil},
+		{TCPRR{}, forwarder, "not applicable: the path does not reach the server's netperf", nil},
+		{IPerf3{Streams: 1}, forwarder, "", nil},
+		{Scp{}, forwarder, "", nil},
+		{Ping{}, layer3, "", nil},
+		{UDPRate{}, layer3, "", nil},
+		{TCPRR{}, layer3, "", nil},
+		{Restart{Piece: transport.PieceServer}, layer3, "", restartable},
+		{Restart{Piece: transport.PieceServer}, layer3, "not applicable: the path has no server that twnsbench can restart", nil},
+		{Restart{Piece: transport.PieceRelay}, layer3, "not applicable: the path has no relay that twnsbench can restart", restartable},
+		{Restart{Piece: transport.PieceServer}, transport.Target{Host: "127.0.0.1", Carries: transport.CarriesTCP},
+			"not applicable: the path does not reach the server's many-rr", restartable},
 	} {
-		err := Applicable(tc.in, tc.target)
+		err := Applicable(tc.in, &transport.Path{Target: tc.target, Restarts: tc.restarts})
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
 			t.Errorf("%s through %s: %v, want %q", tc.in.Name(), tc.target.Carries, err, tc.want)
 		}

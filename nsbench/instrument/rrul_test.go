@@ -316,7 +316,7 @@ func TestRRULMeasure(t *testing.T) {
 		}, "latency by netperf TCP_RR", 25, false},
 	} {
 		t.Run(tc.target.Carries.String(), func(t *testing.T) {
-			if err := Applicable(RRUL{}, tc.target); err != nil {
+			if err := Applicable(RRUL{}, &transport.Path{Target: tc.target}); err != nil {
 				t.Fatal(err)
 			}
 			f := &fakeTools{idle: 0.5, loaded: 20.5, loadedRR: 25.5}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
 // ClientArg is the prober's hidden subcommand: twnsbench runs itself in
@@ -19,7 +21,8 @@ const ClientArg = "recovery-probe"
 const MaxDuration = 15 * time.Minute
 
 // ClientMain is the prober's command line: --addr HOST:PORT --duration D
-// [--interval I] [--settle S] [--stream]. It prints the Timeline as JSON.
+// [--interval I] [--settle S] [--calm C] [--stream]. It prints the Timeline
+// as JSON.
 func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(ClientArg, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -27,6 +30,7 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	d := fs.Duration("duration", 30*time.Second, "how long to probe at most")
 	interval := fs.Duration("interval", Interval, "time between two requests")
 	settle := fs.Duration("settle", 0, "end once a request went unanswered and every one of this long since was answered (0: run the whole duration)")
+	calm := fs.Duration("calm", 0, "end once this long has passed since the start with every request answered (0: never)")
 	stream := fs.Bool("stream", false, "run a TCP stream to the same echo beside the requests")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -34,8 +38,8 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	if _, _, err := net.SplitHostPort(*addr); err != nil {
 		return fmt.Errorf("--addr %q: %w", *addr, err)
 	}
-	if *d <= 0 || *d > MaxDuration || *interval < time.Millisecond || *interval > time.Second || *settle < 0 || *settle > *d {
-		return fmt.Errorf("--duration %v (up to %v), --interval %v (1ms to 1s), --settle %v (up to the duration): out of range", *d, MaxDuration, *interval, *settle)
+	if *d <= 0 || *d > MaxDuration || *interval < time.Millisecond || *interval > time.Second || *settle < 0 || *settle > *d || *calm < 0 || *calm > *d {
+		return fmt.Errorf("--duration %v (up to %v), --interval %v (1ms to 1s), --settle %v, --calm %v (up to the duration): out of range", *d, MaxDuration, *interval, *settle, *calm)
 	}
 	dial := func(ctx context.Context) (net.Conn, error) {
 		var dl net.Dialer
@@ -45,9 +49,14 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	if *stream {
 		run = ProbeWithStream
 	}
-	t, err := run(ctx, dial, *interval, *d, *settle)
+	t, err := run(ctx, dial, *interval, *d, Ending{Settle: *settle, Calm: *calm})
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(out).Encode(t)
 }
+
+// MaybeRun makes a test binary the prober when started as one (as the
+// orchestrator starts its copy on another host): it runs the prober and
+// exits, and returns otherwise.
+func MaybeRun() { proc.MaybeRunHidden(ClientArg, ClientMain) }

@@ -35,27 +35,37 @@ const (
 // the request's sequence number.
 const reqSize = 64
 
+// Ending says when a probe may end before its duration; zero values
+// never end it early.
+type Ending struct {
+	// Settle: once a request went unanswered and every request of the
+	// last Settle was answered: the fault is over and the tunnel back.
+	Settle time.Duration
+	// Calm: once Calm has passed since the start with every request
+	// answered: the fault, over by then, left the path alone (a restart
+	// of a piece the probe's traffic does not cross).
+	Calm time.Duration
+}
+
 // Probe runs for d, sending a request to addr every interval through a
 // connection dial opens, and returns the timeline. A request that cannot
 // be sent (no connection) is recorded unanswered; a connection that errs
 // or stalls (StallAfter) is closed, its unanswered requests stay
 // unanswered, and the next request dials a new one. Answers on a closed
-// connection no longer count. With settle > 0 it ends early once a
-// request went unanswered and every request of the settle since was
-// answered: the fault is over and the tunnel back.
-func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d, settle time.Duration) (Timeline, error) {
-	return probe(ctx, dial, interval, d, settle, false)
+// connection no longer count. It ends early as end says.
+func Probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d time.Duration, end Ending) (Timeline, error) {
+	return probe(ctx, dial, interval, d, end, false)
 }
 
 // ProbeWithStream is Probe with a stream (stream.go) through a connection
-// of its own to the same echo, from the start to the end; settling also
-// waits for the stream to carry bytes again, or to have failed.
-func ProbeWithStream(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d, settle time.Duration) (Timeline, error) {
-	return probe(ctx, dial, interval, d, settle, true)
+// of its own to the same echo, from the start to the end; ending early
+// also waits for the stream to carry bytes again, or to have failed.
+func ProbeWithStream(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d time.Duration, end Ending) (Timeline, error) {
+	return probe(ctx, dial, interval, d, end, true)
 }
 
-func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d, settle time.Duration, stream bool) (Timeline, error) {
-	if interval <= 0 || d <= 0 || settle < 0 {
+func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error), interval, d time.Duration, end Ending, stream bool) (Timeline, error) {
+	if interval <= 0 || d <= 0 || end.Settle < 0 || end.Calm < 0 {
 		return Timeline{}, errors.New("recovery probe: interval and duration must be positive")
 	}
 	p := &prober{start: time.Now(), every: interval, attempts: attempts{dial: dial}}
@@ -66,15 +76,15 @@ func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	end := time.NewTimer(d)
-	defer end.Stop()
+	over := time.NewTimer(d)
+	defer over.Stop()
 	for seq := uint64(0); ; seq++ {
 		select {
 		case <-ctx.Done():
 			p.close()
 			t.Stream = st.stop()
 			return p.timeline(t), ctx.Err()
-		case <-end.C:
+		case <-over.C:
 			p.close()
 			// Answers in flight get one more StallAfter to arrive.
 			p.drain(StallAfter)
@@ -82,7 +92,7 @@ func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 			return p.timeline(t), nil
 		case <-tick.C:
 		}
-		if settle > 0 && p.settled(settle) && st.settled() {
+		if (end.Settle > 0 && p.settled(end.Settle) || end.Calm > 0 && p.calm(end.Calm)) && st.settled() {
 			p.close()
 			t.Stream = st.stop()
 			return p.timeline(t), nil
@@ -115,6 +125,28 @@ func (p *prober) settled(settle time.Duration) bool {
 		}
 	}
 	return gap && answered > 0 && time.Duration(answered)*p.interval() >= settle
+}
+
+// calm reports whether calm has passed since the start and every request
+// sent up to StallAfter ago was answered, from the first answered one on
+// (those before found no connection yet: the first dial's).
+func (p *prober) calm(calm time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.since()
+	if now < calm {
+		return false
+	}
+	carried := false
+	for _, r := range p.probes {
+		switch {
+		case r.OK():
+			carried = true
+		case carried && now-r.Sent >= StallAfter:
+			return false
+		}
+	}
+	return carried
 }
 
 // prober is Probe's state: the requests so far and the live connection.

@@ -124,24 +124,80 @@ func TestBins(t *testing.T) {
 }
 
 // blackhole is a path a test can cut: while down, connections already
-// open swallow what is written (a link down: nothing crosses, nothing
-// errs) and new ones are refused.
+// open take what is written (nothing crosses, nothing errs) and new ones
+// are refused. With hold, what they took is delivered when the path is
+// back, as TCP's retransmissions do across a link down; without, it is
+// lost, as requests are whose connection the prober gave up.
 type blackhole struct {
-	addr string
-	down atomic.Bool
-	mu   sync.Mutex
+	addr  string
+	hold  bool
+	down  atomic.Bool
+	mu    sync.Mutex
+	conns []*holeConn
 }
 
 type holeConn struct {
 	net.Conn
-	h *blackhole
+	h    *blackhole
+	mu   sync.Mutex
+	held []byte
+	most int // the most it held at once
 }
 
-func (c holeConn) Write(b []byte) (int, error) {
+func (c *holeConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.h.down.Load() {
+		if !c.h.hold {
+			return len(b), nil
+		}
+		c.held = append(c.held, b...)
+		c.most = max(c.most, len(c.held))
 		return len(b), nil
 	}
+	if err := c.flushLocked(); err != nil {
+		return 0, err
+	}
 	return c.Conn.Write(b)
+}
+
+func (c *holeConn) flushLocked() error {
+	if len(c.held) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(c.held)
+	c.held = nil
+	return err
+}
+
+// mostHeld is the most any connection held at once.
+func (h *blackhole) mostHeld() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	most := 0
+	for _, c := range h.conns {
+		c.mu.Lock()
+		most = max(most, c.most)
+		c.mu.Unlock()
+	}
+	return most
+}
+
+// set cuts the path (down) or brings it back, delivering what the open
+// connections held (a closed one's is dropped).
+func (h *blackhole) set(down bool) {
+	h.down.Store(down)
+	if down {
+		return
+	}
+	h.mu.Lock()
+	conns := h.conns
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.mu.Lock()
+		_ = c.flushLocked()
+		c.mu.Unlock()
+	}
 }
 
 func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
@@ -153,7 +209,11 @@ func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return holeConn{c, h}, nil
+	hc := &holeConn{Conn: c, h: h}
+	h.mu.Lock()
+	h.conns = append(h.conns, hc)
+	h.mu.Unlock()
+	return hc, nil
 }
 
 // TestProbeAcrossACut: a real prober against a real echo over loopback,
@@ -177,16 +237,16 @@ func TestProbeAcrossACut(t *testing.T) {
 	start := time.Now()
 	cut := time.AfterFunc(500*ms, func() {
 		f := Fault{Start: time.Since(start)}
-		h.down.Store(true)
+		h.set(true)
 		time.AfterFunc(400*ms, func() {
 			f.End = time.Since(start)
-			h.down.Store(false)
+			h.set(false)
 			faults <- f
 		})
 	})
 	defer cut.Stop()
 	// Settled 300 ms after the tunnel is back: it ends well before the 4 s.
-	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, 300*ms)
+	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +284,40 @@ func TestProbeAcrossACut(t *testing.T) {
 	// StallAfter.
 	if r.AtLeast || r.Seconds > StallAfter.Seconds() || !r.Interrupted || r.Lost < 20 {
 		t.Errorf("recovery %+v: want within %v of the cut's end, the cut's requests lost", r, StallAfter)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("echo: %v", err)
+	}
+}
+
+// TestProbeCalm: with Calm, a probe whose requests were all answered
+// ends once Calm has passed, and one whose path was cut meanwhile runs on
+// until it settled after the cut.
+func TestProbeCalm(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, l) }()
+	h := &blackhole{addr: l.Addr().String()}
+	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms, Calm: 500 * ms})
+	last := tl.Requests[len(tl.Requests)-1].Sent
+	if err != nil || last < 480*ms || last > 1500*ms || tl.Dials != 1 {
+		t.Errorf("untouched: ended at %v with %d dials (%v), want soon after the 500 ms calm, one connection", last, tl.Dials, err)
+	}
+	cut := time.AfterFunc(200*ms, func() {
+		h.down.Store(true)
+		time.AfterFunc(800*ms, func() { h.down.Store(false) })
+	})
+	defer cut.Stop()
+	tl, err = Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms, Calm: 500 * ms})
+	last = tl.Requests[len(tl.Requests)-1].Sent
+	if err != nil || last < 1300*ms || last > 3*time.Second || tl.Dials < 2 {
+		t.Errorf("cut from 200 ms to 1 s: ended at %v with %d dials (%v), want settled 300 ms after the cut's end", last, tl.Dials, err)
 	}
 	cancel()
 	if err := <-served; err != nil {

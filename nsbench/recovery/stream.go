@@ -26,6 +26,14 @@ const (
 	StreamEvery = 10 * time.Millisecond
 )
 
+// StreamWindow bounds the stream's bytes written and not yet echoed: a
+// tick is skipped at it. Without it, the tunnel's own buffers (an SSH
+// channel's window, a TCP send buffer) fill with megabytes during a long
+// fault, and the prober's first request after it waits behind them on a
+// tunnel that carries both in one connection, delaying the recovery it
+// times. 128 KiB keeps 1 MiB/s up to 125 ms of round trip.
+const StreamWindow = 128 << 10
+
 // StreamBin is the width of the slices the stream's bytes are counted
 // in, for a chart: the prober's answered series' too.
 const StreamBin = 100 * time.Millisecond
@@ -103,7 +111,8 @@ type streamer struct {
 	start time.Time
 	mu    sync.Mutex
 	log   Stream
-	done  bool // the watch ended: errors after it are ours
+	sent  int64 // bytes written, against log.Bytes echoed: StreamWindow
+	done  bool  // the watch ended: errors after it are ours
 	conn  net.Conn
 	wg    sync.WaitGroup
 }
@@ -132,6 +141,18 @@ func (s *streamer) write() {
 	defer tick.Stop()
 	b := make([]byte, StreamChunk)
 	for range tick.C {
+		s.mu.Lock()
+		done, full := s.done, s.sent-s.log.Bytes+StreamChunk > StreamWindow
+		if !full {
+			s.sent += StreamChunk
+		}
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		if full {
+			continue
+		}
 		if _, err := s.conn.Write(b); err != nil {
 			s.fail("write", err)
 			return

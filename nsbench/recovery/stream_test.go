@@ -71,20 +71,20 @@ func TestProbeWithStreamAcrossACut(t *testing.T) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- serve(ctx, l) }()
-	h := &blackhole{addr: l.Addr().String()}
+	h := &blackhole{addr: l.Addr().String(), hold: true}
 	faults := make(chan Fault, 1)
 	start := time.Now()
 	cut := time.AfterFunc(500*ms, func() {
 		f := Fault{Start: time.Since(start)}
-		h.down.Store(true)
+		h.set(true)
 		time.AfterFunc(400*ms, func() {
 			f.End = time.Since(start)
-			h.down.Store(false)
+			h.set(false)
 			faults <- f
 		})
 	})
 	defer cut.Stop()
-	tl, err := ProbeWithStream(ctx, h.dial, Interval, 4*time.Second, 300*ms)
+	tl, err := ProbeWithStream(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +103,14 @@ func TestProbeWithStreamAcrossACut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The writes swallowed during the cut never come back; the next one
-	// after it does, within a write's interval and the echo's round trip
-	// (generous for a loaded host, where an echo under way at the cut
-	// may land just after it).
+	// The writes held during the cut cross when it ends, within a
+	// write's interval and the echo's round trip (generous for a loaded
+	// host, where an echo under way at the cut may land just after it);
+	// the stream wrote at most its window into the cut (0.4 s at 1 MiB/s
+	// would be 400 KiB), so little waits ahead of the prober's requests.
+	if held := h.mostHeld(); held == 0 || held > StreamWindow {
+		t.Errorf("the cut held %d bytes at most, want some and at most the stream's window (%d)", held, StreamWindow)
+	}
 	if !r.Resumed || r.AtLeast || r.GapSec < 0.3 || r.GapSec > 0.4+StallAfter.Seconds() {
 		t.Errorf("stream %+v: want resumed, without bytes for the 0.4 s cut and at most %v more", r, StallAfter)
 	}

@@ -2,12 +2,15 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
+	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
 // ClientsReportFile is the many-client sweep's report inside the output
@@ -62,6 +65,7 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 		b.WriteString(clientsNotes(rows))
 	}
+	b.WriteString(clientsBuilds(c))
 	if len(c.Rows) > 0 {
 		fmt.Fprintf(&b, "\n![Throughput, fairness and the server's peak memory against the number of clients](%s)\n", ClientsChartFile)
 	}
@@ -70,6 +74,40 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		fmt.Fprintf(&b, "\n%s: skipped: %s\n", mdText(s.Label), mdText(s.Reason))
 	}
 	return []byte(b.String())
+}
+
+// clientsBuilds lists each build's programs (version and SHA-256), how
+// the builds were swept and, per client count, the verdict on B against A;
+// "" for a sweep without builds.
+func clientsBuilds(c *results.Clients) string {
+	if len(c.Builds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Builds\n\n")
+	b.WriteString("The builds were swept side by side: count by count, in alternating order (A then B at one count, B then A at the next, turning from run to run), so that the host's drift falls on both alike.\n\n")
+	b.WriteString(tableRow("Row", "Build", "Program", "Version", "SHA-256", "Path") + "\n")
+	b.WriteString(separatorRow(6) + "\n")
+	for _, row := range slices.Sorted(maps.Keys(c.Builds)) {
+		build := c.Builds[row]
+		for _, p := range build.Programs {
+			b.WriteString(tableRow(row, build.Label, p.Option, orDash(p.Version), orDash(p.SHA256), p.Path) + "\n")
+		}
+	}
+	if len(c.Verdicts) == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\n## Verdicts\n\nBuild B's aggregate throughput against A's, per client count: one pair per run of the sweep (`--runs`), "+
+		"decided as a run's build cells are: slower or faster only when significant, at least %s and confirmed by the last %d pairs on their own "+
+		"(so from %d runs on); no change only when the whole interval lies within ±%s. The exit code does not depend on it.\n\n",
+		pctText(c.MinEffect), verdict.ConfirmPairs, 2*verdict.ConfirmPairs, pctText(c.MinEffect))
+	b.WriteString(tableRow("Transport", "A", "B", "Clients", "Pairs", "B/A", "Interval", "Smallest detectable", "Verdict") + "\n")
+	b.WriteString(separatorRow(9) + "\n")
+	for _, v := range c.Verdicts {
+		b.WriteString(tableRow(v.Transport, v.A, v.B, strconv.Itoa(v.N), pairsText(v.Verdict), changeText(v.Verdict),
+			changeInterval(v.Verdict), changeMDE(v.Verdict), v.Verdict.Verdict) + "\n")
+	}
+	return b.String()
 }
 
 // laterTroubles counts the repeats (the sweep's later runs) that failed,

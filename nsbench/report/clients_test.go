@@ -147,3 +147,41 @@ func TestClientsMarkdownRuns(t *testing.T) {
 		t.Errorf("a later run's failure not said:\n%s", md)
 	}
 }
+
+// A sweep of two builds lists each build's programs, a dash for a version
+// not read, and says how the builds were swept; a sweep without builds has
+// no such section.
+func TestClientsMarkdownBuilds(t *testing.T) {
+	c := &results.Clients{Counts: []int{1}, DurationSec: 2, Complete: true, Rows: []results.ClientsRow{
+		{Transport: "ssh@a", Label: "Pure SSH @a", N: 1, PerClientMbps: []float64{900}},
+		{Transport: "ssh@b", Label: "Pure SSH @b", N: 1, PerClientMbps: []float64{880}},
+	}}
+	if md := string(ClientsMarkdown(c)); strings.Contains(md, "## Builds") {
+		t.Errorf("a sweep without builds has a builds section:\n%s", md)
+	}
+	c.Builds = map[string]results.Build{
+		"ssh@b": {Label: "b", Programs: []results.BuildProgram{{Option: "ssh", Path: "/opt/new/ssh", SHA256: "bb"}}},
+		"ssh@a": {Label: "a", Programs: []results.BuildProgram{{Option: "ssh", Path: "/usr/bin/ssh", Version: "9.2", SHA256: "aa"}}},
+	}
+	md := string(ClientsMarkdown(c))
+	if strings.Contains(md, "## Verdicts") {
+		t.Errorf("a sweep without verdicts has a verdicts section:\n%s", md)
+	}
+	f := func(x float64) *float64 { return &x }
+	c.MinEffect = 0.05
+	c.Verdicts = []results.ClientsVerdict{{N: 1, Verdict: results.Verdict{
+		VerdictCell: results.VerdictCell{Transport: "ssh", A: "ssh@a", B: "ssh@b", Metric: "aggregate", Unit: "Mbit/s", Better: results.BetterHigher},
+		Estimate:    results.Estimate{Ratio: f(0.8), Lo: f(0.78), Hi: f(0.82), MDE: f(0.03)},
+		PairCounts:  results.PairCounts{Pairs: 12}, Verdict: "slower"}}}
+	md = string(ClientsMarkdown(c))
+	for _, want := range []string{
+		"## Builds", "alternating order",
+		"| ssh@a | a | ssh | 9.2 | aa | /usr/bin/ssh |\n| ssh@b | b | ssh | — | bb | /opt/new/ssh |",
+		"## Verdicts", "at least 5 %", "from 12 runs on",
+		"| ssh | ssh@a | ssh@b | 1 | 12 | ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

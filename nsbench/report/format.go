@@ -13,7 +13,8 @@ import (
 
 // The report's short names for what it shares with the CI formats
 // (textfmt): an absent figure, three significant digits, a count with its
-// noun, a Markdown table row, text from data made plain Markdown.
+// noun, a Markdown table row, text from data made plain Markdown, a
+// fraction as a percentage.
 const dash = textfmt.Dash
 
 func sig3(x float64) string                 { return textfmt.Sig3(x) }
@@ -22,6 +23,7 @@ func plural(n int, one, many string) string { return textfmt.Plural(n, one, many
 func tableRow(cells ...string) string       { return textfmt.TableRow(cells...) }
 func separatorRow(n int) string             { return textfmt.SeparatorRow(n) }
 func mdText(s string) string                { return textfmt.MDText(s) }
+func pctText(x float64) string              { return textfmt.Pct(x) }
 
 // Decimal places per quantity, as the reference report prints them.
 const (

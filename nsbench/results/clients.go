@@ -25,6 +25,25 @@ type Clients struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Complete      bool         `json:"complete,omitempty"`
 	Incomplete    string       `json:"incomplete,omitempty"`
+	ClientsBuilds
+}
+
+// ClientsBuilds are a sweep's builds side by side (rows NAME@LABEL):
+// each build's programs, and per client count the verdict on build B's
+// aggregate throughput against A's; absent without builds.
+type ClientsBuilds struct {
+	Builds map[string]Build `json:"builds,omitempty"` // by row
+	// MinEffect is the verdicts' band (relative, 0.05 for 5 %).
+	MinEffect float64          `json:"build_min_effect,omitempty"`
+	Verdicts  []ClientsVerdict `json:"build_verdicts,omitempty"`
+}
+
+// ClientsVerdict is one build pair's verdict at N clients: one pair per
+// run of the sweep, A's and B's aggregates of that run (a run that did
+// not measure a client gives a lower bound).
+type ClientsVerdict struct {
+	N int `json:"n"`
+	Verdict
 }
 
 // ClientsRow is one transport at one N. A client whose stream failed is

@@ -23,15 +23,16 @@ func Read(path string) (*Document, error) {
 // Parse is Read of a document's bytes; name (the file's path) says in
 // errors where they came from.
 func Parse(b []byte, name string) (*Document, error) {
+	// A sweep's document first: its fields need not parse as a run's.
+	if isClients(b) {
+		return nil, fmt.Errorf("results %s: %w", name, ErrClients)
+	}
 	var d Document
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("parse results %s: %w", name, err)
 	}
 	if d.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("results %s: schema_version %d is newer than this twnsbench reads (%d)", name, d.SchemaVersion, SchemaVersion)
-	}
-	if isClients(b) {
-		return nil, fmt.Errorf("results %s: %w", name, ErrClients)
 	}
 	if len(d.Conditions) == 0 && len(d.Samples) == 0 && len(d.Transports) == 0 {
 		return nil, fmt.Errorf("results %s: not a benchmark results document (no conditions, transports or samples)", name)

@@ -10,6 +10,7 @@ package role
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -160,6 +161,18 @@ func (r *Role) WaitTCP(ctx context.Context, addr string, p *proc.Process) error 
 		_, err := dialOp.On(ctx, r, addr)
 		return err
 	}, p)
+}
+
+// WaitClosed waits until addr no longer accepts TCP as seen from the role:
+// a listener that a stopped process's connection held (a reverse
+// forward on a relay) is gone.
+func (r *Role) WaitClosed(ctx context.Context, addr string) error {
+	return proc.WaitUntil(ctx, fmt.Sprintf("%s from %s to close", addr, r.name), func() error {
+		if _, err := dialOp.On(ctx, r, addr); err == nil {
+			return errors.New("still accepts")
+		}
+		return nil
+	}, nil)
 }
 
 // Leaf is the same role with its processes in the leaf cgroup name beside

@@ -185,3 +185,39 @@ func TestTWBuildsEnrolApart(t *testing.T) {
 		t.Errorf("tw's dir %q, want tw", d)
 	}
 }
+
+// plainTransport has no many-client form: only Transport's methods.
+type plainTransport struct{ Transport }
+
+// fanTransport is a Fanner whose fan names itself.
+type fanTransport struct{ Transport }
+
+func (fanTransport) FanUp(context.Context, *Testbed, []string, []int) (*Fan, error) {
+	return &Fan{Label: "one session per client"}, nil
+}
+
+// TestBuildFans: a build's row has its transport's many-client form, or
+// none when its transport has none, and its fan's label names the build.
+func TestBuildFans(t *testing.T) {
+	dir := t.TempDir()
+	ts, err := BuildWith([]string{"wireguard-go@a", "ssh"}, nil, []BuildDef{{"a", "wireguard-go", exe(t, dir, "wg-a")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range ts {
+		if _, ok := FannerOf(tr); !ok {
+			t.Errorf("%s: no many-client form", tr.Name())
+		}
+	}
+	if _, ok := FannerOf(&Built{Transport: plainTransport{SSH{}}, row: "x@a"}); ok {
+		t.Error("a build of a transport without a many-client form has one")
+	}
+	f, ok := FannerOf(&Built{Transport: fanTransport{SSH{}}, row: "x@a", build: results.Build{Label: "a"}})
+	if !ok {
+		t.Fatal("a build of a Fanner has no many-client form")
+	}
+	fan, err := f.FanUp(t.Context(), nil, nil, nil)
+	if err != nil || fan.Label != "one session per client @a" {
+		t.Errorf("fan %+v, %v; want the label with @a", fan, err)
+	}
+}

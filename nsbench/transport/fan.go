@@ -217,3 +217,41 @@ func (w *WireGuard) FanUp(ctx context.Context, tb *Testbed, clients []string, po
 	}
 	return f, nil
 }
+
+// FannerOf is t's many-client form: t itself when it is a Fanner, or a
+// build's row (Built) whose transport is one; false when t has none.
+func FannerOf(t Transport) (Fanner, bool) {
+	if b, ok := t.(*Built); ok {
+		if _, ok := b.Transport.(Fanner); !ok {
+			return nil, false
+		}
+		return b, true
+	}
+	f, ok := t.(Fanner)
+	return f, ok
+}
+
+// FanUp for a build's row: its transport's, made with the build's
+// programs, the fan's label naming the build as the row's does.
+func (b *Built) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []int) (*Fan, error) {
+	f, ok := b.Transport.(Fanner)
+	if !ok {
+		return nil, fmt.Errorf("%s: no many-client form", b.Name())
+	}
+	fan, err := f.FanUp(ctx, tb, clients, ports)
+	if err != nil {
+		return nil, err
+	}
+	if fan.Label != "" {
+		fan.Label += " @" + b.build.Label
+	}
+	return fan, nil
+}
+
+// CanFan passes the transport's own check of its many-client form through.
+func (b *Built) CanFan() error {
+	if cf, ok := b.Transport.(interface{ CanFan() error }); ok {
+		return cf.CanFan()
+	}
+	return nil
+}

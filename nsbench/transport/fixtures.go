@@ -213,6 +213,22 @@ func (f *Fixtures) Restart(ctx context.Context, tb *Testbed, svc Service) error 
 	return fmt.Errorf("no server fixture serves %s", svc)
 }
 
+// FullRestart is the daemon that serves svc as a Restarter whose Stop
+// ends it whole: its listener and every process it forked (sshd's
+// per-connection processes, which outlive a listener stopped alone), so
+// that every connection to it ends, as when the server's sshd went away.
+// nil when no fixture serves svc.
+func (f *Fixtures) FullRestart(svc Service) Restarter {
+	for i := range f.procs {
+		fp := &f.procs[i]
+		if slices.Contains(fp.services, svc) {
+			return &restartable{r: fp.role, spec: fp.spec, addr: fp.addr, p: &fp.p, tree: true,
+				what: fp.key + ": its listener and every connection's processes"}
+		}
+	}
+	return nil
+}
+
 // Procs are the fixture daemons, for the memory table's baseline rows.
 func (f *Fixtures) Procs() []RSSProc {
 	var ps []RSSProc

@@ -210,7 +210,11 @@ func (t *OpenVPN) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			tb.Proc(topology.Client, "openvpn", u.client),
 			tb.Proc(topology.Server, "openvpn", u.server),
 		},
-		Close: u.close,
+		// The server's openvpn started again with the same arguments (its
+		// key, port and addresses); it serves UDP, so Start returns once
+		// the process runs.
+		Restarts: Restarts{PieceServer: &restartable{r: srv, spec: serverSpec, p: &u.server, what: "the server's openvpn"}},
+		Close:    u.close,
 	}, nil
 }
 

@@ -95,6 +95,9 @@ func (s SSH) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		p.Facts = append(p.Facts, results.Fact{Key: "ssh", Label: "Pure SSH ssh", Value: sshVersion(ctx, cli, p.Target.SSHProgram)})
 	}
 	if s.sshd == "" {
+		if d := tb.Fixtures.FullRestart(ServiceSSH); d != nil {
+			p.Restarts = Restarts{PieceServer: d}
+		}
 		return p, nil
 	}
 	sub := "sshd-own"
@@ -102,15 +105,22 @@ func (s SSH) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		sub += "@" + s.build
 	}
 	sshd := tb.ProgramAt(topology.Server, s.sshd)
-	d, err := privateSSHD(ctx, tb, sshd, sub, sub, sshPrivatePort,
+	spec, addr, err := privateSSHDSpec(ctx, tb, sshd, sub, sub, sshPrivatePort,
 		// What the fixture sshd serves: scp's SFTP, many logins at once.
 		"AllowTcpForwarding yes", "MaxStartups 100:30:200", "Subsystem sftp internal-sftp")
+	if err != nil {
+		return nil, fmt.Errorf("ssh: %w", err)
+	}
+	d, err := tb.Start(ctx, topology.Server, spec, addr)
 	if err != nil {
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
 	p.Target.Ports[ServiceSSH] = sshPrivatePort
 	p.Facts = append(p.Facts, results.Fact{Key: "sshd", Label: "Pure SSH sshd", Value: sshVersion(ctx, tb.Roles[topology.Server], sshd)})
 	p.Procs = []RSSProc{tb.Proc(topology.Server, "sshd (own)", d)}
+	// Close stops the sshd running then: a restart replaces d.
+	p.Restarts = Restarts{PieceServer: &restartable{r: tb.Roles[topology.Server], spec: spec, addr: addr, p: &d, tree: true,
+		what: "Pure SSH's own sshd: its listener and every connection's processes"}}
 	p.Close = func() error { return stopAll(d) }
 	return p, nil
 }

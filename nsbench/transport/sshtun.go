@@ -174,16 +174,26 @@ func (u *sshTunUp) startServer(ctx context.Context) error {
 // log (LogDir/server-<name>.log); program is the sshd to start, "" for
 // the system's. It returns once port accepts.
 func privateSSHD(ctx context.Context, tb *Testbed, program, sub, name string, port int, extra ...string) (*proc.Process, error) {
+	spec, addr, err := privateSSHDSpec(ctx, tb, program, sub, name, port, extra...)
+	if err != nil {
+		return nil, err
+	}
+	return tb.Start(ctx, topology.Server, spec, addr)
+}
+
+// privateSSHDSpec writes privateSSHD's files and returns the sshd to
+// start and the address to wait for, to start it (again).
+func privateSSHDSpec(ctx context.Context, tb *Testbed, program, sub, name string, port int, extra ...string) (proc.Program, string, error) {
 	srv := tb.Roles[topology.Server]
 	dir := filepath.Join(srv.Dir(), sub)
 	if err := role.MkdirAll(ctx, srv, dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return proc.Program{}, "", fmt.Errorf("%s: %w", name, err)
 	}
 	// The fixtures' host key: the one the clients pin.
 	hostKey := filepath.Join(srv.Dir(), "ssh", "ssh_host_ed25519_key")
 	acct, err := sshdAccount.On(ctx, srv, sshdAccountArgs{Dir: dir, User: BenchUser})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return proc.Program{}, "", fmt.Errorf("%s: %w", name, err)
 	}
 	lines := []string{
 		"# twnsbench " + name,
@@ -196,13 +206,13 @@ func privateSSHD(ctx context.Context, tb *Testbed, program, sub, name string, po
 	lines = append(append(lines, extra...), account.SSHDLogins(BenchUser)...)
 	conf := filepath.Join(dir, "sshd_config")
 	if err := role.WriteFile(ctx, srv, conf, []byte(strings.Join(append(lines, "X11Forwarding no", ""), "\n")), 0o644); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return proc.Program{}, "", fmt.Errorf("%s: %w", name, err)
 	}
 	sshd := cmp.Or(program, "sshd") // a bare name: the server's host finds its own
 	spec := tb.Program(topology.Server, name, sshd, "-D", "-e", "-f", conf)
 	spec.Mounts = append(spec.Mounts, acct...)
 	addr := net.JoinHostPort(srv.Addr().String(), strconv.Itoa(port))
-	return tb.Start(ctx, topology.Server, spec, addr)
+	return spec, addr, nil
 }
 
 // startClient starts ssh -w in the client role and configures both ends

@@ -312,7 +312,7 @@ func (u *sshuttleUp) close() error {
 		children := u.descendants(context.Background())
 		errs := []error{stopAll(u.client, u.server)}
 		for role, ts := range children {
-			_, err := sshuttleWaitGoneOp.On(context.Background(), u.tb.Roles[role], ts)
+			_, err := waitGoneOp.On(context.Background(), u.tb.Roles[role], ts)
 			errs = append(errs, err)
 		}
 		cli, srv := u.tb.Roles[topology.Client], u.tb.Roles[topology.Server]

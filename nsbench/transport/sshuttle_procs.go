@@ -29,11 +29,13 @@ type task struct {
 // Roots, on the role's host.
 type treeOf struct{ Roots, PIDs []int }
 
+// The ops on a role's processes, on its host: sshuttle's close and a
+// restart's full stop of a daemon (restart.go) share them.
 var (
-	sshuttleDescendantsOp = role.NewOp("sshuttle.descendants", func(_ context.Context, a treeOf) ([]task, error) {
+	descendantsOp = role.NewOp("transport.descendants", func(_ context.Context, a treeOf) ([]task, error) {
 		return descendantsOf(a.Roots, a.PIDs), nil
 	})
-	sshuttleWaitGoneOp = role.NewOp("sshuttle.wait-gone", func(_ context.Context, ts []task) (role.Nothing, error) {
+	waitGoneOp = role.NewOp("transport.wait-gone", func(_ context.Context, ts []task) (role.Nothing, error) {
 		return role.Nothing{}, waitGone(ts)
 	})
 )
@@ -51,7 +53,7 @@ func (u *sshuttleUp) descendants(ctx context.Context) map[string][]task {
 			continue
 		}
 		pids, _ := role.PIDs(ctx, r)
-		ts, err := sshuttleDescendantsOp.On(ctx, r, treeOf{Roots: []int{root.PID()}, PIDs: pids})
+		ts, err := descendantsOp.On(ctx, r, treeOf{Roots: []int{root.PID()}, PIDs: pids})
 		if err == nil && len(ts) > 0 {
 			out[name] = ts
 		}
@@ -107,7 +109,8 @@ func procStat(pid int) (ppid int, start string, err error) {
 
 // waitGone waits for ts, processes of this host, to exit, then kills by
 // PID those still running after stopGrace (sshuttle's helper deletes its
-// nft tables on the way out; dropTables catches a killed one's).
+// nft tables on the way out; dropTables catches a killed one's; a
+// restarted sshd's sessions were sent SIGTERM first).
 func waitGone(ts []task) error {
 	alive := func(t task) bool { _, start, err := procStat(t.PID); return err == nil && start == t.Start }
 	deadline, killed := time.Now().Add(stopGrace), false
@@ -118,7 +121,7 @@ func waitGone(ts []task) error {
 		}
 		if time.Now().After(deadline) {
 			if killed {
-				return fmt.Errorf("sshuttle: pids %v survived SIGKILL", ts)
+				return fmt.Errorf("pids %v survived SIGKILL", ts)
 			}
 			for _, t := range ts {
 				syscall.Kill(t.PID, syscall.SIGKILL) // a descendant of ours, checked by start time just now

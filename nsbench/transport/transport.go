@@ -175,6 +175,9 @@ type Path struct {
 	// meters around a sample take none (metrics.Sampler): a read in a
 	// role on a lost host fails through the wire's keepalive.
 	Carried func() (int64, error)
+	// Restarts are the path's pieces that a recovery instrument may
+	// restart (Restarter); nil when it has none.
+	Restarts Restarts
 	// Close undoes Up in reverse order. Safe to call twice. It takes no
 	// context: teardown runs on every way out, a cancelled run's too, so
 	// what it does in a role runs under context.Background(), bounded by

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/twnsbench/twnsbench/nsbench/results"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -253,7 +254,7 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		return nil, err
 	}
 	tb.Logf("%s: starting the relay (Caddy %s, %s, sshd) for server %s", t.Label(), b.caddyVersion, b.xrayVersion, e.tenant.ServerID)
-	u.relay, err = relay.Start(ctx, relay.Config{
+	rl := &twRelay{u: u, cfg: relay.Config{
 		Domain:   twRelayHost,
 		Dir:      u.dir(topology.Relay),
 		SSHUser:  twRelayUser,
@@ -261,8 +262,8 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 		LeafCert: u.pki.leafCert,
 		LeafKey:  u.pki.leafKey,
 		HostKey:  e.hostKey,
-	}, relay.Bins{Caddy: tb.ProgramAt(topology.Relay, b.caddy), Xray: tb.ProgramAt(topology.Relay, b.xray), SSHD: b.sshd}, roleLauncher{tb, topology.Relay})
-	if err != nil {
+	}, bins: relay.Bins{Caddy: tb.ProgramAt(topology.Relay, b.caddy), Xray: tb.ProgramAt(topology.Relay, b.xray), SSHD: b.sshd}}
+	if err := rl.Start(ctx); err != nil {
 		return nil, err
 	}
 	if err := u.startServer(ctx); err != nil {
@@ -285,8 +286,9 @@ func (t *TW) Up(ctx context.Context, tb *Testbed) (path *Path, err error) {
 			{Key: twSpec.Name, Label: "tw", Value: b.twVersion},
 			{Key: "relay", Label: "tw relay", Value: fmt.Sprintf("Caddy %s, %s, OpenSSH sshd; provisioned with tw server join-relay (offline)", b.caddyVersion, b.xrayVersion)},
 		},
-		Procs: u.procs(),
-		Close: u.close,
+		Procs:    u.procs(),
+		Restarts: Restarts{PieceServer: twServer{u}, PieceRelay: rl},
+		Close:    u.close,
 	}, nil
 }
 

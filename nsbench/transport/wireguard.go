@@ -285,6 +285,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		Facts:    results.Facts{{Key: wireguardSpec.Name, Label: "WireGuard", Value: desc, Implementation: true}},
 		Diagnose: func() []Diagnostic { return wireguardDiagnostics(tun) },
 		Carried:  LinkBytes(tb.Roles[topology.Client], tun.Client.Name),
+		Restarts: Restarts{PieceServer: wgServer{tun}},
 		Close:    tun.Close,
 	}
 	if c.Fallback != "" {
@@ -375,6 +376,22 @@ func (w *WireGuard) goVersion() string {
 		return "(unknown version)"
 	}
 	return wg.GoVersion()
+}
+
+// wgServer restarts the tunnel's server side: its device removed
+// (wireguard-go stopped, or the kernel's link deleted) and made again with
+// the same key, port and peer (wg.Tunnel.StartServer).
+type wgServer struct{ t *wg.Tunnel }
+
+var _ Restarter = wgServer{}
+
+func (s wgServer) Stop(context.Context) error      { return s.t.StopServer() }
+func (s wgServer) Start(ctx context.Context) error { return s.t.StartServer(ctx) }
+func (s wgServer) What() string {
+	if s.t.Server.Impl == wg.ImplKernel {
+		return "the server's kernel WireGuard device, deleted and made again with its key, port and peer"
+	}
+	return "the server's wireguard-go, stopped and started again with its key, port and peer"
 }
 
 // wireguardDiagnostics reads each side's MTU and its peer's transfer

@@ -225,7 +225,7 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	fmt.Fprintf(&b, "%s of %d cells. A cell is slower or faster when its change is significant "+
 		"(q < %g after Benjamini–Hochberg), at least %s, and confirmed by its last %d pairs alone; "+
 		"no change when its whole %s interval (B against A) lies within ±%s.\n\n",
-		strings.Join(tally, ", "), len(cells), o.Alpha, pctText(o.MinEffect), verdict.ConfirmPairs, pctText(1-o.Alpha), pctText(o.MinEffect))
+		strings.Join(tally, ", "), len(cells), o.Alpha, textfmt.Pct(o.MinEffect), verdict.ConfirmPairs, textfmt.Pct(1-o.Alpha), textfmt.Pct(o.MinEffect))
 	b.WriteString(textfmt.TableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
 	b.WriteString(textfmt.SeparatorRow(8) + "\n")
 	for _, c := range cells {
@@ -265,6 +265,3 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	}
 	return nil
 }
-
-// pctText writes a fraction as a percentage: 0.05 → "5 %".
-func pctText(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) + " %" }

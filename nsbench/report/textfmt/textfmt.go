@@ -46,6 +46,9 @@ func Signed3(x float64) string {
 	return Sig3(x)
 }
 
+// Pct writes a fraction as a percentage: 0.05 → "5 %".
+func Pct(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) + " %" }
+
 // Plural is n with its noun: "1 run", "3 runs".
 func Plural(n int, one, many string) string {
 	if n == 1 {

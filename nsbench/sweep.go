@@ -1,0 +1,133 @@
+package nsbench
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/fanout"
+	"github.com/twnsbench/twnsbench/nsbench/preflight"
+	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/verdict"
+)
+
+// runSweep is Run for the many-client sweep (plan.Clients): fanout sweeps
+// the transports over the counts, each transport and count on a testbed of
+// its own built as every testbed is (bed), and writes the sweep's document
+// after every row; the reports follow at the end.
+func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, error) {
+	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Env: sweepEnv(), Counts: plan.Clients, DurationSec: plan.Duration.Seconds()}
+	doc.Env.Runs = plan.Runs
+	for _, t := range deps.Transports {
+		if b := buildOf(t); b != nil {
+			if doc.Builds == nil {
+				doc.Builds = map[string]results.Build{}
+			}
+			doc.Builds[t.Name()] = *b
+		}
+	}
+	res := &Result{OutDir: plan.OutDir, Clients: doc}
+	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network}
+	up := func(ctx context.Context, s fanout.Shape) (fanout.Bed, error) {
+		c := cfg
+		c.Clients = s
+		return upClients(ctx, c, logf)
+	}
+	// Builds side by side meet the host's drift alike (fanout.runOrder).
+	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs, Alternate: plan.HasBuilds()}
+	err := fanout.Run(ctx, fp, deps.Transports, doc, up, logf)
+	doc.Complete = err == nil
+	if plan.HasBuilds() {
+		doc.MinEffect = verdict.DefaultMinEffect
+		doc.Verdicts = decideSweepBuilds(doc, buildPairs(plan.Transports))
+	}
+	if errors.Is(err, context.Canceled) {
+		doc.Incomplete, err = "interrupted", ErrInterrupted
+	} else if err != nil {
+		doc.Incomplete = err.Error()
+	}
+	if werr := results.WriteClients(filepath.Join(plan.OutDir, results.ClientsFileName), doc); werr != nil {
+		return res, errors.Join(err, werr)
+	}
+	if _, werr := WriteClientsReports(plan.OutDir, doc); werr != nil {
+		return res, errors.Join(err, werr)
+	}
+	for _, row := range doc.Rows {
+		for _, r := range row.Sweeps() {
+			if r.Error != "" || len(r.Failed) > 0 || (r.Timing != nil && len(r.Timing.Residue) > 0) {
+				res.Failures++
+			}
+		}
+	}
+	return res, err
+}
+
+// decideSweepBuilds gives each build pair, at each client count, a verdict
+// on the aggregate throughput, as a run's build cells get theirs
+// (verdict.Decide: the signed-rank test, confirmed, Benjamini–Hochberg
+// across the counts): one pair per run of the sweep, A's and B's
+// aggregates of that run, measured side by side (fanout.runOrder). A run
+// in which a row measured nothing gives no pair; one in which a client
+// was not measured, a lower bound.
+func decideSweepBuilds(doc *results.Clients, pairs []buildPair) []results.ClientsVerdict {
+	var cells []verdict.Cell
+	var at []results.ClientsVerdict // each cell's pair and count, in cells' order
+	for _, p := range pairs {
+		for _, n := range doc.Counts {
+			c := verdict.Cell{Transport: p.transport, Condition: results.LAN, Instrument: "clients", Metric: "aggregate",
+				Unit: "Mbit/s", Better: results.BetterHigher}
+			as, bs := sweepsAt(doc, p.a, n), sweepsAt(doc, p.b, n)
+			for r := range min(len(as), len(bs)) {
+				a, aok := aggregateOf(as[r])
+				b, bok := aggregateOf(bs[r])
+				if aok && bok {
+					c.Pairs = append(c.Pairs, verdict.Pair{Round: r + 1, A: a.Aggregate, B: b.Aggregate,
+						ACensored: a.Missing > 0, BCensored: b.Missing > 0})
+				}
+			}
+			cells = append(cells, c)
+			at = append(at, results.ClientsVerdict{N: n, Verdict: results.Verdict{VerdictCell: results.VerdictCell{A: p.a, B: p.b}}})
+		}
+	}
+	if len(cells) == 0 {
+		return nil
+	}
+	for i, r := range verdict.Decide(cells, verdict.Options{MinEffect: verdict.DefaultMinEffect, Alpha: verdictAlpha}) {
+		v := r.Record()
+		v.A, v.B = at[i].A, at[i].B
+		at[i].Verdict = v
+	}
+	return at
+}
+
+// sweepsAt is row's measurements at n clients, one per run of the sweep.
+func sweepsAt(doc *results.Clients, row string, n int) []results.ClientsRow {
+	for _, r := range doc.Rows {
+		if r.Transport == row && r.N == n {
+			return r.Sweeps()
+		}
+	}
+	return nil
+}
+
+// aggregateOf is r's clients' rates reduced, false when it measured none.
+func aggregateOf(r results.ClientsRow) (stats.Shares, bool) {
+	if r.Error != "" || len(r.PerClientMbps) == 0 {
+		return stats.Shares{}, false
+	}
+	return stats.SummarizeClients(r.N, r.PerClientMbps), true
+}
+
+// sweepEnv is the host as the sweep's document states it.
+func sweepEnv() results.Env {
+	model, err := preflight.CPUModel()
+	if err != nil {
+		model = "unknown"
+	}
+	return results.Env{Generated: time.Now().UTC().Format(time.RFC3339), CPUModel: model, Cores: runtime.NumCPU(),
+		Kernel: preflight.KernelRelease(), Topology: fanout.Spec(topology.Prefix+"000000", 1, false).Subnet.String()}
+}
