@@ -233,3 +233,39 @@ func TestRestartOpenVPNServer(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestRestartStrongSwanServer (TWNSBENCH_NET_TESTS=1: the sample waits out
+// the 30 s bound): the server's charon stopped and started again from its
+// files. Its SAs are gone; the client keeps sending on them and, with
+// swanctl's default of no dead-peer detection, never initiates again: not
+// back within the bound, "≥ 30 s", flagged, the session lost, the restart
+// itself timed, and nothing left behind (no charon, no ipsec0).
+func TestRestartStrongSwanServer(t *testing.T) {
+	nstest.RequireRoot(t)
+	if os.Getenv("TWNSBENCH_NET_TESTS") != "1" {
+		t.Skip("a strongSwan server restart waits out the 30 s bound: set TWNSBENCH_NET_TESTS=1")
+	}
+	before := nsbench.Leftovers()
+	doc, _ := runAndRead(t, "--transports", "strongswan", "--instruments", "restart-server", "--wan", "off",
+		"--runs", "1", "--warmup", "0", "--duration", "1s")
+	var s *results.Sample
+	for i := range doc.Samples {
+		if doc.Samples[i].Instrument == "restart-server" {
+			s = &doc.Samples[i]
+		}
+	}
+	if s == nil {
+		t.Fatalf("no restart-server sample (skipped %+v, failures %+v)", doc.Skipped, doc.Failures)
+	}
+	t.Logf("strongswan: restart %.3f s, value %.3f s (bound flag %v), %v lost, session %v", s.Extra["restart"], s.Value, s.Extra[results.AtLeastKey("value")], s.Extra["lost"], s.Extra["session_survived"])
+	if s.Extra[results.AtLeastKey("value")] != 1 || s.Value != 30 || s.Extra["lost"] < 2500 || s.Extra["restart"] <= 0 {
+		t.Errorf("strongswan: %.3f s (bound flag %v), %v lost, restart %v s: want ≥ 30 s, flagged, every request of the bound lost, the restart timed",
+			s.Value, s.Extra[results.AtLeastKey("value")], s.Extra["lost"], s.Extra["restart"])
+	}
+	if v, ok := s.Extra["session_survived"]; !ok || v != 0 {
+		t.Errorf("strongswan: session_survived %v (%v), want 0", v, ok)
+	}
+	if left := newLeftovers(before); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

@@ -183,6 +183,7 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		}
 	}()
 	// The server first: it must be listening when the client initiates.
+	var restart *charonRestart
 	for _, s := range []struct {
 		role, peer       string
 		inner, peerInner netip.Addr
@@ -221,6 +222,9 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 			return nil, err
 		}
 		u.conf = append(u.conf, conf)
+		if s.role == topology.Server {
+			restart = &charonRestart{u: u, r: r, spec: spec, conf: conf}
+		}
 	}
 	cliConf := u.conf[1]
 	if _, err := u.swanctl(ctx, topology.Client, cliConf, "--initiate", "--child", ssConn); err != nil {
@@ -265,7 +269,48 @@ func (t *StrongSwan) Up(ctx context.Context, tb *Testbed) (path *Path, err error
 		Carried:  carried,
 		InKernel: inKernel,
 		Close:    u.close,
+		Restarts: Restarts{PieceServer: restart},
 	}, nil
+}
+
+// charonRestart is the server's charon stopped and started again from its
+// files, its connection loaded again: its IKE and ESP SAs go with it, as
+// when a server's daemon restarts. Whether the tunnel comes back is the
+// client's to find (its DPD or rekeying), which is what is timed.
+type charonRestart struct {
+	u    *ssUp
+	r    *role.Role
+	spec proc.Program
+	conf ssConfig
+}
+
+func (c *charonRestart) What() string {
+	return "the server's charon, with its IKE and ESP SAs"
+}
+
+func (c *charonRestart) Stop(context.Context) error {
+	if c.u.server == nil {
+		return errors.New("strongswan: the server's charon is not running")
+	}
+	return c.u.server.Stop(stopGrace)
+}
+
+func (c *charonRestart) Start(ctx context.Context) error {
+	// The directory afresh: a socket the stopped charon left would pass
+	// for the new one's being ready.
+	if err := writeConf(ctx, c.r, c.conf.files()); err != nil {
+		return fmt.Errorf("strongswan: server: %w", err)
+	}
+	p, err := c.r.Start(ctx, c.spec)
+	if err != nil {
+		return fmt.Errorf("strongswan: server: start charon again: %w", err)
+	}
+	c.u.server = p
+	if err := waitUnix(ctx, c.r, c.conf.vici(), p); err != nil {
+		return fmt.Errorf("strongswan: server: charon's vici socket (log: %s): %w", c.spec.Log, err)
+	}
+	_, err = c.u.swanctl(ctx, topology.Server, c.conf, "--load-all", "--file", filepath.Join(c.conf.dir, "swanctl.conf"))
+	return err
 }
 
 // ssConfig is one side's strongswan.conf and swanctl.conf, in a directory
