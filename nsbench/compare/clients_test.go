@@ -23,17 +23,17 @@ func eight(x float64) []float64 {
 // failed, are left out.
 func TestClientsRows(t *testing.T) {
 	old := &results.Clients{Rows: []results.ClientsRow{
-		{Transport: "ssh", N: 1, PerClientMbps: []float64{500}},
-		{Transport: "ssh", N: 8, PerClientMbps: eight(100)},
-		{Transport: "wireguard", N: 4, PerClientMbps: []float64{100, 100, 100, 100}},
+		{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{500}}},
+		{Transport: "ssh", N: 8, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(100)}},
+		{Transport: "wireguard", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100, 100}}},
 		{Transport: "wireguard", N: 8, Error: "handshake: timeout"},
 	}}
 	cur := &results.Clients{Rows: []results.ClientsRow{
-		{Transport: "ssh", N: 1, PerClientMbps: []float64{600}},
-		{Transport: "ssh", N: 8, PerClientMbps: eight(200)},
-		{Transport: "ssh", N: 16, PerClientMbps: eight(200)},
-		{Transport: "wireguard", N: 4, PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}},
-		{Transport: "wireguard", N: 8, PerClientMbps: eight(1)},
+		{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{600}}},
+		{Transport: "ssh", N: 8, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(200)}},
+		{Transport: "ssh", N: 16, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(200)}},
+		{Transport: "wireguard", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}}},
+		{Transport: "wireguard", N: 8, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(1)}},
 	}}
 	rows := ClientsRows(old, cur)
 	type want struct{ cond, metric, verdict string }
@@ -103,8 +103,8 @@ func same(n int, x float64) []float64 {
 // between the sweeps moves them all together), so 10 × 100 against
 // 10 × 95 Mbit/s has no p, however many clients agree.
 func TestClientsRowsOneSweepNotTested(t *testing.T) {
-	old := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, PerClientMbps: same(10, 100)}}}
-	cur := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, PerClientMbps: same(10, 95)}}}
+	old := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, ClientsWindow: results.ClientsWindow{PerClientMbps: same(10, 100)}}}}
+	cur := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, ClientsWindow: results.ClientsWindow{PerClientMbps: same(10, 95)}}}}
 	rows := ClientsRows(old, cur)
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want aggregate and fairness: %+v", len(rows), rows)
@@ -134,9 +134,9 @@ func TestClientsRowsOneSweepNotTested(t *testing.T) {
 // repeated is a sweep's row at n clients run once per aggregate in aggs,
 // every client with an equal share.
 func repeated(transport string, n int, aggs ...float64) results.ClientsRow {
-	row := results.ClientsRow{Transport: transport, N: n, PerClientMbps: same(n, aggs[0]/float64(n))}
+	row := results.ClientsRow{Transport: transport, N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: same(n, aggs[0]/float64(n))}}
 	for _, a := range aggs[1:] {
-		row.Repeats = append(row.Repeats, results.ClientsRow{Transport: transport, N: n, PerClientMbps: same(n, a/float64(n))})
+		row.Repeats = append(row.Repeats, results.ClientsRow{Transport: transport, N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: same(n, a/float64(n))}})
 	}
 	return row
 }

@@ -30,7 +30,7 @@ func TestSweepRepeatsInterleaved(t *testing.T) {
 	ts := []transport.Transport{named{name: "ssh"}, named{name: "wireguard"}}
 	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int) results.ClientsRow {
 		calls = append(calls, fmt.Sprintf("%s/%d", tr.Name(), n))
-		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{float64(len(calls))}}
+		return results.ClientsRow{Transport: tr.Name(), N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{float64(len(calls))}}}
 	}, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestSweepRepeatsStopped(t *testing.T) {
 		if calls++; calls == 3 {
 			cancel()
 		}
-		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{1}}
+		return results.ClientsRow{Transport: tr.Name(), N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{1}}}
 	}, t.Logf)
 	if !errors.Is(err, context.Canceled) || calls != 3 || len(doc.Rows) != 2 || len(doc.Rows[0].Repeats) != 1 || len(doc.Rows[1].Repeats) != 0 {
 		t.Errorf("err %v after %d measurements, rows %+v; want canceled after 3, N=1 repeated once, N=2 not", err, calls, doc.Rows)
@@ -87,7 +87,7 @@ func TestSweepAlternatesBuilds(t *testing.T) {
 	ts := []transport.Transport{named{name: "wireguard-go@a"}, named{name: "wireguard-go@b"}}
 	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int) results.ClientsRow {
 		calls = append(calls, fmt.Sprintf("%s/%d", tr.Name(), n))
-		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{float64(len(calls))}}
+		return results.ClientsRow{Transport: tr.Name(), N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{float64(len(calls))}}}
 	}, t.Logf)
 	if err != nil {
 		t.Fatal(err)

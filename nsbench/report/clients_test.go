@@ -17,21 +17,20 @@ func TestClientsMarkdown(t *testing.T) {
 	c := &results.Clients{
 		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
 		Rows: []results.ClientsRow{
-			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900},
+			{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}},
 				Timing:      &results.ClientsTiming{SetupSec: 1.04, PathsSec: 0.5, TeardownSec: 0.31},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 9.96, PeakKB: kb(8192), PeakFrom: "VmHWM sum"}}},
-			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 450}},
 				Timing:      &results.ClientsTiming{SetupSec: 1.5, TeardownSec: 0.4},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 10, PeakKB: kb(9216), PeakFrom: "VmHWM sum"}}},
-			{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{1000, 0, 0},
-				Failed:      []string{"client4: iperf3: context deadline exceeded"},
+			{Transport: "ssh", Label: "Pure SSH", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{1000, 0, 0}, Failed: []string{"client4: iperf3: context deadline exceeded"}},
 				Timing:      &results.ClientsTiming{SetupSec: 2.5, TeardownSec: 0.5},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 11, PeakKB: kb(11264), PeakFrom: "VmHWM sum"}}},
 			{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "wireguard-go: handshake: timeout"},
-			{Transport: "tw", Label: "tw", N: 1, PerClientMbps: []float64{180},
+			{Transport: "tw", Label: "tw", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{180}},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "tw server start", CPUSec: 0.8, PeakKB: kb(39000), PeakFrom: "VmHWM sum"},
 					Relay: &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.3, PeakKB: kb(120 * 1024), PeakFrom: "VmHWM sum"}}},
-			{Transport: "tw", Label: "tw", N: 3, PerClientMbps: []float64{100, 100, 100},
+			{Transport: "tw", Label: "tw", N: 3, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100}},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "tw server start", CPUSec: 0.9, PeakKB: kb(40000), PeakFrom: "VmHWM sum"},
 					Relay: &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.5, PeakKB: kb(130 * 1024), PeakFrom: "VmHWM sum"}}},
 		},
@@ -69,13 +68,13 @@ func TestClientsMarkdown(t *testing.T) {
 // same bytes.
 func TestClientsChart(t *testing.T) {
 	c := &results.Clients{Counts: []int{1, 2, 4}, Rows: []results.ClientsRow{
-		{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}},
-		{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450}},
-		{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{400, 0, 0, 0}},
+		{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}},
+		{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 450}}},
+		{Transport: "ssh", Label: "Pure SSH", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{400, 0, 0, 0}}},
 		{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "boom"},
-		{Transport: "wireguard-go", Label: "WireGuard", N: 2, PerClientMbps: []float64{100, 300}},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 300}}},
 		// One of four stalled: neither its aggregate nor its fairness is a point.
-		{Transport: "wireguard-go", Label: "WireGuard", N: 4, PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}}},
 	}}
 	svg := string(ClientsChart(c, Light))
 	// ssh: throughput and fairness; wireguard-go: the same; no memory.
@@ -102,9 +101,9 @@ func TestClientsMarkdownCommonWindow(t *testing.T) {
 	c := &results.Clients{
 		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
 		Rows: []results.ClientsRow{
-			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}, OverlapSec: sec(9.93)},
-			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 440}, OverlapSec: sec(9.5)},
-			{Transport: "ssh", Label: "Pure SSH", N: 4, OverlapSec: sec(2.97),
+			{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}, OverlapSec: sec(9.93)}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 440}, OverlapSec: sec(9.5)}},
+			{Transport: "ssh", Label: "Pure SSH", N: 4, ClientsWindow: results.ClientsWindow{OverlapSec: sec(2.97)},
 				Error: "the clients' streams overlapped only 2.97 s of their 10 s, less than half: no concurrent aggregate"},
 		},
 	}
@@ -132,17 +131,17 @@ func TestClientsMarkdownCommonWindow(t *testing.T) {
 // how many of the later runs' measurements had trouble; one run says
 // nothing of runs.
 func TestClientsMarkdownRuns(t *testing.T) {
-	c := &results.Clients{Counts: []int{1}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}}}}
+	c := &results.Clients{Counts: []int{1}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}}}}
 	if md := string(ClientsMarkdown(c)); strings.Contains(md, "times") {
 		t.Errorf("one run speaks of runs:\n%s", md)
 	}
 	c.Env.Runs = 3
-	c.Rows[0].Repeats = []results.ClientsRow{{Transport: "ssh", N: 1, PerClientMbps: []float64{890}}, {Transport: "ssh", N: 1, PerClientMbps: []float64{910}}}
+	c.Rows[0].Repeats = []results.ClientsRow{{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{890}}}, {Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{910}}}}
 	md := string(ClientsMarkdown(c))
 	if !strings.Contains(md, "The sweep ran 3 times, every count of every transport once a run; the table and chart show the first run") || strings.Contains(md, "later runs' measurements") {
 		t.Errorf("three runs not said, or troubles where none were:\n%s", md)
 	}
-	c.Rows[0].Repeats[1] = results.ClientsRow{Transport: "ssh", N: 1, Failed: []string{"client: stalled"}}
+	c.Rows[0].Repeats[1] = results.ClientsRow{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{Failed: []string{"client: stalled"}}}
 	if md := string(ClientsMarkdown(c)); !strings.Contains(md, "**1 of the later runs' measurements failed, missed a client or left residue:** see `repeats`.") {
 		t.Errorf("a later run's failure not said:\n%s", md)
 	}
@@ -153,8 +152,8 @@ func TestClientsMarkdownRuns(t *testing.T) {
 // no such section.
 func TestClientsMarkdownBuilds(t *testing.T) {
 	c := &results.Clients{Counts: []int{1}, DurationSec: 2, Complete: true, Rows: []results.ClientsRow{
-		{Transport: "ssh@a", Label: "Pure SSH @a", N: 1, PerClientMbps: []float64{900}},
-		{Transport: "ssh@b", Label: "Pure SSH @b", N: 1, PerClientMbps: []float64{880}},
+		{Transport: "ssh@a", Label: "Pure SSH @a", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}},
+		{Transport: "ssh@b", Label: "Pure SSH @b", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{880}}},
 	}}
 	if md := string(ClientsMarkdown(c)); strings.Contains(md, "## Builds") {
 		t.Errorf("a sweep without builds has a builds section:\n%s", md)
