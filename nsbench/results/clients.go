@@ -25,6 +25,9 @@ type Clients struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Complete      bool         `json:"complete,omitempty"`
 	Incomplete    string       `json:"incomplete,omitempty"`
+	// Conditions are the WAN conditions the sweep measured under besides
+	// the LAN (rows name theirs); absent: the LAN alone.
+	Conditions []Condition `json:"conditions,omitempty"`
 	ClientsBuilds
 }
 
