@@ -13,8 +13,8 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
-	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/recovery"
+	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/rpm"
 )
 
