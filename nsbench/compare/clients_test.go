@@ -187,3 +187,27 @@ func TestClientsRowsRepeatedSweeps(t *testing.T) {
 		}
 	}
 }
+
+// A sweep on the LAN and under a WAN condition: each condition's row is
+// compared with the same condition's, never with the other's.
+func TestClientsRowsPerCondition(t *testing.T) {
+	doc := func(lan, wan float64) *results.Clients {
+		return &results.Clients{Rows: []results.ClientsRow{
+			{Transport: "ssh", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: same(2, lan)}},
+			{Transport: "ssh", N: 2, Condition: "wan", ClientsWindow: results.ClientsWindow{PerClientMbps: same(2, wan)}},
+		}}
+	}
+	rows := ClientsRows(doc(500, 100), doc(400, 110))
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want aggregate and fairness per condition: %+v", len(rows), rows)
+	}
+	for _, r := range []struct {
+		row       Row
+		cond      string
+		old, curr float64
+	}{{rows[0], "N=2", 1000, 800}, {rows[2], "wan N=2", 200, 220}} {
+		if r.row.Metric != "aggregate" || r.row.Condition != r.cond || r.row.OldMedian != r.old || r.row.NewMedian != r.curr {
+			t.Errorf("row %+v; want %s aggregate %v → %v", r.row, r.cond, r.old, r.curr)
+		}
+	}
+}

@@ -184,3 +184,55 @@ func TestClientsMarkdownBuilds(t *testing.T) {
 		}
 	}
 }
+
+// A sweep on the LAN and under a WAN condition: a table per condition,
+// the impairment and its fallback stated, the Verification section with
+// every WAN row (a row off its condition marked and warned of), the chart
+// a line per transport and condition. A sweep without one shows none of
+// it (the tests above).
+func TestClientsMarkdownWAN(t *testing.T) {
+	ms := func(x float64) *float64 { return &x }
+	ok := results.Verification{Transport: "ssh", Condition: "wan", ConfiguredRTTMs: 20, MeasuredRTTMs: ms(20.1),
+		MeasuredLossPct: ms(0), LossLowPct: ms(0), LossHighPct: ms(0.028), CounterLossPct: ms(0), OK: true}
+	off := ok
+	off.MeasuredRTTMs, off.OK, off.Note = ms(31), false, "RTT off by +11.00 ms"
+	c := &results.Clients{Counts: []int{1, 2}, DurationSec: 2, Complete: true,
+		Conditions: []results.Condition{{Name: "wan", Label: "WAN (20 ms RTT, no loss)"}},
+		Env:        results.Env{Impairment: "userspace impairment: the forwarder", Fallbacks: []string{"wan: the userspace impairment instead of netem"}},
+		Rows: []results.ClientsRow{
+			{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 450}}},
+			{Transport: "ssh", Label: "Pure SSH", N: 1, Condition: "wan", ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{300}},
+				WAN: &results.ClientsWAN{ClientRTTMs: []*float64{ms(20.1)}, Verification: ok}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, Condition: "wan", ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{200, 250}},
+				WAN: &results.ClientsWAN{ClientRTTMs: []*float64{ms(31), nil}, Verification: off}},
+		}}
+	md := string(ClientsMarkdown(c))
+	for _, want := range []string{
+		"measured on the LAN and under WAN (20 ms RTT, no loss)",
+		"Impairment: userspace impairment: the forwarder.",
+		"Fallback: wan: the userspace impairment instead of netem.",
+		"## Pure SSH, LAN\n\n| Clients |",
+		"| 2 | 900 | 450 / 450 / 450 |",
+		"## Pure SSH, WAN (20 ms RTT, no loss)\n\n| Clients |",
+		"| 2 | 450 | 200 / 225 / 250 |",
+		"## Verification",
+		"| Pure SSH | WAN (20 ms RTT, no loss) | 1 | 20.10 (20) | 20.10 / 20.10 | 0.000 (0.000–0.028) | 0.000 | 0.000 | ok |",
+		"| Pure SSH | WAN (20 ms RTT, no loss) | 2 | 31.00 (20) | 31.00 / 31.00 (1 of 2 clients) | 0.000 (0.000–0.028) | 0.000 | 0.000 | **NOT VERIFIED**: RTT off by +11.00 ms |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	svg := string(ClientsChart(c, Light))
+	if !strings.Contains(svg, ">Pure SSH, LAN<") || !strings.Contains(svg, ">Pure SSH, WAN (20 ms RTT, no loss)<") {
+		t.Errorf("chart legend lacks a line per condition:\n%s", svg)
+	}
+	var warned bool
+	for _, w := range clientsWarnings(c) {
+		warned = warned || strings.HasPrefix(w.Text, "1 WAN row failed verification")
+	}
+	if !warned {
+		t.Errorf("warnings %+v, want the WAN row off its condition", clientsWarnings(c))
+	}
+}
