@@ -148,7 +148,8 @@ func relChange(x, y float64) float64 {
 }
 
 // ClientsEnvDiffs lists what makes two sweeps measure different things:
-// another kernel, CPU or core count, or another stream duration.
+// another kernel, CPU or core count, another stream duration, or other
+// WAN conditions (or another mechanism making them).
 func ClientsEnvDiffs(old, cur *results.Clients) []string {
 	var diffs []string
 	for _, f := range []struct{ name, x, y string }{
@@ -156,6 +157,8 @@ func ClientsEnvDiffs(old, cur *results.Clients) []string {
 		{"cpu", old.Env.CPUModel, cur.Env.CPUModel},
 		{"cores", strconv.Itoa(old.Env.Cores), strconv.Itoa(cur.Env.Cores)},
 		{"duration", strconv.FormatFloat(old.DurationSec, 'f', -1, 64) + "s", strconv.FormatFloat(cur.DurationSec, 'f', -1, 64) + "s"},
+		{"wan", old.Env.WAN, cur.Env.WAN},
+		{"impairment", old.Env.ImpairmentMethod, cur.Env.ImpairmentMethod},
 	} {
 		if f.x != f.y {
 			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", f.name, f.x, f.y))

@@ -89,6 +89,11 @@ func TestClientsEnvDiffs(t *testing.T) {
 	if d := ClientsEnvDiffs(a, &b); len(d) != 2 || !strings.Contains(d[0], "kernel") || !strings.Contains(d[1], `duration "10s" vs "3s"`) {
 		t.Errorf("diffs %v, want kernel and duration", d)
 	}
+	b = *a
+	b.Env.WAN, b.Env.ImpairmentMethod = "20ms:0%", "userspace"
+	if d := ClientsEnvDiffs(a, &b); len(d) != 2 || !strings.Contains(d[0], `wan "" vs "20ms:0%"`) || !strings.Contains(d[1], "impairment") {
+		t.Errorf("diffs %v, want the WAN and its mechanism", d)
+	}
 }
 
 func same(n int, x float64) []float64 {
