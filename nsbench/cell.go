@@ -335,8 +335,8 @@ func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) 
 		if impaired && instrument.NeedsPayload([]instrument.Instrument{in}) {
 			continue // the reference warms its copy (scp) up on the LAN only
 		}
-		if in.Needs().Restarts != "" {
-			continue // a restart warms nothing up, and one the path does not come back from would cost the first timed sample
+		if in.Needs().Fault {
+			continue
 		}
 		m, err := instrument.MeasureBounded(ctx, in, warm)
 		if err != nil {

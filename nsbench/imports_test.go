@@ -15,9 +15,9 @@ const module = "github.com/twnsbench/twnsbench/"
 // may import anything.)
 var importLevels = [][]string{
 	{"nsbench/stats", "nsbench/ns", "nsbench/pki", "nsbench/textsafe", "nsbench/safedir"},
-	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account"},
+	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account", "nsbench/report/textfmt", "nsbench/report/svg"},
 	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm", "nsbench/recovery", "nsbench/profile"},
-	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/compare"},
+	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/report/ci", "nsbench/compare"},
 	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
 	{"nsbench/instrument"},
 	{"nsbench/fanout"},
@@ -26,13 +26,16 @@ var importLevels = [][]string{
 }
 
 // onlyImports narrows some packages further: the report and compare know
-// results and statistics only (the report also the A/B verdicts it
-// writes, which are statistics over results), and how to print text taken
-// from them.
+// results and statistics only (the report and the CI formats also the A/B
+// verdicts they write, which are statistics over results), and how to
+// print text taken from them.
 var onlyImports = map[string][]string{
-	"nsbench/report":  {"nsbench/results", "nsbench/stats", "nsbench/verdict", "nsbench/textsafe"},
-	"nsbench/compare": {"nsbench/results", "nsbench/stats", "nsbench/textsafe"},
-	"nsbench/verdict": {"nsbench/results", "nsbench/stats"},
+	"nsbench/report":         {"nsbench/results", "nsbench/stats", "nsbench/verdict", "nsbench/textsafe", "nsbench/report/textfmt", "nsbench/report/svg"},
+	"nsbench/report/ci":      {"nsbench/results", "nsbench/verdict", "nsbench/report/textfmt"},
+	"nsbench/report/textfmt": {"nsbench/textsafe"},
+	"nsbench/report/svg":     {},
+	"nsbench/compare":        {"nsbench/results", "nsbench/stats", "nsbench/textsafe"},
+	"nsbench/verdict":        {"nsbench/results", "nsbench/stats"},
 }
 
 // moduleImports lists, per package directory of the module, the module's

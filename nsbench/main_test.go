@@ -10,6 +10,7 @@ import (
 	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
+	"github.com/twnsbench/twnsbench/nsbench/recovery"
 	"github.com/twnsbench/twnsbench/nsbench/rpm"
 	"github.com/twnsbench/twnsbench/wg"
 )
@@ -21,6 +22,7 @@ func TestMain(m *testing.M) {
 	maybeRunAgent()            // a multi-host test starts this binary as a machine's agent
 	manyrr.MaybeRun()          // and as the many-connections server and client
 	rpm.MaybeRun()             // and as the Responsiveness Test server and client
+	recovery.MaybeRun()        // and as the recovery prober
 	nstest.Main(m)
 }
 

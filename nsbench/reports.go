@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/report/ci"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
@@ -12,7 +13,7 @@ import (
 // WriteReports renders d into dir: the Markdown report, the charts in
 // light and dark (the key results, every metric, the time series and the
 // latency distributions), the one-page HTML report and, for a run of two
-// builds, the verdict's CI files (report.VerdictFiles). It returns the paths
+// builds, the verdict's CI files (ci.VerdictFiles). It returns the paths
 // written. A chart the document has nothing for is not written, and a file
 // of its name left by an earlier render is removed, so the directory never
 // shows another run's picture. A run calls it at its end and `twnsbench
@@ -20,11 +21,11 @@ import (
 // document, so both give the same bytes.
 func WriteReports(dir string, d *results.Document) ([]string, error) {
 	files := append([]report.File{{Name: ReportFile, Body: report.Markdown(d)}}, report.Files(d)...)
-	ci, err := report.VerdictFiles(d)
+	verdicts, err := ci.VerdictFiles(d)
 	if err != nil {
 		return nil, fmt.Errorf("render the verdict's CI files: %w", err)
 	}
-	return writeFiles(dir, append(files, ci...))
+	return writeFiles(dir, append(files, verdicts...))
 }
 
 // WriteClientsReports renders a many-client sweep into dir as

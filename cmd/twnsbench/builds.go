@@ -10,6 +10,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/report/ci"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/safedir"
 )
@@ -106,7 +107,7 @@ func githubActions(c *cli.Context, res *nsbench.Result) error {
 	if res.Doc.Verdicts != nil {
 		rs = res.Doc.Verdicts.Cells
 	}
-	if err := report.WriteGitHubAnnotations(c.App.Writer, rs); err != nil {
+	if err := ci.WriteGitHubAnnotations(c.App.Writer, rs); err != nil {
 		return err
 	}
 	path := os.Getenv("GITHUB_STEP_SUMMARY")
@@ -117,7 +118,7 @@ func githubActions(c *cli.Context, res *nsbench.Result) error {
 	if err != nil {
 		return fmt.Errorf("step summary: %w", err)
 	}
-	err = report.WriteStepSummary(f, rs, report.ABRunOf(res.Doc))
+	err = ci.WriteStepSummary(f, rs, ci.ABRunOf(res.Doc))
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("step summary: %w", cerr)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/twnsbench/twnsbench/internal/nstest"
-	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/report/ci"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -141,21 +141,21 @@ func checkCIForms(t *testing.T, doc *results.Document, out, summary, stdout stri
 	if err != nil || !strings.HasPrefix(string(got), "earlier step\n## A/B verdict: wireguard-go@a (A) against wireguard-go@b (B)") {
 		t.Errorf("step summary (%v): %.200q", err, got)
 	}
-	inDir, err := os.ReadFile(filepath.Join(out, report.StepSummaryFile))
+	inDir, err := os.ReadFile(filepath.Join(out, ci.StepSummaryFile))
 	if err != nil || !strings.HasSuffix(string(got), string(inDir)) {
-		t.Errorf("%s (%v) is not the summary appended", report.StepSummaryFile, err)
+		t.Errorf("%s (%v) is not the summary appended", ci.StepSummaryFile, err)
 	}
 	var suite struct {
 		Cases []struct {
 			Name string `xml:"name,attr"`
 		} `xml:"testcase"`
 	}
-	if b, err := os.ReadFile(filepath.Join(out, report.JUnitFile)); err != nil || xml.Unmarshal(b, &suite) != nil || len(suite.Cases) != len(doc.Verdicts.Cells) {
-		t.Errorf("%s: %v, %d test cases for %d cells", report.JUnitFile, err, len(suite.Cases), len(doc.Verdicts.Cells))
+	if b, err := os.ReadFile(filepath.Join(out, ci.JUnitFile)); err != nil || xml.Unmarshal(b, &suite) != nil || len(suite.Cases) != len(doc.Verdicts.Cells) {
+		t.Errorf("%s: %v, %d test cases for %d cells", ci.JUnitFile, err, len(suite.Cases), len(doc.Verdicts.Cells))
 	}
 	var bmf map[string]map[string]any
-	if b, err := os.ReadFile(filepath.Join(out, report.BMFFile)); err != nil || json.Unmarshal(b, &bmf) != nil || len(bmf) == 0 {
-		t.Errorf("%s: %v, %d benchmarks", report.BMFFile, err, len(bmf))
+	if b, err := os.ReadFile(filepath.Join(out, ci.BMFFile)); err != nil || json.Unmarshal(b, &bmf) != nil || len(bmf) == 0 {
+		t.Errorf("%s: %v, %d benchmarks", ci.BMFFile, err, len(bmf))
 	}
 	for name := range bmf {
 		if !strings.HasPrefix(name, "wireguard-go/lan/") {
@@ -168,7 +168,7 @@ func checkCIForms(t *testing.T, doc *results.Document, out, summary, stdout stri
 	if code, _, stderr := runInProcess("report", "--in", filepath.Join(out, results.FileName), "--out", again); code != exitOK {
 		t.Fatalf("report from the JSON: exit %d: %s", code, stderr)
 	}
-	for _, name := range []string{report.StepSummaryFile, report.JUnitFile, report.BMFFile, report.ActionBenchmarkFiles[0].File} {
+	for _, name := range []string{ci.StepSummaryFile, ci.JUnitFile, ci.BMFFile, ci.ActionBenchmarkFiles[0].File} {
 		ran, err1 := os.ReadFile(filepath.Join(out, name))
 		rendered, err2 := os.ReadFile(filepath.Join(again, name))
 		if err1 != nil || err2 != nil || !bytes.Equal(ran, rendered) {

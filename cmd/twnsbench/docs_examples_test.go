@@ -11,7 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
-	"github.com/twnsbench/twnsbench/nsbench/report"
+	"github.com/twnsbench/twnsbench/nsbench/report/ci"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
@@ -82,7 +82,7 @@ func TestGitLabExampleShape(t *testing.T) {
 	}
 	art, _ := job["artifacts"].(map[string]any)
 	reports, _ := art["reports"].(map[string]any)
-	if got, want := reports["junit"], "results/ab/"+report.JUnitFile; got != want {
+	if got, want := reports["junit"], "results/ab/"+ci.JUnitFile; got != want {
 		t.Errorf("artifacts.reports.junit %v, want %s", got, want)
 	}
 	allow, _ := job["allow_failure"].(map[string]any)

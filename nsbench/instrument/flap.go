@@ -73,7 +73,7 @@ func (f Flap) Metrics() []results.Metric {
 }
 
 func (Flap) Needs() Needs {
-	return Needs{Services: []transport.Service{transport.ServiceManyRR, transport.ServiceSSH}, Carries: transport.CarriesTCP}
+	return Needs{Services: []transport.Service{transport.ServiceManyRR, transport.ServiceSSH}, Carries: transport.CarriesTCP, Fault: true}
 }
 
 // Budget is the lead, the drop, the bound of the recovery and the settle.

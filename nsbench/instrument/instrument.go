@@ -114,6 +114,11 @@ type Needs struct {
 	// Restarts is the piece of the path it restarts ("" none): a path
 	// that cannot restart it is not applicable.
 	Restarts transport.Piece
+	// Fault: it makes a fault (a link down, a restart) with traffic
+	// through the path for a lead before it. It is not warmed up: the
+	// lead warms the path, and a fault the path does not come back from
+	// would cost the first timed sample.
+	Fault bool
 }
 
 // Applicable returns nil, or why in cannot measure through path (the

@@ -61,7 +61,7 @@ func (r Restart) Metrics() []results.Metric {
 }
 
 func (r Restart) Needs() Needs {
-	return Needs{Services: []transport.Service{transport.ServiceManyRR, transport.ServiceSSH}, Carries: transport.CarriesTCP, Restarts: r.Piece}
+	return Needs{Services: []transport.Service{transport.ServiceManyRR, transport.ServiceSSH}, Carries: transport.CarriesTCP, Restarts: r.Piece, Fault: true}
 }
 
 // Budget is the lead, the restart's bound, the recovery's and the settle.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 )
 
 // ClientArg is the prober's hidden subcommand: twnsbench runs itself in
@@ -53,3 +55,8 @@ func ClientMain(ctx context.Context, args []string, out io.Writer) error {
 	}
 	return json.NewEncoder(out).Encode(t)
 }
+
+// MaybeRun makes a test binary the prober when started as one (as the
+// orchestrator starts its copy on another host): it runs the prober and
+// exits, and returns otherwise.
+func MaybeRun() { proc.MaybeRunHidden(ClientArg, ClientMain) }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -235,8 +236,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 				dark       bool
 				bg, accent string // the page's background; the first transport's bar
 			}{
-				{"light", false, palettes[Light].bg, palettes[Light].transports[0]},
-				{"dark", true, palettes[Dark].bg, palettes[Dark].transports[0]},
+				{"light", false, svg.Palettes[Light].BG, svg.Palettes[Light].Transports[0]},
+				{"dark", true, svg.Palettes[Dark].BG, svg.Palettes[Dark].Transports[0]},
 			} {
 				shot := filepath.Join(dir, "screenshot-"+theme.name+".png")
 				r := loadInChromium(t, bin, page, shot, theme.dark)
@@ -285,7 +286,7 @@ func TestChromiumChecksCatchABadPage(t *testing.T) {
 	if f := factsOfShot(r.shot); f.inked > 0.01 {
 		t.Errorf("a blank page counted as %.1f %% drawn", 100*f.inked)
 	}
-	if hasColour(r.shot, palettes[Light].transports[0]) {
+	if hasColour(r.shot, svg.Palettes[Light].Transports[0]) {
 		t.Error("a page without charts has their colour")
 	}
 	if problems := pageProblems(r.dom, factsOf(seriesDoc())); len(problems) == 0 {

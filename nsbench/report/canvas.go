@@ -1,43 +1,29 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 )
 
-// canvas is one SVG figure of the report being written: the view it
-// draws from, its palette, and what every figure draws with (its header,
-// text, the transports' colours and dashes, and plot.go's axes, lines
-// and markers). The bar charts (chart), the latency CDFs (cdfChart) and
-// the time series (tsChart) are each drawn on one.
+// canvas is one SVG figure of the report being written: svg's canvas
+// (its palette, text, axes, lines and markers) and the view it draws
+// from, which names the run in the header and gives each transport its
+// colour and dash. The bar charts (chart), the latency CDFs (cdfChart)
+// and the time series (tsChart) are each drawn on one.
 type canvas struct {
-	v   *view
-	pal palette
-	// idPrefix starts every element id, so that several figures (a light
-	// and a dark copy) can sit inline in one HTML page; "" in the files.
-	idPrefix string
-	buf      bytes.Buffer
+	svg.Canvas
+	v *view
 }
 
 func newCanvas(v *view, theme Theme, idPrefix string) canvas {
-	pal, ok := palettes[theme]
-	if !ok {
-		pal = palettes[Light]
-	}
-	return canvas{v: v, pal: pal, idPrefix: idPrefix}
+	return canvas{Canvas: svg.NewCanvas(theme, idPrefix), v: v}
 }
 
-// open starts the SVG document: its size, accessible title and
-// description, background, heading and the run's one-line subtitle.
+// open starts the SVG document with the run's one-line subtitle.
 func (c *canvas) open(height float64, title, desc string) {
-	c.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="%schart-title %schart-desc" font-family="%s">`+"\n",
-		n1(chartWidth), n1(height), n1(chartWidth), n1(height), c.idPrefix, c.idPrefix, esc(fontFamily))
-	c.printf(`<title id="%schart-title">%s</title>`+"\n", c.idPrefix, esc(title))
-	c.printf(`<desc id="%schart-desc">%s</desc>`+"\n", c.idPrefix, esc(desc))
-	c.printf(`<rect class="background" width="100%%" height="100%%" rx="8" fill="%s"/>`+"\n", c.pal.bg)
-	c.text(chartMargin, 34, 18, "bold", c.pal.text, "", title)
-	c.text(chartMargin, 56, 12, "", c.pal.muted, "", c.subtitle())
+	c.Open(height, title, c.subtitle(), desc)
 }
 
 func (c *canvas) subtitle() string {
@@ -73,22 +59,23 @@ func (c *canvas) conditionLabel(name string) string {
 func (c *canvas) transportColor(t string) string {
 	for i, name := range c.v.order {
 		if name == t {
-			return c.pal.transports[i%len(c.pal.transports)]
+			return c.Pal.Transports[i%len(c.Pal.Transports)]
 		}
 	}
-	return c.pal.transports[0]
+	return c.Pal.Transports[0]
 }
 
-func (c *canvas) printf(format string, args ...any) { fmt.Fprintf(&c.buf, format, args...) }
+func (c *canvas) transportIndex(t string) int {
+	for i, name := range c.v.order {
+		if name == t {
+			return i
+		}
+	}
+	return 0
+}
 
-// text writes one <text> element; s is escaped.
-func (c *canvas) text(x, y, size float64, weight, fill, anchor, s string) {
-	attrs := fmt.Sprintf(`x="%s" y="%s" font-size="%s" fill="%s"`, n1(x), n1(y), n1(size), fill)
-	if weight != "" {
-		attrs += ` font-weight="` + weight + `"`
-	}
-	if anchor != "" {
-		attrs += ` text-anchor="` + anchor + `"`
-	}
-	c.printf("<text %s>%s</text>\n", attrs, esc(s))
+// transportDash is a transport's dash: past the palette's colours a
+// colour repeats with the next of svg.Dashes.
+func (c *canvas) transportDash(t string) string {
+	return svg.Dashes[(c.transportIndex(t)/len(c.Pal.Transports))%len(svg.Dashes)]
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -138,9 +139,7 @@ func LatencyCDFChart(d *results.Document, theme Theme) []byte {
 // CDF layout, in SVG units.
 const (
 	cdfPanelH     = 290.0 // without its legend
-	cdfTop        = 66.0  // title and what the panel is drawn from
-	cdfBottom     = 44.0  // x tick labels and the axis title
-	cdfLegendLine = 15.0
+	cdfLegendLine = svg.CDFLegendLine
 )
 
 // readable shows microseconds of 10 ms and more in milliseconds.
@@ -195,15 +194,12 @@ func latencyCDFChart(v *view, theme Theme, idPrefix string) []byte {
 	if slices.ContainsFunc(panels, cdfPanel.censored) {
 		footer += " Ticks: censored waits; their curve, Kaplan–Meier's, stops below 1 when they are the longest."
 	}
-	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", footer)
-	c.printf("</svg>\n")
-	return c.buf.Bytes()
+	c.Text(chartMargin, height-chartMargin/2-14, 12, "", c.Pal.Muted, "", footer)
+	c.Printf("</svg>\n")
+	return c.Bytes()
 }
 
 func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
-	c.printf(`<g class="panel cdf-panel" id="%scdf-%d-%s">`+"\n", c.idPrefix, i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
-	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
 	what := p.instrument + ": " + p.key
 	if p.probe != "" {
 		what += " (probe: " + p.probe + ")"
@@ -217,11 +213,9 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		what = p.instrument + ": p50 and p99 of each run"
 		from = []string{"points: each run's p50 and p99 as the tool reported them;", "it keeps no per-transaction latencies, so no curve"}
 	}
-	title := what + " — " + c.conditionLabel(p.condition)
-	c.text(x+panelPad, y+22, fitSize(title, w-2*panelPad, 13, 9.5), "bold", c.pal.text, "", title)
-	for k, line := range from {
-		c.figureNote(x+panelPad, y+38+14*float64(k), w-2*panelPad, line)
-	}
+	id := fmt.Sprintf("cdf-%d-%s", i, idSafe(p.instrument+"-"+p.key+"-"+joinNonEmpty("-", p.probe, p.condition)))
+	panel := svg.CDFPanel{ID: id, Title: what + " — " + c.conditionLabel(p.condition), Notes: from,
+		LegendRows: len(c.v.order), PlotLeft: tsPlotLeft}
 
 	p = p.readable()
 	xmin, xmax := math.Inf(1), 0.0
@@ -233,23 +227,16 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 			xmin, xmax = min(xmin, q[0]), max(xmax, q[0])
 		}
 	}
-	f := frame{x: x + tsPlotLeft, y: y + cdfTop, w: w - tsPlotLeft - panelPad, h: h - cdfTop - cdfBottom - cdfLegendLine*float64(len(c.v.order)),
-		xs: niceRange(xmin, xmax), ys: axis{0, 1, 0.25}}
-	c.axes(f)
-	c.text(f.x+f.w, f.y+f.h+26, 10.5, "", c.pal.muted, "end", "latency ("+p.unit+")")
-	for j, l := range p.lines {
-		color := c.transportColor(l.transport)
-		c.printf(`<g class="cdf-line" data-transport="%s">`+"\n", esc(l.transport))
+	panel.XS, panel.XLabel = svg.NiceRange(xmin, xmax), "latency ("+p.unit+")"
+	for _, l := range p.lines {
+		cv := svg.Curve{Key: l.transport, Color: c.transportColor(l.transport), Dash: c.transportDash(l.transport),
+			End: math.Inf(-1), Quantiles: l.quantiles, Marker: c.transportIndex(l.transport) / len(c.Pal.Transports)}
 		switch {
 		case len(l.censored) > 0:
-			c.kaplanMeierCDF(f, l, color)
+			cv.Steps, cv.End, cv.Censored = kaplanMeierCurve(l)
 		case len(l.values) > 0:
-			c.stepCDF(f, l.values, color, c.transportDash(l.transport))
+			cv.Steps = cdfSteps(l.values)
 		}
-		for _, q := range l.quantiles {
-			c.marker(f.px(q[0]), f.py(q[1]), color, c.transportIndex(l.transport)/len(c.pal.transports))
-		}
-		c.printf("</g>\n")
 		label := c.v.label(l.transport) + " (" + plural(l.runs, "run", "runs")
 		if n := len(l.values) + len(l.censored); n > 0 {
 			label += ", " + plural(n, "probe", "probes")
@@ -257,22 +244,19 @@ func (c *cdfChart) cdfPanel(i int, p cdfPanel, x, y, w, h float64) {
 		if len(l.censored) > 0 {
 			label += fmt.Sprintf(", %d censored", len(l.censored))
 		}
-		c.legendEntry(x+panelPad, f.y+f.h+cdfBottom+cdfLegendLine*float64(j), color, c.transportDash(l.transport), label+")")
+		cv.Label = label + ")"
+		panel.Curves = append(panel.Curves, cv)
 	}
-	c.printf("</g>\n")
+	panel.Draw(&c.Canvas, x, y, w, h)
 }
 
-// stepCDF draws the empirical CDF of sorted xs: it rises by 1/n at each
+// cdfSteps are the empirical CDF of sorted xs: it rises by 1/n at each
 // value and is flat between them.
-func (c *canvas) stepCDF(f frame, xs []float64, color, dash string) {
-	var b strings.Builder
+func cdfSteps(xs []float64) [][2]float64 {
+	steps := make([][2]float64, len(xs))
 	n := float64(len(xs))
-	fmt.Fprintf(&b, "M%s %s", n1(f.px(xs[0])), n1(f.py(0)))
 	for i, x := range xs {
-		if i > 0 {
-			fmt.Fprintf(&b, "H%s", n1(f.px(x)))
-		}
-		fmt.Fprintf(&b, "V%s", n1(f.py(float64(i+1)/n)))
+		steps[i] = [2]float64{x, float64(i+1) / n}
 	}
-	c.printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", b.String(), color, dashAttr(dash))
+	return steps
 }

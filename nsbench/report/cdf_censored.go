@@ -1,9 +1,7 @@
 package report
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -88,10 +86,11 @@ func kaplanMeier(readings, waits []float64) [][2]float64 {
 	return out
 }
 
-// kaplanMeierCDF draws l's Kaplan–Meier estimate as a step curve, and a
-// tick on it at each censored wait.
-func (c *cdfChart) kaplanMeierCDF(f frame, l cdfLine, color string) {
-	steps := kaplanMeier(l.values, l.censored)
+// kaplanMeierCurve is l's Kaplan–Meier estimate as a step curve, where
+// it runs on to (its longest censored wait), and a tick on it at each
+// censored wait.
+func kaplanMeierCurve(l cdfLine) (steps [][2]float64, end float64, ticks [][2]float64) {
+	steps = kaplanMeier(l.values, l.censored)
 	at := func(x float64) float64 { // the estimate at x
 		y := 0.0
 		for _, s := range steps {
@@ -101,23 +100,8 @@ func (c *cdfChart) kaplanMeierCDF(f frame, l cdfLine, color string) {
 		}
 		return y
 	}
-	if len(steps) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "M%s %s", n1(f.px(steps[0][0])), n1(f.py(0)))
-		for i, s := range steps {
-			if i > 0 {
-				fmt.Fprintf(&b, "H%s", n1(f.px(s[0])))
-			}
-			fmt.Fprintf(&b, "V%s", n1(f.py(s[1])))
-		}
-		if last := l.censored[len(l.censored)-1]; last > steps[len(steps)-1][0] {
-			fmt.Fprintf(&b, "H%s", n1(f.px(last)))
-		}
-		c.printf(`<path class="cdf" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n",
-			b.String(), color, dashAttr(c.transportDash(l.transport)))
-	}
 	for _, w := range l.censored {
-		x, y := f.px(w), f.py(at(w))
-		c.printf(`<path class="censored" d="M%s %sV%s" stroke="%s" stroke-width="1.5"/>`+"\n", n1(x), n1(y-5), n1(y+5), color)
+		ticks = append(ticks, [2]float64{w, at(w)})
 	}
+	return steps, l.censored[len(l.censored)-1], ticks
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
@@ -16,52 +17,23 @@ const (
 	ChartDarkFile = "bench-chart-dark.svg"
 )
 
-// Theme is a chart's colour scheme.
-type Theme int
+// Theme is a chart's colour scheme (svg's).
+type Theme = svg.Theme
 
 const (
-	Light Theme = iota // dark text on white: bench-chart.svg
-	Dark               // light text on GitHub's dark background: bench-chart-dark.svg
+	Light = svg.Light // dark text on white: bench-chart.svg
+	Dark  = svg.Dark  // light text on GitHub's dark background: bench-chart-dark.svg
 )
-
-// palette is one theme's colours. Transport colours go by report order;
-// role colours are distinct from them, since a stacked bar's colours mean
-// roles, not transports.
-type palette struct {
-	bg, panel, border, text, muted, grid, whisker string
-	transports                                    []string
-	roles                                         []string // client, server, relay
-}
-
-var palettes = map[Theme]palette{
-	Light: {
-		bg: "#ffffff", panel: "#f6f8fa", border: "#d1d9e0", text: "#1f2328", muted: "#59636e",
-		grid: "#d1d9e0", whisker: "#1f2328",
-		transports: []string{"#0969da", "#bf8700", "#1a7f37", "#8250df", "#cf222e"},
-		roles:      []string{"#1b7c83", "#bc4c00", "#bf3989"},
-	},
-	Dark: {
-		bg: "#0d1117", panel: "#151b23", border: "#3d444d", text: "#e6edf3", muted: "#9198a1",
-		grid: "#3d444d", whisker: "#e6edf3",
-		transports: []string{"#4493f8", "#d29922", "#3fb950", "#ab7df8", "#f85149"},
-		roles:      []string{"#39c5cf", "#f0883e", "#db61a2"},
-	},
-}
 
 // Layout, in SVG user units (px).
 const (
-	chartWidth   = 960.0
-	chartMargin  = 24.0
+	chartWidth   = svg.Width
+	chartMargin  = svg.Margin
 	panelGap     = 20.0
 	panelCols    = 2
-	panelPad     = 14.0
-	panelTop     = 58.0 // title and unit lines
-	rowHeight    = 30.0
-	barHeight    = 16.0
-	axisHeight   = 26.0
+	panelPad     = svg.PanelPad
 	headerHeight = 70.0
 	footerHeight = 46.0
-	fontFamily   = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', Helvetica, Arial, sans-serif"
 )
 
 // Chart draws d's key results as an SVG image: small panels of horizontal
@@ -107,7 +79,7 @@ func (c *chart) render() []byte {
 		bars[i] = c.bars(p)
 	}
 	rows := (len(c.panels) + panelCols - 1) / panelCols
-	ph := panelTop + float64(max(1, len(c.v.order)))*rowHeight + axisHeight
+	ph := svg.BarPanelHeight(max(1, len(c.v.order)))
 	height := headerHeight + float64(rows)*(ph+panelGap) - panelGap + footerHeight + chartMargin/2
 	pw := (chartWidth - 2*chartMargin - float64(panelCols-1)*panelGap) / panelCols
 
@@ -118,13 +90,13 @@ func (c *chart) render() []byte {
 		c.panel(p, bars[i], x, y, pw, ph)
 	}
 	if c.cpuNote {
-		c.text(chartMargin, height-chartMargin/2-22, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption()+c.boundsCaption(bars))
-		c.text(chartMargin, height-chartMargin/2-6, 12, "", c.pal.muted, "", "CPU bars stack the per-role medians; their whiskers span the runs' totals.")
+		c.Text(chartMargin, height-chartMargin/2-22, 12, "", c.Pal.Muted, "", "Bars: median of the runs; "+c.footerCaption()+c.boundsCaption(bars))
+		c.Text(chartMargin, height-chartMargin/2-6, 12, "", c.Pal.Muted, "", "CPU bars stack the per-role medians; their whiskers span the runs' totals.")
 	} else {
-		c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "", "Bars: median of the runs; "+c.footerCaption()+c.boundsCaption(bars))
+		c.Text(chartMargin, height-chartMargin/2-14, 12, "", c.Pal.Muted, "", "Bars: median of the runs; "+c.footerCaption()+c.boundsCaption(bars))
 	}
-	c.printf("</svg>\n")
-	return c.buf.Bytes()
+	c.Printf("</svg>\n")
+	return c.Bytes()
 }
 
 func (c *chart) description() string {
@@ -282,97 +254,28 @@ func metricValues(ss []results.Sample, metric string) []float64 {
 	return xs
 }
 
+// panel draws panel p's bars in the box at (x, y) of w × h.
 func (c *chart) panel(p chartPanel, bars []bar, x, y, w, h float64) {
-	c.printf(`<g class="panel" id="%spanel-%s">`+"\n", c.idPrefix, esc(p.id))
-	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		n1(x), n1(y), n1(w), n1(h), c.pal.panel, c.pal.border)
-	title := p.title + " — " + c.conditionLabel(p.condition)
-	c.text(x+panelPad, y+24, fitSize(title, w-2*panelPad, 14, 10), "bold", c.pal.text, "", title)
-	c.text(x+panelPad, y+42, 11.5, "", c.pal.muted, "", p.unit)
+	sp := svg.BarPanel{ID: p.id, Title: p.title + " — " + c.conditionLabel(p.condition), Unit: p.unit}
 	if p.stacked {
-		c.legend(x+w-panelPad, y+42)
-	}
-	hasData := false
-	for _, b := range bars {
-		hasData = hasData || b.note == ""
-	}
-	if !hasData {
-		c.printf(`<text class="nodata" x="%s" y="%s" font-size="14" fill="%s" text-anchor="middle">no data</text>`+"\n",
-			n1(x+w/2), n1(y+panelTop+(h-panelTop)/2), c.pal.muted)
-		c.printf("</g>\n")
-		return
-	}
-
-	labelW := 0.0
-	valueW := 0.0
-	for _, b := range bars {
-		labelW = max(labelW, textWidth(c.v.label(b.transport), 12))
-		valueW = max(valueW, textWidth(c.valueLabel(p, b), 12))
-	}
-	labelW = min(labelW, 190)
-	x0 := x + panelPad + labelW + 10 // the bars' zero
-	x1 := x + w - panelPad - valueW - 8
-	top := y + panelTop
-	scaleMax, step := niceScale(maxExtent(bars))
-	scale := func(v float64) float64 { return x0 + (x1-x0)*v/scaleMax }
-
-	// Grid and tick labels under the bars.
-	rowsBottom := top + float64(len(bars))*rowHeight
-	for i := 0; float64(i)*step <= scaleMax*(1+1e-9); i++ {
-		v := float64(i) * step
-		gx := scale(v)
-		c.printf(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>`+"\n",
-			n1(gx), n1(top-4), n1(gx), n1(rowsBottom), c.pal.grid)
-		c.text(gx, rowsBottom+14, 10.5, "", c.pal.muted, "middle", tickLabel(v, step))
-	}
-
-	for i, b := range bars {
-		rowY := top + float64(i)*rowHeight
-		mid := rowY + rowHeight/2
-		label := c.v.label(b.transport)
-		c.text(x+panelPad+labelW, mid+4, 12, "", c.pal.text, "end", truncate(label, labelW, 12))
-		if b.note != "" {
-			c.printf(`<text class="no-bar" x="%s" y="%s" font-size="12" font-style="italic" fill="%s">%s</text>`+"\n",
-				n1(x0+6), n1(mid+4), c.pal.muted, esc(b.note))
-			continue
+		for i, role := range cpuRoles {
+			sp.Legend = append(sp.Legend, svg.Swatch{Name: role, Color: c.Pal.Roles[i]})
 		}
-		c.printf(`<g class="bar" data-transport="%s">`+"\n", esc(b.transport))
-		c.printf(`<title>%s</title>`+"\n", esc(c.barTitle(p, b)))
-		if p.stacked {
-			sx := x0
-			for r, sec := range b.segments {
-				sw := scale(sec) - x0
-				c.printf(`<rect class="segment segment-%s" x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n",
-					cpuRoles[r], n1(sx), n1(mid-barHeight/2), n1(sw), n1(barHeight), c.pal.roles[r])
-				sx += sw
+	}
+	for _, b := range bars {
+		r := svg.BarRow{Key: b.transport, Label: c.v.label(b.transport), Note: b.note, Color: c.transportColor(b.transport),
+			Bar: svg.Extent{Center: b.spread.center, Lo: b.spread.lo, Hi: b.spread.hi, Whisker: b.spread.n > 1 && b.spread.hi > b.spread.lo}}
+		if b.note == "" {
+			r.Title, r.Value = c.barTitle(p, b), c.valueLabel(p, b)
+		}
+		if p.stacked && b.note == "" {
+			for i, sec := range b.segments {
+				r.Segments = append(r.Segments, svg.Segment{Swatch: sp.Legend[i], Value: sec})
 			}
-		} else {
-			c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="2" fill="%s"/>`+"\n",
-				n1(x0), n1(mid-barHeight/2), n1(scale(b.spread.center)-x0), n1(barHeight), c.transportColor(b.transport))
 		}
-		end := scale(b.spread.center)
-		if b.spread.n > 1 && b.spread.hi > b.spread.lo {
-			lo, hi := scale(b.spread.lo), scale(b.spread.hi)
-			c.printf(`<path class="whisker" d="M%s %sH%sM%s %sV%sM%s %sV%s" stroke="%s" stroke-width="1.5" fill="none"/>`+"\n",
-				n1(lo), n1(mid), n1(hi), n1(lo), n1(mid-5), n1(mid+5), n1(hi), n1(mid-5), n1(mid+5), c.pal.whisker)
-			end = max(end, hi)
-		}
-		c.text(end+6, mid+4, 12, "", c.pal.text, "", c.valueLabel(p, b))
-		c.printf("</g>\n")
+		sp.Rows = append(sp.Rows, r)
 	}
-	c.printf("</g>\n")
-}
-
-// legend draws the role colours right-aligned, ending at x.
-func (c *chart) legend(x, y float64) {
-	for i := len(cpuRoles) - 1; i >= 0; i-- {
-		role := cpuRoles[i]
-		x -= textWidth(role, 11.5)
-		c.text(x, y, 11.5, "", c.pal.muted, "", role)
-		x -= 14
-		c.printf(`<rect class="legend-%s" x="%s" y="%s" width="10" height="10" fill="%s"/>`+"\n", role, n1(x), n1(y-9), c.pal.roles[i])
-		x -= 10
-	}
+	sp.Draw(&c.Canvas, x, y, w, h)
 }
 
 func (c *chart) valueLabel(p chartPanel, b bar) string {

@@ -95,7 +95,7 @@ func panelsFor(v *view) []chartPanel {
 			panels = append(panels, pair(cond)...)
 		}
 	}
-	if v.twnsbench && v.hasTunnelComparison() {
+	if _, ok := tunnelsOf(v); v.twnsbench && ok {
 		panels = append(panels, tunnelPanels...)
 	}
 	return slices.DeleteFunc(panels, func(p chartPanel) bool { return !ran[p.instrument] })

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -322,22 +321,6 @@ func exact(xs ...float64) []results.Reading {
 	return rs
 }
 
-func TestNiceScale(t *testing.T) {
-	for _, tt := range []struct{ m, top, step float64 }{
-		{3.73, 4, 1},
-		{0.11, 0.15, 0.05},
-		{361, 400, 100},
-		{32909, 40000, 10000},
-		{407.4, 600, 200},
-		{0, 1, 0.25},
-	} {
-		top, step := niceScale(tt.m)
-		if math.Abs(top-tt.top) > 1e-9 || math.Abs(step-tt.step) > 1e-9 {
-			t.Errorf("niceScale(%v) = %v, %v; want %v, %v", tt.m, top, step, tt.top, tt.step)
-		}
-	}
-}
-
 // docs/bench-chart.svg, docs/results.md's picture, is what Chart draws from the
 // reference run now: it cannot go stale.
 func TestDocsChartUpToDate(t *testing.T) {
@@ -462,21 +445,5 @@ func TestChartFooterMixedWhiskers(t *testing.T) {
 	c.levels = []float64{0, 0}
 	if got, want := c.footerCaption(), "whiskers: min–max of the runs."; got != want {
 		t.Errorf("footer %q\nwant   %q", got, want)
-	}
-}
-
-// A label too long for its place keeps its start and its end: the two
-// builds of one transport stay apart.
-func TestTruncateKeepsBothEnds(t *testing.T) {
-	a := truncate("SSH over WireGuard (wireguard-go) @a", 150, 12)
-	b := truncate("SSH over WireGuard (wireguard-go) @b", 150, 12)
-	if a == b || !strings.HasPrefix(a, "SSH over") || !strings.HasSuffix(a, "@a") || !strings.Contains(a, "…") {
-		t.Errorf("truncated to %q and %q: want both ends kept, and the two apart", a, b)
-	}
-	if textWidth(a, 12) > 150 {
-		t.Errorf("%q is wider than 150", a)
-	}
-	if got := truncate("short", 150, 12); got != "short" {
-		t.Errorf("a label that fits: %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
@@ -16,24 +17,24 @@ const ClientsChartFile = "clients-chart.svg"
 type clientsPanel struct {
 	title, unit string
 	value       func(results.ClientsRow) (float64, bool)
-	axis        func(top float64) axis
+	axis        func(top float64) svg.Axis
 }
 
 var clientsPanels = []clientsPanel{
 	{"Aggregate throughput", "Mbit/s, all clients at once", func(r results.ClientsRow) (float64, bool) {
 		s := stats.SummarizeClients(r.N, r.PerClientMbps)
 		return s.Aggregate, s.N > 0 && s.Missing == 0 // a lower bound is no point on the line
-	}, niceAxis},
+	}, svg.NiceAxis},
 	{"Fairness", "Jain's index: 1 equal shares, 1/N one takes all", func(r results.ClientsRow) (float64, bool) {
 		j := stats.SummarizeClients(r.N, r.PerClientMbps).Fairness
 		return j, !math.IsNaN(j)
-	}, func(float64) axis { return axis{0, 1, 0.2} }},
+	}, func(float64) svg.Axis { return svg.Axis{Min: 0, Max: 1, Step: 0.2} }},
 	{"Server peak memory", "MiB, the transport's processes", func(r results.ClientsRow) (float64, bool) {
 		if r.Server == nil || r.Server.PeakKB == nil {
 			return 0, false
 		}
 		return float64(*r.Server.PeakKB) / 1024, true
-	}, niceAxis},
+	}, svg.NiceAxis},
 }
 
 // ClientsChart draws the sweep as an SVG image: throughput, fairness and
@@ -56,8 +57,8 @@ func clientsChart(c *results.Clients, theme Theme, idPrefix string) []byte {
 	w := (chartWidth - 2*chartMargin - 2*panelGap) / 3
 	for i, p := range clientsPanels {
 		x := chartMargin + float64(i)*(w+panelGap)
-		cv.text(x, 84, 13, "bold", cv.pal.text, "", p.title)
-		cv.text(x, 98, 10, "", cv.pal.muted, "", truncate(p.unit, w, 10))
+		cv.Text(x, 84, 13, "bold", cv.Pal.Text, "", p.title)
+		cv.Text(x, 98, 10, "", cv.Pal.Muted, "", svg.Truncate(p.unit, w, 10))
 		lines := map[string][2][]float64{}
 		peak := 0.0
 		for _, tr := range v.order {
@@ -70,24 +71,24 @@ func clientsChart(c *results.Clients, theme Theme, idPrefix string) []byte {
 			}
 			lines[tr] = [2][]float64{xs, ys}
 		}
-		f := frame{x: x + 40, y: top, w: w - 48, h: plotH, xs: niceAxis(maxN), ys: p.axis(peak)}
-		cv.axes(f)
-		cv.text(f.x+f.w/2, f.y+f.h+28, 10, "", cv.pal.muted, "middle", "clients")
+		f := svg.Frame{X: x + 40, Y: top, W: w - 48, H: plotH, XS: svg.NiceAxis(maxN), YS: p.axis(peak)}
+		cv.Axes(f)
+		cv.Text(f.X+f.W/2, f.Y+f.H+28, 10, "", cv.Pal.Muted, "middle", "clients")
 		drawn := false
 		for _, tr := range v.order {
 			if pts := lines[tr]; len(pts[0]) > 0 {
-				cv.polyline(f, pts[0], pts[1], cv.transportColor(tr))
+				cv.Polyline(f, pts[0], pts[1], cv.transportColor(tr))
 				drawn = true
 			}
 		}
 		if !drawn {
-			cv.text(f.x+f.w/2, f.y+f.h/2, 11, "", cv.pal.muted, "middle", "not measured")
+			cv.Text(f.X+f.W/2, f.Y+f.H/2, 11, "", cv.Pal.Muted, "middle", "not measured")
 		}
 	}
 	for i, tr := range v.order {
 		rows := clientsRowsOf(c.Rows, tr)
-		cv.legendEntry(chartMargin+float64(i%2)*(chartWidth/2), height-34+float64(i/2)*16, cv.transportColor(tr), cv.transportDash(tr), clientsLineLabel(c, rows[len(rows)-1]))
+		cv.LegendEntry(chartMargin+float64(i%2)*(chartWidth/2), height-34+float64(i/2)*16, cv.transportColor(tr), cv.transportDash(tr), clientsLineLabel(c, rows[len(rows)-1]))
 	}
-	cv.printf("</svg>\n")
-	return cv.buf.Bytes()
+	cv.Printf("</svg>\n")
+	return cv.Bytes()
 }

@@ -29,8 +29,8 @@ func ClientsFiles(c *results.Clients) []File {
 	if len(c.Rows) > 0 {
 		light, dark = ClientsChart(c, Light), clientsChart(c, Dark, "")
 	}
-	return []File{{ClientsReportFile, ClientsMarkdown(c)}, {ClientsChartFile, light}, {ClientsChartDarkFile, dark},
-		{ClientsHTMLFile, ClientsHTML(c)}}
+	return []File{{Name: ClientsReportFile, Body: ClientsMarkdown(c)}, {Name: ClientsChartFile, Body: light},
+		{Name: ClientsChartDarkFile, Body: dark}, {Name: ClientsHTMLFile, Body: ClientsHTML(c)}}
 }
 
 // ClientsHTML renders the sweep as one self-contained page, as HTML does

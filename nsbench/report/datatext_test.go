@@ -74,22 +74,9 @@ func TestMarkdownShowsNamesFromDataAsText(t *testing.T) {
 	}
 }
 
-// The A/B step summary and the history report take the same rule.
-func TestStepSummaryAndHistoryShowNamesAsText(t *testing.T) {
-	rs := fixedVerdicts()[:2]
-	for i := range rs {
-		rs[i].Transport = hostileText
-		rs[i].Reason = hostileText
-	}
-	run := fixedABRun()
-	run.A, run.B = hostile[0], hostile[3]
-	run.Versions = append(run.Versions, results.Fact{Key: "x", Label: hostileText, Value: hostileText})
-	var sum bytes.Buffer
-	if err := WriteStepSummary(&sum, rs, run); err != nil {
-		t.Fatal(err)
-	}
-	checkMarkdownSafe(t, "the step summary", sum.Bytes())
-
+// The history report takes the same rule (the A/B step summary: ci's
+// TestStepSummaryShowsNamesAsText).
+func TestHistoryShowsNamesAsText(t *testing.T) {
 	var h results.History
 	env := hereEnv
 	env.Tools = map[string]string{"iperf3": hostileText}

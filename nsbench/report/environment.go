@@ -32,7 +32,7 @@ func (v *view) envRows() []envRow {
 		{"scp form / options", scpFormText(e)},
 		{"Runs per cell", runsText(e)},
 		{"Order", orderText(e)},
-		{"scp payload", v.payloadText()},
+		{"scp payload", payloadText(v.doc)},
 		{"Congestion control", congestionText(e)},
 		{"Impairment", e.Impairment},
 		{"Loss seed", lossSeedText(e)},
@@ -40,7 +40,7 @@ func (v *view) envRows() []envRow {
 		{"Harness", e.Harness},
 		{"Sysctl changes (restored)", strings.Join(e.SysctlChanges, "; ")},
 		{"Fallbacks used", strings.Join(e.Fallbacks, "; ")},
-		{"Host before and after", v.driftText()},
+		{"Host before and after", driftText(v.doc.DriftProbes)},
 	}...)
 	out := rows[:0]
 	for _, r := range rows {
@@ -141,8 +141,8 @@ func congestionText(e results.Env) string {
 // payloadText describes the scp payload per condition, as the reference
 // does: the full-size random file where it was used, the smaller warm-up
 // file elsewhere, and why. Conditions sharing a size are named together.
-func (v *view) payloadText() string {
-	groups, largest := payloadGroups(v.doc.Conditions)
+func payloadText(d *results.Document) string {
+	groups, largest := payloadGroups(d.Conditions)
 	if len(groups) == 0 {
 		return ""
 	}
@@ -158,7 +158,7 @@ func (v *view) payloadText() string {
 	}
 	text := strings.Join(parts, ", ")
 	if len(smaller) > 0 {
-		text += " (" + v.smallerPayloadReason(smaller, largest) + ")"
+		text += " (" + smallerPayloadReason(d.Samples, smaller, largest) + ")"
 	}
 	return text + "; served from tmpfs, written to /dev/null"
 }
@@ -166,9 +166,9 @@ func (v *view) payloadText() string {
 // smallerPayloadReason says why the full payload was not used: the measured
 // scp rate there (median over every transport's scp samples) makes it take
 // too long. Without scp samples no rate is claimed.
-func (v *view) smallerPayloadReason(conditions []string, largest int64) string {
+func smallerPayloadReason(samples []results.Sample, conditions []string, largest int64) string {
 	var rates []float64
-	for _, s := range v.doc.Samples {
+	for _, s := range samples {
 		if s.Instrument == instScp && slices.Contains(conditions, s.Condition) {
 			rates = append(rates, s.Value)
 		}
@@ -212,14 +212,14 @@ func payloadGroups(conds []results.Condition) ([]payloadGroup, int64) {
 // the last: iperf3, one stream, straight to the server. One probe each has
 // no interval, so the change between them is not called drift: it says
 // so, and that a change within the runs' own spread may be noise.
-func (v *view) driftText() string {
+func driftText(probes []results.DriftProbe) string {
 	var start, end *results.DriftProbe
-	for i, p := range v.doc.DriftProbes {
+	for i, p := range probes {
 		switch p.When {
 		case "start":
-			start = &v.doc.DriftProbes[i]
+			start = &probes[i]
 		case "end":
-			end = &v.doc.DriftProbes[i]
+			end = &probes[i]
 		}
 	}
 	what := fmt.Sprintf("plain iperf3, 1 stream, %s s, no tunnel", num(firstWall(start, end), 0))

@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/textfmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -45,13 +46,9 @@ var figures = []figure{
 		has: func(v *view) bool { return hasFlame(v) }, draw: profileChart},
 }
 
-// File is one file of the report. A nil Body means the document has
-// nothing for it: a writer removes a file of that name left by an earlier
-// render, so the directory never shows another run's chart.
-type File struct {
-	Name string
-	Body []byte
-}
+// File is one file of the report (textfmt.File, which the CI formats
+// return too).
+type File = textfmt.File
 
 // Files renders every file of the report but the Markdown: each chart in
 // both themes and the HTML page.
@@ -66,9 +63,9 @@ func Files(d *results.Document) []File {
 		if f.has(v) {
 			light, dark = f.draw(v, Light, ""), f.draw(v, Dark, "")
 		}
-		out = append(out, File{f.file, light}, File{f.darkFile, dark})
+		out = append(out, File{Name: f.file, Body: light}, File{Name: f.darkFile, Body: dark})
 	}
-	return append(out, File{HTMLFile, HTML(d)})
+	return append(out, File{Name: HTMLFile, Body: HTML(d)})
 }
 
 // figureLinks is the Markdown's pointer to the charts beyond the key

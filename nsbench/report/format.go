@@ -5,14 +5,25 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/textfmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/textsafe"
 )
 
-// dash marks a cell whose data is absent. The report never fills a gap with
-// an estimate.
-const dash = "—"
+// The report's short names for what it shares with the CI formats
+// (textfmt): an absent figure, three significant digits, a count with its
+// noun, a Markdown table row, text from data made plain Markdown, a
+// fraction as a percentage.
+const dash = textfmt.Dash
+
+func sig3(x float64) string                 { return textfmt.Sig3(x) }
+func signed3(x float64) string              { return textfmt.Signed3(x) }
+func plural(n int, one, many string) string { return textfmt.Plural(n, one, many) }
+func tableRow(cells ...string) string       { return textfmt.TableRow(cells...) }
+func separatorRow(n int) string             { return textfmt.SeparatorRow(n) }
+func mdText(s string) string                { return textfmt.MDText(s) }
+func pctText(x float64) string              { return textfmt.Pct(x) }
 
 // Decimal places per quantity, as the reference report prints them.
 const (
@@ -96,39 +107,6 @@ func sizeLabel(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-// tableRow joins cells into one Markdown table row. Cell text is escaped
-// (escapeCell) so that a "|" or a line break inside a value cannot split
-// the table, and a name taken from a document cannot become HTML or a
-// link.
-func tableRow(cells ...string) string {
-	esc := make([]string, len(cells))
-	for i, c := range cells {
-		esc[i] = escapeCell(c)
-	}
-	return "| " + strings.Join(esc, " | ") + " |"
-}
-
-// escapeCell is mdText for a table cell, whose line breaks become
-// spaces and whose "|" is escaped. Backticks stay: the report's own cells
-// hold code spans, and inside one nothing is live.
-func escapeCell(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)
-	return strings.ReplaceAll(cellEscaper.Replace(textsafe.Quote(s)), "|", `\|`)
-}
-
-// mdText makes text taken from data (a name, a label, a version, a host,
-// a reason) plain text in Markdown read by GitHub or any CommonMark
-// renderer: its control characters quoted (textsafe.Quote), "&", "<" and
-// ">" written as entities so no HTML tag, entity or autolink forms, and
-// "\", "[", "]" and "`" backslash-escaped so no link, image or code span
-// forms. Letters, digits, spaces and ordinary punctuation are unchanged.
-func mdText(s string) string { return mdEscaper.Replace(textsafe.Quote(s)) }
-
-var (
-	cellEscaper = strings.NewReplacer(`\`, `\\`, "&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
-	mdEscaper   = strings.NewReplacer(`\`, `\\`, "&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "`", "\\`")
-)
-
 // codeSpan writes s from data as inline code: nothing inside one is
 // live, so only its control characters are quoted, and its delimiter is
 // a run of backticks longer than any in s (CommonMark), spaced off s when
@@ -140,11 +118,6 @@ func codeSpan(s string) string {
 	}
 	d := fence(s) // longer than s's longest run
 	return d + " " + s + " " + d
-}
-
-// separatorRow is the reference's "|---|---|…" line for n columns.
-func separatorRow(n int) string {
-	return "|" + strings.Repeat("---|", n)
 }
 
 // fence returns a code fence longer than any backtick run in s, so captured

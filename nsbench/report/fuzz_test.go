@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twnsbench/twnsbench/internal/fuzzing"
+	"github.com/twnsbench/twnsbench/nsbench/report/ci"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -61,13 +62,13 @@ func FuzzRender(f *testing.F) {
 		var files []File
 		if n := fuzzing.Allocated(func() {
 			if d != nil {
-				files = append(files, File{"md", Markdown(d)})
+				files = append(files, File{Name: "md", Body: Markdown(d)})
 				files = append(files, Files(d)...)
-				ci, err := VerdictFiles(d)
+				verdicts, err := ci.VerdictFiles(d)
 				if err != nil {
 					t.Fatalf("verdict files: %v", err)
 				}
-				files = append(files, ci...)
+				files = append(files, verdicts...)
 				_ = VerdictSummary(d)
 				if d.Verdicts != nil {
 					_ = RegressionLine(d.Verdicts.Cells)

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,5 +142,25 @@ func TestHistoryRunsOfOneSecond(t *testing.T) {
 	got := string(History(h, ""))
 	if !strings.Contains(got, "2 runs of this environment") || !strings.Contains(got, "| 2 | ▁█ |") {
 		t.Errorf("two runs of one second:\n%s", got)
+	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run `go test ./nsbench/report/ -run TestHistoryGolden -update` to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gotPath := path + ".got"
+		_ = os.WriteFile(gotPath, got, 0o644)
+		t.Errorf("%s differs from the golden file: diff %s %s (rerun with -update if intended)", name, path, gotPath)
 	}
 }

@@ -324,10 +324,3 @@ figcaption .files, .absent { color: var(--muted); font-weight: normal; }
   .theme-dark { display: block; }
 }
 `
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

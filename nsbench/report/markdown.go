@@ -23,15 +23,15 @@ func Markdown(d *results.Document) []byte {
 	v.writeBuilds(w)
 	for _, c := range d.Conditions {
 		v.writeResults(w, c)
-		v.writePacketTable(w, c)
+		writePacketTable(w, v, c)
 		v.writeRRUL(w, c)
 		writeManyRR(v, w, c)
 		writeSweeps(w, v, c)
 	}
-	v.writeTunnels(w)
+	writeTunnels(w, v)
 	writeRecovery(w, v)
 	v.writeMoreMetrics(w)
-	v.writeNoise(w)
+	writeNoise(w, v)
 	v.writeSkipped(w)
 	v.writeFailures(w)
 	writeExcluded(w, d, v.label)

@@ -91,7 +91,7 @@ func markBreakdown(per map[string]int) string {
 // writeNoise renders how much the host's other work and the runs' spread
 // put the numbers in doubt: the thresholds, how many cells are marked and
 // why, and each marked cell's readings.
-func (v *view) writeNoise(w *writer) {
+func writeNoise(w *writer, v *view) {
 	if !v.twnsbench {
 		return
 	}
@@ -118,10 +118,10 @@ func (v *view) writeNoise(w *writer) {
 			"(each machine's own is in results.json, noise.machines).", plural(n, "machine", "machines")))
 	}
 	w.block(why...)
-	if host := v.hostCPUNote(); host != "" {
+	if host := hostCPUNote(v.doc); host != "" {
 		w.block(host)
 	}
-	if below := v.belowZeroNote(); below != "" {
+	if below := belowZeroNote(v.doc); below != "" {
 		w.block(below)
 	}
 	if marked == 0 {
@@ -157,10 +157,10 @@ func backgroundCell(x *float64) string {
 // the steal meanwhile, a figure of its own: time a hypervisor gave other
 // guests is no work of this run. "" for documents that did not record
 // steal apart (before steal_cpu_sec, host_cpu_sec included it).
-func (v *view) hostCPUNote() string {
+func hostCPUNote(d *results.Document) string {
 	var n int
 	var busy, steal, window float64
-	for _, s := range v.doc.Samples {
+	for _, s := range d.Samples {
 		if s.Noise == nil || s.Noise.StealCPUSec == nil {
 			continue
 		}
@@ -169,7 +169,7 @@ func (v *view) hostCPUNote() string {
 		steal += *s.Noise.StealCPUSec
 		window += s.Noise.WindowSec
 	}
-	cores := runCores(v.doc)
+	cores := runCores(d)
 	if n == 0 || window <= 0 || cores <= 0 {
 		return ""
 	}
@@ -183,9 +183,9 @@ func (v *view) hostCPUNote() string {
 
 // belowZeroNote says how many samples' background estimate came out below
 // zero, and why that is not negative work; "" when none did.
-func (v *view) belowZeroNote() string {
+func belowZeroNote(d *results.Document) string {
 	n, total, lowest := 0, 0, 0.0
-	for _, s := range v.doc.Samples {
+	for _, s := range d.Samples {
 		if s.Noise == nil {
 			continue
 		}

@@ -17,7 +17,7 @@ const (
 // writePacketTable renders, for one condition, the table of the measurements
 // tw's benchmark lacks: ICMP latency, 200-byte UDP packet rate with its loss,
 // and time to ready. It is left out when the run measured none of them.
-func (v *view) writePacketTable(w *writer, c results.Condition) {
+func writePacketTable(w *writer, v *view, c results.Condition) {
 	if !v.hasAny(c.Name, instPing, instUDP, instReady) {
 		return
 	}
@@ -34,8 +34,9 @@ func (v *view) writePacketTable(w *writer, c results.Condition) {
 			lines = append(lines, tableRow(v.label(t), skippedCell, dash, dash, dash))
 			continue
 		}
-		lines = append(lines, tableRow(v.label(t), v.mark(v.pingCell(t, c.Name), t, c.Name, instPing),
-			v.mark(v.kppsCell(t, c.Name), t, c.Name, instUDP), v.udpLossCell(t, c.Name), v.readyCell(t, c.Name)))
+		ping, udp := v.samples(t, c.Name, instPing), v.samples(t, c.Name, instUDP)
+		lines = append(lines, tableRow(v.label(t), v.mark(pingCell(ping), t, c.Name, instPing),
+			v.mark(kppsCell(udp, v.fullRuns()), t, c.Name, instUDP), udpLossCell(udp), readyCell(v.samples(t, c.Name, instReady))))
 		for _, inst := range []string{instPing, instUDP} {
 			if reason, ok := v.instrumentSkip(t, c.Name, inst); ok {
 				notes = append(notes, fmt.Sprintf("%s, %s: %s", mdText(v.label(t)), inst, mdText(reason)))
@@ -79,28 +80,28 @@ func extras(samples []results.Sample, key string) []float64 {
 	return xs
 }
 
-func (v *view) pingCell(t, cond string) string {
-	s := v.samples(t, cond, instPing)
+// pingCell is a cell's ping samples as "avg / min" in ms.
+func pingCell(s []results.Sample) string {
 	if len(s) == 0 {
 		return dash
 	}
 	return medianCell(values(s), 2) + " / " + medianCell(extras(s, "min_ms"), 2)
 }
 
-func (v *view) kppsCell(t, cond string) string {
-	s := v.samples(t, cond, instUDP)
+// kppsCell is a cell's udp-pps samples in thousands of packets received
+// per second, as a range over runs runs.
+func kppsCell(s []results.Sample, runs int) string {
 	kpps := make([]float64, len(s))
 	for i, x := range s {
 		kpps[i] = x.Value / 1000
 	}
-	return rangeCell(kpps, 1, v.fullRuns())
+	return rangeCell(kpps, 1, runs)
 }
 
 // udpLossCell shows the share of datagrams that never arrived and, in
 // brackets, the share the client's own socket buffer dropped: loss that is
 // the host's, not the network's.
-func (v *view) udpLossCell(t, cond string) string {
-	s := v.samples(t, cond, instUDP)
+func udpLossCell(s []results.Sample) string {
 	if len(s) == 0 {
 		return dash
 	}
@@ -118,6 +119,7 @@ func (v *view) udpLossCell(t, cond string) string {
 	return cell
 }
 
-func (v *view) readyCell(t, cond string) string {
-	return medianCell(values(v.samples(t, cond, instReady)), 2)
+// readyCell is a cell's time to ready in seconds.
+func readyCell(s []results.Sample) string {
+	return medianCell(values(s), 2)
 }

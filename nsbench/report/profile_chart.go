@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -48,14 +49,14 @@ func profileChart(v *view, theme Theme, idPrefix string) []byte {
 		flamePanel(&c, d, y, heights[i])
 		y += heights[i] + 16
 	}
-	c.printf("</svg>\n")
-	return c.buf.Bytes()
+	c.Printf("</svg>\n")
+	return c.Bytes()
 }
 
 // flamePanel draws one comparison's flame graph in the band from top to
 // top+height.
 func flamePanel(c *canvas, d results.ProfileDiff, top, height float64) {
-	c.text(chartMargin, top+16, 13, "bold", c.pal.text, "",
+	c.Text(chartMargin, top+16, 13, "bold", c.Pal.Text, "",
 		fmt.Sprintf("%s · %s: %s (width) against %s, %s", d.Transport, c.conditionLabel(d.Condition), d.B.Row, d.A.Row, plural(d.Rounds, "round", "rounds")))
 	root := d.Flame
 	scale := maxChange(root, root)
@@ -71,13 +72,13 @@ func flamePanel(c *canvas, d results.ProfileDiff, top, height float64) {
 		}
 		y := bottom - flameRow*float64(level)
 		delta := shareChange(n, root)
-		c.printf(`<g><title>%s</title><rect x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="%s" stroke-width="0.5"/>`,
-			esc(fmt.Sprintf("%s — B %s, A %s, B − A %s pp", n.Name, pctOf(n.B, root.B), pctOf(n.A, root.A), signed3(100*delta))),
-			n1(x), n1(y), n1(w), n1(flameRow-1), flameFill(c.pal, delta/scale), c.pal.bg)
+		c.Printf(`<g><title>%s</title><rect x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="%s" stroke-width="0.5"/>`,
+			svg.Esc(fmt.Sprintf("%s — B %s, A %s, B − A %s pp", n.Name, pctOf(n.B, root.B), pctOf(n.A, root.A), signed3(100*delta))),
+			svg.N1(x), svg.N1(y), svg.N1(w), svg.N1(flameRow-1), flameFill(c.Pal, delta/scale), c.Pal.BG)
 		if w >= flameLabelMin {
-			c.printf(`<text x="%s" y="%s" font-size="11" fill="%s">%s</text>`, n1(x+3), n1(y+flameRow-5), c.pal.text, esc(fitLabel(n.Name, w-6)))
+			c.Printf(`<text x="%s" y="%s" font-size="11" fill="%s">%s</text>`, svg.N1(x+3), svg.N1(y+flameRow-5), c.Pal.Text, svg.Esc(fitLabel(n.Name, w-6)))
 		}
-		c.printf("</g>\n")
+		c.Printf("</g>\n")
 		cx := x
 		for _, ch := range n.Children {
 			if ch == nil || n.B <= 0 {
@@ -128,9 +129,9 @@ func depth(n *results.FlameNode) int {
 
 // flameFill mixes the theme's neutral fill towards red (t > 0) or blue
 // (t < 0) by |t| ≤ 1.
-func flameFill(pal palette, t float64) string {
+func flameFill(pal svg.Palette, t float64) string {
 	neutral := [3]float64{238, 238, 238}
-	if pal.bg != palettes[Light].bg {
+	if pal.BG != svg.Palettes[Light].BG {
 		neutral = [3]float64{61, 68, 77}
 	}
 	end := flameColours.more

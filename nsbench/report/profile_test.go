@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -66,12 +67,12 @@ func TestProfileSection(t *testing.T) {
 // inline, and a document without profile has no such figure.
 func TestProfileChart(t *testing.T) {
 	d := profileDoc()
-	svg := string(profileChart(newView(d), Light, ""))
+	img := string(profileChart(newView(d), Light, ""))
 	rect := func(name string) (width, fill string) {
 		re := regexp.MustCompile(`<title>` + regexp.QuoteMeta(name) + ` — [^<]*</title><rect x="[^"]+" y="[^"]+" width="([^"]+)" height="[^"]+" fill="([^"]+)"`)
-		m := re.FindStringSubmatch(svg)
+		m := re.FindStringSubmatch(img)
 		if m == nil {
-			t.Fatalf("no frame %q in\n%s", name, svg)
+			t.Fatalf("no frame %q in\n%s", name, img)
 		}
 		return m[1], m[2]
 	}
@@ -79,16 +80,16 @@ func TestProfileChart(t *testing.T) {
 	for _, tc := range []struct {
 		name, width, fill string
 	}{
-		{"all", n1(full), "#eeeeee"},
-		{"wireguard-go", n1(full), "#eeeeee"},
-		{"f|pipe", n1(full * 0.6), "#d73027"},
-		{"g", n1(full * 0.4), "#3182bd"},
+		{"all", svg.N1(full), "#eeeeee"},
+		{"wireguard-go", svg.N1(full), "#eeeeee"},
+		{"f|pipe", svg.N1(full * 0.6), "#d73027"},
+		{"g", svg.N1(full * 0.4), "#3182bd"},
 	} {
 		if w, f := rect(tc.name); w != tc.width || f != tc.fill {
 			t.Errorf("%s: width %s fill %s, want %s %s", tc.name, w, f, tc.width, tc.fill)
 		}
 	}
-	if !strings.Contains(svg, "f|pipe — B 60.0 %, A 20.0 %, B − A +40.0 pp") {
+	if !strings.Contains(img, "f|pipe — B 60.0 %, A 20.0 %, B − A +40.0 pp") {
 		t.Error("the frame's tooltip lacks its shares and change")
 	}
 	if !strings.Contains(string(HTML(d)), `id="chart-profile"`) {

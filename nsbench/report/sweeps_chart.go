@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -44,10 +45,10 @@ func sweepsChart(v *view, theme Theme, idPrefix string) []byte {
 		y := headerHeight + swLegendRow + float64(i/swCols)*(swPanelH+panelGap)
 		c.panel(cv, x, y, pw)
 	}
-	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
+	c.Text(chartMargin, height-chartMargin/2-14, 12, "", c.Pal.Muted, "",
 		"x: the sizes measured, evenly spaced (not to scale); y from 0. Each point is the median of the runs at that size.")
-	c.printf("</svg>\n")
-	return c.buf.Bytes()
+	c.Printf("</svg>\n")
+	return c.Bytes()
 }
 
 // legend names every transport that has a curve, in report order.
@@ -66,45 +67,29 @@ func (c *swChart) legend(y float64) {
 			continue
 		}
 		label := c.v.label(t)
-		c.legendEntry(x, y, c.transportColor(t), c.transportDash(t), label)
-		x += 24 + textWidth(label, 11) + 18
+		c.LegendEntry(x, y, c.transportColor(t), c.transportDash(t), label)
+		x += 24 + svg.TextWidth(label, 11) + 18
 	}
 }
 
 // panel draws one curve: the sizes on x, a line per transport.
 func (c *swChart) panel(cv sweepCurve, x, y, w float64) {
-	c.printf(`<g class="panel sweep-panel" id="%ssweep-%s">`+"\n", c.idPrefix, idSafe(cv.condition+"-"+cv.instrument+"-"+cv.curve))
-	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-		n1(x), n1(y), n1(w), n1(swPanelH), c.pal.panel, c.pal.border)
-	c.text(x+10, y+18, 12.5, "bold", c.pal.text, "", truncate(cv.instrument+": "+cv.curve, w-20, 12.5))
-	c.figureNote(x+10, y+33, w-20, fmt.Sprintf("%s · %s · %s is better", c.conditionLabel(cv.condition), cv.unit, dashIfEmpty(cv.better)))
-	top := 0.0
-	for _, r := range cv.rows {
-		ms, ok := r.medians()
-		for i := range ms {
-			if ok[i] {
-				top = max(top, ms[i])
-			}
-		}
-	}
-	n := len(cv.points)
-	f := frame{x: x + swPlotLeft, y: y + 44, w: w - swPlotLeft - 16, h: swPanelH - 44 - 28,
-		xs: axis{-0.5, float64(n) - 0.5, 1}, ys: niceAxis(top)}
-	c.yGrid(f)
-	for i, p := range cv.points {
-		c.text(f.px(float64(i)), f.y+f.h+14, 10, "", c.pal.muted, "middle", sizeHeader(p.At))
+	p := svg.SweepPanel{ID: idSafe(cv.condition + "-" + cv.instrument + "-" + cv.curve), Title: cv.instrument + ": " + cv.curve,
+		Note:     fmt.Sprintf("%s · %s · %s is better", c.conditionLabel(cv.condition), cv.unit, dashIfEmpty(cv.better)),
+		PlotLeft: swPlotLeft}
+	for _, pt := range cv.points {
+		p.Sizes = append(p.Sizes, sizeHeader(pt.At))
 	}
 	for _, r := range cv.rows {
 		ms, ok := r.medians()
-		var xs, ys []float64
+		l := svg.Line{Key: r.transport, Color: c.transportColor(r.transport)}
 		for i := range ms {
 			if ok[i] {
-				xs, ys = append(xs, float64(i)), append(ys, ms[i])
+				p.Top = max(p.Top, ms[i])
+				l.X, l.Y = append(l.X, float64(i)), append(l.Y, ms[i])
 			}
 		}
-		c.printf(`<g class="sweep-line" data-transport="%s">`+"\n", esc(r.transport))
-		c.polyline(f, xs, ys, c.transportColor(r.transport))
-		c.printf("</g>\n")
+		p.Lines = append(p.Lines, l)
 	}
-	c.printf("</g>\n")
+	p.Draw(&c.Canvas, x, y, w, swPanelH)
 }

@@ -79,7 +79,7 @@ func TestSweepChart(t *testing.T) {
 	}
 	var bottom float64
 	fmt.Sscanf(zero[1], "%g", &bottom)
-	bottom -= 3.5 // the label's baseline offset (plot.go)
+	bottom -= 3.5 // the label's baseline offset (svg/plot.go)
 	var x64, y64, x1k, y1k float64
 	if _, err := fmt.Sscanf(lines[0][1], "%g,%g %g,%g", &x64, &y64, &x1k, &y1k); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/svg"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -184,26 +185,26 @@ func timeSeriesChart(v *view, theme Theme, idPrefix string) []byte {
 	for i, s := range sections {
 		y = c.tsSection(i, s, y)
 	}
-	c.text(chartMargin, height-chartMargin/2-14, 12, "", c.pal.muted, "",
+	c.Text(chartMargin, height-chartMargin/2-14, 12, "", c.Pal.Muted, "",
 		"Each panel is one run: the run whose value is the median of the cell's runs that recorded the series.")
-	c.printf("</svg>\n")
-	return c.buf.Bytes()
+	c.Printf("</svg>\n")
+	return c.Bytes()
 }
 
 // tsSection draws one section from y and returns where the next begins.
 func (c *tsChart) tsSection(i int, s tsSection, y float64) float64 {
-	c.printf(`<g class="ts-section" id="%sts-%d-%s">`+"\n", c.idPrefix, i, idSafe(s.instrument+"-"+s.key+"-"+s.condition))
+	c.Printf(`<g class="ts-section" id="%sts-%d-%s">`+"\n", c.IDPrefix, i, idSafe(s.instrument+"-"+s.key+"-"+s.condition))
 	unit := s.unit
 	if unit == "" {
 		unit = "no unit recorded"
 	}
-	c.text(chartMargin, y+18, 14, "bold", c.pal.text, "",
+	c.Text(chartMargin, y+18, 14, "bold", c.Pal.Text, "",
 		fmt.Sprintf("%s: %s (%s) — %s", s.instrument, s.key, unit, c.conditionLabel(s.condition)))
 	note := "x: seconds from the start of the run; y from 0, the same scale in every panel of the row."
 	if len(s.missing) > 0 {
 		note += " No such series from " + joinAnd(s.missing) + "."
 	}
-	c.figureNote(chartMargin, y+34, chartWidth-2*chartMargin, note)
+	c.FigureNote(chartMargin, y+34, chartWidth-2*chartMargin, note)
 	y += tsHead
 
 	var tmax, vmax float64
@@ -212,27 +213,21 @@ func (c *tsChart) tsSection(i int, s tsSection, y float64) float64 {
 			tmax, vmax = max(tmax, p[0]), max(vmax, p[1])
 		}
 	}
-	xs, ys := niceAxis(tmax), niceAxis(vmax)
+	xs, ys := svg.NiceAxis(tmax), svg.NiceAxis(vmax)
 	cols := min(tsCols, len(s.runs))
 	pw := (chartWidth - 2*chartMargin - float64(cols-1)*panelGap) / float64(cols)
 	for j, r := range s.runs {
 		px := chartMargin + float64(j%cols)*(pw+panelGap)
 		py := y + float64(j/cols)*(tsPanelH+panelGap)
-		c.printf(`<g class="panel ts-panel" data-transport="%s">`+"\n", esc(r.transport))
-		c.printf(`<rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s"/>`+"\n",
-			n1(px), n1(py), n1(pw), n1(tsPanelH), c.pal.panel, c.pal.border)
-		c.text(px+10, py+18, 12.5, "bold", c.pal.text, "", truncate(c.v.label(r.transport), pw-20, 12.5))
-		c.figureNote(px+10, py+33, pw-20, c.runNote(r))
-		f := frame{x: px + tsPlotLeft, y: py + 44, w: pw - tsPlotLeft - 12, h: tsPanelH - 44 - 24, xs: xs, ys: ys}
-		c.axes(f)
 		var ts, vs []float64
 		for _, p := range points(r.series) {
 			ts, vs = append(ts, p[0]), append(vs, p[1])
 		}
-		c.polyline(f, ts, vs, c.transportColor(r.transport))
-		c.printf("</g>\n")
+		panel := svg.LinePanel{Key: r.transport, Title: c.v.label(r.transport), Note: c.runNote(r), Color: c.transportColor(r.transport),
+			T: ts, V: vs, XS: xs, YS: ys, PlotLeft: tsPlotLeft}
+		panel.Draw(&c.Canvas, px, py, pw, tsPanelH)
 	}
-	c.printf("</g>\n")
+	c.Printf("</g>\n")
 	rows := (len(s.runs) + cols - 1) / cols
 	return y + float64(rows)*(tsPanelH+panelGap)
 }

@@ -26,48 +26,52 @@ func (v *view) plainRow() string {
 	return ""
 }
 
-// tunnelRows are the transports with iperf3 1-stream samples that carry
-// what they moved (documents from before moved_bytes have none): the rows
-// of the comparison, in report order.
-func (v *view) tunnelRows() []string {
-	var rows []string
+// tunnelComparison is what the Tunnels section and its chart panels
+// read of a run: the plain row, the rows compared (the transports with
+// iperf3 1-stream samples that carry what they moved — documents from
+// before moved_bytes have none — in report order) and the plain row's
+// iperf3 1-stream median.
+type tunnelComparison struct {
+	plain string
+	rows  []string
+	base  float64
+}
+
+// tunnelsOf is v's tunnel comparison; false unless it has a plain row and
+// at least one tunnel, both measured.
+func tunnelsOf(v *view) (tunnelComparison, bool) {
+	tc := tunnelComparison{plain: v.plainRow()}
+	n := 0
 	for _, t := range v.order {
 		for _, s := range v.samples(t, tunnelCondition, instIperf1) {
 			if s.MovedBytes != nil {
-				rows = append(rows, t)
+				tc.rows = append(tc.rows, t)
+				if t != tc.plain {
+					n++
+				}
 				break
 			}
 		}
 	}
-	return rows
-}
-
-// hasTunnelComparison: a plain row and at least one tunnel, both measured.
-func (v *view) hasTunnelComparison() bool {
-	plain, n := v.plainRow(), 0
-	for _, t := range v.tunnelRows() {
-		if t != plain {
-			n++
-		}
+	if tc.plain == "" || n == 0 {
+		return tc, false
 	}
-	return plain != "" && n > 0 && len(v.samples(plain, tunnelCondition, instIperf1)) > 0
-}
-
-// plainMedian is the plain row's iperf3 1-stream median, 0 without one.
-func (v *view) plainMedian() float64 {
-	plain := v.plainRow()
-	if plain == "" {
-		return 0
+	plain := values(v.samples(tc.plain, tunnelCondition, instIperf1))
+	if len(plain) == 0 {
+		return tc, false
 	}
-	return stats.Summarize(values(v.samples(plain, tunnelCondition, instIperf1))).Median
+	tc.base = stats.Summarize(plain).Median
+	return tc, true
 }
 
-func (v *view) writeTunnels(w *writer) {
-	if !v.twnsbench || !v.hasTunnelComparison() {
+// writeTunnels renders the comparison: a row per transport of tc, its
+// rate, in MBytes/s, relative to the plain row, and its CPU per GB.
+func writeTunnels(w *writer, v *view) {
+	tc, ok := tunnelsOf(v)
+	if !v.twnsbench || !ok {
 		return
 	}
-	plain := v.plainRow()
-	base := v.plainMedian()
+	plain, base := tc.plain, tc.base
 	w.block("## Tunnels compared — " + mdText(v.conditionLabel(tunnelCondition)))
 	w.block("Seed 002's view: iperf3 with one stream per transport, also in MBytes/s as `iperf3 -fM` counts them " +
 		"(2^20 bytes, the seed's unit), and relative to the plain network: the " + mdText(v.label(plain)) + " row, whose " +
@@ -79,7 +83,7 @@ func (v *view) writeTunnels(w *writer) {
 	lines := []string{tableRow("Transport", "iperf3 1 stream (Gbit/s)", "MBytes/s", "relative to plain",
 		"host CPU-s per GB", "tunnel's own CPU-s per GB"), separatorRow(6)}
 	var kernel []string
-	for _, t := range v.tunnelRows() {
+	for _, t := range tc.rows {
 		ss := v.samples(t, tunnelCondition, instIperf1)
 		gbps := values(ss)
 		mbytes := make([]float64, len(gbps))

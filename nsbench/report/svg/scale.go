@@ -1,4 +1,4 @@
-package report
+package svg
 
 import (
 	"encoding/xml"
@@ -7,18 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 )
-
-// maxExtent is the largest value a panel must show: bar ends and whisker
-// ends.
-func maxExtent(bars []bar) float64 {
-	m := 0.0
-	for _, b := range bars {
-		if b.note == "" {
-			m = max(m, b.spread.center, b.spread.hi)
-		}
-	}
-	return m
-}
 
 // niceScale returns an axis maximum at or above m and a tick step of 1, 2,
 // 2.5 or 5 times a power of ten, giving 3 to 6 ticks.
@@ -45,28 +33,28 @@ func tickLabel(v, step float64) string {
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
-// textWidth estimates the rendered width of s: an average glyph of 0.6 em,
-// which holds for the sans-serif fonts above and errs wide.
-func textWidth(s string, size float64) float64 {
+// TextWidth estimates the rendered width of s: an average glyph of 0.6 em,
+// which holds for the sans-serif fonts of fontFamily and errs wide.
+func TextWidth(s string, size float64) float64 {
 	return float64(utf8.RuneCountInString(s)) * size * 0.6
 }
 
 // fitSize is the font size, at most size and at least least, at which s
 // fits width: a long condition label stays whole in a panel's title.
 func fitSize(s string, width, size, least float64) float64 {
-	if w := textWidth(s, size); w > width {
+	if w := TextWidth(s, size); w > width {
 		size = max(least, math.Floor(size*width/w*2)/2)
 	}
 	return size
 }
 
-// truncate shortens s with an ellipsis in its middle so that it fits
+// Truncate shortens s with an ellipsis in its middle so that it fits
 // width. The middle, because rows differ at their ends as often as at
 // their starts: two builds of one transport ("SSH over WireGuard
 // (wireguard-go) @a" and "… @b") and a transport's variants differ only
 // there.
-func truncate(s string, width, size float64) string {
-	if textWidth(s, size) <= width {
+func Truncate(s string, width, size float64) string {
+	if TextWidth(s, size) <= width {
 		return s
 	}
 	r := []rune(s)
@@ -79,14 +67,14 @@ func truncate(s string, width, size float64) string {
 	return strings.TrimRight(string(r[:head]), " ") + "…" + strings.TrimLeft(string(r[len(r)-tail:]), " ")
 }
 
-// n1 formats a coordinate with at most one decimal: stable bytes, no
+// N1 formats a coordinate with at most one decimal: stable bytes, no
 // exponent notation.
-func n1(x float64) string {
+func N1(x float64) string {
 	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
 }
 
-// esc escapes text for XML character data and attribute values.
-func esc(s string) string {
+// Esc escapes text for XML character data and attribute values.
+func Esc(s string) string {
 	var b strings.Builder
 	xml.EscapeText(&b, []byte(s)) // writing to a strings.Builder cannot fail
 	return b.String()

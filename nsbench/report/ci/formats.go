@@ -1,4 +1,4 @@
-package report
+package ci
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/textfmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
@@ -170,9 +171,9 @@ func WriteActionBenchmark(w io.Writer, rs []results.Verdict, better string) erro
 			continue
 		}
 		e := actionBench{Name: c.key(), Unit: c.r.Unit, Value: c.bMed,
-			Extra: fmt.Sprintf("%s: %s; A median %s", c.r.Verdict, c.sentence(), sig3(c.aMed))}
+			Extra: fmt.Sprintf("%s: %s; A median %s", c.r.Verdict, c.sentence(), textfmt.Sig3(c.aMed))}
 		if !math.IsNaN(c.bLo) {
-			e.Range = fmt.Sprintf("95 %% interval %s to %s", sig3(c.bLo), sig3(c.bHi))
+			e.Range = fmt.Sprintf("95 %% interval %s to %s", textfmt.Sig3(c.bLo), textfmt.Sig3(c.bHi))
 		}
 		entries = append(entries, e)
 	}

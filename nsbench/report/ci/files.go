@@ -1,4 +1,4 @@
-package report
+package ci
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/textfmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
@@ -24,10 +25,10 @@ const (
 // files (one per direction some cell has). Without verdicts every name
 // comes with a nil body, so that a render removes another run's file of
 // that name.
-func VerdictFiles(d *results.Document) ([]File, error) {
-	files := []File{{Name: StepSummaryFile}, {Name: JUnitFile}, {Name: BMFFile}}
+func VerdictFiles(d *results.Document) ([]textfmt.File, error) {
+	files := []textfmt.File{{Name: StepSummaryFile}, {Name: JUnitFile}, {Name: BMFFile}}
 	for _, f := range ActionBenchmarkFiles {
-		files = append(files, File{Name: f.File})
+		files = append(files, textfmt.File{Name: f.File})
 	}
 	if d.Verdicts == nil || len(d.Verdicts.Cells) == 0 {
 		return files, nil

@@ -1,4 +1,8 @@
-package report
+// Package ci writes the A/B verdicts a results document records in the
+// forms CI systems read: GitHub's step summary and workflow annotations,
+// JUnit XML, Bencher's metric format and github-action-benchmark's files.
+// Like the report, it renders from the document alone.
+package ci
 
 import (
 	"fmt"
@@ -7,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/textfmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
@@ -77,23 +82,10 @@ func (c abCell) title() string { return strings.Join(c.parts(), " · ") }
 // key is the cell for machines that track it across runs: "tw/lan/iperf3-1".
 func (c abCell) key() string { return strings.Join(c.parts(), "/") }
 
-// sig3 writes x with three significant digits, never in exponent form
-// (1.523 → 1.52, 45012 → 45012, 0.01234 → 0.0123); a dash for NaN.
-func sig3(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return dash
-	}
-	if x == 0 {
-		return "0"
-	}
-	dec := max(0, 2-int(math.Floor(math.Log10(math.Abs(x)))))
-	return strconv.FormatFloat(x, 'f', dec, 64)
-}
-
 // change writes a ratio as a signed percentage: 0.854 → "-14.6 %".
 func change(ratio float64) string {
 	if math.IsNaN(ratio) {
-		return dash
+		return textfmt.Dash
 	}
 	return fmt.Sprintf("%+.1f %%", 100*(ratio-1))
 }
@@ -107,7 +99,7 @@ func (c abCell) changeWithInterval() string {
 		if math.IsNaN(r.DeltaLo) || math.IsNaN(r.DeltaHi) {
 			return c.delta(r.Delta)
 		}
-		return fmt.Sprintf("%s (%s to %s)", c.delta(r.Delta), signed3(r.DeltaLo), signed3(r.DeltaHi))
+		return fmt.Sprintf("%s (%s to %s)", c.delta(r.Delta), textfmt.Signed3(r.DeltaLo), textfmt.Signed3(r.DeltaHi))
 	}
 	if math.IsNaN(r.Lo) || math.IsNaN(r.Hi) {
 		return change(r.Ratio)
@@ -118,27 +110,19 @@ func (c abCell) changeWithInterval() string {
 // delta writes a change B − A in the cell's unit: "+3.2 ms".
 func (c abCell) delta(x float64) string {
 	if math.IsNaN(x) {
-		return dash
+		return textfmt.Dash
 	}
 	if c.r.Unit == "" {
-		return signed3(x)
+		return textfmt.Signed3(x)
 	}
-	return signed3(x) + " " + c.r.Unit
-}
-
-// signed3 is sig3 with a sign: "+3.2", "-0.5", "0".
-func signed3(x float64) string {
-	if x > 0 {
-		return "+" + sig3(x)
-	}
-	return sig3(x)
+	return textfmt.Signed3(x) + " " + c.r.Unit
 }
 
 // mdeText is the smallest detectable change (relative, or in the unit
 // for a difference or count), or a dash.
 func (c abCell) mdeText() string {
 	if math.IsNaN(c.r.MDE) {
-		return dash
+		return textfmt.Dash
 	}
 	if c.r.Scale != verdict.ScaleRatio {
 		return strings.TrimPrefix(c.delta(c.r.MDE), "+")
@@ -155,20 +139,20 @@ func (c abCell) sentence() string {
 	case r.Scale != verdict.ScaleRatio && !math.IsNaN(r.Delta):
 		s = fmt.Sprintf("B − A %s", c.delta(r.Delta))
 		if !math.IsNaN(r.DeltaLo) {
-			s += fmt.Sprintf(" (interval %s to %s)", signed3(r.DeltaLo), signed3(r.DeltaHi))
+			s += fmt.Sprintf(" (interval %s to %s)", textfmt.Signed3(r.DeltaLo), textfmt.Signed3(r.DeltaHi))
 		}
 		s += fmt.Sprintf(" over %d pairs", r.N)
 	case math.IsNaN(r.Ratio):
 		s = "no usable pairs"
 	default:
-		s = fmt.Sprintf("B/A %s", sig3(r.Ratio))
+		s = fmt.Sprintf("B/A %s", textfmt.Sig3(r.Ratio))
 		if !math.IsNaN(r.Lo) {
-			s += fmt.Sprintf(" (interval %s to %s)", sig3(r.Lo), sig3(r.Hi))
+			s += fmt.Sprintf(" (interval %s to %s)", textfmt.Sig3(r.Lo), textfmt.Sig3(r.Hi))
 		}
 		s += fmt.Sprintf(", %s over %d pairs", change(r.Ratio), r.N)
 	}
 	if r.Censored > 0 {
-		s += fmt.Sprintf(", %s left out", plural(r.Censored, "censored pair", "censored pairs"))
+		s += fmt.Sprintf(", %s left out", textfmt.Plural(r.Censored, "censored pair", "censored pairs"))
 	}
 	if r.Reason != "" {
 		s += "; " + r.Reason
@@ -224,7 +208,7 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	o := run.Options.WithDefaults()
 	cells := abCells(rs)
 	var b strings.Builder
-	fmt.Fprintf(&b, "## A/B verdict: %s (A) against %s (B)\n\n", mdText(run.A), mdText(run.B))
+	fmt.Fprintf(&b, "## A/B verdict: %s (A) against %s (B)\n\n", textfmt.MDText(run.A), textfmt.MDText(run.B))
 	count := map[verdict.Kind]int{}
 	for _, c := range cells {
 		count[c.r.Verdict]++
@@ -241,9 +225,9 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	fmt.Fprintf(&b, "%s of %d cells. A cell is slower or faster when its change is significant "+
 		"(q < %g after Benjamini–Hochberg), at least %s, and confirmed by its last %d pairs alone; "+
 		"no change when its whole %s interval (B against A) lies within ±%s.\n\n",
-		strings.Join(tally, ", "), len(cells), o.Alpha, pctText(o.MinEffect), verdict.ConfirmPairs, pctText(1-o.Alpha), pctText(o.MinEffect))
-	b.WriteString(tableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
-	b.WriteString(separatorRow(8) + "\n")
+		strings.Join(tally, ", "), len(cells), o.Alpha, textfmt.Pct(o.MinEffect), verdict.ConfirmPairs, textfmt.Pct(1-o.Alpha), textfmt.Pct(o.MinEffect))
+	b.WriteString(textfmt.TableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
+	b.WriteString(textfmt.SeparatorRow(8) + "\n")
 	for _, c := range cells {
 		v := string(c.r.Verdict)
 		if c.r.Verdict == verdict.Slower {
@@ -256,7 +240,7 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 		if c.r.Censored > 0 {
 			pairs += fmt.Sprintf(" (+%d censored)", c.r.Censored)
 		}
-		b.WriteString(tableRow(c.title(), c.r.Unit, sig3(c.aMed), sig3(c.bMed),
+		b.WriteString(textfmt.TableRow(c.title(), c.r.Unit, textfmt.Sig3(c.aMed), textfmt.Sig3(c.bMed),
 			c.changeWithInterval(), c.mdeText(), pairs, v) + "\n")
 	}
 	for _, sec := range []struct {
@@ -267,13 +251,13 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n", sec.name)
-		b.WriteString(tableRow("", "") + "\n" + separatorRow(2) + "\n")
+		b.WriteString(textfmt.TableRow("", "") + "\n" + textfmt.SeparatorRow(2) + "\n")
 		for _, f := range sec.facts {
 			label := f.Label
 			if label == "" {
 				label = f.Key
 			}
-			b.WriteString(tableRow(label, f.Value) + "\n")
+			b.WriteString(textfmt.TableRow(label, f.Value) + "\n")
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -281,6 +265,3 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	}
 	return nil
 }
-
-// pctText writes a fraction as a percentage: 0.05 → "5 %".
-func pctText(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) + " %" }
