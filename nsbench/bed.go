@@ -87,11 +87,11 @@ func newBed(cfg testbedConfig, logf Logf) (*bed, error) {
 
 // upClients builds one of the many-client sweep's testbeds (cfg.Clients)
 // up to its server fixtures, as fanout.UpBed; on failure it has torn down
-// what it built.
-func upClients(ctx context.Context, cfg testbedConfig, logf Logf) (fanout.Bed, error) {
+// what it built. Its condition is its caller's to set.
+func upClients(ctx context.Context, cfg testbedConfig, logf Logf) (sweepBed, error) {
 	b, err := newBed(cfg, logf)
 	if err != nil {
-		return nil, err
+		return sweepBed{}, err
 	}
 	dir, err := b.privateDir()
 	if err == nil {
@@ -101,9 +101,9 @@ func upClients(ctx context.Context, cfg testbedConfig, logf Logf) (fanout.Bed, e
 		}
 	}
 	if err != nil {
-		return nil, errors.Join(err, b.down())
+		return sweepBed{}, errors.Join(err, b.down())
 	}
-	return sweepBed{b}, nil
+	return sweepBed{b: b}, nil
 }
 
 // privateDir makes the run's private directory with its owner file, by
@@ -224,8 +224,12 @@ func (b *bed) residue() []string {
 	return left
 }
 
-// sweepBed is a bed as the many-client sweep stands on it (fanout.Bed).
-type sweepBed struct{ b *bed }
+// sweepBed is a bed as the many-client sweep stands on it (fanout.Bed),
+// with the WAN condition set on it; imp is nil on the LAN.
+type sweepBed struct {
+	b   *bed
+	imp fanout.Impaired
+}
 
 var _ fanout.Bed = sweepBed{}
 
@@ -233,5 +237,6 @@ func (s sweepBed) View() *transport.Testbed { return s.b.view }
 func (s sweepBed) OnTeardown(name string, fn func(context.Context) error) {
 	s.b.onTeardown(name, fn)
 }
-func (s sweepBed) Down() error       { return s.b.down() }
-func (s sweepBed) Residue() []string { return s.b.residue() }
+func (s sweepBed) Down() error               { return s.b.down() }
+func (s sweepBed) Residue() []string         { return s.b.residue() }
+func (s sweepBed) Impaired() fanout.Impaired { return s.imp }

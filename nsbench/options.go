@@ -121,12 +121,14 @@ const (
 )
 
 // SweepDefaults are the many-client sweep's settings for counts: one
-// sweep of 10 s streams, the reference's congestion control. What a sweep
+// sweep of 10 s streams, the reference's congestion control, on the LAN
+// alone (a WAN condition only when --wan is given). What a sweep
 // has no use for is left zero, so that NewPlan refuses it when given.
 func SweepDefaults(counts []int) Options {
 	d := Defaults()
 	return Options{Measure: Measure{Runs: 1, Duration: d.Duration}, OutDir: d.OutDir,
-		Network: Network{Congestion: d.Congestion}, Schedule: Schedule{Clients: counts}}
+		Network: Network{Congestion: d.Congestion}, Schedule: Schedule{Clients: counts},
+		WANOptions: WANOptions{Impairment: ImpairmentAuto}}
 }
 
 // Quick are the smoke-run settings: about a minute for one transport.
@@ -406,16 +408,36 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 		given bool
 		yet   bool // meaningful in a sweep, not built for one yet
 	}{
-		{"wan", len(o.WAN) > 0, true}, {"precision", o.Precision != 0, false}, {"precision-ms", o.PrecisionMs != 0, false},
+		{"precision", o.Precision != 0, false}, {"precision-ms", o.PrecisionMs != 0, false},
 		{"max-runs", o.MaxRuns != 0, false}, {"order", o.Order != "", false}, {"size", o.SizeBytes != 0, false},
-		{"warmup", o.Warmup != 0, false}, {"keep", o.Keep, false}, {"host", o.Hosts.On(), true}, {"nic", o.NIC != "", false},
+		{"warmup", o.Warmup != 0, false}, {"keep", o.Keep, false}, {"nic", o.NIC != "", false},
 	} {
-		switch {
-		case f.given && f.yet:
-			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep yet (it runs on this host's LAN only)", f.flag))
-		case f.given:
+		if f.given {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))
 		}
+	}
+	if o.Hosts.On() {
+		// A host builds one role on one address (addr=), through its
+		// agent: N client namespaces there would each need an address of
+		// their own on the host's network, which the inventory has no
+		// form for.
+		errs = append(errs, errors.New("--clients: --host does not apply to the many-client sweep yet: its N client namespaces would each need an address on the client's host network, and a host builds one role per address"))
+	}
+	wans, err := parseWANs(o.WAN)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, w := range wans {
+		if w.Narrow.MTU > 0 {
+			// The hop's verdicts judge the instruments' transfers, which a
+			// sweep does not run.
+			errs = append(errs, fmt.Errorf("--clients: --wan %s: a narrow hop (mtu=) does not apply to the many-client sweep", w))
+		}
+	}
+	switch o.Impairment {
+	case ImpairmentAuto, ImpairmentNetem, ImpairmentUserspace:
+	default:
+		errs = append(errs, fmt.Errorf("--impairment %q: want auto, netem or userspace", o.Impairment))
 	}
 	if o.RunsAuto {
 		errs = append(errs, SweepRunsError("auto"))
@@ -443,5 +465,5 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 		o.Transports = SweepTransports
 	}
 	o.Clients = slices.Sorted(slices.Values(o.Clients))
-	return &Plan{Options: o}, nil
+	return &Plan{Options: o, WANs: wans}, nil
 }

@@ -186,6 +186,13 @@ func TestNewPlanSweep(t *testing.T) {
 	if !slices.Equal(o.Clients, []int{4, 1, 2}) {
 		t.Errorf("NewPlan changed the options' counts to %v", o.Clients)
 	}
+	// A WAN condition: the sweep measures under the LAN and under it.
+	o.WAN = []string{"20ms:0%"}
+	if p, err := NewPlan(o, known); err != nil || len(p.WANs) != 1 || p.WANs[0].Name != "wan" || p.WANs[0].RTT != 20*time.Millisecond ||
+		!slices.Equal(sweepConditions(p), []string{"", "wan"}) {
+		t.Errorf("a sweep under --wan 20ms:0%%: %+v, %v", p, err)
+	}
+	o.WAN = nil
 	// Builds are swept side by side.
 	o.Transports = []string{"wireguard@a", "wireguard@b"}
 	if p, err := NewPlan(o, known); err != nil || !p.HasBuilds() {
@@ -195,7 +202,10 @@ func TestNewPlanSweep(t *testing.T) {
 		change func(*Options)
 		want   string
 	}{
-		{func(o *Options) { o.WAN = []string{"30ms:0%"} }, "--clients: --wan does not apply to the many-client sweep yet"},
+		{func(o *Options) { o.WAN = []string{"30ms:0%:mtu=1280"} }, "--clients: --wan 30ms:0%:mtu=1280: a narrow hop (mtu=) does not apply to the many-client sweep"},
+		{func(o *Options) { o.WAN = []string{"30ms"} }, "--wan"},
+		{func(o *Options) { o.WAN, o.Impairment = []string{"30ms:0%"}, "tc" }, `--impairment "tc": want auto, netem or userspace`},
+		{func(o *Options) { o.Hosts.Inventory.Hosts = []hosts.Host{{}} }, "--clients: --host does not apply to the many-client sweep yet: its N client namespaces would each need an address"},
 		{func(o *Options) { o.Order = OrderReference }, "--clients: --order does not apply"},
 		{func(o *Options) { o.SizeBytes = 1 << 20 }, "--clients: --size does not apply"},
 		{func(o *Options) { o.Warmup = time.Second }, "--clients: --warmup does not apply"},

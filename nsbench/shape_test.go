@@ -17,7 +17,7 @@ import (
 // schedule and progress → the testbed → the workspace → the recorder →
 // the options.
 var layers = [][]string{
-	{"run.go", "sweep.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
+	{"run.go", "sweep.go", "sweepwan.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
 	{"cell.go", "sample.go", "fault.go", "paired.go", "profiling.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks; profiling.go its profiles)
 	{"wancell.go", "wannarrow.go"},
 	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},

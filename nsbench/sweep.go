@@ -1,8 +1,10 @@
 package nsbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -31,15 +33,28 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, e
 		}
 	}
 	res := &Result{OutDir: plan.OutDir, Clients: doc}
+	wan, err := newSweepWAN(plan, doc, logf)
+	if err != nil {
+		return res, err
+	}
 	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network}
 	up := func(ctx context.Context, s fanout.Shape) (fanout.Bed, error) {
 		c := cfg
 		c.Clients = s
-		return upClients(ctx, c, logf)
+		b, err := upClients(ctx, c, logf)
+		if err != nil || s.Condition == "" {
+			return b, err
+		}
+		// The condition is set before the clients' paths come up.
+		if b.imp, err = wan.on(ctx, b.b, s.Condition, fmt.Sprintf("%d clients", s.Clients)); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", s.Condition, err), b.Down())
+		}
+		return b, nil
 	}
 	// Builds side by side meet the host's drift alike (fanout.runOrder).
-	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs, Alternate: plan.HasBuilds()}
-	err := fanout.Run(ctx, fp, deps.Transports, doc, up, logf)
+	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs, Alternate: plan.HasBuilds(),
+		Conditions: sweepConditions(plan)}
+	err = fanout.Run(ctx, fp, deps.Transports, doc, up, logf)
 	doc.Complete = err == nil
 	if plan.HasBuilds() {
 		doc.MinEffect = verdict.DefaultMinEffect
@@ -61,9 +76,29 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, e
 			if r.Error != "" || len(r.Failed) > 0 || (r.Timing != nil && len(r.Timing.Residue) > 0) {
 				res.Failures++
 			}
+			if r.WAN != nil && !r.WAN.Verification.OK {
+				res.Unverified++
+			}
 		}
 	}
 	return res, err
+}
+
+// sweepWANOnly, set only by tests, leaves the LAN out of a sweep under a
+// WAN condition: its rows are the LAN sweep's own tests'.
+var sweepWANOnly bool
+
+// sweepConditions are the conditions a sweep measures under: the LAN
+// (""), then every WAN condition, as a run's.
+func sweepConditions(plan *Plan) []string {
+	conds := []string{""}
+	if sweepWANOnly && len(plan.WANs) > 0 {
+		conds = nil
+	}
+	for _, w := range plan.WANs {
+		conds = append(conds, w.Name)
+	}
+	return conds
 }
 
 // decideSweepBuilds gives each build pair, at each client count, a verdict
@@ -76,21 +111,27 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, e
 func decideSweepBuilds(doc *results.Clients, pairs []buildPair) []results.ClientsVerdict {
 	var cells []verdict.Cell
 	var at []results.ClientsVerdict // each cell's pair and count, in cells' order
+	conds := []string{""}
+	for _, c := range doc.Conditions {
+		conds = append(conds, c.Name)
+	}
 	for _, p := range pairs {
-		for _, n := range doc.Counts {
-			c := verdict.Cell{Transport: p.transport, Condition: results.LAN, Instrument: "clients", Metric: "aggregate",
-				Unit: "Mbit/s", Better: results.BetterHigher}
-			as, bs := sweepsAt(doc, p.a, n), sweepsAt(doc, p.b, n)
-			for r := range min(len(as), len(bs)) {
-				a, aok := aggregateOf(as[r])
-				b, bok := aggregateOf(bs[r])
-				if aok && bok {
-					c.Pairs = append(c.Pairs, verdict.Pair{Round: r + 1, A: a.Aggregate, B: b.Aggregate,
-						ACensored: a.Missing > 0, BCensored: b.Missing > 0})
+		for _, cond := range conds {
+			for _, n := range doc.Counts {
+				c := verdict.Cell{Transport: p.transport, Condition: cmp.Or(cond, results.LAN), Instrument: "clients", Metric: "aggregate",
+					Unit: "Mbit/s", Better: results.BetterHigher}
+				as, bs := sweepsAt(doc, p.a, n, cond), sweepsAt(doc, p.b, n, cond)
+				for r := range min(len(as), len(bs)) {
+					a, aok := aggregateOf(as[r])
+					b, bok := aggregateOf(bs[r])
+					if aok && bok {
+						c.Pairs = append(c.Pairs, verdict.Pair{Round: r + 1, A: a.Aggregate, B: b.Aggregate,
+							ACensored: a.Missing > 0, BCensored: b.Missing > 0})
+					}
 				}
+				cells = append(cells, c)
+				at = append(at, results.ClientsVerdict{N: n, Verdict: results.Verdict{VerdictCell: results.VerdictCell{A: p.a, B: p.b}}})
 			}
-			cells = append(cells, c)
-			at = append(at, results.ClientsVerdict{N: n, Verdict: results.Verdict{VerdictCell: results.VerdictCell{A: p.a, B: p.b}}})
 		}
 	}
 	if len(cells) == 0 {
@@ -104,10 +145,11 @@ func decideSweepBuilds(doc *results.Clients, pairs []buildPair) []results.Client
 	return at
 }
 
-// sweepsAt is row's measurements at n clients, one per run of the sweep.
-func sweepsAt(doc *results.Clients, row string, n int) []results.ClientsRow {
+// sweepsAt is row's measurements at n clients under the condition named
+// cond ("": the LAN), one per run of the sweep.
+func sweepsAt(doc *results.Clients, row string, n int, cond string) []results.ClientsRow {
 	for _, r := range doc.Rows {
-		if r.Transport == row && r.N == n {
+		if r.Transport == row && r.N == n && r.Condition == cond {
 			return r.Sweeps()
 		}
 	}

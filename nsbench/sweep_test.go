@@ -177,7 +177,7 @@ func TestDecideSweepBuilds(t *testing.T) {
 	row := func(name string, n int, mbps func(run int) []float64) results.ClientsRow {
 		var runs []results.ClientsRow
 		for r := range 12 {
-			runs = append(runs, results.ClientsRow{Transport: name, N: n, PerClientMbps: mbps(r)})
+			runs = append(runs, results.ClientsRow{Transport: name, N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: mbps(r)}})
 		}
 		first := runs[0]
 		first.Repeats = runs[1:]

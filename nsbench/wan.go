@@ -118,7 +118,7 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 		}
 	}
 	if method == ImpairmentNetem {
-		w.imp = impair.NewNetem(netemTargets(tb))
+		w.imp = impair.NewNetem(netemTargets(tb.bed, topology.Client, topology.Server))
 		netemErr = w.prove(ctx, tb)
 		if netemErr == nil || plan.Impairment == ImpairmentNetem {
 			if netemErr != nil {
@@ -170,69 +170,67 @@ func (p *Plan) narrowWAN() string {
 	return ""
 }
 
-func netemTargets(tb *testbed) []impair.Target {
+// netemTargets are the egresses netem impairs: the eth0 of each of roles.
+func netemTargets(b *bed, roles ...string) []impair.Target {
 	var ts []impair.Target
-	for _, name := range []string{topology.Client, topology.Server} {
-		ts = append(ts, impair.Target{Role: tb.role(name), Link: topology.RoleLink})
+	for _, name := range roles {
+		ts = append(ts, impair.Target{Role: b.role(name), Link: topology.RoleLink})
 	}
 	return ts
 }
 
-// newUserspace configures the forwarder: every role's switch port (named
-// after the role), the client's and the server's impaired, in its own
-// cgroup, metered per sample. Across hosts: one forwarder on each of the
-// client's and the server's hosts (newEdges).
+// newUserspace configures the forwarder on the switch (switchForwarder),
+// metered per sample. Across hosts: one forwarder on each of the client's
+// and the server's hosts (newEdges).
 func newUserspace(ctx context.Context, tb *testbed) (impair.Impairment, error) {
 	if tb.cfg.Sites.On() {
 		return newEdges(ctx, tb)
 	}
-	cg, err := tb.tree.Beside(impairCgroup)
+	imp, usage, err := switchForwarder(tb.bed)
 	if err != nil {
 		return nil, err
 	}
-	tb.sampler.Roles[impairCgroup] = cg.UsageUsec
-	sw, err := topology.OpenSwitch(*tb.spec)
+	tb.sampler.Roles[impairCgroup] = usage
+	return imp, nil
+}
+
+// switchForwarder configures the forwarder in b's switch namespace, in its
+// own cgroup (its CPU: usage): every role's switch port (named after the
+// role), every role's but the relay's impaired — the client's and the
+// server's, or a sweep's clients' and the server's, so that every
+// client's path crosses the same WAN to the server.
+func switchForwarder(b *bed) (imp impair.Impairment, usage func() (uint64, error), err error) {
+	cg, err := b.tree.Beside(impairCgroup)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tb.onTeardown("switch handle", func(context.Context) error { return sw.Close() })
+	sw, err := topology.OpenSwitch(*b.spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.onTeardown("switch handle", func(context.Context) error { return sw.Close() })
 	var ports []impair.Port
-	for _, role := range tb.spec.Roles {
-		ports = append(ports, impair.Port{Name: role, Role: role, Impaired: role == topology.Client || role == topology.Server})
+	for _, role := range b.spec.Roles {
+		ports = append(ports, impair.Port{Name: role, Role: role, Impaired: role != topology.Relay})
 	}
 	return impair.NewUserspace(impair.UserspaceConfig{
 		Switch:  sw,
 		Ports:   ports,
-		Control: filepath.Join(tb.view.Dir, "impair.sock"),
+		Control: filepath.Join(b.view.Dir, "impair.sock"),
 		Process: proc.Program{
 			Name:   "switch/" + impair.ForwarderArg,
 			NetNS:  sw.Path(),
 			Cgroup: cg,
-			Log:    filepath.Join(tb.logDir(), "switch-"+impair.ForwarderArg+".log"),
+			Log:    filepath.Join(b.logDir(), "switch-"+impair.ForwarderArg+".log"),
 		},
 		RTPriority: impair.DefaultRTPriority,
-	}), nil
+	}), cg.UsageUsec, nil
 }
 
 // describe is the method and its settings, for the env block.
 func (w *wanRun) describe() string {
 	var description string
-	var settings []string
-	for _, name := range w.order {
-		c := w.conds[name]
-		s := fmt.Sprintf("delay %s each way (RTT/2)", fmtMs(c.OneWay()))
-		if c.Jitter > 0 {
-			s += fmt.Sprintf(" ±%s uniform jitter", fmtMs(c.Jitter))
-		}
-		s += fmt.Sprintf(", loss %s %% each way", strconv.FormatFloat(c.LossPct, 'f', -1, 64))
-		if c.RateBps > 0 {
-			s += ", rate " + impair.FormatRate(c.RateBps) + " each way"
-		}
-		if len(w.order) > 1 {
-			s = name + ": " + s
-		}
-		settings = append(settings, s)
-	}
+	settings := w.settings()
 	limit := w.conds[w.order[0]].QueueLimit()
 	switch w.imp.Method() {
 	case impair.MethodNetem:
@@ -260,6 +258,27 @@ func (w *wanRun) describe() string {
 		}
 	}
 	return description
+}
+
+// settings are each condition's delay, jitter, loss and rate, in words.
+func (w *wanRun) settings() []string {
+	var settings []string
+	for _, name := range w.order {
+		c := w.conds[name]
+		s := fmt.Sprintf("delay %s each way (RTT/2)", fmtMs(c.OneWay()))
+		if c.Jitter > 0 {
+			s += fmt.Sprintf(" ±%s uniform jitter", fmtMs(c.Jitter))
+		}
+		s += fmt.Sprintf(", loss %s %% each way", strconv.FormatFloat(c.LossPct, 'f', -1, 64))
+		if c.RateBps > 0 {
+			s += ", rate " + impair.FormatRate(c.RateBps) + " each way"
+		}
+		if len(w.order) > 1 {
+			s = name + ": " + s
+		}
+		settings = append(settings, s)
+	}
+	return settings
 }
 
 func (w *wanRun) hasJitter() bool {

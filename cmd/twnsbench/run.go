@@ -188,7 +188,11 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	if plan.Sweep() {
-		return clientsOutcome(res)
+		verr := verificationOutcome(c, plan, res)
+		if err := clientsOutcome(res); err != nil {
+			return err
+		}
+		return verr
 	}
 	// A complete run only: an interrupted or failed one's cells would
 	// stand in the trend as runs of their own.

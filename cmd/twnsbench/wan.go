@@ -14,6 +14,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/manyrr"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/recovery"
+	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/rpm"
 )
 
@@ -70,8 +71,12 @@ func verificationOutcome(c *cli.Context, plan *nsbench.Plan, res *nsbench.Result
 	for _, w := range plan.WANs {
 		specs = append(specs, w.String())
 	}
-	msg := fmt.Sprintf("%d WAN cell(s) failed verification: what was measured is off the configured %s (see the Verification section of %s)",
-		res.Unverified, strings.Join(specs, " / "), nsbench.ReportFile)
+	what, file := "WAN cell(s)", nsbench.ReportFile
+	if plan.Sweep() {
+		what, file = "WAN row(s) of the sweep", report.ClientsReportFile
+	}
+	msg := fmt.Sprintf("%d %s failed verification: what was measured is off the configured %s (see the Verification section of %s)",
+		res.Unverified, what, strings.Join(specs, " / "), file)
 	if plan.Strict {
 		return fmt.Errorf("%s", msg)
 	}

@@ -38,11 +38,11 @@ func ClientsRows(old, cur *results.Clients) []Row {
 	var rows []Row
 	var tested []int
 	for _, n := range cur.Rows {
-		so, sn := figuresOf(old, n.Transport, n.N), figuresOf(cur, n.Transport, n.N)
+		so, sn := figuresOf(old, n), figuresOf(cur, n)
 		if so.sweeps() == 0 || sn.sweeps() == 0 {
 			continue
 		}
-		key := results.CellKey{Transport: n.Transport, Condition: condition(n.N), Instrument: clientsInstrument}
+		key := results.CellKey{Transport: n.Transport, Condition: condition(n), Instrument: clientsInstrument}
 		agg := Row{CellKey: key, Unit: "Mbit/s", Better: results.BetterHigher, Old: so.aggregates, New: sn.aggregates,
 			OldMedian: stats.Median(so.aggregates), NewMedian: stats.Median(sn.aggregates)}
 		agg.Metric = "aggregate"
@@ -66,7 +66,14 @@ func ClientsRows(old, cur *results.Clients) []Row {
 	return rows
 }
 
-func condition(n int) string { return "N=" + strconv.Itoa(n) }
+// condition is a row's client count, under its WAN condition when it has
+// one.
+func condition(r results.ClientsRow) string {
+	if r.Condition != "" {
+		return r.Condition + " N=" + strconv.Itoa(r.N)
+	}
+	return "N=" + strconv.Itoa(r.N)
+}
 
 // untestedReason is why a row of metric over the sweeps' figures o and n
 // has no test, or "" when it has one.
@@ -102,11 +109,11 @@ func (f sweepFigures) medianFairness() float64 {
 	return stats.Median(f.fairness)
 }
 
-// figuresOf reduces every sweep of c that measured a client of transport
-// at n clients.
-func figuresOf(c *results.Clients, transport string, n int) sweepFigures {
+// figuresOf reduces every sweep of c that measured a client of like's
+// transport at its client count under its condition.
+func figuresOf(c *results.Clients, like results.ClientsRow) sweepFigures {
 	var f sweepFigures
-	for _, r := range sweepsOf(c, transport, n) {
+	for _, r := range sweepsOf(c, like) {
 		s := stats.SummarizeClients(r.N, r.PerClientMbps)
 		f.aggregates, f.fairness = append(f.aggregates, s.Aggregate), append(f.fairness, s.Fairness)
 		f.missing = f.missing || s.Missing > 0
@@ -114,12 +121,13 @@ func figuresOf(c *results.Clients, transport string, n int) sweepFigures {
 	return f
 }
 
-// sweepsOf is c's measurements of transport at n clients that measured a
-// client: one per run of the sweep (results.ClientsRow.Sweeps).
-func sweepsOf(c *results.Clients, transport string, n int) []results.ClientsRow {
+// sweepsOf is c's measurements of like's transport, client count and
+// condition that measured a client: one per run of the sweep
+// (results.ClientsRow.Sweeps).
+func sweepsOf(c *results.Clients, like results.ClientsRow) []results.ClientsRow {
 	var out []results.ClientsRow
 	for _, row := range c.Rows {
-		if row.Transport != transport || row.N != n {
+		if row.Transport != like.Transport || row.N != like.N || row.Condition != like.Condition {
 			continue
 		}
 		for _, r := range row.Sweeps() {
@@ -140,7 +148,8 @@ func relChange(x, y float64) float64 {
 }
 
 // ClientsEnvDiffs lists what makes two sweeps measure different things:
-// another kernel, CPU or core count, or another stream duration.
+// another kernel, CPU or core count, another stream duration, or other
+// WAN conditions (or another mechanism making them).
 func ClientsEnvDiffs(old, cur *results.Clients) []string {
 	var diffs []string
 	for _, f := range []struct{ name, x, y string }{
@@ -148,6 +157,8 @@ func ClientsEnvDiffs(old, cur *results.Clients) []string {
 		{"cpu", old.Env.CPUModel, cur.Env.CPUModel},
 		{"cores", strconv.Itoa(old.Env.Cores), strconv.Itoa(cur.Env.Cores)},
 		{"duration", strconv.FormatFloat(old.DurationSec, 'f', -1, 64) + "s", strconv.FormatFloat(cur.DurationSec, 'f', -1, 64) + "s"},
+		{"wan", old.Env.WAN, cur.Env.WAN},
+		{"impairment", old.Env.ImpairmentMethod, cur.Env.ImpairmentMethod},
 	} {
 		if f.x != f.y {
 			diffs = append(diffs, fmt.Sprintf("%s %q vs %q", f.name, f.x, f.y))

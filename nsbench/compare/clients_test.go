@@ -23,17 +23,17 @@ func eight(x float64) []float64 {
 // failed, are left out.
 func TestClientsRows(t *testing.T) {
 	old := &results.Clients{Rows: []results.ClientsRow{
-		{Transport: "ssh", N: 1, PerClientMbps: []float64{500}},
-		{Transport: "ssh", N: 8, PerClientMbps: eight(100)},
-		{Transport: "wireguard", N: 4, PerClientMbps: []float64{100, 100, 100, 100}},
+		{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{500}}},
+		{Transport: "ssh", N: 8, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(100)}},
+		{Transport: "wireguard", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100, 100}}},
 		{Transport: "wireguard", N: 8, Error: "handshake: timeout"},
 	}}
 	cur := &results.Clients{Rows: []results.ClientsRow{
-		{Transport: "ssh", N: 1, PerClientMbps: []float64{600}},
-		{Transport: "ssh", N: 8, PerClientMbps: eight(200)},
-		{Transport: "ssh", N: 16, PerClientMbps: eight(200)},
-		{Transport: "wireguard", N: 4, PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}},
-		{Transport: "wireguard", N: 8, PerClientMbps: eight(1)},
+		{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{600}}},
+		{Transport: "ssh", N: 8, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(200)}},
+		{Transport: "ssh", N: 16, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(200)}},
+		{Transport: "wireguard", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}}},
+		{Transport: "wireguard", N: 8, ClientsWindow: results.ClientsWindow{PerClientMbps: eight(1)}},
 	}}
 	rows := ClientsRows(old, cur)
 	type want struct{ cond, metric, verdict string }
@@ -89,6 +89,11 @@ func TestClientsEnvDiffs(t *testing.T) {
 	if d := ClientsEnvDiffs(a, &b); len(d) != 2 || !strings.Contains(d[0], "kernel") || !strings.Contains(d[1], `duration "10s" vs "3s"`) {
 		t.Errorf("diffs %v, want kernel and duration", d)
 	}
+	b = *a
+	b.Env.WAN, b.Env.ImpairmentMethod = "20ms:0%", "userspace"
+	if d := ClientsEnvDiffs(a, &b); len(d) != 2 || !strings.Contains(d[0], `wan "" vs "20ms:0%"`) || !strings.Contains(d[1], "impairment") {
+		t.Errorf("diffs %v, want the WAN and its mechanism", d)
+	}
 }
 
 func same(n int, x float64) []float64 {
@@ -103,8 +108,8 @@ func same(n int, x float64) []float64 {
 // between the sweeps moves them all together), so 10 × 100 against
 // 10 × 95 Mbit/s has no p, however many clients agree.
 func TestClientsRowsOneSweepNotTested(t *testing.T) {
-	old := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, PerClientMbps: same(10, 100)}}}
-	cur := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, PerClientMbps: same(10, 95)}}}
+	old := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, ClientsWindow: results.ClientsWindow{PerClientMbps: same(10, 100)}}}}
+	cur := &results.Clients{Rows: []results.ClientsRow{{Transport: "ssh", N: 10, ClientsWindow: results.ClientsWindow{PerClientMbps: same(10, 95)}}}}
 	rows := ClientsRows(old, cur)
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want aggregate and fairness: %+v", len(rows), rows)
@@ -134,9 +139,9 @@ func TestClientsRowsOneSweepNotTested(t *testing.T) {
 // repeated is a sweep's row at n clients run once per aggregate in aggs,
 // every client with an equal share.
 func repeated(transport string, n int, aggs ...float64) results.ClientsRow {
-	row := results.ClientsRow{Transport: transport, N: n, PerClientMbps: same(n, aggs[0]/float64(n))}
+	row := results.ClientsRow{Transport: transport, N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: same(n, aggs[0]/float64(n))}}
 	for _, a := range aggs[1:] {
-		row.Repeats = append(row.Repeats, results.ClientsRow{Transport: transport, N: n, PerClientMbps: same(n, a/float64(n))})
+		row.Repeats = append(row.Repeats, results.ClientsRow{Transport: transport, N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: same(n, a/float64(n))}})
 	}
 	return row
 }
@@ -184,6 +189,30 @@ func TestClientsRowsRepeatedSweeps(t *testing.T) {
 		"adjusted for all 4 rows", "with 5+5 sweeps (the fewest here) the smallest possible p is 0.0079: enough."} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("output lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// A sweep on the LAN and under a WAN condition: each condition's row is
+// compared with the same condition's, never with the other's.
+func TestClientsRowsPerCondition(t *testing.T) {
+	doc := func(lan, wan float64) *results.Clients {
+		return &results.Clients{Rows: []results.ClientsRow{
+			{Transport: "ssh", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: same(2, lan)}},
+			{Transport: "ssh", N: 2, Condition: "wan", ClientsWindow: results.ClientsWindow{PerClientMbps: same(2, wan)}},
+		}}
+	}
+	rows := ClientsRows(doc(500, 100), doc(400, 110))
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want aggregate and fairness per condition: %+v", len(rows), rows)
+	}
+	for _, r := range []struct {
+		row       Row
+		cond      string
+		old, curr float64
+	}{{rows[0], "N=2", 1000, 800}, {rows[2], "wan N=2", 200, 220}} {
+		if r.row.Metric != "aggregate" || r.row.Condition != r.cond || r.row.OldMedian != r.old || r.row.NewMedian != r.curr {
+			t.Errorf("row %+v; want %s aggregate %v → %v", r.row, r.cond, r.old, r.curr)
 		}
 	}
 }

@@ -9,16 +9,21 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
 
 // Shape is what an N-client testbed is built to: N clients beside the
-// server, and the relay when the transport has one.
+// server, the relay when the transport has one, and the condition the
+// clients' paths come up under.
 type Shape struct {
 	Clients int
 	Relay   bool
+	// Condition is a WAN condition's name (Plan.Conditions), set on the
+	// bed before the paths come up; "" is the LAN.
+	Condition string
 }
 
 // Spec is the shape's topology (Spec).
@@ -40,6 +45,21 @@ type Bed interface {
 	// Residue names what of the testbed is still there after Down, of
 	// every kind a run creates; it must be empty.
 	Residue() []string
+	// Impaired is the WAN condition the bed was built under, already set;
+	// nil on the LAN.
+	Impaired() Impaired
+}
+
+// Impaired is a bed's WAN condition: every client's path crosses the same
+// emulated WAN to the server. Its clear is on the bed's teardown.
+type Impaired interface {
+	// Probe measures the condition from every client, once their paths
+	// are up and before the load.
+	Probe(ctx context.Context, clients []string)
+	// Verify reads the impairment after the load and returns the
+	// condition as measured, judged against what the row's clients
+	// received together (a rate cap).
+	Verify(ctx context.Context, row results.ClientsRow) *results.ClientsWAN
 }
 
 // UpBed builds an N-client testbed of shape s up to its server fixtures.

@@ -38,6 +38,18 @@ type Plan struct {
 	// Alternate measures count by count, the transports in alternating
 	// order (runOrder): for builds of one transport side by side.
 	Alternate bool
+	// Conditions are the conditions every transport and count is measured
+	// under, in order: "" the LAN, else a WAN condition's name
+	// (Shape.Condition); none is the LAN alone.
+	Conditions []string
+}
+
+// conditions are the plan's conditions, the LAN alone when none is given.
+func (p Plan) conditions() []string {
+	if len(p.Conditions) == 0 {
+		return []string{""}
+	}
+	return p.Conditions
 }
 
 // ParseCounts reads --clients: a comma-separated list of client counts,

@@ -28,9 +28,9 @@ func TestSweepRepeatsInterleaved(t *testing.T) {
 	var calls []string
 	doc := &results.Clients{Counts: plan.Counts}
 	ts := []transport.Transport{named{name: "ssh"}, named{name: "wireguard"}}
-	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int) results.ClientsRow {
+	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int, _ string) results.ClientsRow {
 		calls = append(calls, fmt.Sprintf("%s/%d", tr.Name(), n))
-		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{float64(len(calls))}}
+		return results.ClientsRow{Transport: tr.Name(), N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{float64(len(calls))}}}
 	}, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -65,11 +65,11 @@ func TestSweepRepeatsStopped(t *testing.T) {
 	defer cancel()
 	doc := &results.Clients{Counts: plan.Counts}
 	calls := 0
-	err := sweep(ctx, plan, []transport.Transport{named{name: "ssh"}}, doc, func(tr transport.Transport, n int) results.ClientsRow {
+	err := sweep(ctx, plan, []transport.Transport{named{name: "ssh"}}, doc, func(tr transport.Transport, n int, _ string) results.ClientsRow {
 		if calls++; calls == 3 {
 			cancel()
 		}
-		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{1}}
+		return results.ClientsRow{Transport: tr.Name(), N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{1}}}
 	}, t.Logf)
 	if !errors.Is(err, context.Canceled) || calls != 3 || len(doc.Rows) != 2 || len(doc.Rows[0].Repeats) != 1 || len(doc.Rows[1].Repeats) != 0 {
 		t.Errorf("err %v after %d measurements, rows %+v; want canceled after 3, N=1 repeated once, N=2 not", err, calls, doc.Rows)
@@ -85,9 +85,9 @@ func TestSweepAlternatesBuilds(t *testing.T) {
 	var calls []string
 	doc := &results.Clients{Counts: plan.Counts}
 	ts := []transport.Transport{named{name: "wireguard-go@a"}, named{name: "wireguard-go@b"}}
-	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int) results.ClientsRow {
+	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int, _ string) results.ClientsRow {
 		calls = append(calls, fmt.Sprintf("%s/%d", tr.Name(), n))
-		return results.ClientsRow{Transport: tr.Name(), N: n, PerClientMbps: []float64{float64(len(calls))}}
+		return results.ClientsRow{Transport: tr.Name(), N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{float64(len(calls))}}}
 	}, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +111,41 @@ func TestSweepAlternatesBuilds(t *testing.T) {
 		key := fmt.Sprintf("%s/%d", r.Transport, r.N)
 		if key != order[i] || !slices.Equal(got, rows[key]) {
 			t.Errorf("row %d: %s measured by calls %v; want %s by %v", i, key, got, order[i], rows[order[i]])
+		}
+	}
+}
+
+// Under the LAN and a WAN condition, two runs: each run measures every
+// transport at every count under each condition, transport by transport;
+// the rows are by transport, condition and count, each naming its
+// condition, and each repeat lands on its own condition's row.
+func TestSweepConditions(t *testing.T) {
+	plan := Plan{Counts: []int{1, 2}, OutDir: t.TempDir(), Runs: 2, Conditions: []string{"", "wan"}}
+	var calls []string
+	doc := &results.Clients{Counts: plan.Counts}
+	ts := []transport.Transport{named{name: "ssh"}, named{name: "wireguard"}}
+	err := sweep(context.Background(), plan, ts, doc, func(tr transport.Transport, n int, cond string) results.ClientsRow {
+		calls = append(calls, fmt.Sprintf("%s/%s/%d", tr.Name(), cond, n))
+		return results.ClientsRow{Transport: tr.Name(), N: n, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{float64(len(calls))}}}
+	}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := []string{"ssh//1", "ssh//2", "ssh/wan/1", "ssh/wan/2", "wireguard//1", "wireguard//2", "wireguard/wan/1", "wireguard/wan/2"}
+	if want := slices.Concat(once, once); !slices.Equal(calls, want) {
+		t.Errorf("measured %v, want %v", calls, want)
+	}
+	if len(doc.Rows) != len(once) {
+		t.Fatalf("%d rows, want %d", len(doc.Rows), len(once))
+	}
+	for i, r := range doc.Rows {
+		var got []float64
+		for _, s := range r.Sweeps() {
+			got = append(got, s.PerClientMbps[0])
+		}
+		key := fmt.Sprintf("%s/%s/%d", r.Transport, r.Condition, r.N)
+		if want := []float64{float64(i + 1), float64(i + 9)}; key != once[i] || !slices.Equal(got, want) || r.Repeats[0].Condition != r.Condition {
+			t.Errorf("row %d: %s measured by calls %v (repeat under %q); want %s by %v", i, key, got, r.Repeats[0].Condition, once[i], want)
 		}
 	}
 }

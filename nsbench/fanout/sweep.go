@@ -42,22 +42,23 @@ func Run(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.
 		}
 		run = append(run, t)
 	}
-	return sweep(ctx, plan, run, doc, func(t transport.Transport, n int) results.ClientsRow {
+	return sweep(ctx, plan, run, doc, func(t transport.Transport, n int, cond string) results.ClientsRow {
 		f, _ := transport.FannerOf(t)
-		return measureN(ctx, plan, up, t, f, n, logf)
+		return measureN(ctx, plan, up, t, f, Shape{Clients: n, Condition: cond}, logf)
 	}, logf)
 }
 
-// sweep measures every transport at every count, plan.Runs times over:
-// each run measures all of them once before the next begins, so what
-// drifts over the sweep falls on every count alike; with plan.Alternate,
-// count by count, the transports in alternating order (runOrder). The
-// first run's rows are doc's rows, by transport and then count; a later
-// run's measurement of a transport and N is a repeat of that row.
+// sweep measures every transport at every count under every condition,
+// plan.Runs times over: each run measures all of them once before the
+// next begins, so what drifts over the sweep falls on every count alike;
+// with plan.Alternate, count by count, the transports in alternating
+// order (runOrder). The first run's rows are doc's rows, by transport,
+// condition and then count; a later run's measurement of a transport, N
+// and condition is a repeat of that row.
 func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *results.Clients,
-	measure func(transport.Transport, int) results.ClientsRow, logf func(string, ...any)) error {
+	measure func(t transport.Transport, n int, cond string) results.ClientsRow, logf func(string, ...any)) error {
 	path := filepath.Join(plan.OutDir, results.ClientsFileName)
-	base, runs := len(doc.Rows), max(plan.Runs, 1)
+	base, runs, conds := len(doc.Rows), max(plan.Runs, 1), plan.conditions()
 	for r := range runs {
 		if runs > 1 {
 			logf("run %d of %d of the sweep", r+1, runs)
@@ -66,16 +67,20 @@ func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *result
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			t, n := ts[at.transport], plan.Counts[at.count]
-			row := measure(t, n)
+			t, n, cond := ts[at.transport], plan.Counts[at.count], conds[at.cond]
+			row := measure(t, n, cond)
+			row.Condition = cond
 			if r == 0 {
 				doc.Rows = append(doc.Rows, row)
-				// By transport, then count, whatever the order measured.
+				// By transport, condition, then count, whatever the order measured.
 				slices.SortStableFunc(doc.Rows[base:], func(x, y results.ClientsRow) int {
-					return cmp.Or(cmp.Compare(indexOf(ts, x.Transport), indexOf(ts, y.Transport)), cmp.Compare(x.N, y.N))
+					return cmp.Or(cmp.Compare(indexOf(ts, x.Transport), indexOf(ts, y.Transport)),
+						cmp.Compare(slices.Index(conds, x.Condition), slices.Index(conds, y.Condition)), cmp.Compare(x.N, y.N))
 				})
 			} else {
-				i := slices.IndexFunc(doc.Rows[base:], func(x results.ClientsRow) bool { return x.Transport == t.Name() && x.N == n })
+				i := slices.IndexFunc(doc.Rows[base:], func(x results.ClientsRow) bool {
+					return x.Transport == t.Name() && x.N == n && x.Condition == cond
+				})
 				doc.Rows[base+i].Repeats = append(doc.Rows[base+i].Repeats, row)
 			}
 			if err := results.WriteClients(path, doc); err != nil {
@@ -86,31 +91,38 @@ func sweep(ctx context.Context, plan Plan, ts []transport.Transport, doc *result
 	return results.WriteClients(path, doc)
 }
 
-// cell is a transport (by index) at a count (by index).
-type cell struct{ transport, count int }
+// cell is a transport (by index) at a count (by index) under a condition
+// (by index).
+type cell struct{ transport, count, cond int }
 
-// runOrder is the order run r measures in: every transport at every count,
-// transport by transport; with plan.Alternate count by count, the
+// runOrder is the order run r measures in: every transport at every count
+// under every condition, transport by transport, condition by condition;
+// with plan.Alternate condition by condition and count by count, the
 // transports forward at one count and backward at the next, the first
 // count's direction turning from run to run (A B, B A, A B … then B A, A B
 // …), so that two builds measured side by side meet the host's drift alike.
 func runOrder(plan Plan, transports, r int) []cell {
 	var out []cell
+	conds := len(plan.conditions())
 	if !plan.Alternate {
 		for i := range transports {
-			for j := range plan.Counts {
-				out = append(out, cell{i, j})
+			for c := range conds {
+				for j := range plan.Counts {
+					out = append(out, cell{i, j, c})
+				}
 			}
 		}
 		return out
 	}
-	for j := range plan.Counts {
-		for k := range transports {
-			i := k
-			if (j+r)%2 == 1 {
-				i = transports - 1 - k
+	for c := range conds {
+		for j := range plan.Counts {
+			for k := range transports {
+				i := k
+				if (c*len(plan.Counts)+j+r)%2 == 1 {
+					i = transports - 1 - k
+				}
+				out = append(out, cell{i, j, c})
 			}
-			out = append(out, cell{i, j})
 		}
 	}
 	return out
@@ -124,12 +136,14 @@ func indexOf(ts []transport.Transport, name string) int {
 // measureN builds the N-client testbed (up), its iperf3 servers and t's
 // paths, loads every client at once, reads the server's cost, tears down
 // and checks that nothing is left.
-func measureN(ctx context.Context, plan Plan, up UpBed, t transport.Transport, f transport.Fanner, n int, logf func(string, ...any)) (row results.ClientsRow) {
-	row = results.ClientsRow{Transport: t.Name(), Label: t.Label(), N: n}
+func measureN(ctx context.Context, plan Plan, up UpBed, t transport.Transport, f transport.Fanner, s Shape, logf func(string, ...any)) (row results.ClientsRow) {
+	n := s.Clients
+	row = results.ClientsRow{Transport: t.Name(), Label: t.Label(), N: n, Condition: s.Condition}
 	timing := &results.ClientsTiming{}
 	t0 := time.Now()
 	rn, ok := t.(transport.RoleNeeder)
-	b, err := up(ctx, Shape{Clients: n, Relay: ok && slices.Contains(rn.NeedsRoles(), topology.Relay)})
+	s.Relay = ok && slices.Contains(rn.NeedsRoles(), topology.Relay)
+	b, err := up(ctx, s)
 	if err != nil {
 		row.Error = err.Error()
 		return row
@@ -171,6 +185,10 @@ func measureN(ctx context.Context, plan Plan, up UpBed, t transport.Transport, f
 	timing.PathsSec, timing.SetupSec = time.Since(tp).Seconds(), time.Since(t0).Seconds()
 	logf("%s, %d clients: set up in %.1f s (paths %.1f s)", t.Label(), n, timing.SetupSec, timing.PathsSec)
 
+	imp := b.Impaired()
+	if imp != nil {
+		imp.Probe(ctx, ClientRoles(n))
+	}
 	server, relay := tview.Roles[topology.Server], tview.Roles[topology.Relay]
 	cpu0, cerr := role.OwnCPUUsec(ctx, server)
 	var rcpu0 uint64
@@ -191,6 +209,9 @@ func measureN(ctx context.Context, plan Plan, up UpBed, t transport.Transport, f
 	if fan.InKernel == "" && cerr == nil && cerr1 == nil {
 		row.Server = &results.RoleCost{What: fan.Server, CPUSec: float64(cpu1-cpu0) / 1e6}
 		row.Server.PeakKB, row.Server.PeakFrom = peakMemory(ctx, server)
+	}
+	if imp != nil {
+		row.WAN = imp.Verify(ctx, row)
 	}
 	return row
 }

@@ -54,9 +54,10 @@ func ClientsMarkdown(c *results.Clients) []byte {
 			fmt.Fprintf(&b, "\n**%d of the later runs' measurements failed, missed a client or left residue:** see `repeats`.\n", n)
 		}
 	}
+	b.WriteString(clientsConditions(c))
 	for _, tr := range clientsTransports(c.Rows) {
 		rows := clientsRowsOf(c.Rows, tr)
-		fmt.Fprintf(&b, "\n## %s\n\n", mdText(rows[0].Label))
+		fmt.Fprintf(&b, "\n## %s\n\n", mdText(clientsLineLabel(c, rows[0])))
 		b.WriteString(tableRow("Clients", "Aggregate Mbit/s", "Per client Mbit/s min / median / max", "Fairness",
 			"Server CPU-s", "Server peak MiB", "Relay CPU-s", "Relay peak MiB", "Setup s", "Teardown s") + "\n")
 		b.WriteString(separatorRow(10) + "\n")
@@ -65,6 +66,7 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 		b.WriteString(clientsNotes(rows))
 	}
+	b.WriteString(clientsVerification(c))
 	b.WriteString(clientsBuilds(c))
 	if len(c.Rows) > 0 {
 		fmt.Fprintf(&b, "\n![Throughput, fairness and the server's peak memory against the number of clients](%s)\n", ClientsChartFile)
@@ -104,7 +106,11 @@ func clientsBuilds(c *results.Clients) string {
 	b.WriteString(tableRow("Transport", "A", "B", "Clients", "Pairs", "B/A", "Interval", "Smallest detectable", "Verdict") + "\n")
 	b.WriteString(separatorRow(9) + "\n")
 	for _, v := range c.Verdicts {
-		b.WriteString(tableRow(v.Transport, v.A, v.B, strconv.Itoa(v.N), pairsText(v.Verdict), changeText(v.Verdict),
+		n := strconv.Itoa(v.N)
+		if v.Condition != "" && v.Condition != results.LAN {
+			n += ", " + mdText(clientsConditionLabel(c, v.Condition))
+		}
+		b.WriteString(tableRow(v.Transport, v.A, v.B, n, pairsText(v.Verdict), changeText(v.Verdict),
 			changeInterval(v.Verdict), changeMDE(v.Verdict), v.Verdict.Verdict) + "\n")
 	}
 	return b.String()
@@ -132,26 +138,147 @@ func clientsCounts(ns []int) string {
 	return "Clients: " + strings.Join(words, ", ")
 }
 
-// clientsTransports are the rows' transports in their first appearance's
-// order.
+// clientsTransports are the rows' lines in their first appearance's
+// order: each transport, under each condition (clientsLine).
 func clientsTransports(rows []results.ClientsRow) []string {
 	var out []string
 	for _, r := range rows {
-		if !slices.Contains(out, r.Transport) {
-			out = append(out, r.Transport)
+		if !slices.Contains(out, clientsLine(r)) {
+			out = append(out, clientsLine(r))
 		}
 	}
 	return out
 }
 
-func clientsRowsOf(rows []results.ClientsRow, tr string) []results.ClientsRow {
+// clientsLine is the table and chart line r belongs to: its transport, and
+// its condition when it was measured under a WAN condition.
+func clientsLine(r results.ClientsRow) string {
+	if r.Condition == "" {
+		return r.Transport
+	}
+	return r.Transport + " / " + r.Condition
+}
+
+func clientsRowsOf(rows []results.ClientsRow, line string) []results.ClientsRow {
 	var out []results.ClientsRow
 	for _, r := range rows {
-		if r.Transport == tr {
+		if clientsLine(r) == line {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// clientsLineLabel is the label of r's line: the transport's, with its
+// condition's under a WAN condition, and "on the LAN" beside those.
+func clientsLineLabel(c *results.Clients, r results.ClientsRow) string {
+	switch {
+	case r.Condition != "":
+		return r.Label + ", " + clientsConditionLabel(c, r.Condition)
+	case len(c.Conditions) > 0:
+		return r.Label + ", LAN"
+	}
+	return r.Label
+}
+
+// clientsConditionLabel is the label of the condition named name.
+func clientsConditionLabel(c *results.Clients, name string) string {
+	for _, cond := range c.Conditions {
+		if cond.Name == name {
+			return cond.Label
+		}
+	}
+	return name
+}
+
+// clientsConditions says how a sweep's WAN conditions were made, and the
+// fallbacks; "" for a sweep on the LAN alone.
+func clientsConditions(c *results.Clients) string {
+	if len(c.Conditions) == 0 {
+		return ""
+	}
+	var labels []string
+	for _, cond := range c.Conditions {
+		labels = append(labels, cond.Label)
+	}
+	var b strings.Builder
+	where := "on the LAN and under"
+	if !slices.ContainsFunc(c.Rows, func(r results.ClientsRow) bool { return r.Condition == "" }) {
+		where = "under"
+	}
+	fmt.Fprintf(&b, "\nEvery transport and count was measured %s %s, each on a testbed of its own with the condition set before the clients' paths came up; "+
+		"the condition as measured from the clients is in the Verification section.\n", where, mdText(strings.Join(labels, ", ")))
+	if c.Env.Impairment != "" {
+		fmt.Fprintf(&b, "\nImpairment: %s.\n", mdText(c.Env.Impairment))
+	}
+	for _, f := range c.Env.Fallbacks {
+		fmt.Fprintf(&b, "\nFallback: %s.\n", mdText(f))
+	}
+	return b.String()
+}
+
+// clientsVerification is, per row measured under a WAN condition, the
+// condition configured against the one measured: the first client's RTT
+// and loss probes (a run's), every client's RTT, and the verdict; "" for
+// a sweep on the LAN alone.
+func clientsVerification(c *results.Clients) string {
+	var b strings.Builder
+	for _, r := range c.Rows {
+		if r.WAN == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n## Verification\n\nEach WAN row's condition as measured once the clients' paths were up, before their load: the RTT (median of TCP handshakes) from the first client and the loss end to end (its loss probe, both directions, with its interval), as a run's WAN cells; the RTT from every client to the server; the impairment's own loss over the row.\n\n")
+			b.WriteString(tableRow("Transport", "Condition", "Clients", "RTT ms (configured)", "Clients' RTT ms min / max", "Loss % (interval)", "Configured loss %", "Impairment's loss %", "Verified") + "\n")
+			b.WriteString(separatorRow(9) + "\n")
+		}
+		v := r.WAN.Verification
+		rtt := dash
+		if v.MeasuredRTTMs != nil {
+			rtt = num(*v.MeasuredRTTMs, 2)
+		}
+		rtt += " (" + num(v.ConfiguredRTTMs, 0) + ")"
+		loss := dash
+		if v.MeasuredLossPct != nil {
+			loss = num(*v.MeasuredLossPct, 3)
+			if v.LossLowPct != nil && v.LossHighPct != nil {
+				loss += " (" + num(*v.LossLowPct, 3) + "–" + num(*v.LossHighPct, 3) + ")"
+			}
+		}
+		counted := dash
+		if v.CounterLossPct != nil {
+			counted = num(*v.CounterLossPct, 3)
+		}
+		verdict := "ok"
+		if !v.OK {
+			verdict = "**NOT VERIFIED**"
+		}
+		if v.Note != "" {
+			verdict += ": " + mdText(v.Note)
+		}
+		b.WriteString(tableRow(mdText(r.Label), mdText(clientsConditionLabel(c, r.Condition)), strconv.Itoa(r.N), rtt,
+			clientRTTSpread(r.WAN.ClientRTTMs), loss, num(v.ConfiguredLossPct, 3), counted, verdict) + "\n")
+	}
+	return b.String()
+}
+
+// clientRTTSpread is the least and the greatest of the clients' RTTs,
+// with how many of them were measured when not all.
+func clientRTTSpread(rtts []*float64) string {
+	var got []float64
+	for _, x := range rtts {
+		if x != nil {
+			got = append(got, *x)
+		}
+	}
+	if len(got) == 0 {
+		return dash
+	}
+	s := num(slices.Min(got), 2) + " / " + num(slices.Max(got), 2)
+	if len(got) < len(rtts) {
+		s += fmt.Sprintf(" (%d of %d clients)", len(got), len(rtts))
+	}
+	return s
 }
 
 // clientsRow renders one N. A row that measured fewer clients than N says

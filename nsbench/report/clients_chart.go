@@ -87,7 +87,7 @@ func clientsChart(c *results.Clients, theme Theme, idPrefix string) []byte {
 	}
 	for i, tr := range v.order {
 		rows := clientsRowsOf(c.Rows, tr)
-		cv.LegendEntry(chartMargin+float64(i%2)*(chartWidth/2), height-34+float64(i/2)*16, cv.transportColor(tr), cv.transportDash(tr), rows[len(rows)-1].Label)
+		cv.LegendEntry(chartMargin+float64(i%2)*(chartWidth/2), height-34+float64(i/2)*16, cv.transportColor(tr), cv.transportDash(tr), clientsLineLabel(c, rows[len(rows)-1]))
 	}
 	cv.Printf("</svg>\n")
 	return cv.Bytes()

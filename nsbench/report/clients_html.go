@@ -55,7 +55,7 @@ func ClientsHTML(c *results.Clients) []byte {
 
 // clientsWarnings is what qualifies the sweep's numbers: an incomplete
 // sweep, skipped transports, rows that measured nothing, clients not
-// measured and teardown residue.
+// measured, teardown residue and WAN rows off their condition.
 func clientsWarnings(c *results.Clients) []pageWarning {
 	var ws []pageWarning
 	if !c.Complete {
@@ -68,8 +68,11 @@ func clientsWarnings(c *results.Clients) []pageWarning {
 	if n := len(c.Skipped); n > 0 {
 		ws = append(ws, pageWarning{Text: plural(n, "transport", "transports") + " skipped."})
 	}
-	failed, missing, loaded, residue := 0, 0, 0, 0
+	failed, missing, loaded, residue, unverified := 0, 0, 0, 0, 0
 	for _, r := range c.Rows {
+		if r.WAN != nil && !r.WAN.Verification.OK {
+			unverified++
+		}
 		if r.Error != "" {
 			failed++
 			continue
@@ -88,6 +91,9 @@ func clientsWarnings(c *results.Clients) []pageWarning {
 	}
 	if residue > 0 {
 		ws = append(ws, pageWarning{Text: plural(residue, "teardown", "teardowns") + " left something behind."})
+	}
+	if unverified > 0 {
+		ws = append(ws, pageWarning{Text: plural(unverified, "WAN row", "WAN rows") + " failed verification: what was measured is off the configured condition (see Verification)."})
 	}
 	return ws
 }

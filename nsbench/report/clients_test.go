@@ -17,21 +17,20 @@ func TestClientsMarkdown(t *testing.T) {
 	c := &results.Clients{
 		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
 		Rows: []results.ClientsRow{
-			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900},
+			{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}},
 				Timing:      &results.ClientsTiming{SetupSec: 1.04, PathsSec: 0.5, TeardownSec: 0.31},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 9.96, PeakKB: kb(8192), PeakFrom: "VmHWM sum"}}},
-			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 450}},
 				Timing:      &results.ClientsTiming{SetupSec: 1.5, TeardownSec: 0.4},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 10, PeakKB: kb(9216), PeakFrom: "VmHWM sum"}}},
-			{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{1000, 0, 0},
-				Failed:      []string{"client4: iperf3: context deadline exceeded"},
+			{Transport: "ssh", Label: "Pure SSH", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{1000, 0, 0}, Failed: []string{"client4: iperf3: context deadline exceeded"}},
 				Timing:      &results.ClientsTiming{SetupSec: 2.5, TeardownSec: 0.5},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "sshd and its sessions", CPUSec: 11, PeakKB: kb(11264), PeakFrom: "VmHWM sum"}}},
 			{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "wireguard-go: handshake: timeout"},
-			{Transport: "tw", Label: "tw", N: 1, PerClientMbps: []float64{180},
+			{Transport: "tw", Label: "tw", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{180}},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "tw server start", CPUSec: 0.8, PeakKB: kb(39000), PeakFrom: "VmHWM sum"},
 					Relay: &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.3, PeakKB: kb(120 * 1024), PeakFrom: "VmHWM sum"}}},
-			{Transport: "tw", Label: "tw", N: 3, PerClientMbps: []float64{100, 100, 100},
+			{Transport: "tw", Label: "tw", N: 3, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100}},
 				ClientsCost: results.ClientsCost{Server: &results.RoleCost{What: "tw server start", CPUSec: 0.9, PeakKB: kb(40000), PeakFrom: "VmHWM sum"},
 					Relay: &results.RoleCost{What: "Caddy, Xray and sshd", CPUSec: 2.5, PeakKB: kb(130 * 1024), PeakFrom: "VmHWM sum"}}},
 		},
@@ -69,13 +68,13 @@ func TestClientsMarkdown(t *testing.T) {
 // same bytes.
 func TestClientsChart(t *testing.T) {
 	c := &results.Clients{Counts: []int{1, 2, 4}, Rows: []results.ClientsRow{
-		{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}},
-		{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 450}},
-		{Transport: "ssh", Label: "Pure SSH", N: 4, PerClientMbps: []float64{400, 0, 0, 0}},
+		{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}},
+		{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 450}}},
+		{Transport: "ssh", Label: "Pure SSH", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{400, 0, 0, 0}}},
 		{Transport: "wireguard-go", Label: "WireGuard", N: 1, Error: "boom"},
-		{Transport: "wireguard-go", Label: "WireGuard", N: 2, PerClientMbps: []float64{100, 300}},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 300}}},
 		// One of four stalled: neither its aggregate nor its fairness is a point.
-		{Transport: "wireguard-go", Label: "WireGuard", N: 4, PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}},
+		{Transport: "wireguard-go", Label: "WireGuard", N: 4, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{100, 100, 100}, Failed: []string{"client4: stalled"}}},
 	}}
 	svg := string(ClientsChart(c, Light))
 	// ssh: throughput and fairness; wireguard-go: the same; no memory.
@@ -102,9 +101,9 @@ func TestClientsMarkdownCommonWindow(t *testing.T) {
 	c := &results.Clients{
 		Counts: []int{1, 2, 4}, DurationSec: 10, Complete: true,
 		Rows: []results.ClientsRow{
-			{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}, OverlapSec: sec(9.93)},
-			{Transport: "ssh", Label: "Pure SSH", N: 2, PerClientMbps: []float64{450, 440}, OverlapSec: sec(9.5)},
-			{Transport: "ssh", Label: "Pure SSH", N: 4, OverlapSec: sec(2.97),
+			{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}, OverlapSec: sec(9.93)}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 440}, OverlapSec: sec(9.5)}},
+			{Transport: "ssh", Label: "Pure SSH", N: 4, ClientsWindow: results.ClientsWindow{OverlapSec: sec(2.97)},
 				Error: "the clients' streams overlapped only 2.97 s of their 10 s, less than half: no concurrent aggregate"},
 		},
 	}
@@ -132,17 +131,17 @@ func TestClientsMarkdownCommonWindow(t *testing.T) {
 // how many of the later runs' measurements had trouble; one run says
 // nothing of runs.
 func TestClientsMarkdownRuns(t *testing.T) {
-	c := &results.Clients{Counts: []int{1}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, PerClientMbps: []float64{900}}}}
+	c := &results.Clients{Counts: []int{1}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}}}}
 	if md := string(ClientsMarkdown(c)); strings.Contains(md, "times") {
 		t.Errorf("one run speaks of runs:\n%s", md)
 	}
 	c.Env.Runs = 3
-	c.Rows[0].Repeats = []results.ClientsRow{{Transport: "ssh", N: 1, PerClientMbps: []float64{890}}, {Transport: "ssh", N: 1, PerClientMbps: []float64{910}}}
+	c.Rows[0].Repeats = []results.ClientsRow{{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{890}}}, {Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{910}}}}
 	md := string(ClientsMarkdown(c))
 	if !strings.Contains(md, "The sweep ran 3 times, every count of every transport once a run; the table and chart show the first run") || strings.Contains(md, "later runs' measurements") {
 		t.Errorf("three runs not said, or troubles where none were:\n%s", md)
 	}
-	c.Rows[0].Repeats[1] = results.ClientsRow{Transport: "ssh", N: 1, Failed: []string{"client: stalled"}}
+	c.Rows[0].Repeats[1] = results.ClientsRow{Transport: "ssh", N: 1, ClientsWindow: results.ClientsWindow{Failed: []string{"client: stalled"}}}
 	if md := string(ClientsMarkdown(c)); !strings.Contains(md, "**1 of the later runs' measurements failed, missed a client or left residue:** see `repeats`.") {
 		t.Errorf("a later run's failure not said:\n%s", md)
 	}
@@ -153,8 +152,8 @@ func TestClientsMarkdownRuns(t *testing.T) {
 // no such section.
 func TestClientsMarkdownBuilds(t *testing.T) {
 	c := &results.Clients{Counts: []int{1}, DurationSec: 2, Complete: true, Rows: []results.ClientsRow{
-		{Transport: "ssh@a", Label: "Pure SSH @a", N: 1, PerClientMbps: []float64{900}},
-		{Transport: "ssh@b", Label: "Pure SSH @b", N: 1, PerClientMbps: []float64{880}},
+		{Transport: "ssh@a", Label: "Pure SSH @a", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}},
+		{Transport: "ssh@b", Label: "Pure SSH @b", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{880}}},
 	}}
 	if md := string(ClientsMarkdown(c)); strings.Contains(md, "## Builds") {
 		t.Errorf("a sweep without builds has a builds section:\n%s", md)
@@ -183,5 +182,57 @@ func TestClientsMarkdownBuilds(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// A sweep on the LAN and under a WAN condition: a table per condition,
+// the impairment and its fallback stated, the Verification section with
+// every WAN row (a row off its condition marked and warned of), the chart
+// a line per transport and condition. A sweep without one shows none of
+// it (the tests above).
+func TestClientsMarkdownWAN(t *testing.T) {
+	ms := func(x float64) *float64 { return &x }
+	ok := results.Verification{Transport: "ssh", Condition: "wan", ConfiguredRTTMs: 20, MeasuredRTTMs: ms(20.1),
+		MeasuredLossPct: ms(0), LossLowPct: ms(0), LossHighPct: ms(0.028), CounterLossPct: ms(0), OK: true}
+	off := ok
+	off.MeasuredRTTMs, off.OK, off.Note = ms(31), false, "RTT off by +11.00 ms"
+	c := &results.Clients{Counts: []int{1, 2}, DurationSec: 2, Complete: true,
+		Conditions: []results.Condition{{Name: "wan", Label: "WAN (20 ms RTT, no loss)"}},
+		Env:        results.Env{Impairment: "userspace impairment: the forwarder", Fallbacks: []string{"wan: the userspace impairment instead of netem"}},
+		Rows: []results.ClientsRow{
+			{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{450, 450}}},
+			{Transport: "ssh", Label: "Pure SSH", N: 1, Condition: "wan", ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{300}},
+				WAN: &results.ClientsWAN{ClientRTTMs: []*float64{ms(20.1)}, Verification: ok}},
+			{Transport: "ssh", Label: "Pure SSH", N: 2, Condition: "wan", ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{200, 250}},
+				WAN: &results.ClientsWAN{ClientRTTMs: []*float64{ms(31), nil}, Verification: off}},
+		}}
+	md := string(ClientsMarkdown(c))
+	for _, want := range []string{
+		"measured on the LAN and under WAN (20 ms RTT, no loss)",
+		"Impairment: userspace impairment: the forwarder.",
+		"Fallback: wan: the userspace impairment instead of netem.",
+		"## Pure SSH, LAN\n\n| Clients |",
+		"| 2 | 900 | 450 / 450 / 450 |",
+		"## Pure SSH, WAN (20 ms RTT, no loss)\n\n| Clients |",
+		"| 2 | 450 | 200 / 225 / 250 |",
+		"## Verification",
+		"| Pure SSH | WAN (20 ms RTT, no loss) | 1 | 20.10 (20) | 20.10 / 20.10 | 0.000 (0.000–0.028) | 0.000 | 0.000 | ok |",
+		"| Pure SSH | WAN (20 ms RTT, no loss) | 2 | 31.00 (20) | 31.00 / 31.00 (1 of 2 clients) | 0.000 (0.000–0.028) | 0.000 | 0.000 | **NOT VERIFIED**: RTT off by +11.00 ms |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	svg := string(ClientsChart(c, Light))
+	if !strings.Contains(svg, ">Pure SSH, LAN<") || !strings.Contains(svg, ">Pure SSH, WAN (20 ms RTT, no loss)<") {
+		t.Errorf("chart legend lacks a line per condition:\n%s", svg)
+	}
+	var warned bool
+	for _, w := range clientsWarnings(c) {
+		warned = warned || strings.HasPrefix(w.Text, "1 WAN row failed verification")
+	}
+	if !warned {
+		t.Errorf("warnings %+v, want the WAN row off its condition", clientsWarnings(c))
 	}
 }

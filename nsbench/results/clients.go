@@ -25,6 +25,9 @@ type Clients struct {
 	Skipped       []Skipped    `json:"skipped,omitempty"`
 	Complete      bool         `json:"complete,omitempty"`
 	Incomplete    string       `json:"incomplete,omitempty"`
+	// Conditions are the WAN conditions the sweep measured under besides
+	// the LAN (rows name theirs); absent: the LAN alone.
+	Conditions []Condition `json:"conditions,omitempty"`
 	ClientsBuilds
 }
 
@@ -46,28 +49,54 @@ type ClientsVerdict struct {
 	Verdict
 }
 
-// ClientsRow is one transport at one N. A client whose stream failed is
-// absent from PerClientMbps and named in Failed: it costs its share, not
-// the row. Error, when set, is why nothing of the row was measured. The
-// row is the sweep's first run; Repeats are its later runs, in order.
+// ClientsRow is one transport at one N under one condition. Error, when
+// set, is why nothing of the row was measured. The row is the sweep's
+// first run; Repeats are its later runs, in order.
 type ClientsRow struct {
-	Transport     string         `json:"transport"`
-	Label         string         `json:"label"`
-	N             int            `json:"n"`
-	PerClientMbps []float64      `json:"per_client_mbps"`  // each measured client's received rate over OverlapSec, in client order
-	Failed        []string       `json:"failed,omitempty"` // "client3: iperf3: …"
-	Timing        *ClientsTiming `json:"timing,omitempty"`
+	Transport string `json:"transport"`
+	Label     string `json:"label"`
+	N         int    `json:"n"`
+	// Condition is the WAN condition the row was measured under (a --wan
+	// profile's name, "wan", "wan1" …); empty on the LAN.
+	Condition string `json:"condition,omitempty"`
+	ClientsWindow
+	Timing *ClientsTiming `json:"timing,omitempty"`
 	ClientsCost
 	Error string `json:"error,omitempty"`
+	// WAN is the condition as measured from the row's clients; nil on the
+	// LAN.
+	WAN *ClientsWAN `json:"wan,omitempty"`
+	// Repeats are this transport and N measured again in the sweep's
+	// later runs (Env.Runs), each a row of its own without repeats;
+	// absent when the sweep ran once.
+	Repeats []ClientsRow `json:"repeats,omitempty"`
+}
+
+// ClientsWindow is the clients' rates read over the window in which all of
+// them were sending. A client whose stream failed is absent from
+// PerClientMbps and named in Failed: it costs its share, not the row.
+type ClientsWindow struct {
+	PerClientMbps []float64 `json:"per_client_mbps"`  // each measured client's received rate over OverlapSec, in client order
+	Failed        []string  `json:"failed,omitempty"` // "client3: iperf3: …"
 	// OverlapSec is how long every measured client was surely sending at
 	// once, on the harness's clock; each client's rate is over its whole
 	// iperf3 intervals inside it. Absent in a document that read each
 	// client over its own window.
 	OverlapSec *float64 `json:"overlap_sec,omitempty"`
-	// Repeats are this transport and N measured again in the sweep's
-	// later runs (Env.Runs), each a row of its own without repeats;
-	// absent when the sweep ran once.
-	Repeats []ClientsRow `json:"repeats,omitempty"`
+}
+
+// ClientsWAN is a row's WAN condition as measured, once the clients'
+// paths were up and before the load: the RTT from every client's
+// namespace to the server, and the run's verification of the condition
+// (the RTT probe and the loss probe from the first client, the
+// impairment's counters over the row, a rate cap against the row's
+// aggregate).
+type ClientsWAN struct {
+	// ClientRTTMs is each client's median RTT to the server (TCP
+	// handshakes from its namespace), in client order; null where no
+	// probe completed.
+	ClientRTTMs  []*float64   `json:"client_rtt_ms"`
+	Verification Verification `json:"verification"`
 }
 
 // Sweeps are the row's runs: the row itself, then its repeats.

@@ -14,7 +14,7 @@ func TestReadTellsClientsApart(t *testing.T) {
 	dir := t.TempDir()
 	sweep := filepath.Join(dir, ClientsFileName)
 	if err := WriteClients(sweep, &Clients{SchemaVersion: SchemaVersion, Counts: []int{1, 2},
-		Rows: []ClientsRow{{Transport: "ssh", N: 1, PerClientMbps: []float64{900}}}}); err != nil {
+		Rows: []ClientsRow{{Transport: "ssh", N: 1, ClientsWindow: ClientsWindow{PerClientMbps: []float64{900}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, FileName)
