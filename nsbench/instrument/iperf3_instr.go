@@ -78,6 +78,9 @@ func (i IPerf3Instr) Measure(ctx context.Context, job *Job) (Measurement, error)
 	if r.ReceivedBytes <= 0 || n.SentBytes == 0 {
 		return Measurement{}, nothing("iperf3 -n %d: the client received %d bytes, the tunnel's device sent %d", i.Bytes, r.ReceivedBytes, n.SentBytes)
 	}
+	if n.Path == 0 {
+		return Measurement{}, fmt.Errorf("valgrind counted %d instructions but named none of the packet path's functions (a daemon without a symbol table?)", n.Total)
+	}
 	m := goodput(r, res)
 	m.Value, m.Unit = float64(n.Path)/float64(n.SentBytes), "instr/B"
 	m.Extra[results.DaemonInstrPerByte] = float64(n.Total) / float64(n.SentBytes)

@@ -310,7 +310,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 			p.Fallbacks = append(p.Fallbacks, "wireguard-go's daemon is the copy built into twnsbench ("+daemon.Fallback+
 				"): its peak RSS also holds twnsbench's own binary, about 6.5 MiB more than upstream's program when idle")
 		}
-		switch why := countable(tb); {
+		switch why := w.uncounted(tb); {
 		case w.counted(tb, c):
 			p.Target.Instructions = newDaemonCounter(tb.Roles[topology.Server], tun.Server.Proc, callgrindOut(tb), tun.Server.Name, wireguardGoPath)
 			p.Facts = append(p.Facts, results.Fact{Key: "instructions counted", Label: "Instructions counted", Value: "the server's wireguard-go under valgrind's callgrind (" + strings.Join(callgrind.GoEnv, " ") + ")"})
@@ -372,7 +372,21 @@ func (w *WireGuard) end(tb *Testbed, c wg.Choice, role string, addr netip.Prefix
 // instructions counted (Testbed.CountInstructions): it sends what the
 // client's iperf3 -R receives.
 func (w *WireGuard) counted(tb *Testbed, c wg.Choice) bool {
-	return tb.CountInstructions && c.Impl == wg.ImplUserspace && countable(tb) == ""
+	return tb.CountInstructions && c.Impl == wg.ImplUserspace && w.uncounted(tb) == ""
+}
+
+// uncounted says why the server's daemon cannot be counted, "" when it
+// can. Valgrind reads no function names from twnsbench's own binary (Go
+// 1.26, valgrind 3.19: every Go function an address), so the copy built
+// in cannot tell its packet path apart; upstream's program can.
+func (w *WireGuard) uncounted(tb *Testbed) string {
+	if why := countable(tb); why != "" {
+		return why
+	}
+	if d := w.daemon(tb, topology.Server); !d.Upstream {
+		return "instructions not counted: wireguard-go's daemon is the copy built into twnsbench, whose functions valgrind cannot name (`make build` builds upstream's program, or --wireguard-go names one)"
+	}
+	return ""
 }
 
 // callgrindOut is where the counted daemon's dumps go.
