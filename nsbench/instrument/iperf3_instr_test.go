@@ -36,7 +36,7 @@ func TestIPerf3InstrMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"iperf3", "-c", "10.77.0.4", "-p", "5201", "-R", "-n", "10485760", "-b", "20000000", "-J"}
+	want := []string{"iperf3", "-c", "10.77.0.4", "-p", "5201", "-R", "-n", "10485760", "-b", "20000000", "--fq-rate", "20000000", "-J"}
 	if !reflect.DeepEqual(*argv, want) {
 		t.Errorf("argv = %q\nwant   %q", *argv, want)
 	}
