@@ -14,7 +14,7 @@ const module = "github.com/twnsbench/twnsbench/"
 // one of its own level or above. (Test files and internal/nstest
 // may import anything.)
 var importLevels = [][]string{
-	{"nsbench/stats", "nsbench/ns", "nsbench/pki", "nsbench/textsafe", "nsbench/safedir"},
+	{"nsbench/stats", "nsbench/ns", "nsbench/pki", "nsbench/textsafe", "nsbench/safedir", "nsbench/callgrind"},
 	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account", "nsbench/report/textfmt", "nsbench/report/svg"},
 	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm", "nsbench/recovery", "nsbench/profile"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/report/ci", "nsbench/compare"},

@@ -114,6 +114,9 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.tb.up(ctx, r.rec); err != nil {
 		return err
 	}
+	// Valgrind slows a counted daemon tens of times: only a run that
+	// counts instructions asks the transports for it.
+	r.tb.view.CountInstructions = instrument.NeedsInstructions(r.deps.Instruments)
 	wan, err := setUpWAN(ctx, r.plan, r.tb, r.rec)
 	if err != nil {
 		return fmt.Errorf("WAN impairment: %w", err)

@@ -107,6 +107,55 @@ func BenchmarkBuildsCost(b *testing.B) {
 	}
 }
 
+// BenchmarkBuildsInstr is the counted-instructions cell's verdict
+// (iperf3-instr: the server's wireguard-go under valgrind): wireguard-go
+// as A and, as B, $TWNSBENCH_COSTLY_WG (A then $TWNSBENCH_PLAIN_WG when
+// set), or the same program again (A/A) when it is unset; up to 20 rounds.
+// It reports the cell's smallest detectable change and B/A (%), and fails
+// when an A/A calls it slower or faster, or a costly B is not called
+// slower. Not part of make test (about 6 minutes; needs valgrind):
+//
+//	sudo TWNSBENCH_COSTLY_WG=/path/wireguard-go-spin go test -run '^$' -bench BuildsInstr -benchtime 1x ./cmd/twnsbench
+func BenchmarkBuildsInstr(b *testing.B) {
+	nstest.RequireRoot(b)
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		b.Skipf("no valgrind: %v", err)
+	}
+	a, costly := os.Getenv("TWNSBENCH_PLAIN_WG"), os.Getenv("TWNSBENCH_COSTLY_WG")
+	if a == "" {
+		a = buildWireGuardGo(b)
+	}
+	bin := costly
+	if bin == "" {
+		bin = a
+	}
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		doc, code, _, stderr := runTwoBuilds(b, b.TempDir(), [2]string{"a", "b"}, [2]string{a, bin},
+			"--instruments", instrument.InstrName, "--fail-on", instrument.InstrName, "--warmup", "1s", "--max-rounds", "20")
+		if doc.Verdicts == nil {
+			b.Fatalf("exit %d, no verdicts\n%s", code, stderr)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/verdict")
+		for _, c := range doc.Verdicts.Cells {
+			name := strings.ReplaceAll(c.Metric, "_", "-")
+			if c.Estimate.MDE != nil {
+				b.ReportMetric(100**c.Estimate.MDE, "mde-%-"+name)
+			}
+			if c.Estimate.Ratio != nil {
+				b.ReportMetric(100**c.Estimate.Ratio, "B/A-%-"+name)
+			}
+			b.Logf("%s/%s: %s over %d pairs (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, c.Reason)
+			switch {
+			case costly == "" && (c.Verdict == "slower" || c.Verdict == "faster"):
+				b.Errorf("A/A: %s/%s is %s", c.Instrument, c.Metric, c.Verdict)
+			case costly != "" && c.Metric == "value" && c.Verdict != "slower":
+				b.Errorf("a costlier B: %s/%s is %s, not slower", c.Instrument, c.Metric, c.Verdict)
+			}
+		}
+	}
+}
+
 // BenchmarkBuildsAAHog is an A/A of one wireguard-go beside a CPU hog
 // that comes and goes out of step with the rounds: two busy processes
 // (one per core of this kind of host), on 5 s, off 4 s, while a round of

@@ -119,6 +119,20 @@ type Needs struct {
 	// lead warms the path, and a fault the path does not come back from
 	// would cost the first timed sample.
 	Fault bool
+	// Instructions asks for the tunnel's daemon counted under valgrind
+	// (transport.Target.Instructions): a path without it cannot be
+	// measured.
+	Instructions bool
+}
+
+// errNotCounted is a path whose tunnel has no daemon counted under
+// valgrind.
+var errNotCounted = errors.New("not applicable: the tunnel has no user-space daemon counted under valgrind (wireguard-go on one host with valgrind installed)")
+
+// NeedsInstructions reports whether any of ins counts a tunnel daemon's
+// instructions, which the transports then run under valgrind.
+func NeedsInstructions(ins []Instrument) bool {
+	return slices.ContainsFunc(ins, func(in Instrument) bool { return in.Needs().Instructions })
 }
 
 // Applicable returns nil, or why in cannot measure through path (the
@@ -131,6 +145,9 @@ func Applicable(in Instrument, path *transport.Path) error {
 	target := path.Target
 	if missing := n.Carries &^ target.Carries; missing != 0 {
 		return fmt.Errorf("not applicable: the path carries %s, not %s", target.Carries, missing)
+	}
+	if n.Instructions && target.Instructions == nil {
+		return errNotCounted
 	}
 	for _, s := range n.Services {
 		if target.Port(s) == 0 {
@@ -259,7 +276,7 @@ func App() []Instrument { return []Instrument{TCPCRR{}, SSHSetup{}, ManyRR{Conns
 
 // Sets are the named groups of instruments --instruments takes beside
 // single names.
-var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes, "recovery": Recovery, "cost": Cost}
+var Sets = map[string]func() []Instrument{"app": App, "sizes": Sizes, "recovery": Recovery, "cost": Cost, "instr": Instr}
 
 // Recovery is the recovery set: the link flaps, then the restarts.
 func Recovery() []Instrument { return append(Flaps(), Restarts()...) }
@@ -305,7 +322,7 @@ func Register(in Instrument) {
 
 // known is every instrument, built-in and registered, in run order.
 func known() []Instrument {
-	return slices.Concat(All(), App(), Sizes(), Cost(), Restarts(), registered)
+	return slices.Concat(All(), App(), Sizes(), Cost(), Restarts(), Instr(), registered)
 }
 
 // Names lists every selectable instrument name, Ready included; beside
@@ -352,7 +369,11 @@ func Select(names []string) (ins []Instrument, ready bool, err error) {
 			ins = append(ins, in)
 		}
 	}
-	return append(ins, flaps...), want[Ready], nil
+	ins = append(ins, flaps...)
+	if NeedsInstructions(ins) && (len(ins) > 1 || want[Ready]) {
+		return nil, false, fmt.Errorf("%s runs the tunnel's daemon under valgrind, tens of times slower, for the whole path: measure it alone (--instruments %s)", InstrName, InstrName)
+	}
+	return ins, want[Ready], nil
 }
 
 // expandSets replaces each set's name in names by its instruments' names.

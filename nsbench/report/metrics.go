@@ -58,6 +58,12 @@ func (v *view) writeMoreMetrics(w *writer) {
 				rangeCell(values[k], autoPrec(values[k]), v.fullRuns()), dashIfEmpty(m.Better)))
 			rows++
 		}
+		for _, sk := range v.doc.Skipped {
+			if sk.Instrument != "" && (sk.Condition == "" || sk.Condition == c.Name) && onlyMoreMetrics(v.doc, sk.Instrument) {
+				lines = append(lines, tableRow(c.Name, v.label(sk.Transport), sk.Instrument, "every metric", "— ("+sk.Reason+")", ""))
+				rows++
+			}
+		}
 	}
 	if rows == 0 {
 		return
@@ -68,6 +74,24 @@ func (v *view) writeMoreMetrics(w *writer) {
 	if methods := v.methods(); len(methods) > 0 {
 		w.block(methods...)
 	}
+}
+
+// onlyMoreMetrics reports whether every metric instrument declares in doc is
+// shown here, under More metrics, so that a path it could not measure is
+// said here too (the fixed tables say theirs beside them).
+func onlyMoreMetrics(doc *results.Document, instrument string) bool {
+	for _, in := range doc.Instruments {
+		if in.Name != instrument {
+			continue
+		}
+		for _, m := range in.Metrics {
+			if in.Name == instRRUL || inFixedTables[[2]string{in.Name, m.Key}] || m.At > 0 {
+				return false
+			}
+		}
+		return len(in.Metrics) > 0
+	}
+	return false
 }
 
 // methods names, per instrument that chose how to measure by path, each way

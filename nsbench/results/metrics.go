@@ -125,6 +125,14 @@ func OwnCPUMetric(key string) bool {
 	return key == TransportCPUPerGB || key == CostCPUPerGB || key == TransportCPUPerTrans
 }
 
+// Extra values of a counted-instructions sample (iperf3-instr): the
+// tunnel daemon's instructions, all of them, per byte it sent into the
+// tunnel, and those bytes.
+const (
+	DaemonInstrPerByte = "daemon_instr_per_byte"
+	InstrSentBytes     = "instr_sent_bytes"
+)
+
 // Extra values the cost metrics read: Transactions is how many the tool
 // completed in the sample; OfferedGbps the rate a fixed-rate test offered,
 // and BelowOfferedRate, present only when its goodput fell short of that

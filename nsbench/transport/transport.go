@@ -127,6 +127,10 @@ type Target struct {
 	// SSHProgram is the ssh client the instruments' SSH exchanges run
 	// (scp's -S): "" for ssh on PATH; a build's chosen ssh.
 	SSHProgram string
+	// Instructions, when set, counts the instructions of the tunnel's
+	// sending daemon (Testbed.CountInstructions); nil where the tunnel
+	// has no user-space daemon counted so.
+	Instructions InstructionCounter
 }
 
 // Port is s's port as the client reaches it, 0 when the path lacks it.
@@ -221,6 +225,11 @@ type Testbed struct {
 	// Copies are the builds' programs on the roles' hosts (ProgramAt);
 	// nil on one host.
 	Copies Copies
+	// CountInstructions asks a user-space tunnel to run its server's
+	// daemon under valgrind and count its instructions
+	// (Target.Instructions): tens of times slower, for a light, fixed
+	// load only.
+	CountInstructions bool
 }
 
 // Program is a program in role's namespace and cgroup, with the

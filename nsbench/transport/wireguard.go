@@ -9,9 +9,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/twnsbench/twnsbench/nsbench/callgrind"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/wg"
@@ -307,6 +310,13 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 			p.Fallbacks = append(p.Fallbacks, "wireguard-go's daemon is the copy built into twnsbench ("+daemon.Fallback+
 				"): its peak RSS also holds twnsbench's own binary, about 6.5 MiB more than upstream's program when idle")
 		}
+		switch why := w.uncounted(tb); {
+		case w.counted(tb, c):
+			p.Target.Instructions = newDaemonCounter(tb.Roles[topology.Server], tun.Server.Proc, callgrindOut(tb), tun.Server.Name, wireguardGoPath)
+			p.Facts = append(p.Facts, results.Fact{Key: "instructions counted", Label: "Instructions counted", Value: "the server's wireguard-go under valgrind's callgrind (" + strings.Join(callgrind.GoEnv, " ") + ")"})
+		case tb.CountInstructions:
+			p.Fallbacks = append(p.Fallbacks, why)
+		}
 		p.Procs = []RSSProc{
 			tb.Proc(topology.Client, "wireguard-go", tun.Client.Proc),
 			tb.Proc(topology.Server, "wireguard-go", tun.Server.Proc),
@@ -349,8 +359,46 @@ func (w *WireGuard) end(tb *Testbed, c wg.Choice, role string, addr netip.Prefix
 		d := wg.ProgramDaemon(tb.ProgramAt(role, w.Daemon))
 		l.Daemon = &d
 	}
+	if w.counted(tb, c) && role == topology.Server {
+		d := w.daemon(tb, role)
+		d.Argv = callgrind.Argv(callgrindOut(tb), d.Argv)
+		d.Env = append(append([]string{}, d.Env...), callgrind.GoEnv...)
+		l.Daemon = &d
+	}
 	return wg.End{Role: r, Link: l}, nil
 }
+
+// counted says whether the server's daemon runs under valgrind, its
+// instructions counted (Testbed.CountInstructions): it sends what the
+// client's iperf3 -R receives.
+func (w *WireGuard) counted(tb *Testbed, c wg.Choice) bool {
+	return tb.CountInstructions && c.Impl == wg.ImplUserspace && w.uncounted(tb) == ""
+}
+
+// uncounted says why the server's daemon cannot be counted, "" when it
+// can. Valgrind reads no function names from twnsbench's own binary (Go
+// 1.26, valgrind 3.19: every Go function an address), so the copy built
+// in cannot tell its packet path apart; upstream's program can.
+func (w *WireGuard) uncounted(tb *Testbed) string {
+	if why := countable(tb); why != "" {
+		return why
+	}
+	if d := w.daemon(tb, topology.Server); !d.Upstream {
+		return "instructions not counted: wireguard-go's daemon is the copy built into twnsbench, whose functions valgrind cannot name (`make build` builds upstream's program, or --wireguard-go names one)"
+	}
+	return ""
+}
+
+// callgrindOut is where the counted daemon's dumps go.
+func callgrindOut(tb *Testbed) string { return filepath.Join(tb.Dir, "callgrind-wireguard-go.out") }
+
+// wireguardGoPath are the functions of wireguard-go's packet path, by
+// package: the device's queues and timers, the TUN device's offloads and
+// checksums, and the ciphers. Left out are the Go runtime (its scheduler
+// spins as timing allows) and the UDP bind's batching (how many packets
+// each system call carries changes with timing), which a sample's count
+// of the whole daemon still holds.
+var wireguardGoPath = []string{"golang.zx2c4.com/wireguard/device.", "golang.zx2c4.com/wireguard/tun.", "golang.org/x/crypto/"}
 
 // daemon is the userspace daemon w's devices run in role of tb (nil tb:
 // on this machine).
