@@ -325,6 +325,52 @@ func TestProbeCalm(t *testing.T) {
 	}
 }
 
+// TestProbeSettlesOnTheFault: a stall in the lead, before FaultFrom,
+// then answers again, does not end the probe (seen through tw: a 270 ms
+// stall a second into the lead ended a relay restart's probe before the
+// relay was stopped); the fault's own cut, from FaultFrom on, does, once
+// the path carried again for Settle, and never before FaultBy.
+func TestProbeSettlesOnTheFault(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, l) }()
+	h := &blackhole{addr: l.Addr().String()}
+	cut := func(at, d time.Duration) *time.Timer {
+		return time.AfterFunc(at, func() {
+			h.down.Store(true)
+			time.AfterFunc(d, func() { h.down.Store(false) })
+		})
+	}
+	// The lead's stall (100–500 ms), the fault's cut (1.2–1.6 s).
+	lead, fault := cut(100*ms, 400*ms), cut(1200*ms, 400*ms)
+	defer lead.Stop()
+	defer fault.Stop()
+	end := Ending{Settle: 300 * ms, FaultFrom: time.Second, FaultBy: 1500 * ms}
+	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, end)
+	last := tl.Requests[len(tl.Requests)-1].Sent
+	if err != nil || last < 1900*ms || last > 3*time.Second {
+		t.Errorf("stall at 100 ms, cut at 1.2 s for 400 ms: ended at %v (%v), want settled 300 ms after the cut's end, not after the stall", last, err)
+	}
+	// A short cut inside the fault's span: not settled before FaultBy.
+	short := cut(1100*ms, 100*ms)
+	defer short.Stop()
+	end.FaultBy = 2500 * ms
+	tl, err = Probe(ctx, h.dial, Interval, 4*time.Second, end)
+	last = tl.Requests[len(tl.Requests)-1].Sent
+	if err != nil || last < 2400*ms || last > 3500*ms {
+		t.Errorf("cut at 1.1 s for 100 ms, FaultBy 2.5 s: ended at %v (%v), want at 2.5 s (its last request a tick before)", last, err)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("echo: %v", err)
+	}
+}
+
 // serve echoes every connection on l until ctx ends, as the many-rr
 // fixture does the prober's requests.
 func serve(ctx context.Context, l net.Listener) error {
