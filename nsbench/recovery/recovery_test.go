@@ -331,43 +331,49 @@ func TestProbeCalm(t *testing.T) {
 // relay was stopped); the fault's own cut, from FaultFrom on, does, once
 // the path carried again for Settle, and never before FaultBy.
 func TestProbeSettlesOnTheFault(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- serve(ctx, l) }()
-	h := &blackhole{addr: l.Addr().String()}
-	cut := func(at, d time.Duration) *time.Timer {
-		return time.AfterFunc(at, func() {
-			h.down.Store(true)
-			time.AfterFunc(d, func() { h.down.Store(false) })
+	type cut struct{ at, d time.Duration }
+	for _, tc := range []struct {
+		name          string
+		cuts          []cut
+		faultBy       time.Duration
+		ended, before time.Duration // the last request's bounds
+	}{
+		// The lead's stall (100–500 ms), the fault's cut (1.2–1.6 s):
+		// settled 300 ms after the cut's end, not after the stall.
+		{"stall in the lead", []cut{{100 * ms, 400 * ms}, {1200 * ms, 400 * ms}}, 1500 * ms, 1900 * ms, 3 * time.Second},
+		// A short cut inside the fault's span: not settled before
+		// FaultBy (its last request a tick before it).
+		{"cut before FaultBy", []cut{{1100 * ms, 100 * ms}}, 2500 * ms, 2400 * ms, 3500 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			served := make(chan error, 1)
+			go func() { served <- serve(ctx, l) }()
+			h := &blackhole{addr: l.Addr().String()}
+			for _, c := range tc.cuts {
+				timer := time.AfterFunc(c.at, func() {
+					h.down.Store(true)
+					time.AfterFunc(c.d, func() { h.down.Store(false) })
+				})
+				defer timer.Stop()
+			}
+			end := Ending{Settle: 300 * ms, FaultFrom: time.Second, FaultBy: tc.faultBy}
+			tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, end)
+			last := tl.Requests[len(tl.Requests)-1].Sent
+			if err != nil || last < tc.ended || last > tc.before {
+				t.Errorf("cuts %v, FaultBy %v: ended at %v (%v), want from %v to %v", tc.cuts, tc.faultBy, last, err, tc.ended, tc.before)
+			}
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("echo: %v", err)
+			}
 		})
-	}
-	// The lead's stall (100–500 ms), the fault's cut (1.2–1.6 s).
-	lead, fault := cut(100*ms, 400*ms), cut(1200*ms, 400*ms)
-	defer lead.Stop()
-	defer fault.Stop()
-	end := Ending{Settle: 300 * ms, FaultFrom: time.Second, FaultBy: 1500 * ms}
-	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, end)
-	last := tl.Requests[len(tl.Requests)-1].Sent
-	if err != nil || last < 1900*ms || last > 3*time.Second {
-		t.Errorf("stall at 100 ms, cut at 1.2 s for 400 ms: ended at %v (%v), want settled 300 ms after the cut's end, not after the stall", last, err)
-	}
-	// A short cut inside the fault's span: not settled before FaultBy.
-	short := cut(1100*ms, 100*ms)
-	defer short.Stop()
-	end.FaultBy = 2500 * ms
-	tl, err = Probe(ctx, h.dial, Interval, 4*time.Second, end)
-	last = tl.Requests[len(tl.Requests)-1].Sent
-	if err != nil || last < 2400*ms || last > 3500*ms {
-		t.Errorf("cut at 1.1 s for 100 ms, FaultBy 2.5 s: ended at %v (%v), want at 2.5 s (its last request a tick before)", last, err)
-	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("echo: %v", err)
 	}
 }
 
