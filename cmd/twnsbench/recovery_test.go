@@ -269,3 +269,67 @@ func TestRestartStrongSwanServer(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestRestartTWRelay (tw's binaries and TWNSBENCH_NET_TESTS=1: tw's
+// offline enrolment alone takes about 20 s): the relay's Caddy, Xray and
+// sshd restarted under a real run through the real tw client and server.
+// tw's end-to-end SSH connection rides the relay's TLS connection, so it
+// dies with it: the SSH session through the tunnel and the stream's
+// connection are lost, and the tunnel carries traffic again only once
+// tw's client and server have reconnected by themselves (each retries
+// after 2 s, then backs off). Back within 10 s of the relay's return (a
+// number, not "≥"; 1.9–2.3 s here), the gap's requests lost, the
+// restart itself timed, a tcp_rr through the same path after it, and
+// nothing of the run left behind: no namespace, cgroup, mount or file,
+// no tw, Caddy, Xray or relay sshd process (the restarted ones
+// included), nothing written outside the run's directory.
+func TestRestartTWRelay(t *testing.T) {
+	nstest.RequireRoot(t)
+	tw, caddy, xray := twBinaries(t)
+	if os.Getenv("TWNSBENCH_NET_TESTS") != "1" {
+		t.Skip("a tw relay restart needs tw's enrolment first (about 20 s): set TWNSBENCH_NET_TESTS=1")
+	}
+	outside := outsideRunDir(t)
+	doc, out := runAndRead(t, "--transports", "tw", "--tw", tw, "--caddy", caddy, "--xray", xray,
+		"--instruments", "restart-relay,tcp_rr", "--wan", "off", "--runs", "1", "--warmup", "0", "--duration", "1s")
+	got := map[string]results.Sample{}
+	for _, s := range doc.Samples {
+		got[s.Instrument] = s
+	}
+	s, ok := got["restart-relay"]
+	if !ok {
+		t.Fatalf("no restart-relay sample (failures %+v)", doc.Failures)
+	}
+	t.Logf("tw: relay restart %.3f s, back %.3f s after it, %v lost, %v connections, session %v, stream resumed %v",
+		s.Extra["restart"], s.Value, s.Extra["lost"], s.Extra["dials"], s.Extra["session_survived"], s.Extra[results.StreamResumed])
+	if s.Extra[results.AtLeastKey("value")] != 0 || s.Value <= 0 || s.Value > 10 {
+		t.Errorf("recovery %.3f s (bound flag %v): want tw back within 10 s of the relay's return", s.Value, s.Extra[results.AtLeastKey("value")])
+	}
+	// Every request from the relay's stop until tw reconnected, at one
+	// each 10 ms: at least those of the recovery itself.
+	if s.Extra["lost"] < s.Value*50 {
+		t.Errorf("%v requests lost across a %.3f s recovery: the relay's restart did not cut the path", s.Extra["lost"], s.Value)
+	}
+	if r := s.Extra["restart"]; r <= 0 || r > 10 {
+		t.Errorf("restart took %v s, want a few seconds (Caddy's 3 s to drain, the relay's checks)", r)
+	}
+	if v, ok := s.Extra["session_survived"]; !ok || v != 0 {
+		t.Errorf("session_survived %v (%v): tw's SSH connection rides the relay's TLS, it cannot survive the relay", v, ok)
+	}
+	if s.Extra[results.StreamResumed] != 0 {
+		t.Errorf("stream_resumed %v: the stream's connection cannot outlive tw's SSH connection", s.Extra[results.StreamResumed])
+	}
+	if rr, ok := got["tcp_rr"]; !ok || rr.Value <= 0 || len(doc.Failures) != 0 {
+		t.Errorf("tcp_rr after the restart %+v, failures %+v: want the same path to carry it", rr, doc.Failures)
+	}
+	prefix := runPrefix(t, out)
+	if left := leftoversOf(prefix); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if procs := processesOf(prefix, tw, caddy, xray); len(procs) > 0 {
+		t.Errorf("processes left: %v", procs)
+	}
+	if after := outsideRunDir(t); len(after) != len(outside) {
+		t.Errorf("files outside the run directory: before %v, after %v", outside, after)
+	}
+}

@@ -42,6 +42,9 @@ var sessionKeepAlive = []string{"-o", "ServerAliveInterval=5", "-o", "ServerAliv
 type faultRun struct {
 	// probe is the prober's --duration, calm its --calm (0: none).
 	probe, calm time.Duration
+	// span bounds the fault's length: the prober does not settle before
+	// faultLead + span (--fault-by), nor on a gap before faultLead.
+	span time.Duration
 	// session is how long the session's heartbeats run from its start.
 	session time.Duration
 	// fault makes the fault and says when it began and ended, on the
@@ -76,7 +79,8 @@ func (r faultRun) run(ctx context.Context, job *Job) (faultSeen, error) {
 	seen := faultSeen{sessionEnd: time.Now().Add(r.session)}
 	go func() { sess <- session(ctx, job, r.session) }()
 	go func() {
-		args := []string{recovery.ClientArg, "--addr", addr, "--duration", r.probe.String(), "--settle", faultSettle.String(), "--stream"}
+		args := []string{recovery.ClientArg, "--addr", addr, "--duration", r.probe.String(), "--settle", faultSettle.String(), "--stream",
+			"--fault-from", faultLead.String(), "--fault-by", (faultLead + r.span).String()}
 		if r.calm > 0 {
 			args = append(args, "--calm", r.calm.String())
 		}

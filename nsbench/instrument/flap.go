@@ -89,6 +89,7 @@ func (f Flap) Measure(ctx context.Context, job *Job) (Measurement, error) {
 	r := faultRun{
 		probe:   faultLead + f.Down + FlapBound + faultSettle,
 		session: faultLead + f.Down + sessionAfter,
+		span:    f.Down,
 		fault:   func(ctx context.Context) (time.Time, time.Time, error) { return job.FlapLink(ctx, f.Down) },
 		what:    "link flap",
 	}

@@ -80,6 +80,7 @@ func (r Restart) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		// An untouched path ends the probe once the restart is surely over.
 		calm:    faultLead + restartSpan + faultSettle,
 		session: faultLead + restartSpan + sessionAfter,
+		span:    restartSpan,
 		fault: func(ctx context.Context) (time.Time, time.Time, error) {
 			return restart(ctx, piece)
 		},

@@ -45,6 +45,15 @@ type Ending struct {
 	// answered: the fault, over by then, left the path alone (a restart
 	// of a piece the probe's traffic does not cross).
 	Calm time.Duration
+	// FaultFrom and FaultBy are when the fault is due to start and the
+	// latest it may end, from the probe's start (0: unknown). Settle
+	// counts only a gap that began at FaultFrom or later and ends the
+	// probe no sooner than FaultBy: a stall in the lead, or one while
+	// the fault was still under way (a relay draining its connections
+	// before it stops), followed by a second of answers, is not the
+	// fault's recovery. Only the orchestrator knows when the fault
+	// really ended; the prober, maybe on another host, knows its bounds.
+	FaultFrom, FaultBy time.Duration
 }
 
 // Probe runs for d, sending a request to addr every interval through a
@@ -92,7 +101,7 @@ func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 			return p.timeline(t), nil
 		case <-tick.C:
 		}
-		if (end.Settle > 0 && p.settled(end.Settle) || end.Calm > 0 && p.calm(end.Calm)) && st.settled() {
+		if (end.Settle > 0 && p.settled(end) || end.Calm > 0 && p.calm(end.Calm)) && st.settled() {
 			p.close()
 			t.Stream = st.stop()
 			return p.timeline(t), nil
@@ -102,13 +111,17 @@ func probe(ctx context.Context, dial func(ctx context.Context) (net.Conn, error)
 }
 
 // settled reports whether, after the path had carried traffic, some
-// request went unanswered (for StallAfter at least: not one still in
-// flight), and every request sent in the last settle, up to StallAfter
-// ago, was answered.
-func (p *prober) settled(settle time.Duration) bool {
+// request sent from end.FaultFrom on went unanswered (for StallAfter at
+// least: not one still in flight), every request sent in the last
+// end.Settle, up to StallAfter ago, was answered, and end.FaultBy has
+// passed.
+func (p *prober) settled(end Ending) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.since()
+	now, settle := p.since(), end.Settle
+	if now < end.FaultBy {
+		return false
+	}
 	carried, gap, answered := false, false, 0
 	for _, r := range p.probes {
 		switch age := now - r.Sent; {
@@ -120,7 +133,7 @@ func (p *prober) settled(settle time.Duration) bool {
 			answered++
 		case r.OK():
 			carried = true
-		case carried: // unanswered after the path had carried traffic (not the first dial's)
+		case carried && r.Sent >= end.FaultFrom: // unanswered after the path had carried traffic (not the first dial's)
 			gap = true
 		}
 	}

@@ -325,6 +325,58 @@ func TestProbeCalm(t *testing.T) {
 	}
 }
 
+// TestProbeSettlesOnTheFault: a stall in the lead, before FaultFrom,
+// then answers again, does not end the probe (seen through tw: a 270 ms
+// stall a second into the lead ended a relay restart's probe before the
+// relay was stopped); the fault's own cut, from FaultFrom on, does, once
+// the path carried again for Settle, and never before FaultBy.
+func TestProbeSettlesOnTheFault(t *testing.T) {
+	type cut struct{ at, d time.Duration }
+	for _, tc := range []struct {
+		name          string
+		cuts          []cut
+		faultBy       time.Duration
+		ended, before time.Duration // the last request's bounds
+	}{
+		// The lead's stall (100–500 ms), the fault's cut (1.2–1.6 s):
+		// settled 300 ms after the cut's end, not after the stall.
+		{"stall in the lead", []cut{{100 * ms, 400 * ms}, {1200 * ms, 400 * ms}}, 1500 * ms, 1900 * ms, 3 * time.Second},
+		// A short cut inside the fault's span: not settled before
+		// FaultBy (its last request a tick before it).
+		{"cut before FaultBy", []cut{{1100 * ms, 100 * ms}}, 2500 * ms, 2400 * ms, 3500 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			served := make(chan error, 1)
+			go func() { served <- serve(ctx, l) }()
+			h := &blackhole{addr: l.Addr().String()}
+			for _, c := range tc.cuts {
+				timer := time.AfterFunc(c.at, func() {
+					h.down.Store(true)
+					time.AfterFunc(c.d, func() { h.down.Store(false) })
+				})
+				defer timer.Stop()
+			}
+			end := Ending{Settle: 300 * ms, FaultFrom: time.Second, FaultBy: tc.faultBy}
+			tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, end)
+			last := tl.Requests[len(tl.Requests)-1].Sent
+			if err != nil || last < tc.ended || last > tc.before {
+				t.Errorf("cuts %v, FaultBy %v: ended at %v (%v), want from %v to %v", tc.cuts, tc.faultBy, last, err, tc.ended, tc.before)
+			}
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("echo: %v", err)
+			}
+		})
+	}
+}
+
 // serve echoes every connection on l until ctx ends, as the many-rr
 // fixture does the prober's requests.
 func serve(ctx context.Context, l net.Listener) error {
