@@ -116,6 +116,21 @@ func (r faultRun) run(ctx context.Context, job *Job) (faultSeen, error) {
 	return seen, nil
 }
 
+// measure runs r and reads the figures every fault has: the recovery,
+// the requests lost, the connections opened and the stream's.
+func (r faultRun) measure(ctx context.Context, job *Job) (Measurement, faultSeen, error) {
+	seen, err := r.run(ctx, job)
+	if err != nil {
+		return Measurement{}, seen, err
+	}
+	m, err := faultFigures(seen.timeline, seen.start, seen.end, FlapBound)
+	if err != nil {
+		return m, seen, err
+	}
+	streamFigures(&m, seen.timeline, seen.start, seen.end, FlapBound)
+	return m, seen, nil
+}
+
 // session runs the heartbeat session for span and says whether it
 // survived (ssh's own log, in the client role's, says why not).
 func session(ctx context.Context, job *Job, span time.Duration) bool {

@@ -93,15 +93,10 @@ func (f Flap) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		fault:   func(ctx context.Context) (time.Time, time.Time, error) { return job.FlapLink(ctx, f.Down) },
 		what:    "link flap",
 	}
-	seen, err := r.run(ctx, job)
-	if err != nil {
-		return Measurement{}, err
-	}
-	m, err := faultFigures(seen.timeline, seen.start, seen.end, FlapBound)
+	m, seen, err := r.measure(ctx, job)
 	if err != nil {
 		return m, err
 	}
-	streamFigures(&m, seen.timeline, seen.start, seen.end, FlapBound)
 	m.Extra["session_survived"] = survivedFigure(seen.survived)
 	return m, nil
 }

@@ -86,15 +86,10 @@ func (r Restart) Measure(ctx context.Context, job *Job) (Measurement, error) {
 		},
 		what: "restart of the " + string(r.Piece) + " (" + piece.What() + ")",
 	}
-	seen, err := run.run(ctx, job)
-	if err != nil {
-		return Measurement{}, err
-	}
-	m, err := faultFigures(seen.timeline, seen.start, seen.end, FlapBound)
+	m, seen, err := run.measure(ctx, job)
 	if err != nil {
 		return m, err
 	}
-	streamFigures(&m, seen.timeline, seen.start, seen.end, FlapBound)
 	m.Extra["restart"] = seen.end.Sub(seen.start).Seconds()
 	// The session's heartbeats must outlast the restart to tell.
 	if !seen.end.Add(sessionAfter).After(seen.sessionEnd) {
