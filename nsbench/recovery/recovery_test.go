@@ -123,6 +123,27 @@ func TestBins(t *testing.T) {
 	}
 }
 
+// echoPath is a real echo on loopback behind a blackhole (which holds
+// what open connections write while cut, with hold); done ends the echo
+// and fails t if it ended in error.
+func echoPath(t *testing.T, hold bool) (ctx context.Context, h *blackhole, done func()) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, l) }()
+	return ctx, &blackhole{addr: l.Addr().String(), hold: hold}, func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("echo: %v", err)
+		}
+	}
+}
+
 // blackhole is a path a test can cut: while down, connections already
 // open take what is written (nothing crosses, nothing errs) and new ones
 // are refused. With hold, what they took is delivered when the path is
@@ -223,15 +244,7 @@ func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
 // intervals of the cut's end, with the requests of the cut lost, and the
 // probe ends once settled.
 func TestProbeAcrossACut(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- serve(ctx, l) }()
-	h := &blackhole{addr: l.Addr().String()}
+	ctx, h, done := echoPath(t, false)
 
 	faults := make(chan Fault, 1)
 	start := time.Now()
@@ -285,25 +298,14 @@ func TestProbeAcrossACut(t *testing.T) {
 	if r.AtLeast || r.Seconds > StallAfter.Seconds() || !r.Interrupted || r.Lost < 20 {
 		t.Errorf("recovery %+v: want within %v of the cut's end, the cut's requests lost", r, StallAfter)
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("echo: %v", err)
-	}
+	done()
 }
 
 // TestProbeCalm: with Calm, a probe whose requests were all answered
 // ends once Calm has passed, and one whose path was cut meanwhile runs on
 // until it settled after the cut.
 func TestProbeCalm(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- serve(ctx, l) }()
-	h := &blackhole{addr: l.Addr().String()}
+	ctx, h, done := echoPath(t, false)
 	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms, Calm: 500 * ms})
 	last := tl.Requests[len(tl.Requests)-1].Sent
 	if err != nil || last < 480*ms || last > 1500*ms || tl.Dials != 1 {
@@ -319,10 +321,7 @@ func TestProbeCalm(t *testing.T) {
 	if err != nil || last < 1300*ms || last > 3*time.Second || tl.Dials < 2 {
 		t.Errorf("cut from 200 ms to 1 s: ended at %v with %d dials (%v), want settled 300 ms after the cut's end", last, tl.Dials, err)
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("echo: %v", err)
-	}
+	done()
 }
 
 // TestProbeSettlesOnTheFault: a stall in the lead, before FaultFrom,
@@ -347,15 +346,7 @@ func TestProbeSettlesOnTheFault(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			served := make(chan error, 1)
-			go func() { served <- serve(ctx, l) }()
-			h := &blackhole{addr: l.Addr().String()}
+			ctx, h, done := echoPath(t, false)
 			for _, c := range tc.cuts {
 				timer := time.AfterFunc(c.at, func() {
 					h.down.Store(true)
@@ -369,10 +360,7 @@ func TestProbeSettlesOnTheFault(t *testing.T) {
 			if err != nil || last < tc.ended || last > tc.before {
 				t.Errorf("cuts %v, FaultBy %v: ended at %v (%v), want from %v to %v", tc.cuts, tc.faultBy, last, err, tc.ended, tc.before)
 			}
-			cancel()
-			if err := <-served; err != nil {
-				t.Errorf("echo: %v", err)
-			}
+			done()
 		})
 	}
 }

@@ -1,8 +1,6 @@
 package recovery
 
 import (
-	"context"
-	"net"
 	"testing"
 	"time"
 )
@@ -63,15 +61,7 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // it, its gap spanning the cut; the probe waits for it to flow again
 // before it ends.
 func TestProbeWithStreamAcrossACut(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- serve(ctx, l) }()
-	h := &blackhole{addr: l.Addr().String(), hold: true}
+	ctx, h, done := echoPath(t, true)
 	faults := make(chan Fault, 1)
 	start := time.Now()
 	cut := time.AfterFunc(500*ms, func() {
@@ -138,8 +128,5 @@ func TestProbeWithStreamAcrossACut(t *testing.T) {
 	if len(s.Bins) != int(s.End/StreamBin) || sum > s.Bytes || before == 0 {
 		t.Errorf("%d slices summing to %d bytes, for a watch of %v and %d bytes", len(s.Bins), sum, s.End, s.Bytes)
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("echo: %v", err)
-	}
+	done()
 }
