@@ -191,6 +191,24 @@ func (c *holeConn) flushLocked() error {
 	return err
 }
 
+// cutAt cuts h at after from start for span, and sends the fault, on
+// start's clock, once the path is back; a cut not begun by the end of
+// t is called off.
+func (h *blackhole) cutAt(t *testing.T, start time.Time, after, span time.Duration) <-chan Fault {
+	faults := make(chan Fault, 1)
+	cut := time.AfterFunc(after, func() {
+		f := Fault{Start: time.Since(start)}
+		h.set(true)
+		time.AfterFunc(span, func() {
+			f.End = time.Since(start)
+			h.set(false)
+			faults <- f
+		})
+	})
+	t.Cleanup(func() { cut.Stop() })
+	return faults
+}
+
 // mostHeld is the most any connection held at once.
 func (h *blackhole) mostHeld() int {
 	h.mu.Lock()
@@ -246,18 +264,8 @@ func (h *blackhole) dial(ctx context.Context) (net.Conn, error) {
 func TestProbeAcrossACut(t *testing.T) {
 	ctx, h, done := echoPath(t, false)
 
-	faults := make(chan Fault, 1)
 	start := time.Now()
-	cut := time.AfterFunc(500*ms, func() {
-		f := Fault{Start: time.Since(start)}
-		h.set(true)
-		time.AfterFunc(400*ms, func() {
-			f.End = time.Since(start)
-			h.set(false)
-			faults <- f
-		})
-	})
-	defer cut.Stop()
+	faults := h.cutAt(t, start, 500*ms, 400*ms)
 	// Settled 300 ms after the tunnel is back: it ends well before the 4 s.
 	tl, err := Probe(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms})
 	if err != nil {

@@ -62,18 +62,8 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // before it ends.
 func TestProbeWithStreamAcrossACut(t *testing.T) {
 	ctx, h, done := echoPath(t, true)
-	faults := make(chan Fault, 1)
 	start := time.Now()
-	cut := time.AfterFunc(500*ms, func() {
-		f := Fault{Start: time.Since(start)}
-		h.set(true)
-		time.AfterFunc(400*ms, func() {
-			f.End = time.Since(start)
-			h.set(false)
-			faults <- f
-		})
-	})
-	defer cut.Stop()
+	faults := h.cutAt(t, start, 500*ms, 400*ms)
 	tl, err := ProbeWithStream(ctx, h.dial, Interval, 4*time.Second, Ending{Settle: 300 * ms})
 	if err != nil {
 		t.Fatal(err)
