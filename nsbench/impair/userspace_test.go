@@ -298,6 +298,10 @@ func startHogs(t *testing.T, n int) {
 	}
 }
 
+// slowRTT is how much a probe's median may trail the configured RTT on a
+// busy host (the CPU the probes and the forwarder wait for).
+const slowRTT = 3 * time.Millisecond
+
 // TestUserspaceStates walks conditions in random order, as the run does
 // (LAN → WAN → LAN …), and checks each is in force.
 func TestUserspaceStates(t *testing.T) {
@@ -324,8 +328,12 @@ func TestUserspaceStates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if off := rtt.Median - want; off.Abs() > RTTTolerance {
-			t.Errorf("state %d: RTT %s, want %s", i, rtt.Median, want)
+		// The states lie 10 ms and more apart: the median tells which is
+		// in force, within the harness's tolerance on the quick side and
+		// slowRTT on the slow one (on a busy host it trails: 11.2 ms for
+		// 10 ms seen in CI).
+		if rtt.Median < want-RTTTolerance || rtt.Median > want+slowRTT {
+			t.Errorf("state %d: RTT median %s, want %s (at most %s quicker, %s slower)", i, rtt.Median, want, RTTTolerance, slowRTT)
 		}
 	}
 }
