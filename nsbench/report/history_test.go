@@ -1,12 +1,11 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/twnsbench/twnsbench/internal/golden"
 
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
@@ -148,19 +147,5 @@ func TestHistoryRunsOfOneSecond(t *testing.T) {
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run `go test ./nsbench/report/ -run TestHistoryGolden -update` to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gotPath := path + ".got"
-		_ = os.WriteFile(gotPath, got, 0o644)
-		t.Errorf("%s differs from the golden file: diff %s %s (rerun with -update if intended)", name, path, gotPath)
-	}
+	goldenfile.Check(t, name, got, *update, "go test ./nsbench/report/ -run TestHistoryGolden -update")
 }
