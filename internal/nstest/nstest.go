@@ -64,6 +64,16 @@ var (
 // from TestMain.
 func Main(m *testing.M) {
 	ns.MaybeRunHelper() // tests start children through the launcher
+	// A run starts a test binary as one of its own parts by a first
+	// argument that is no test flag (an agent, a prober, a forwarder),
+	// and the package's TestMain has served and exited for every part it
+	// knows by now. One left is a part this binary lacks: say so at once
+	// rather than run the whole suite in its place, which hangs the run
+	// that waits for the part until its bound.
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
+		fmt.Fprintf(os.Stderr, "nstest: this test binary cannot run as %q: its package's TestMain does not start that part\n", os.Args[1])
+		os.Exit(2)
+	}
 	code := m.Run()
 	if os.Geteuid() == 0 {
 		var left []string
