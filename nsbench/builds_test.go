@@ -20,7 +20,7 @@ import (
 func TestBuildsScheduleABBA(t *testing.T) {
 	conds := []results.Condition{{Name: "lan"}, {Name: "wan"}}
 	rows := rowsOf("ssh", "wireguard-go@new", "wireguard", "wireguard-go@old")
-	bs, rs := schedule(OrderInterleaved, rows, conds)
+	bs, rs := schedule(OrderInterleaved, rows, conds, instrument.Default(), false)
 	var got []string
 	for _, b := range bs {
 		got = append(got, fmt.Sprintf("%s:%v:%v", b.cond.Name, rowNames(b.rows), b.paired))
@@ -225,9 +225,9 @@ func TestMoreRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := rowsOf("wireguard-go@a", "wireguard-go@b")
-	b := block{cond: results.Condition{Name: "lan"}, rows: rows, paired: true}
+	b := block{cond: results.Condition{Name: "lan"}, rows: rows, paired: true, instruments: ins}
 	prog := newProgress(progressPlan{runs: 3, instruments: []string{"iperf3-1", "rrul"}, blocks: []progressBlock{{cond: "lan", transports: rowNames(rows)}}}, nil)
-	c := &cellLoop{plan: plan, rec: newRecorder(doc, t.TempDir()), progress: prog, instruments: ins, logf: func(string, ...any) {}}
+	c := &cellLoop{plan: plan, rec: newRecorder(doc, t.TempDir()), progress: prog, logf: func(string, ...any) {}}
 	before := prog.total()
 	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 3 {
 		t.Errorf("more rounds = %d, want 3 (asked 5, capped at --max-rounds 6 after 3)", n)

@@ -114,9 +114,6 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.tb.up(ctx, r.rec); err != nil {
 		return err
 	}
-	// Valgrind slows a counted daemon tens of times: only a run that
-	// counts instructions asks the transports for it.
-	r.tb.view.CountInstructions = instrument.NeedsInstructions(r.deps.Instruments)
 	wan, err := setUpWAN(ctx, r.plan, r.tb, r.rec)
 	if err != nil {
 		return fmt.Errorf("WAN impairment: %w", err)
@@ -124,7 +121,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.rec.save(); err != nil {
 		return err
 	}
-	r.cells = &cellLoop{plan: r.plan, instruments: r.deps.Instruments, ready: r.deps.Ready,
+	r.cells = &cellLoop{plan: r.plan, ready: r.deps.Ready,
 		tb: r.tb, rec: r.rec, wan: wan, logf: r.logf,
 		memory: &memoryMeter{rec: r.rec, logf: r.logf, fixtures: r.tb.view.Fixtures.Procs}}
 	probeStart := time.Now()
@@ -240,7 +237,7 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 // schedule lays out the run in the plan's order and records it; the end's
 // drift probe will take about probeTime.
 func (r *runner) schedule(rows []*row, probeTime time.Duration) []block {
-	bs, rs := schedule(r.plan.Order, rows, r.rec.doc.Conditions)
+	bs, rs := schedule(r.plan.Order, rows, r.rec.doc.Conditions, r.deps.Instruments, r.deps.Ready)
 	var names [][]string
 	if r.plan.Order != OrderReference {
 		for _, round := range rs {
@@ -298,10 +295,22 @@ func (r *runner) newProgress(bs []block, tail time.Duration) *progress {
 		plan.payload[c.Name] = c.ScpPayloadBytes
 		plan.copyRate[c.Name] = copyRateGuess(c.Profile)
 	}
-	for _, b := range bs {
-		plan.blocks = append(plan.blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows), paired: b.paired})
-	}
+	plan.blocks = progressBlocks(bs)
 	return newProgress(plan, r.deps.Status)
+}
+
+// progressBlocks are the schedule's blocks as the progress plans them:
+// each with its own instruments.
+func progressBlocks(bs []block) []progressBlock {
+	var out []progressBlock
+	for _, b := range bs {
+		pb := progressBlock{cond: b.cond.Name, transports: rowNames(b.rows), paired: b.paired, instruments: []string{}}
+		for _, in := range b.instruments {
+			pb.instruments = append(pb.instruments, in.Name())
+		}
+		out = append(out, pb)
+	}
+	return out
 }
 
 // writeReports renders the reports from the results document as saved,

@@ -112,6 +112,7 @@ func (i IPerf3Instr) Args(job *Job) []string {
 }
 
 // Instr is the counted-instructions set (--instruments instr). It is not
-// in All: it runs the tunnel's daemon under valgrind for the whole path,
-// which every other instrument of the run would then measure.
+// in All: it needs valgrind and the tunnel's daemon under it, tens of
+// times slower, on paths of its own (a run brings them up in blocks of
+// their own, after the other instruments' blocks).
 func Instr() []Instrument { return []Instrument{DefaultInstr} }
