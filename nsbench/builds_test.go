@@ -184,7 +184,7 @@ func TestPlanRefusesBadBuilds(t *testing.T) {
 		change func(*Options)
 		want   string
 	}{
-		{func(o *Options) { o.Builds.MinEffect = 0 }, "--min-effect 0 %"},
+		{func(o *Options) { o.Builds.MinEffect = -0.01 }, "--min-effect -1 %"},
 		{func(o *Options) { o.Builds.MinEffect = 1 }, "--min-effect 100 %"},
 		{func(o *Options) { o.Builds.MaxRounds = 2 }, "--max-rounds 2: want 3"},
 		{func(o *Options) { o.RunsAuto, o.Runs = true, AutoMinRuns }, "--runs auto: not with builds"},
@@ -311,5 +311,46 @@ func TestFreeShare(t *testing.T) {
 		if got := freeShare(results.Sample{Noise: c.noise}); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%+v: %v, want %v", c.noise, got, c.want)
 		}
+	}
+}
+
+// TestDecideBuildsMinEffectPerMetric: without --min-effect a cell whose
+// metric declares its own min effect (iperf3-instr's packet path) is
+// decided and recorded with it, the others with the default, which the
+// verdicts record as the run's; --min-effect applies to every cell.
+func TestDecideBuildsMinEffectPerMetric(t *testing.T) {
+	doc := &results.Document{
+		Transports:  []results.Transport{{Name: "wireguard-go@a"}, {Name: "wireguard-go@b"}},
+		Instruments: instrument.Declarations([]instrument.Instrument{instrument.IPerf3{Streams: 1}, instrument.DefaultInstr}, false),
+	}
+	for run := 1; run <= 12; run++ {
+		// B: 3 % more instructions a byte, 3 % less goodput, every round.
+		up := 1.025 + 0.001*float64(run)
+		doc.Samples = append(doc.Samples,
+			results.Sample{Transport: "wireguard-go@a", Condition: "lan", Instrument: instrument.InstrName, Run: run, Value: 8},
+			results.Sample{Transport: "wireguard-go@b", Condition: "lan", Instrument: instrument.InstrName, Run: run, Value: 8 * up},
+			results.Sample{Transport: "wireguard-go@a", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: 2},
+			results.Sample{Transport: "wireguard-go@b", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: 2 / up})
+	}
+	cellOf := func(v *results.Verdicts, in string) results.Verdict {
+		for _, c := range v.Cells {
+			if c.Instrument == in && c.Metric == "value" {
+				return c
+			}
+		}
+		t.Fatalf("no %s cell in %+v", in, v.Cells)
+		return results.Verdict{}
+	}
+	v := decideBuilds(doc, Builds{MaxRounds: 20})
+	instr, speed := cellOf(v, instrument.InstrName), cellOf(v, "iperf3-1")
+	if v.MinEffect != verdict.DefaultMinEffect || instr.MinEffect != instrument.InstrMinEffect || speed.MinEffect != verdict.DefaultMinEffect {
+		t.Errorf("min effects: run %v, %s %v, iperf3-1 %v; want 5 %%, 2 %%, 5 %%", v.MinEffect, instrument.InstrName, instr.MinEffect, speed.MinEffect)
+	}
+	if instr.Verdict != string(verdict.Slower) || speed.Verdict != string(verdict.NoChange) {
+		t.Errorf("verdicts: %s %s (%s), iperf3-1 %s (%s); want slower past its 2 %%, no change within 5 %%", instrument.InstrName, instr.Verdict, instr.Reason, speed.Verdict, speed.Reason)
+	}
+	v = decideBuilds(doc, Builds{MinEffect: 0.05, MaxRounds: 20})
+	if instr := cellOf(v, instrument.InstrName); v.MinEffect != 0.05 || instr.MinEffect != 0.05 || instr.Verdict != string(verdict.NoChange) {
+		t.Errorf("--min-effect 5 %%: run %v, %s %s at %v; want no change at 5 %%", v.MinEffect, instrument.InstrName, instr.Verdict, instr.MinEffect)
 	}
 }
