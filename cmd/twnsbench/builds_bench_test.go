@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -150,7 +151,11 @@ func BenchmarkBuildsInstr(b *testing.B) {
 			if c.Estimate.Ratio != nil {
 				b.ReportMetric(100**c.Estimate.Ratio, "B/A-%-"+name)
 			}
-			b.Logf("%s/%s: %s over %d pairs at min effect %g %% (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, 100*c.MinEffect, c.Reason)
+			interval := "—"
+			if c.Ratio != nil && c.Lo != nil && c.Hi != nil {
+				interval = fmt.Sprintf("B/A %.3f (%.3f–%.3f)", *c.Ratio, *c.Lo, *c.Hi)
+			}
+			b.Logf("%s/%s: %s over %d pairs at min effect %g %%, %s (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, 100*c.MinEffect, interval, c.Reason)
 			counted := c.Instrument == instrument.InstrName && c.Metric == "value"
 			switch {
 			case costly == "" && (c.Verdict == "slower" || c.Verdict == "faster"):
