@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -199,6 +200,9 @@ func (tb *testbed) job(p *transport.Path) *instrument.Job {
 				return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
 			},
 			Restarts: p.Restarts,
+			EndConnection: func(ctx context.Context, local, remote netip.AddrPort) error {
+				return role.EndConnection(ctx, tb.role(topology.Server), role.Conn{Local: local, Remote: remote})
+			},
 		},
 	}
 }
