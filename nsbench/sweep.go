@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/fanout"
@@ -14,6 +15,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
@@ -21,7 +23,7 @@ import (
 // the transports over the counts, each transport and count on a testbed of
 // its own built as every testbed is (bed), and writes the sweep's document
 // after every row; the reports follow at the end.
-func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, error) {
+func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Result, err error) {
 	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Env: sweepEnv(), Counts: plan.Clients, DurationSec: plan.Duration.Seconds()}
 	doc.Env.Runs = plan.Runs
 	for _, t := range deps.Transports {
@@ -32,16 +34,31 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, e
 			doc.Builds[t.Name()] = *b
 		}
 	}
-	res := &Result{OutDir: plan.OutDir, Clients: doc}
+	res = &Result{OutDir: plan.OutDir, Clients: doc}
 	wan, err := newSweepWAN(plan, doc, logf)
 	if err != nil {
 		return res, err
 	}
-	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network}
+	sites := deps.Sites
+	if plan.Hosts.On() && sites == nil {
+		if sites, err = OpenSites(ctx, plan.Hosts); err != nil {
+			return res, fmt.Errorf("hosts: %w", err)
+		}
+		if err := sites.CopyBuilds(ctx, deps.Transports); err != nil {
+			return res, errors.Join(fmt.Errorf("hosts: %w", err), sites.Close())
+		}
+	}
+	// Every testbed's own agents end with it; the sites' connections,
+	// copies and agents serve the whole sweep.
+	defer func() { err = errors.Join(err, sites.Close()) }()
+	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network, Sites: sites, Programs: transport.ProgramsByRole(deps.Transports)}
 	up := func(ctx context.Context, s fanout.Shape) (fanout.Bed, error) {
 		c := cfg
 		c.Clients = s
 		b, err := upClients(ctx, c, logf)
+		if err == nil && b.b.hosted != nil && s.Clients == slices.Max(plan.Clients) && len(doc.Env.Hosts) == 0 {
+			sweepHosts(ctx, doc, b.b, logf)
+		}
 		if err != nil || s.Condition == "" {
 			return b, err
 		}
@@ -172,4 +189,22 @@ func sweepEnv() results.Env {
 	}
 	return results.Env{Generated: time.Now().UTC().Format(time.RFC3339), CPUModel: model, Cores: runtime.NumCPU(),
 		Kernel: preflight.KernelRelease(), Topology: fanout.Spec(topology.Prefix+"000000", 1, false).Subnet.String()}
+}
+
+// sweepHosts states in doc where the sweep's roles ran, from b, a testbed
+// of its largest count across hosts: the network with every role's
+// address, and each machine's facts once, with every role it held.
+func sweepHosts(ctx context.Context, doc *results.Clients, b *bed, logf Logf) {
+	doc.Env.Topology = describeHosts(b.hosted, false)
+	var ms []machine
+	for _, m := range hostMachines(b.hosted) {
+		if i := slices.IndexFunc(ms, func(o machine) bool { return o.login == m.login && o.iface == m.iface }); i >= 0 {
+			ms[i].roles = append(ms[i].roles, m.roles...)
+			continue
+		}
+		ms = append(ms, m)
+	}
+	for _, h := range readMachines(ctx, ms, b.cfg.Programs, logf) {
+		doc.Env.AddHost(h)
+	}
 }
