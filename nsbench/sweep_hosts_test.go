@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
+	"github.com/twnsbench/twnsbench/nsbench/report"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -68,6 +69,13 @@ func TestSweepAcrossHosts(t *testing.T) {
 	if i := slices.IndexFunc(doc.Env.Hosts, func(h results.Host) bool { return h.Login == client }); i < 0 ||
 		!slices.Equal(doc.Env.Hosts[i].Roles, []string{"client", "client2"}) || doc.Env.Hosts[i].Kernel == "" {
 		t.Errorf("env.hosts %+v: want the client's machine with client and client2, its facts read", doc.Env.Hosts)
+	}
+	md, err := os.ReadFile(filepath.Join(o.OutDir, report.ClientsReportFile))
+	if err != nil || !strings.Contains(string(md), "client2 10.226.0.82 on "+client) || !strings.Contains(string(md), "| client, client2 | "+client+" |") {
+		t.Errorf("the report does not say where each client ran (%v):\n%s", err, md)
+	}
+	for _, r := range doc.Rows {
+		t.Logf("N=%d: %v Mbit/s, setup %.1f s, teardown %.1f s", r.N, r.PerClientMbps, r.Timing.SetupSec, r.Timing.TeardownSec)
 	}
 	// Every testbed's logs came back from the machines, named for it.
 	beds, err := os.ReadDir(filepath.Join(o.OutDir, "logs"))
