@@ -47,6 +47,10 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Resul
 		if err := sites.CopyBuilds(ctx, deps.Transports); err != nil {
 			return res, errors.Join(fmt.Errorf("hosts: %w", err), sites.Close())
 		}
+		// As runAction does: every row of a sweep is named, and must run.
+		if err := sites.CheckNamed(ctx, deps.Transports, deps.Recipe); err != nil {
+			return res, errors.Join(fmt.Errorf("hosts: %w", err), sites.Close())
+		}
 	}
 	// Every testbed's own agents end with it; the sites' connections,
 	// copies and agents serve the whole sweep.
@@ -70,7 +74,7 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Resul
 	}
 	// Builds side by side meet the host's drift alike (fanout.runOrder).
 	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs, Alternate: plan.HasBuilds(),
-		Conditions: sweepConditions(plan)}
+		Conditions: sweepConditions(plan), Checked: sites.On()}
 	err = fanout.Run(ctx, fp, deps.Transports, doc, up, logf)
 	doc.Complete = err == nil
 	if plan.HasBuilds() {

@@ -40,11 +40,17 @@ func TestSweepAcrossHosts(t *testing.T) {
 	plan.Congestion = "host"
 	ctx := context.Background()
 	t0 := time.Now()
+	// As runAction does: the hosts reached and the rows checked there.
 	sites, err := OpenSites(ctx, plan.Hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(ctx, plan, Deps{Transports: []transport.Transport{transport.SSH{}}, Logf: t.Logf, Sites: sites})
+	ts := []transport.Transport{transport.SSH{}}
+	if err := sites.CheckNamed(ctx, ts, transport.Recipe{}); err != nil {
+		sites.Close()
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, plan, Deps{Transports: ts, Logf: t.Logf, Sites: sites})
 	if err != nil {
 		t.Fatalf("sweep: %v", err)
 	}
