@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/fanout"
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
@@ -60,8 +61,8 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Resul
 		c := cfg
 		c.Clients = s
 		b, err := upClients(ctx, c, logf)
-		if err == nil && b.b.hosted != nil && s.Clients == slices.Max(plan.Clients) && len(doc.Env.Hosts) == 0 {
-			sweepHosts(ctx, doc, b.b, logf)
+		if err == nil {
+			roleLinks(doc, b.b.hosted)
 		}
 		if err != nil || s.Condition == "" {
 			return b, err
@@ -71,6 +72,9 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Resul
 			return nil, errors.Join(fmt.Errorf("%s: %w", s.Condition, err), b.Down())
 		}
 		return b, nil
+	}
+	if sites.On() {
+		sweepHosts(ctx, doc, sites, plan.Hosts.Fan, cfg.Programs, logf)
 	}
 	// Builds side by side meet the host's drift alike (fanout.runOrder).
 	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs, Alternate: plan.HasBuilds(),
@@ -195,20 +199,43 @@ func sweepEnv() results.Env {
 		Kernel: preflight.KernelRelease(), Topology: fanout.Spec(topology.Prefix+"000000", 1, false).Subnet.String()}
 }
 
-// sweepHosts states in doc where the sweep's roles ran, from b, a testbed
-// of its largest count across hosts: the network with every role's
-// address, and each machine's facts once, with every role it held.
-func sweepHosts(ctx context.Context, doc *results.Clients, b *bed, logf Logf) {
-	doc.Env.Topology = describeHosts(b.hosted, false)
+// sweepHosts states in doc where the sweep's roles run, before any
+// testbed (outside every row's set-up time): the network with every
+// role's address, the client's host holding every client (fan), and each
+// machine's facts, read by its site's agent.
+func sweepHosts(ctx context.Context, doc *results.Clients, sites *Sites, fan []hosts.Host, programs map[string][]preflight.Tool, logf Logf) {
+	var where []hostedRole
 	var ms []machine
-	for _, m := range hostMachines(b.hosted) {
-		if i := slices.IndexFunc(ms, func(o machine) bool { return o.login == m.login && o.iface == m.iface }); i >= 0 {
-			ms[i].roles = append(ms[i].roles, m.roles...)
-			continue
+	for _, st := range sites.sites {
+		held := []hosts.Host{st.host}
+		if st.host.Role == topology.Client && len(fan) > 0 {
+			held = fan
+		}
+		m := machine{on: st.agent.Wire, login: st.host.Dest(), iface: st.ifc.Name}
+		for _, h := range held {
+			where = append(where, hostedRole{host: h})
+			m.roles = append(m.roles, h.Role)
 		}
 		ms = append(ms, m)
 	}
-	for _, h := range readMachines(ctx, ms, b.cfg.Programs, logf) {
+	doc.Env.Topology = describeHosts(where, false)
+	for _, h := range readMachines(ctx, ms, programs, logf) {
 		doc.Env.AddHost(h)
+	}
+}
+
+// roleLinks states, once, the settings each machine's role links were
+// built with, from the first testbed's roles on it (built): the same on
+// every testbed.
+func roleLinks(doc *results.Clients, built []hostedRole) {
+	for _, b := range built {
+		i := slices.IndexFunc(doc.Env.Hosts, func(h results.Host) bool { return h.Login == b.host.Dest() && h.Iface == b.iface })
+		if i < 0 {
+			continue
+		}
+		if rl := doc.Env.Hosts[i].RoleLinks; rl == nil || rl.Offloads == "" && rl.Congestion == "" && rl.SysctlChanges == nil {
+			l := b.built.LinkFacts
+			doc.Env.Hosts[i].RoleLinks = &results.RoleLinks{Offloads: l.Offloads, Congestion: l.Congestion, SysctlChanges: l.SysctlChanges}
+		}
 	}
 }

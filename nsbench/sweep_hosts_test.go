@@ -73,8 +73,9 @@ func TestSweepAcrossHosts(t *testing.T) {
 		}
 	}
 	if i := slices.IndexFunc(doc.Env.Hosts, func(h results.Host) bool { return h.Login == client }); i < 0 ||
-		!slices.Equal(doc.Env.Hosts[i].Roles, []string{"client", "client2"}) || doc.Env.Hosts[i].Kernel == "" {
-		t.Errorf("env.hosts %+v: want the client's machine with client and client2, its facts read", doc.Env.Hosts)
+		!slices.Equal(doc.Env.Hosts[i].Roles, []string{"client", "client2"}) || doc.Env.Hosts[i].Kernel == "" ||
+		doc.Env.Hosts[i].RoleLinks == nil || doc.Env.Hosts[i].RoleLinks.Offloads == "" {
+		t.Errorf("env.hosts %+v: want the client's machine with client and client2, its facts read and its role links' settings", doc.Env.Hosts)
 	}
 	md, err := os.ReadFile(filepath.Join(o.OutDir, report.ClientsReportFile))
 	if err != nil || !strings.Contains(string(md), "client2 10.226.0.82 on "+client) || !strings.Contains(string(md), "| client, client2 | "+client+" |") {

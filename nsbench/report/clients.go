@@ -227,7 +227,7 @@ func clientsHosts(c *results.Clients) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nThe roles ran on other hosts, the clients in namespaces of their own on the client's host, each at its own address: %s. "+
-		"Each row below was read on its host at the largest count.\n\n", mdText(c.Env.Topology))
+		"Each row below was read on its host.\n\n", mdText(c.Env.Topology))
 	b.WriteString(strings.Join(hostsTable(hs), "\n") + "\n")
 	return b.String()
 }
