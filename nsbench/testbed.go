@@ -90,7 +90,11 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	var machines func() (map[string]metrics.HostReading, error)
 	if tb.cfg.Sites.On() {
 		t0 := time.Now()
-		rs, built, err := tb.upOnHosts(ctx, spec)
+		sites := tb.cfg.Sites
+		// First on the teardown: each agent, once its session is closed,
+		// removes what it built, then the copies and the connections go.
+		tb.onTeardown("hosts' agents, copies and connections", func(context.Context) error { return sites.Close() })
+		rs, built, err := tb.upOnHosts(ctx, spec, sites.roleSites())
 		if err != nil {
 			return fmt.Errorf("hosts: %w", err)
 		}

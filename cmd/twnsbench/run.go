@@ -218,6 +218,9 @@ func namedTransports(c *cli.Context, plan *nsbench.Plan, ts []transport.Transpor
 		if err := fanout.Check(ts); err != nil {
 			return nil, err
 		}
+		if plan.Hosts.On() && !plan.Hosts.AnyLocal() {
+			return ts, nil // checked on their hosts (CheckNamed)
+		}
 		return ts, checkNamed(ts)
 	}
 	words := individuallyNamed(plan.Transports)
