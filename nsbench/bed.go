@@ -62,15 +62,18 @@ type bed struct {
 	spec   *topology.Spec     // of the switch on this host; nil until up built it (and across hosts)
 	view   *transport.Testbed // nil until the fixtures started
 	tree   *role.Tree         // the run's cgroups; nil across hosts
+	hosted []hostedRole       // the roles on hosts, as built; nil on this host
 }
 
 // newBed names a new testbed and makes its log directory; nothing else
 // exists until it is built.
 func newBed(cfg testbedConfig, logf Logf) (*bed, error) {
 	var prefix string
-	if cfg.Sites.On() {
+	if cfg.Sites.On() && cfg.Clients.Clients == 0 {
 		prefix = cfg.Sites.Prefix() // the hosts' copies and agents are named for it
 	} else {
+		// On one host; or one of the sweep's testbeds, with agents of its
+		// own named for it on the sweep's sites (bedAgents).
 		var err error
 		if prefix, err = topology.NewPrefix(); err != nil {
 			return nil, err
@@ -96,7 +99,7 @@ func upClients(ctx context.Context, cfg testbedConfig, logf Logf) (sweepBed, err
 	dir, err := b.privateDir()
 	if err == nil {
 		var roles map[string]*role.Role
-		if roles, _, err = b.upHere(ctx, b.switchSpec(), dir); err == nil {
+		if roles, err = b.upRoles(ctx, dir); err == nil {
 			err = b.startFixtures(ctx, roles, dir)
 		}
 	}
@@ -104,6 +107,27 @@ func upClients(ctx context.Context, cfg testbedConfig, logf Logf) (sweepBed, err
 		return sweepBed{}, errors.Join(err, b.down())
 	}
 	return sweepBed{b: b}, nil
+}
+
+// upRoles builds a sweep's testbed's roles on this host, or across hosts
+// each by an agent of its own on the host that holds it (bedAgents),
+// ended at teardown, once the roles' logs are fetched.
+func (b *bed) upRoles(ctx context.Context, dir string) (map[string]*role.Role, error) {
+	spec := b.switchSpec()
+	if !b.cfg.Sites.On() {
+		roles, _, err := b.upHere(ctx, spec, dir)
+		return roles, err
+	}
+	rs, closeAgents, err := b.cfg.Sites.bedAgents(b.prefix, spec)
+	if err != nil {
+		return nil, fmt.Errorf("hosts: %w", err)
+	}
+	b.onTeardown("the testbed's agents on the hosts", closeAgents)
+	roles, _, err := b.upOnHosts(ctx, spec, rs)
+	if err != nil {
+		return nil, fmt.Errorf("hosts: %w", err)
+	}
+	return roles, nil
 }
 
 // privateDir makes the run's private directory with its owner file, by
@@ -171,6 +195,12 @@ func (b *bed) startFixtures(ctx context.Context, roles map[string]*role.Role, di
 	b.view = &transport.Testbed{Prefix: b.prefix, Roles: roles, Dir: dir, LogDir: b.logDir(), Logf: b.logf}
 	if b.cfg.Sites.On() {
 		b.view.Copies = b.cfg.Sites.Copies()
+		// The sweep's clients run what the client's host has.
+		if c := b.view.Copies[topology.Client]; c != nil {
+			for _, name := range fanout.ClientRoles(b.cfg.Clients.Clients) {
+				b.view.Copies[name] = c
+			}
+		}
 	}
 	fx, err := transport.StartFixtures(ctx, b.view, b.cfg.Own)
 	if err != nil {

@@ -29,37 +29,34 @@ type hostedRole struct {
 	iface string     // the host's interface it stands on
 }
 
-// upOnHosts has each site's agent build its role's namespace on the
-// host's interface, all at once. The sites go onto the teardown first:
-// each agent, once its session is closed, removes what it built, then the
-// copies and the connections go (Sites.Close).
-func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[string]*role.Role, []hostedRole, error) {
-	sites := tb.cfg.Sites
-	tb.onTeardown("hosts' agents, copies and connections", func(context.Context) error { return sites.Close() })
+// upOnHosts has each agent of rs build its role's namespace on its
+// host's interface, all at once; what ends the agents (which then remove
+// what they built) is the caller's to put on the teardown first.
+func (b *bed) upOnHosts(ctx context.Context, spec topology.Spec, rs []roleSite) (map[string]*role.Role, []hostedRole, error) {
 	peers := map[string]netip.Addr{}
-	for _, st := range sites.sites {
-		peers[st.host.Role] = st.host.RoleAddr.Addr()
+	for _, r := range rs {
+		peers[r.host.Role] = r.host.RoleAddr.Addr()
 	}
 	for name, r := range spec.HostNames {
 		if _, ok := peers[r]; !ok {
 			delete(spec.HostNames, name) // its role is in no host of this run
 		}
 	}
-	built := make([]hostedRole, len(sites.sites))
-	errs := make([]error, len(sites.sites))
+	built := make([]hostedRole, len(rs))
+	errs := make([]error, len(rs))
 	var mu sync.Mutex // the teardown stack
 	push := func(name string, fn func(context.Context) error) {
 		mu.Lock()
 		defer mu.Unlock()
-		tb.onTeardown(name, fn)
+		b.onTeardown(name, fn)
 	}
 	var wg sync.WaitGroup
-	for i, st := range sites.sites {
+	for i, r := range rs {
 		wg.Go(func() {
 			var err error
-			built[i], err = tb.upOnHost(ctx, st, spec, peers, push)
+			built[i], err = b.upOnHost(ctx, r, spec, peers, push)
 			if err != nil {
-				errs[i] = fmt.Errorf("%s %s: %w", st.host.Role, st.host.Dest(), err)
+				errs[i] = fmt.Errorf("%s %s: %w", r.host.Role, r.host.Dest(), err)
 			}
 		})
 	}
@@ -68,20 +65,21 @@ func (tb *testbed) upOnHosts(ctx context.Context, spec topology.Spec) (map[strin
 		return nil, nil, err
 	}
 	roles := map[string]*role.Role{}
-	for _, b := range built {
-		roles[b.host.Role] = b.r
+	for _, h := range built {
+		roles[h.host.Role] = h.r
 	}
+	b.hosted = built
 	return roles, built, nil
 }
 
-func (tb *testbed) upOnHost(ctx context.Context, st Site, spec topology.Spec, peers map[string]netip.Addr,
+func (b *bed) upOnHost(ctx context.Context, rs roleSite, spec topology.Spec, peers map[string]netip.Addr,
 	push func(string, func(context.Context) error)) (hostedRole, error) {
 	t0 := time.Now()
-	h, ifc := st.host, st.ifc
-	private := privateDir(role.Scope(tb.prefix, h.Role))
-	r, hr, err := role.BuildRole(ctx, st.agent.Wire, role.RoleOnHost{
+	h, ifc := rs.host, rs.ifc
+	private := privateDir(role.Scope(b.prefix, h.Role))
+	r, hr, err := role.BuildRole(ctx, rs.wire, role.RoleOnHost{
 		Link: topology.LinkSpec{Spec: spec, Role: h.Role, Parent: ifc.Name, Addr: h.RoleAddr, Peers: peers,
-			HostsFile: filepath.Join(private, "hosts"), Edge: tb.cfg.WAN},
+			HostsFile: filepath.Join(private, "hosts"), Edge: b.cfg.WAN},
 		Dirs: role.Dirs{Log: filepath.Join(private, "logs"), Private: private},
 	})
 	if err != nil {
@@ -90,9 +88,9 @@ func (tb *testbed) upOnHost(ctx context.Context, st Site, spec topology.Spec, pe
 	// Before the agent ends (the stack unwinds backwards), once every
 	// daemon of the role has stopped: its logs, which the agent then
 	// removes with the role, come to this run's log directory.
-	push(h.Role+" logs", func(ctx context.Context) error { return fetchLogs(ctx, r, hr.LogDir, tb.logDir(), tb.logf) })
-	tb.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
-	return hostedRole{host: h, built: hr, r: r, conn: st.agent.Wire, iface: ifc.Name}, nil
+	push(h.Role+" logs", func(ctx context.Context) error { return fetchLogs(ctx, r, hr.LogDir, b.logDir(), b.logf) })
+	b.logf("%s on %s: %s %s on %s, up in %.1f s", h.Role, h.Dest(), hr.NetNS, h.RoleAddr, ifc.Name, time.Since(t0).Seconds())
+	return hostedRole{host: h, built: hr, r: r, conn: rs.wire, iface: ifc.Name}, nil
 }
 
 // describeHosts is the network of a run across hosts for the

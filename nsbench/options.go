@@ -336,6 +336,10 @@ func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Mill
 type Hosts struct {
 	Inventory hosts.Inventory
 	SSH       remote.Config
+	// Fan are the many-client sweep's clients on the client's host, at
+	// their addresses (hosts.Inventory.Fan, the largest count's); the
+	// first is the inventory's client. Nil for a run.
+	Fan []hosts.Host
 }
 
 // On reports whether any role is on another host.
@@ -352,6 +356,22 @@ func (h Hosts) validate(o Options) []error {
 	if !h.On() {
 		return nil
 	}
+	errs := h.validateRoles()
+	wans, _ := parseWANs(o.WAN) // NewPlan reports a malformed one
+	for _, w := range wans {
+		if w.Narrow.MTU > 0 {
+			errs = append(errs, fmt.Errorf("--wan %s: %w", w, impair.ErrNarrowAcrossHosts))
+		}
+	}
+	if o.Keep {
+		errs = append(errs, errors.New("--keep: not with --host (the hosts' copies remove their roles when the run ends)"))
+	}
+	return errs
+}
+
+// validateRoles wants the client's and the server's host, and an address
+// of its own for every role.
+func (h Hosts) validateRoles() []error {
 	var errs []error
 	for _, r := range []string{topology.Client, topology.Server} {
 		if _, ok := h.Inventory.Role(r); !ok {
@@ -369,16 +389,26 @@ func (h Hosts) validate(o Options) []error {
 		}
 		seen[host.RoleAddr.Addr()] = host.Role
 	}
-	wans, _ := parseWANs(o.WAN) // NewPlan reports a malformed one
-	for _, w := range wans {
-		if w.Narrow.MTU > 0 {
-			errs = append(errs, fmt.Errorf("--wan %s: %w", w, impair.ErrNarrowAcrossHosts))
-		}
-	}
-	if o.Keep {
-		errs = append(errs, errors.New("--keep: not with --host (the hosts' copies remove their roles when the run ends)"))
-	}
 	return errs
+}
+
+// fan plans the sweep's clients on the client's host for counts, the
+// largest of which it builds at once; a WAN condition is refused: the
+// sweep's impairment is made on this host's switch, and across hosts it
+// would have to be each client's edge.
+func (h Hosts) fan(counts []int, wans []WANProfile) ([]hosts.Host, []error) {
+	errs := h.validateRoles()
+	if len(wans) > 0 {
+		errs = append(errs, fmt.Errorf("--clients with --host: --wan %s: the many-client sweep across hosts runs on the LAN only (--wan off)", wans[0]))
+	}
+	if len(errs) > 0 || len(counts) == 0 {
+		return nil, errs
+	}
+	fan, err := h.Inventory.Fan(fanout.ClientRoles(slices.Max(counts)))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return fan, errs
 }
 
 // SweepTransports are the transports of a many-client sweep whose options
@@ -416,16 +446,14 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))
 		}
 	}
-	if o.Hosts.On() {
-		// A host builds one role on one address (addr=), through its
-		// agent: N client namespaces there would each need an address of
-		// their own on the host's network, which the inventory has no
-		// form for.
-		errs = append(errs, errors.New("--clients: --host does not apply to the many-client sweep yet: its N client namespaces would each need an address on the client's host network, and a host builds one role per address"))
-	}
 	wans, err := parseWANs(o.WAN)
 	if err != nil {
 		errs = append(errs, err)
+	}
+	if o.Hosts.On() && fanout.CheckCounts(o.Clients) == nil {
+		var ferrs []error
+		o.Hosts.Fan, ferrs = o.Hosts.fan(o.Clients, wans)
+		errs = append(errs, ferrs...)
 	}
 	for _, w := range wans {
 		if w.Narrow.MTU > 0 {

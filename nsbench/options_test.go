@@ -193,6 +193,12 @@ func TestNewPlanSweep(t *testing.T) {
 		t.Errorf("a sweep under --wan 20ms:0%%: %+v, %v", p, err)
 	}
 	o.WAN = nil
+	// Across hosts the clients take the addresses from the client's on.
+	o.Hosts = inventoryOf(t, "server=root@h2,addr=10.0.0.60/24", "client=root@h1,addr=10.0.0.50/24")
+	if p, err := NewPlan(o, known); err != nil || len(p.Hosts.Fan) != 4 || p.Hosts.Fan[3].Role != "client4" || p.Hosts.Fan[3].RoleAddr.String() != "10.0.0.53/24" {
+		t.Errorf("a sweep of 4 clients across hosts: %v (clients %+v)", err, p.Hosts.Fan)
+	}
+	o.Hosts = Hosts{}
 	// Builds are swept side by side.
 	o.Transports = []string{"wireguard@a", "wireguard@b"}
 	if p, err := NewPlan(o, known); err != nil || !p.HasBuilds() {
@@ -205,7 +211,16 @@ func TestNewPlanSweep(t *testing.T) {
 		{func(o *Options) { o.WAN = []string{"30ms:0%:mtu=1280"} }, "--clients: --wan 30ms:0%:mtu=1280: a narrow hop (mtu=) does not apply to the many-client sweep"},
 		{func(o *Options) { o.WAN = []string{"30ms"} }, "--wan"},
 		{func(o *Options) { o.WAN, o.Impairment = []string{"30ms:0%"}, "tc" }, `--impairment "tc": want auto, netem or userspace`},
-		{func(o *Options) { o.Hosts.Inventory.Hosts = []hosts.Host{{}} }, "--clients: --host does not apply to the many-client sweep yet: its N client namespaces would each need an address"},
+		{func(o *Options) { o.Hosts = inventoryOf(t, "client=root@h1,addr=10.0.0.50/24") }, "--host: name the server's host too"},
+		{func(o *Options) {
+			o.Clients, o.Hosts = []int{1, 4}, inventoryOf(t, "client=root@h1,addr=10.0.0.50/24", "server=root@h2,addr=10.0.0.52/24")
+		}, "--host client: 4 clients from addr 10.0.0.50: client3 would be 10.0.0.52, the server's addr"},
+		{func(o *Options) {
+			o.Clients, o.Hosts = []int{3}, inventoryOf(t, "client=root@h1,addr=10.0.0.253/24", "server=root@h2,addr=10.0.0.2/24")
+		}, "--host client: 3 clients from addr 10.0.0.253: client3 would be 10.0.0.255, past the end of 10.0.0.0/24"},
+		{func(o *Options) {
+			o.WAN, o.Hosts = []string{"30ms:0%"}, inventoryOf(t, "client=root@h1,addr=10.0.0.50/24", "server=root@h2,addr=10.0.0.2/24")
+		}, "--clients with --host: --wan 30ms:0%: the many-client sweep across hosts runs on the LAN only"},
 		{func(o *Options) { o.Order = OrderReference }, "--clients: --order does not apply"},
 		{func(o *Options) { o.SizeBytes = 1 << 20 }, "--clients: --size does not apply"},
 		{func(o *Options) { o.Warmup = time.Second }, "--clients: --warmup does not apply"},
@@ -229,4 +244,14 @@ func TestNewPlanSweep(t *testing.T) {
 			t.Errorf("NewPlan: %v, want the one line %q", err, tc.want)
 		}
 	}
+}
+
+// inventoryOf is the inventory of entries.
+func inventoryOf(t *testing.T, entries ...string) Hosts {
+	t.Helper()
+	inv, err := hosts.Parse(hosts.Flags{Host: entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Hosts{Inventory: inv}
 }

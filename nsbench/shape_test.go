@@ -22,11 +22,11 @@ var layers = [][]string{
 	{"wancell.go", "wannarrow.go"},
 	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},
 	{"schedule.go", "progress.go", "progress_times.go"},
-	{"testbed.go", "hostsbed.go", "machines.go"},
-	{"bed.go"},
+	{"testbed.go", "machines.go"},
+	{"bed.go", "hostsbed.go"}, // a bed's roles built here or on the hosts
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go"},
+	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go", "bedagents.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

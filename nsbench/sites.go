@@ -27,7 +27,8 @@ import (
 // are what a run holds.
 type Sites struct {
 	prefix string
-	sites  []Site // the inventory's order
+	sites  []Site       // the inventory's order
+	fan    []hosts.Host // the sweep's clients on the client's host (Hosts.Fan)
 	close  sync.Once
 	err    error // of Close
 }
@@ -56,7 +57,7 @@ func OpenSites(ctx context.Context, h Hosts) (*Sites, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sites{prefix: prefix, sites: make([]Site, len(h.Inventory.Hosts))}
+	s := &Sites{prefix: prefix, sites: make([]Site, len(h.Inventory.Hosts)), fan: h.Fan}
 	for i, host := range h.Inventory.Hosts {
 		s.sites[i].host = host
 	}
@@ -150,9 +151,16 @@ func (s *Sites) addrsTaken(from netip.Addr) []error {
 		}
 	}
 	var errs []error
+	roles := make([]hosts.Host, 0, len(s.sites)+len(s.fan))
 	for _, st := range s.sites {
-		if who, ok := taken[st.host.RoleAddr.Addr()]; ok {
-			errs = append(errs, fmt.Errorf("%s: %s: addr %s is %s: give the role a free address", st.host.Role, st.host.Dest(), st.host.RoleAddr.Addr(), who))
+		roles = append(roles, st.host)
+	}
+	if len(s.fan) > 1 {
+		roles = append(roles, s.fan[1:]...) // the first is the client's own
+	}
+	for _, h := range roles {
+		if who, ok := taken[h.RoleAddr.Addr()]; ok {
+			errs = append(errs, fmt.Errorf("%s: %s: addr %s is %s: give the role a free address", h.Role, h.Dest(), h.RoleAddr.Addr(), who))
 		}
 	}
 	return errs
@@ -171,12 +179,12 @@ func onNetwork(h hosts.Host, ifc remote.Iface) error {
 // serve starts the site's agent for its role: this binary itself for a
 // role on this machine, else a verified copy on the host.
 func (st *Site) serve(ctx context.Context, prefix string) error {
-	scope := role.Scope(prefix, st.host.Role)
 	var err error
-	if st.host.Local {
-		st.agent, err = remote.StartLocalAgent(st.host.Role+" "+st.host.Dest(), scope)
-	} else if st.cp, err = st.conn.Install(ctx, prefix); err == nil {
-		st.agent, err = st.conn.StartAgent(st.cp, scope)
+	if !st.host.Local {
+		st.cp, err = st.conn.Install(ctx, prefix)
+	}
+	if err == nil {
+		st.agent, err = st.startAgent(st.host.Role+" "+st.host.Dest(), role.Scope(prefix, st.host.Role))
 	}
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", st.host.Role, st.host.Dest(), err)

@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/fanout"
+	"github.com/twnsbench/twnsbench/nsbench/hosts"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
@@ -21,7 +24,7 @@ import (
 // the transports over the counts, each transport and count on a testbed of
 // its own built as every testbed is (bed), and writes the sweep's document
 // after every row; the reports follow at the end.
-func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, error) {
+func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Result, err error) {
 	doc := &results.Clients{SchemaVersion: results.SchemaVersion, Env: sweepEnv(), Counts: plan.Clients, DurationSec: plan.Duration.Seconds()}
 	doc.Env.Runs = plan.Runs
 	for _, t := range deps.Transports {
@@ -32,16 +35,35 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, e
 			doc.Builds[t.Name()] = *b
 		}
 	}
-	res := &Result{OutDir: plan.OutDir, Clients: doc}
+	res = &Result{OutDir: plan.OutDir, Clients: doc}
 	wan, err := newSweepWAN(plan, doc, logf)
 	if err != nil {
 		return res, err
 	}
-	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network}
+	sites := deps.Sites
+	if plan.Hosts.On() && sites == nil {
+		if sites, err = OpenSites(ctx, plan.Hosts); err != nil {
+			return res, fmt.Errorf("hosts: %w", err)
+		}
+		if err := sites.CopyBuilds(ctx, deps.Transports); err != nil {
+			return res, errors.Join(fmt.Errorf("hosts: %w", err), sites.Close())
+		}
+		// As runAction does: every row of a sweep is named, and must run.
+		if err := sites.CheckNamed(ctx, deps.Transports, deps.Recipe); err != nil {
+			return res, errors.Join(fmt.Errorf("hosts: %w", err), sites.Close())
+		}
+	}
+	// Every testbed's own agents end with it; the sites' connections,
+	// copies and agents serve the whole sweep.
+	defer func() { err = errors.Join(err, sites.Close()) }()
+	cfg := testbedConfig{OutDir: plan.OutDir, Network: plan.Network, Sites: sites, Programs: transport.ProgramsByRole(deps.Transports)}
 	up := func(ctx context.Context, s fanout.Shape) (fanout.Bed, error) {
 		c := cfg
 		c.Clients = s
 		b, err := upClients(ctx, c, logf)
+		if err == nil {
+			roleLinks(doc, b.b.hosted)
+		}
 		if err != nil || s.Condition == "" {
 			return b, err
 		}
@@ -51,9 +73,12 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (*Result, e
 		}
 		return b, nil
 	}
+	if sites.On() {
+		sweepHosts(ctx, doc, sites, plan.Hosts.Fan, cfg.Programs, logf)
+	}
 	// Builds side by side meet the host's drift alike (fanout.runOrder).
 	fp := fanout.Plan{Counts: plan.Clients, Duration: plan.Duration, OutDir: plan.OutDir, Runs: plan.Runs, Alternate: plan.HasBuilds(),
-		Conditions: sweepConditions(plan)}
+		Conditions: sweepConditions(plan), Checked: sites.On()}
 	err = fanout.Run(ctx, fp, deps.Transports, doc, up, logf)
 	doc.Complete = err == nil
 	if plan.HasBuilds() {
@@ -172,4 +197,45 @@ func sweepEnv() results.Env {
 	}
 	return results.Env{Generated: time.Now().UTC().Format(time.RFC3339), CPUModel: model, Cores: runtime.NumCPU(),
 		Kernel: preflight.KernelRelease(), Topology: fanout.Spec(topology.Prefix+"000000", 1, false).Subnet.String()}
+}
+
+// sweepHosts states in doc where the sweep's roles run, before any
+// testbed (outside every row's set-up time): the network with every
+// role's address, the client's host holding every client (fan), and each
+// machine's facts, read by its site's agent.
+func sweepHosts(ctx context.Context, doc *results.Clients, sites *Sites, fan []hosts.Host, programs map[string][]preflight.Tool, logf Logf) {
+	var where []hostedRole
+	var ms []machine
+	for _, st := range sites.sites {
+		held := []hosts.Host{st.host}
+		if st.host.Role == topology.Client && len(fan) > 0 {
+			held = fan
+		}
+		m := machine{on: st.agent.Wire, login: st.host.Dest(), iface: st.ifc.Name}
+		for _, h := range held {
+			where = append(where, hostedRole{host: h})
+			m.roles = append(m.roles, h.Role)
+		}
+		ms = append(ms, m)
+	}
+	doc.Env.Topology = describeHosts(where, false)
+	for _, h := range readMachines(ctx, ms, programs, logf) {
+		doc.Env.AddHost(h)
+	}
+}
+
+// roleLinks states, once, the settings each machine's role links were
+// built with, from the first testbed's roles on it (built): the same on
+// every testbed.
+func roleLinks(doc *results.Clients, built []hostedRole) {
+	for _, b := range built {
+		i := slices.IndexFunc(doc.Env.Hosts, func(h results.Host) bool { return h.Login == b.host.Dest() && h.Iface == b.iface })
+		if i < 0 {
+			continue
+		}
+		if rl := doc.Env.Hosts[i].RoleLinks; rl == nil || rl.Offloads == "" && rl.Congestion == "" && rl.SysctlChanges == nil {
+			l := b.built.LinkFacts
+			doc.Env.Hosts[i].RoleLinks = &results.RoleLinks{Offloads: l.Offloads, Congestion: l.Congestion, SysctlChanges: l.SysctlChanges}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -89,7 +90,11 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 	var machines func() (map[string]metrics.HostReading, error)
 	if tb.cfg.Sites.On() {
 		t0 := time.Now()
-		rs, built, err := tb.upOnHosts(ctx, spec)
+		sites := tb.cfg.Sites
+		// First on the teardown: each agent, once its session is closed,
+		// removes what it built, then the copies and the connections go.
+		tb.onTeardown("hosts' agents, copies and connections", func(context.Context) error { return sites.Close() })
+		rs, built, err := tb.upOnHosts(ctx, spec, sites.roleSites())
 		if err != nil {
 			return fmt.Errorf("hosts: %w", err)
 		}
@@ -199,6 +204,9 @@ func (tb *testbed) job(p *transport.Path) *instrument.Job {
 				return time.Unix(0, f.DownNs), time.Unix(0, f.UpNs), err
 			},
 			Restarts: p.Restarts,
+			EndConnection: func(ctx context.Context, local, remote netip.AddrPort) error {
+				return role.EndConnection(ctx, tb.role(topology.Server), role.Conn{Local: local, Remote: remote})
+			},
 		},
 	}
 }

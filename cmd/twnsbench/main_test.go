@@ -114,6 +114,8 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 		{[]string{"run", "--clients", ""}, "--clients: empty list"},
 		{[]string{"run", "--clients", "1", "--wan", "50:0"}, "--wan"},
 		{[]string{"run", "--clients", "1", "--wan", "30ms:0%:mtu=1280"}, "--clients: --wan 30ms:0%:mtu=1280: a narrow hop (mtu=) does not apply to the many-client sweep"},
+		{[]string{"run", "--clients", "1,3", "--host", "client=root@10.0.0.2,addr=10.0.0.50/24", "--host", "server=root@10.0.0.3,addr=10.0.0.52/24"},
+			"--host client: 3 clients from addr 10.0.0.50: client3 would be 10.0.0.52, the server's addr"},
 		{[]string{"run", "--clients", "1", "--runs", "auto"}, `--clients: --runs "auto": want how many times to run the sweep, 1 to 100`},
 		{[]string{"run", "--clients", "1", "--runs", "0"}, `--runs "0": want how many times`},
 		{[]string{"run", "--clients", "1", "--runs", "101"}, `--runs "101": want how many times`},

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -91,82 +92,130 @@ func runAction(c *cli.Context) error {
 	}
 	// Everything is validated before anything is created: a refusal
 	// (exit 2) leaves no namespace, link, file or directory behind.
-	opts, err := optionsFrom(c)
+	job, err := planRun(c)
 	if err != nil {
 		return refuse(err)
 	}
-	if err := checkHistoryFlag(c); err != nil {
+	if err := job.preflight(c.App.ErrWriter); err != nil {
 		return refuse(err)
+	}
+	sites, err := job.openSites(c)
+	if err != nil {
+		return refuse(err)
+	}
+	if sites != nil {
+		defer sites.Close() // the run ends them; this is for a refusal
+	}
+	// Last, because it creates the directory: the output must be writable.
+	if err := makeOutDir(job.plan.OutDir); err != nil {
+		return refuse(err)
+	}
+	res, err := job.measure(c, sites)
+	return job.outcome(c, res, err)
+}
+
+// runJob is a run as the command line plans it: the plan (the options
+// NewPlan checked), what it runs (the rows with their builds' programs,
+// the instruments) and the rows named one by one, which must run.
+type runJob struct {
+	plan  *nsbench.Plan
+	deps  nsbench.Deps
+	named []transport.Transport
+}
+
+// planRun reads every flag once and checks what it asks for, before
+// anything exists.
+func planRun(c *cli.Context) (*runJob, error) {
+	opts, err := optionsFrom(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHistoryFlag(c); err != nil {
+		return nil, err
 	}
 	plan, err := nsbench.NewPlan(opts, append(transport.Names(), transport.SetNames()...))
 	if err != nil {
-		return refuse(err)
+		return nil, err
 	}
 	defs, err := buildDefs(c)
 	if err != nil {
-		return refuse(err)
+		return nil, err
 	}
 	if err := transport.CheckBuilds(plan.Transports, defs); err != nil {
-		return refuse(err)
+		return nil, err
 	}
 	if err := checkImpairment(plan); err != nil {
-		return refuse(err)
+		return nil, err
 	}
 	if plan.Congestion != "host" {
 		if err := topology.CheckCongestion(plan.Congestion); err != nil {
-			return refuse(err)
+			return nil, err
 		}
 	}
-	ts, err := buildTransports(c, plan.Transports)
+	recipe := transport.Recipe{Values: transportValues(c), Builds: defs}
+	ts, err := transport.BuildWith(plan.Transports, recipe.Values, recipe.Builds)
 	if err != nil {
-		return refuse(err)
+		return nil, err
 	}
-	named, err := namedTransports(c, plan, ts)
+	named, err := namedTransports(plan, recipe, ts)
 	if err != nil {
-		return refuse(err)
+		return nil, err
 	}
-	deps := nsbench.Deps{Transports: ts, Recipe: transportRecipe(c), TransportOptions: recordedOptions(c)}
+	job := &runJob{plan: plan, named: named,
+		deps: nsbench.Deps{Transports: ts, Recipe: recipe, TransportOptions: recordedOptions(c)}}
 	if !plan.Sweep() {
-		if deps.Instruments, deps.Ready, err = instrumentsFrom(c); err != nil {
-			return refuse(err)
+		if job.deps.Instruments, job.deps.Ready, err = instrumentsFrom(c); err != nil {
+			return nil, err
 		}
 	}
-	pre := preflight.Run(preflightOptions(plan, ts, deps.Instruments))
+	return job, nil
+}
+
+// preflight checks this host's tools and kernel for the run, and prints
+// what it found when something is missing.
+func (j *runJob) preflight(w io.Writer) error {
+	pre := preflight.Run(preflightOptions(j.plan, j.deps.Transports, j.deps.Instruments))
 	if err := pre.Err(); err != nil {
-		fmt.Fprint(c.App.ErrWriter, pre.String())
-		return refuse(err)
+		fmt.Fprint(w, pre.String())
+		return err
 	}
-	deps.Versions = pre.Versions
-	// Every host reached and checked (key, login, root, interface,
-	// address), its copy and agent started, the builds' programs copied,
-	// and the rows named one by one checked there, before any role exists
-	// anywhere. The run builds on these sites and ends them; the deferred
-	// Close is for a refusal.
-	var sites *nsbench.Sites
-	if plan.Hosts.On() {
-		if sites, err = nsbench.OpenSites(c.Context, plan.Hosts); err != nil {
-			return refuse(err)
-		}
-		defer sites.Close()
-		// Each build's programs go to the hosts of the roles that run
-		// them, so that the rows are checked there with their copies.
-		if err := sites.CopyBuilds(c.Context, ts); err != nil {
-			return refuse(err)
-		}
-		if err := sites.CheckNamed(c.Context, named, transportRecipe(c)); err != nil {
-			return refuse(err)
-		}
+	j.deps.Versions = pre.Versions
+	return nil
+}
+
+// openSites, across hosts, reaches and checks every host (key, login,
+// root, interface, address), starts its copy and agent, copies the
+// builds' programs to the hosts of the roles that run them, and checks
+// the rows named one by one there with those copies, before any role
+// exists anywhere. Nil on one host.
+func (j *runJob) openSites(c *cli.Context) (*nsbench.Sites, error) {
+	if !j.plan.Hosts.On() {
+		return nil, nil
 	}
-	// Last, because it creates the directory: the output must be writable.
-	if err := makeOutDir(plan.OutDir); err != nil {
-		return refuse(err)
+	sites, err := nsbench.OpenSites(c.Context, j.plan.Hosts)
+	if err != nil {
+		return nil, err
 	}
+	if err := sites.CopyBuilds(c.Context, j.deps.Transports); err != nil {
+		sites.Close()
+		return nil, err
+	}
+	if err := sites.CheckNamed(c.Context, j.named, j.deps.Recipe); err != nil {
+		sites.Close()
+		return nil, err
+	}
+	return sites, nil
+}
+
+// measure runs the plan on sites (nil: this host), its progress on the
+// console, and prints the summary of what it measured.
+func (j *runJob) measure(c *cli.Context, sites *nsbench.Sites) (*nsbench.Result, error) {
 	con := newConsole(c.App.ErrWriter)
-	deps.Logf, deps.Sites = con.Logf, sites
-	if !plan.Sweep() {
-		deps.Status = con.Status
+	j.deps.Logf, j.deps.Sites = con.Logf, sites
+	if !j.plan.Sweep() {
+		j.deps.Status = con.Status
 	}
-	res, err := nsbench.Run(c.Context, plan, deps)
+	res, err := nsbench.Run(c.Context, j.plan, j.deps)
 	con.Close()
 	if res != nil && res.Doc != nil {
 		summarize(c, res)
@@ -174,6 +223,14 @@ func runAction(c *cli.Context) error {
 	if res != nil && res.Clients != nil {
 		summarizeClients(c, res)
 	}
+	return res, err
+}
+
+// outcome is the run's exit (docs/running.md, "Exit codes"): an
+// interruption, a lost host, a failure, else what the run found: the WAN
+// verification, the builds' verdict, failed samples. A complete run
+// is recorded in the history first.
+func (j *runJob) outcome(c *cli.Context, res *nsbench.Result, err error) error {
 	if errors.Is(err, nsbench.ErrInterrupted) {
 		return errInterrupted
 	}
@@ -182,13 +239,13 @@ func runAction(c *cli.Context) error {
 		// Every step after the loss fails the same way: the details go
 		// above, the one line says what happened.
 		fmt.Fprintf(c.App.ErrWriter, "twnsbench: details: %v\n", err)
-		return fmt.Errorf("lost %s mid-run (%s): its copy there removes its role by itself; what was measured before is kept in %s", lost.Host, lost.Why, plan.OutDir)
+		return fmt.Errorf("lost %s mid-run (%s): its copy there removes its role by itself; what was measured before is kept in %s", lost.Host, lost.Why, j.plan.OutDir)
 	}
 	if err != nil {
 		return err
 	}
-	if plan.Sweep() {
-		verr := verificationOutcome(c, plan, res)
+	if j.plan.Sweep() {
+		verr := verificationOutcome(c, j.plan, res)
 		if err := clientsOutcome(res); err != nil {
 			return err
 		}
@@ -199,7 +256,7 @@ func runAction(c *cli.Context) error {
 	if err := recordHistory(c, res); err != nil {
 		return err
 	}
-	verr := verificationOutcome(c, plan, res)
+	verr := verificationOutcome(c, j.plan, res)
 	var berr error
 	if len(res.Doc.Samples) > 0 {
 		berr = buildsOutcome(c, res)
@@ -213,10 +270,13 @@ func runAction(c *cli.Context) error {
 // (seed-002, whose kernel IPsec rows need ESP) skip what this host lacks
 // and say why. A sweep's transports must all run, each in its many-client
 // form (fanout.Check).
-func namedTransports(c *cli.Context, plan *nsbench.Plan, ts []transport.Transport) ([]transport.Transport, error) {
+func namedTransports(plan *nsbench.Plan, recipe transport.Recipe, ts []transport.Transport) ([]transport.Transport, error) {
 	if plan.Sweep() {
 		if err := fanout.Check(ts); err != nil {
 			return nil, err
+		}
+		if plan.Hosts.On() && !plan.Hosts.AnyLocal() {
+			return ts, nil // checked on their hosts (CheckNamed)
 		}
 		return ts, checkNamed(ts)
 	}
@@ -224,7 +284,7 @@ func namedTransports(c *cli.Context, plan *nsbench.Plan, ts []transport.Transpor
 	if len(words) == 0 {
 		return nil, nil
 	}
-	named, err := buildTransports(c, words)
+	named, err := transport.BuildWith(words, recipe.Values, recipe.Builds)
 	if err != nil {
 		return nil, err
 	}

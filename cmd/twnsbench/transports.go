@@ -23,17 +23,6 @@ func transportFlags() []cli.Flag {
 	return flags
 }
 
-// buildTransports makes the selected transports (the default set when
-// none is named) with their options' values from the flags, and the
-// builds' programs from --build.
-func buildTransports(c *cli.Context, names []string) ([]transport.Transport, error) {
-	defs, err := buildDefs(c)
-	if err != nil {
-		return nil, err
-	}
-	return transport.BuildWith(names, transportValues(c), defs)
-}
-
 // buildDefs reads every --build LABEL:OPTION=PATH.
 func buildDefs(c *cli.Context) ([]transport.BuildDef, error) {
 	var defs []transport.BuildDef
@@ -45,13 +34,6 @@ func buildDefs(c *cli.Context) ([]transport.BuildDef, error) {
 		defs = append(defs, d)
 	}
 	return defs, nil
-}
-
-// transportRecipe is what the rows were built from, for the hosts of a
-// run across hosts to rebuild and check them there.
-func transportRecipe(c *cli.Context) transport.Recipe {
-	defs, _ := buildDefs(c) // buildTransports refused a bad one already
-	return transport.Recipe{Values: transportValues(c), Builds: defs}
 }
 
 // transportValues are the transports' option values from the flags.

@@ -42,6 +42,9 @@ type Plan struct {
 	// under, in order: "" the LAN, else a WAN condition's name
 	// (Shape.Condition); none is the LAN alone.
 	Conditions []string
+	// Checked says the transports were checked where their roles run (on
+	// other hosts, by their agents): Run does not check them here.
+	Checked bool
 }
 
 // conditions are the plan's conditions, the LAN alone when none is given.

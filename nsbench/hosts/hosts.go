@@ -284,3 +284,54 @@ func readable(path string) error {
 	}
 	return f.Close()
 }
+
+// Fan is the client's host as each of roles, the many-client sweep's
+// clients on one host: the first at the client's addr=, each next one at
+// the address after the one before, with the same network length. The
+// user gave the first address and the count; every one must lie in the
+// network, short of its broadcast address, and be no other role's
+// address. Whether each is free on the network is the run's to check
+// before anything exists (the hosts' own addresses) and the role's as it
+// is built (its ARP probe).
+func (inv Inventory) Fan(roles []string) ([]Host, error) {
+	client, ok := inv.Role(topology.Client)
+	if !ok || !client.RoleAddr.IsValid() {
+		return nil, fmt.Errorf("--host %s: the clients need the client's host with addr=A.B.C.D/NN, the first of their addresses", topology.Client)
+	}
+	others := map[netip.Addr]string{}
+	for _, h := range inv.Hosts {
+		if h.Role != client.Role && h.RoleAddr.IsValid() {
+			others[h.RoleAddr.Addr()] = h.Role
+		}
+	}
+	net := client.RoleAddr.Masked()
+	last := broadcast(net)
+	fan := make([]Host, 0, len(roles))
+	a := client.RoleAddr.Addr()
+	for i, r := range roles {
+		if i > 0 {
+			a = a.Next()
+		}
+		if !net.Contains(a) || a == last {
+			return nil, fmt.Errorf("--host %s: %d clients from addr %s: %s would be %s, past the end of %s (its last host address is %s)",
+				client.Role, len(roles), client.RoleAddr.Addr(), r, a, net, last.Prev())
+		}
+		if other, taken := others[a]; taken {
+			return nil, fmt.Errorf("--host %s: %d clients from addr %s: %s would be %s, the %s's addr: give the clients %d free addresses in a row",
+				client.Role, len(roles), client.RoleAddr.Addr(), r, a, other, len(roles))
+		}
+		h := client
+		h.Role, h.RoleAddr = r, netip.PrefixFrom(a, client.RoleAddr.Bits())
+		fan = append(fan, h)
+	}
+	return fan, nil
+}
+
+// broadcast is the last address of the IPv4 network p.
+func broadcast(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().As4()
+	for i := p.Bits(); i < 32; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	return netip.AddrFrom4(b)
+}

@@ -106,3 +106,50 @@ func writeFile(t *testing.T, dir, name, text string) string {
 	}
 	return p
 }
+
+// The sweep's clients on the client's host: consecutive addresses from its
+// addr=, each in the network and no other role's; refused otherwise.
+func TestFan(t *testing.T) {
+	inv := func(entries ...string) Inventory {
+		var v Inventory
+		for _, e := range entries {
+			h, err := ParseHost(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.Hosts = append(v.Hosts, h)
+		}
+		return v
+	}
+	roles := []string{"client", "client2", "client3"}
+	fan, err := inv("client=root@10.0.0.2,addr=10.0.0.50/24", "server=root@10.0.0.3,addr=10.0.0.60/24").Fan(roles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"10.0.0.50/24", "10.0.0.51/24", "10.0.0.52/24"} {
+		if h := fan[i]; h.Role != roles[i] || h.RoleAddr.String() != want || h.Addr != "10.0.0.2" || h.User != "root" {
+			t.Errorf("client %d: %+v, want role %s at %s on root@10.0.0.2", i+1, h, roles[i], want)
+		}
+	}
+	// One client is the client itself.
+	if one, err := inv("client=local,addr=10.0.0.50/24").Fan(roles[:1]); err != nil || len(one) != 1 || !one[0].Local || one[0].RoleAddr.String() != "10.0.0.50/24" {
+		t.Errorf("one client: %+v, %v", one, err)
+	}
+
+	for name, tc := range map[string]struct {
+		inv  Inventory
+		want string
+	}{
+		"the broadcast address": {inv("client=root@h,addr=10.0.0.253/24"),
+			"--host client: 3 clients from addr 10.0.0.253: client3 would be 10.0.0.255, past the end of 10.0.0.0/24 (its last host address is 10.0.0.254)"},
+		"the end of a /30": {inv("client=root@h,addr=10.0.0.6/30"),
+			"--host client: 3 clients from addr 10.0.0.6: client2 would be 10.0.0.7, past the end of 10.0.0.4/30 (its last host address is 10.0.0.6)"},
+		"another role's address": {inv("server=root@s,addr=10.0.0.51/24", "client=root@h,addr=10.0.0.50/24"),
+			"--host client: 3 clients from addr 10.0.0.50: client2 would be 10.0.0.51, the server's addr: give the clients 3 free addresses in a row"},
+		"no addr": {inv("client=root@h"), "--host client: the clients need the client's host with addr=A.B.C.D/NN"},
+	} {
+		if _, err := tc.inv.Fan(roles); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/recovery"
@@ -75,7 +77,7 @@ func (r faultRun) run(ctx context.Context, job *Job) (faultSeen, error) {
 		err error
 	}
 	done := make(chan probed, 1)
-	sess := make(chan bool, 1)
+	sess := make(chan heartbeats, 1)
 	seen := faultSeen{sessionEnd: time.Now().Add(r.session)}
 	go func() { sess <- session(ctx, job, r.session) }()
 	go func() {
@@ -103,7 +105,11 @@ func (r faultRun) run(ctx context.Context, job *Job) (faultSeen, error) {
 		cancel() // nothing to time: the prober and the session end now
 	}
 	p := <-done
-	seen.survived = <-sess
+	hb := <-sess
+	seen.survived = hb.survived
+	if !hb.survived {
+		endStranded(ctx, job, hb)
+	}
 	if ferr != nil {
 		return seen, fmt.Errorf("%s: %w", r.what, ferr)
 	}
@@ -131,16 +137,79 @@ func (r faultRun) measure(ctx context.Context, job *Job) (Measurement, faultSeen
 	return m, seen, nil
 }
 
+// heartbeats is how the heartbeat session went: whether it survived, and
+// its connection as the server's sshd saw it (SSH_CONNECTION), when its
+// first line came.
+type heartbeats struct {
+	survived       bool
+	client, server netip.AddrPort
+}
+
 // session runs the heartbeat session for span and says whether it
-// survived (ssh's own log, in the client role's, says why not).
-func session(ctx context.Context, job *Job, span time.Duration) bool {
+// survived (ssh's own log, in the client role's, says why not). The
+// server's command first writes SSH_CONNECTION, then a heartbeat every
+// sessionBeat.
+func session(ctx context.Context, job *Job, span time.Duration) heartbeats {
 	beats := int(span / sessionBeat)
 	argv := append([]string{sshProgram(job.Target)}, job.SSH.options()...)
 	argv = append(argv, sessionKeepAlive...)
 	argv = append(argv, "-o", "ConnectTimeout=10", "-p", strconv.Itoa(job.Target.Port(transport.ServiceSSH)), job.SSH.User+"@"+job.Target.Host,
-		fmt.Sprintf("i=0; while [ $i -lt %d ]; do echo $i; sleep %g; i=$((i+1)); done", beats, sessionBeat.Seconds()))
+		fmt.Sprintf(`echo "$SSH_CONNECTION"; i=0; while [ $i -lt %d ]; do echo $i; sleep %g; i=$((i+1)); done`, beats, sessionBeat.Seconds()))
 	res, err := job.Run(ctx, argv[0], argv[1:]...)
-	return err == nil && len(parseNonBlank([]byte(res.Stdout), 0)) == beats
+	lines := parseNonBlank([]byte(res.Stdout), 0)
+	var hb heartbeats
+	if len(lines) > 0 {
+		hb.client, hb.server, _ = parseSSHConnection(lines[0])
+		lines = lines[1:]
+	}
+	hb.survived = err == nil && len(lines) == beats
+	return hb
+}
+
+// parseSSHConnection reads sshd's SSH_CONNECTION: "CLIENT_IP CLIENT_PORT
+// SERVER_IP SERVER_PORT".
+func parseSSHConnection(line string) (client, server netip.AddrPort, err error) {
+	f := strings.Fields(line)
+	if len(f) != 4 {
+		return client, server, fmt.Errorf("SSH_CONNECTION %q: want 4 fields", line)
+	}
+	if client, err = parseAddrPort(f[0], f[1]); err != nil {
+		return client, server, fmt.Errorf("SSH_CONNECTION %q: client: %w", line, err)
+	}
+	if server, err = parseAddrPort(f[2], f[3]); err != nil {
+		return client, server, fmt.Errorf("SSH_CONNECTION %q: server: %w", line, err)
+	}
+	return client, server, nil
+}
+
+func parseAddrPort(ip, port string) (netip.AddrPort, error) {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	return netip.AddrPortFrom(a.Unmap(), uint16(p)), nil
+}
+
+// endStrandedBound bounds ending a lost session's server side.
+const endStrandedBound = 5 * time.Second
+
+// endStranded ends, on the server, the connection of a heartbeat session
+// the fault broke. Its client has given up, but the server's sshd still
+// holds the connection with heartbeats queued, retrying them on a backoff
+// the outage grew (tens of seconds): the next sample's quiet wait would
+// wait for that instead of measuring. What it cannot end, that wait still
+// bounds and names; the sample's figures are already read.
+func endStranded(ctx context.Context, job *Job, hb heartbeats) {
+	if job.EndConnection == nil || !hb.client.IsValid() || !hb.server.IsValid() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, endStrandedBound)
+	defer cancel()
+	_ = job.EndConnection(ctx, hb.server, hb.client)
 }
 
 // faultFigures reads the timeline against the fault (start, end on the

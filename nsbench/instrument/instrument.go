@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,6 +185,10 @@ type Faults struct {
 	// Restarts are the path's pieces that can be restarted
 	// (transport.Path.Restarts).
 	Restarts transport.Restarts
+	// EndConnection, when set, ends the TCP connection of the server's
+	// namespace from local to remote (as the server sees it): a session
+	// the fault broke, whose client is gone.
+	EndConnection func(ctx context.Context, local, remote netip.AddrPort) error
 }
 
 // Copy is what scp's copy is given: the file and its size, and the copy

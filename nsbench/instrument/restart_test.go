@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,7 @@ type restartTimes struct {
 	stop, start time.Time
 	started     chan struct{}
 	stopErr     error
+	ended       []string // the connections EndConnection was asked to end
 }
 
 func (p fakePiece) Stop(context.Context) error {
@@ -48,14 +51,21 @@ func (fakePiece) What() string { return "a fake daemon" }
 
 // restartJob is a job whose prober answers every request but those sent
 // from the piece's stop until back after its start, and whose session
-// prints beats heartbeats.
+// prints its connection as sshd saw it, then beats heartbeats.
 func restartJob(at *restartTimes, back time.Duration, beats int) *Job {
 	return &Job{
 		Target: transport.DirectTarget("10.0.0.1"),
-		Faults: Faults{Restarts: transport.Restarts{transport.PieceServer: fakePiece{at}}},
+		Faults: Faults{Restarts: transport.Restarts{transport.PieceServer: fakePiece{at}},
+			EndConnection: func(_ context.Context, local, remote netip.AddrPort) error {
+				at.mu.Lock()
+				defer at.mu.Unlock()
+				at.ended = append(at.ended, local.String()+" "+remote.String())
+				return nil
+			}},
 		Run: func(ctx context.Context, name string, argv ...string) (proc.Result, error) {
 			if name != SelfTool {
-				var out strings.Builder
+				out := strings.Builder{}
+				out.WriteString("10.0.0.2 40022 10.0.0.1 22\n")
 				for i := range beats {
 					out.WriteString(strings.Repeat("x", i%3+1) + "\n")
 				}
@@ -111,11 +121,18 @@ func TestRestartMeasure(t *testing.T) {
 	if s, ok := m.Extra["session_survived"]; !ok || s != 1 {
 		t.Errorf("session_survived %v (%v), want 1: every heartbeat came", s, ok)
 	}
+	if at.ended != nil {
+		t.Errorf("a session that survived had its connection ended: %v", at.ended)
+	}
 
 	at = &restartTimes{started: make(chan struct{})}
 	m, err = in.Measure(context.Background(), restartJob(at, 300*time.Millisecond, beats-1))
 	if s, ok := m.Extra["session_survived"]; err != nil || !ok || s != 0 {
 		t.Errorf("a heartbeat missing: session_survived %v (%v, %v), want 0", s, ok, err)
+	}
+	// The lost session's server side is ended, as the server saw it.
+	if want := []string{"10.0.0.1:22 10.0.0.2:40022"}; !slices.Equal(at.ended, want) {
+		t.Errorf("connections ended after a lost session: %v, want %v", at.ended, want)
 	}
 
 	at = &restartTimes{started: make(chan struct{}), stopErr: errors.New("still running")}
@@ -124,5 +141,21 @@ func TestRestartMeasure(t *testing.T) {
 	}
 	if _, err := in.Measure(context.Background(), &Job{Target: transport.DirectTarget("10.0.0.1")}); err == nil {
 		t.Error("a job without the piece measured")
+	}
+}
+
+func TestParseSSHConnection(t *testing.T) {
+	c, s, err := parseSSHConnection("10.0.0.2 40022 10.0.0.1 22")
+	if err != nil || c != netip.MustParseAddrPort("10.0.0.2:40022") || s != netip.MustParseAddrPort("10.0.0.1:22") {
+		t.Errorf("got %v %v %v", c, s, err)
+	}
+	c, _, err = parseSSHConnection("::ffff:10.0.0.2 40022 ::ffff:10.0.0.1 22")
+	if err != nil || c != netip.MustParseAddrPort("10.0.0.2:40022") {
+		t.Errorf("a mapped address: %v %v", c, err)
+	}
+	for _, bad := range []string{"", "0", "10.0.0.2 40022 10.0.0.1", "10.0.0.2 70000 10.0.0.1 22", "host 1 10.0.0.1 22", "10.0.0.2 1 10.0.0.1 x"} {
+		if _, _, err := parseSSHConnection(bad); err == nil {
+			t.Errorf("%q read", bad)
+		}
 	}
 }

@@ -21,8 +21,9 @@ const StaleAge = 10 * time.Minute
 
 // ScopeName matches a run's part on one host, <run prefix>-<role>
 // (role.Scope): the exact name of a copy's directory (Install) and of an
-// agent's scope.
-var ScopeName = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + `[0-9a-f]{6}-[a-z]{1,15}$`)
+// agent's scope. A role may end in digits: the many-client sweep's
+// client2 … clientN.
+var ScopeName = regexp.MustCompile(`^` + regexp.QuoteMeta(topology.Prefix) + `[0-9a-f]{6}-[a-z][a-z0-9]{0,14}$`)
 
 // RemoveStaleCopies removes, on this host, the copies other commands left
 // under CopyRoot (a killed orchestrator never removes its own) and returns

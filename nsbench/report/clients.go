@@ -55,6 +55,7 @@ func ClientsMarkdown(c *results.Clients) []byte {
 		}
 	}
 	b.WriteString(clientsConditions(c))
+	b.WriteString(clientsHosts(c))
 	for _, tr := range clientsTransports(c.Rows) {
 		rows := clientsRowsOf(c.Rows, tr)
 		fmt.Fprintf(&b, "\n## %s\n\n", mdText(clientsLineLabel(c, rows[0])))
@@ -214,6 +215,20 @@ func clientsConditions(c *results.Clients) string {
 	for _, f := range c.Env.Fallbacks {
 		fmt.Fprintf(&b, "\nFallback: %s.\n", mdText(f))
 	}
+	return b.String()
+}
+
+// clientsHosts states where the roles of a sweep across hosts ran, every
+// client's address with them, and what each machine was; "" on one host.
+func clientsHosts(c *results.Clients) string {
+	hs := c.Env.HostsAcross()
+	if len(hs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThe roles ran on other hosts, the clients in namespaces of their own on the client's host, each at its own address: %s. "+
+		"Each row below was read on its host.\n\n", mdText(c.Env.Topology))
+	b.WriteString(strings.Join(hostsTable(hs), "\n") + "\n")
 	return b.String()
 }
 

@@ -236,3 +236,26 @@ func TestClientsMarkdownWAN(t *testing.T) {
 		t.Errorf("warnings %+v, want the WAN row off its condition", clientsWarnings(c))
 	}
 }
+
+// A sweep across hosts says where each role ran, every client's address
+// with it, and what each machine was; on one host it says nothing of
+// hosts.
+func TestClientsMarkdownHosts(t *testing.T) {
+	c := &results.Clients{Counts: []int{1, 2}, Complete: true, Rows: []results.ClientsRow{{Transport: "ssh", Label: "Pure SSH", N: 1, ClientsWindow: results.ClientsWindow{PerClientMbps: []float64{900}}}}}
+	if md := string(ClientsMarkdown(c)); strings.Contains(md, "other hosts") {
+		t.Errorf("a sweep on one host speaks of hosts:\n%s", md)
+	}
+	c.Env.Topology = "client 10.0.0.50 on root@h1:22, client2 10.0.0.51 on root@h1:22, server 10.0.0.60 on root@h2:22"
+	c.Env.Hosts = []results.Host{{Roles: []string{"client", "client2"}, Login: "root@h1:22", Kernel: "6.1.0", Cores: 4, NIC: results.NIC{Iface: "eth0", MTU: 1500}},
+		{Roles: []string{"server"}, Login: "root@h2:22", Kernel: "6.12.0"}}
+	md := string(ClientsMarkdown(c))
+	for _, want := range []string{
+		"each at its own address: client 10.0.0.50 on root@h1:22, client2 10.0.0.51 on root@h1:22, server 10.0.0.60 on root@h2:22.",
+		"| client, client2 | root@h1:22 | 6.1.0 | — | 4 | eth0 | — | — | 1500 | — | — |",
+		"| server | root@h2:22 | 6.12.0 | — | — | — | — | — | — | — | — |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // writeHosts states, for a run across hosts, where each role ran and what
@@ -26,6 +28,12 @@ func (v *view) writeHosts(w *writer) {
 	}
 	w.block("Where each role ran: " + strings.Join(where, ", ") + ". The CPU and Host kernel rows above are those of the machine " +
 		"that ran twnsbench; each row below was read on its host, the interface as the host keeps it (the run does not change it).")
+	w.block(hostsTable(hs)...)
+}
+
+// hostsTable is one row per machine of a run across hosts: its roles and
+// what was read there.
+func hostsTable(hs []results.Host) []string {
 	lines := []string{
 		tableRow("Role", "Login", "Kernel", "CPU", "Cores", "Interface", "NIC driver", "Speed", "MTU", "Offloads", "Tools"),
 		separatorRow(11),
@@ -35,7 +43,7 @@ func (v *view) writeHosts(w *writer) {
 			intOrDash(h.Cores), orDash(h.Iface), orDash(h.Driver), speedText(h.SpeedMbps), intOrDash(h.MTU), orDash(h.Offloads),
 			toolsText(h.Tools)))
 	}
-	w.block(lines...)
+	return lines
 }
 
 func orDash(s string) string {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 )
 
@@ -39,7 +41,7 @@ func Clean(prefix string) []error {
 		errs = append(errs, err)
 	}
 	for _, n := range names {
-		errs = append(errs, ns.Delete(n))
+		errs = append(errs, deleteLinks(n), ns.Delete(n))
 	}
 	entries, err := os.ReadDir(EtcNetns)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -53,4 +55,39 @@ func Clean(prefix string) []error {
 		}
 	}
 	return errs
+}
+
+// deleteLinks deletes the links of namespace name, but lo, before the
+// namespace goes: the kernel frees a deleted namespace's links only
+// later, once its last reference is gone, and until then a role's
+// macvlan child on a host's interface still answers ARP for the role's
+// address, so that the next testbed on that address (the many-client
+// sweep builds one per transport and count) would find it taken. Deleting
+// a link returns once it is gone. A namespace already gone has none.
+func deleteLinks(name string) error {
+	n, err := ns.Open(name)
+	if err != nil {
+		return nil // gone, or not a namespace: ns.Delete says which
+	}
+	defer n.Close()
+	h, err := n.Netlink()
+	if err != nil {
+		return fmt.Errorf("clean %s: %w", name, err)
+	}
+	defer h.Close()
+	links, err := h.LinkList()
+	if err != nil {
+		return fmt.Errorf("clean %s: list links: %w", name, err)
+	}
+	var errs []error
+	for _, l := range links {
+		if l.Attrs().Name == "lo" {
+			continue
+		}
+		// A veth's peer goes with it: not found is done.
+		if err := h.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("clean %s: delete %s: %w", name, l.Attrs().Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }

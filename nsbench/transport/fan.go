@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,7 +84,7 @@ var (
 // -L) to its server's port. The clients start together; each is ready
 // when its forward listens, which ssh opens only after logging in.
 func (s SSH) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []int) (*Fan, error) {
-	d, err := privateSSHD(ctx, tb, s.sshd, "sshd-fan", "sshd-fan", sshPrivatePort,
+	d, err := privateSSHD(ctx, tb, tb.ProgramAt(topology.Server, s.sshd), "sshd-fan", "sshd-fan", sshPrivatePort,
 		"AllowTcpForwarding yes", "MaxStartups 200:30:400", "MaxSessions 200")
 	if err != nil {
 		return nil, fmt.Errorf("ssh: %w", err)
@@ -97,10 +98,6 @@ func (s SSH) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 		}
 		return stopAll(ps...)
 	}}
-	program := s.ssh
-	if program == "" {
-		program = "ssh"
-	}
 	server := tb.Roles[topology.Server].Addr().String()
 	for i, name := range clients {
 		r := tb.Roles[name]
@@ -108,6 +105,8 @@ func (s SSH) FanUp(ctx context.Context, tb *Testbed, clients []string, ports []i
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("ssh: %s: %w", name, err), f.Close())
 		}
+		// A build's ssh as the client's host has it (its copy there).
+		program := cmp.Or(tb.ProgramAt(name, s.ssh), "ssh")
 		argv := append([]string{program, "-N", "-L", fmt.Sprintf("127.0.0.1:%d:127.0.0.1:%d", fanLocalPort, ports[i])}, opts...)
 		argv = append(argv, "-p", strconv.Itoa(sshPrivatePort), "-o", "BatchMode=yes",
 			"-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15", BenchUser+"@"+server)
