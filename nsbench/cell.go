@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
@@ -109,7 +110,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 		return err
 	}
 	if wan != nil {
-		c.endWAN(ctx, wan, live)
+		c.endWAN(ctx, wan, live, b)
 	}
 	return c.rec.save()
 }
@@ -163,9 +164,10 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, b block, jobs map[*row
 	return nil
 }
 
-// endWAN records what the WAN cell measured, with each path's own
-// diagnostics beside the impairment's.
-func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
+// endWAN records what the WAN cell of block b measured, with each path's
+// own diagnostics beside the impairment's. A counted block verifies its
+// condition again, for its own cells: its rows say so.
+func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row, b block) {
 	cond := wan.cond
 	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
 		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
@@ -186,6 +188,9 @@ func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
 		}
 	}
 	for _, v := range out.Verifications {
+		if b.counted {
+			v.Note = strings.TrimPrefix(v.Note+"; the counted instruments' cell (its paths' daemon under valgrind), verified apart", "; ")
+		}
 		c.rec.verification(v)
 		if !v.OK {
 			c.tally.unverified++

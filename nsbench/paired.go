@@ -76,7 +76,7 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 		}
 	}
 	if wan != nil {
-		c.endWAN(ctx, wan, b.rows) // the paths are closed: no diagnostics of theirs
+		c.endWAN(ctx, wan, b.rows, b) // the paths are closed: no diagnostics of theirs
 	}
 	return c.rec.save()
 }
