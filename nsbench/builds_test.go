@@ -248,6 +248,19 @@ func TestMoreRounds(t *testing.T) {
 		t.Errorf("with --fail-on rrul the plan saw %+v", asked)
 	}
 	plan.Builds.FailOn = nil
+	// A block of other instruments (a counted block beside the speed
+	// block of the same condition) plans on its own cells only, and
+	// adds rounds to its own instruments' plan.
+	asked = nil
+	rrulOnly := block{cond: b.cond, rows: rows, paired: true, instruments: ins[1:]}
+	before = prog.total()
+	(&pairing{c: c, b: rrulOnly}).moreRounds(3)
+	if len(asked) != 1 || asked[0].Instrument != "rrul" {
+		t.Errorf("a block of rrul alone planned on %+v", asked)
+	}
+	if got := prog.total() - before; got != 3*2 {
+		t.Errorf("a block of rrul alone grew the plan by %d samples, want 3 rounds × 2 builds", got)
+	}
 	planRounds = func([]verdict.Result, int, int, verdict.Options) int { return 0 }
 	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 0 {
 		t.Errorf("more rounds = %d when the verdict asks none", n)
