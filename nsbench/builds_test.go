@@ -261,6 +261,26 @@ func TestMoreRounds(t *testing.T) {
 	if got := prog.total() - before; got != 3*2 {
 		t.Errorf("a block of rrul alone grew the plan by %d samples, want 3 rounds × 2 builds", got)
 	}
+	// The ready samples are a plain block's cells, never a counted one's
+	// (its paths take none).
+	doc.Instruments = append(doc.Instruments, results.Instrument{Name: instrument.Ready, Metrics: []results.Metric{{Key: "value", Unit: "s", Better: results.BetterLower}}})
+	for run := 1; run <= 3; run++ {
+		doc.Samples = append(doc.Samples, results.Sample{Transport: "wireguard-go@a", Condition: "lan", Instrument: instrument.Ready, Run: run, Value: 1},
+			results.Sample{Transport: "wireguard-go@b", Condition: "lan", Instrument: instrument.Ready, Run: run, Value: 1.1})
+	}
+	c.ready = true
+	for _, tc := range []struct {
+		b         block
+		wantReady bool
+	}{{rrulOnly, true}, {block{cond: b.cond, rows: rows, paired: true, instruments: ins[1:], counted: true}, false}} {
+		asked = nil
+		(&pairing{c: c, b: tc.b}).moreRounds(3)
+		gotReady := slices.ContainsFunc(asked, func(cell verdict.Cell) bool { return cell.Instrument == instrument.Ready })
+		if gotReady != tc.wantReady {
+			t.Errorf("counted %v: planned on %+v, want the ready cell %v", tc.b.counted, asked, tc.wantReady)
+		}
+	}
+	c.ready = false
 	planRounds = func([]verdict.Result, int, int, verdict.Options) int { return 0 }
 	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 0 {
 		t.Errorf("more rounds = %d when the verdict asks none", n)

@@ -151,7 +151,9 @@ func (p *pairing) moreRounds(done int) int {
 	c, b := p.c, p.b
 	doc := c.rec.doc
 	var cells []verdict.Cell
-	ins := map[string]bool{}
+	// The block's own cells: its instruments', and the ready samples
+	// its paths take (not a counted block's, bringUp).
+	ins := map[string]bool{instrument.Ready: c.ready && !b.counted}
 	for _, in := range b.instruments {
 		ins[in.Name()] = true
 	}

@@ -127,9 +127,10 @@ func kindsOf(ins []instrument.Instrument, ready bool) []blockKind {
 // schedule lays out the run. Reference order: each row under every
 // condition in turn, one block each. Interleaved: each condition in turn,
 // one block per round of rows that can be up together. Every kind of
-// block (kindsOf ins) gets its own blocks, the counted ones after all the
-// plain ones: a row's memory is recorded after its last plain block,
-// before valgrind ever ran in its cgroups. It returns the rounds too (one
+// block (kindsOf ins) gets its own blocks, the counted ones after the
+// plain ones (of every row; in the reference order, of their row): a
+// row's memory is recorded after its last plain block, before valgrind
+// ever ran in its cgroups. It returns the rounds too (one
 // per row in the reference order), for the results.
 func schedule(order string, rows []*row, conds []results.Condition, ins []instrument.Instrument, ready bool) ([]block, [][]*row) {
 	var bs []block
