@@ -166,10 +166,14 @@ func (r *runner) run(ctx context.Context) error {
 const driftProbeTime = 2 * time.Second
 
 // probeDrift measures the host itself (iperf3, one stream, straight to the
-// server) and records it as the run's start or end figure. A probe that
-// fails is logged and left out: it describes the host, not a transport.
-// Only an interruption is returned.
+// server) and records it as the run's start or end figure, unless the run
+// was asked not to (Schedule.DriftProbe). A probe that fails is logged and
+// left out: it describes the host, not a transport. Only an interruption
+// is returned.
 func (r *runner) probeDrift(ctx context.Context, when string) error {
+	if !r.plan.DriftProbe {
+		return nil
+	}
 	job := r.tb.job(r.tb.direct())
 	job.Duration = min(driftProbeTime, max(job.Duration, time.Second))
 	in := instrument.IPerf3{Streams: 1}

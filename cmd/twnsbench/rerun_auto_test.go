@@ -11,8 +11,8 @@ import (
 // absolute precision its differences were held to, and a document written
 // before --precision-ms gets the default (no flag).
 func TestRunArgsKeepPrecisionMs(t *testing.T) {
-	cfg := &results.RunConfig{Instruments: []string{"rrul"}, Runs: "auto", Precision: 0.05, PrecisionMs: 2.5, MaxRuns: 12,
-		Network: results.Network{Congestion: "cubic"}, Order: "interleaved"}
+	cfg := &results.RunConfig{Instruments: []string{"rrul"}, CellRuns: results.CellRuns{Runs: "auto", Precision: 0.05, PrecisionMs: 2.5, MaxRuns: 12},
+		Network: results.Network{Congestion: "cubic"}, Schedule: results.Schedule{Order: "interleaved"}}
 	got := strings.Join(runArgs(cfg, []string{"ssh"}, "out"), " ")
 	if !strings.Contains(got, "--precision 5% --max-runs 12 --precision-ms 2.5") {
 		t.Errorf("args %q: want --precision-ms 2.5 after --precision and --max-runs", got)

@@ -73,6 +73,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Value: d.OutDir, Usage: "output directory"},
 			historyFlag(),
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
+			&cli.BoolFlag{Name: "drift-probe", Value: d.DriftProbe, Usage: "measure the host itself (plain iperf3, 1 stream, no tunnel) before the first transport and after the last, for the report's \"Host before and after\"; --drift-probe=false skips both (about 2.5 s), and the report says so"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
 			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
 			&cli.StringFlag{Name: "nic", Usage: "the role interfaces' settings: reference (tso/gso/gro off and gso_max_segs 1, the reference's: every packet crosses as itself) or own (as the kernel and driver set them: what the machines can do); default: reference on one host, own with --host"},
@@ -282,6 +283,9 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	}
 	o.OutDir = c.String("out")
 	o.Keep = c.Bool("keep")
+	if c.IsSet("drift-probe") {
+		o.DriftProbe = c.Bool("drift-probe")
+	}
 	o.Congestion = c.String("congestion")
 	o.NIC = c.String("nic")
 	switch {
