@@ -25,6 +25,9 @@ func TestRerunReproducesConfiguration(t *testing.T) {
 	if orig.Config == nil || orig.Config.Seed == nil {
 		t.Fatalf("no configuration or seed recorded: %+v", orig.Config)
 	}
+	if p := orig.Config.DriftProbe; p == nil || *p {
+		t.Errorf("drift_probe %v: want false recorded (runInProcess's --drift-probe=false), for the rerun to keep", p)
+	}
 	again := t.TempDir()
 	code, stdout, stderr := runInProcess("rerun", filepath.Join(out, results.FileName), "--out", again)
 	if code != exitOK {
