@@ -12,7 +12,7 @@ import (
 
 // TestCounterCountsWhatRanBetween runs tr under callgrind and counts
 // what it does between Start and Stop: two equal transfers count the
-// same within 1 %, and a window in which it copies nothing counts far
+// same within 3 %, and a window in which it copies nothing counts far
 // fewer instructions than one in which it copies 4 MiB.
 func TestCounterCountsWhatRanBetween(t *testing.T) {
 	for _, p := range []string{Program, Control} {
@@ -83,8 +83,12 @@ func TestCounterCountsWhatRanBetween(t *testing.T) {
 	if first.Total == 0 || first.Path != first.Total {
 		t.Fatalf("first transfer counted %+v: want a total above 0, all of it in the path (every function)", first)
 	}
-	if d := float64(second.Total)/float64(first.Total) - 1; d > 0.01 || d < -0.01 {
-		t.Errorf("two equal transfers counted %d and %d (%.2f %% apart), want within 1 %%", first.Total, second.Total, 100*d)
+	// tr's reads and writes come in pieces as the pipe's timing gives
+	// them, more or fewer per transfer on a busy host: seen 1.02 % apart
+	// under load. A transfer that counted another's work (or none) would
+	// be 100 % apart.
+	if d := float64(second.Total)/float64(first.Total) - 1; d > 0.03 || d < -0.03 {
+		t.Errorf("two equal transfers counted %d and %d (%.2f %% apart), want within 3 %%", first.Total, second.Total, 100*d)
 	}
 	if idle.Total*10 > first.Total {
 		t.Errorf("a window without copying counted %d, want under a tenth of a transfer's %d", idle.Total, first.Total)
