@@ -11,6 +11,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // cellLoop measures the run's blocks, one at a time: under a block's
@@ -26,7 +27,7 @@ type cellLoop struct {
 	tb          *testbed
 	rec         *recorder
 	progress    *progress
-	wan         *wanRun // nil without a WAN condition
+	wan         *wan.Run // nil without a WAN condition
 	memory      *memoryMeter
 	logf        Logf
 	tally       tally
@@ -45,12 +46,12 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 		return (&pairing{c: c, b: b}).measure(ctx)
 	}
 	cond := b.cond
-	wan, err := c.wan.setFor(ctx, b)
+	cell, err := c.wan.Set(ctx, cond, rowNames(b.rows))
 	if err != nil {
 		return err
 	}
-	if wan != nil {
-		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
+	if cell != nil {
+		defer func() { err = errors.Join(err, cell.Clear(ctx)) }()
 	}
 	var live []*row
 	defer func() {
@@ -61,7 +62,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	for _, rw := range b.rows {
 		c.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
 		var path *transport.Path
-		err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() (err error) {
+		err := c.wan.NarrowSpan(ctx, cond.Name, rw.t.Name(), func() (err error) {
 			path, err = c.bringUp(ctx, rw, cond, 1)
 			return err
 		})
@@ -70,8 +71,8 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 				return ctx.Err()
 			}
 			c.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
-			if wan != nil {
-				if v, ok := wan.setUpStalled(rw.t.Name(), err); ok {
+			if cell != nil {
+				if v, ok := cell.SetUpStalled(rw.t.Name(), err); ok {
 					c.rec.verification(v)
 				}
 			}
@@ -90,25 +91,25 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	if len(live) == 0 {
 		return nil
 	}
-	if wan != nil {
-		wan.probe(ctx)
+	if cell != nil {
+		cell.Probe(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
 	jobs := map[*row]*instrument.Job{}
 	for _, rw := range live {
-		if err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, cond) }); err != nil {
+		if err := c.wan.NarrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, cond) }); err != nil {
 			return err
 		}
 		jobs[rw] = c.tb.job(rw.path)
 		jobs[rw].Payload, jobs[rw].PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
 	}
-	if err := c.runs(ctx, live, cond, jobs, wan); err != nil {
+	if err := c.runs(ctx, live, cond, jobs, cell); err != nil {
 		return err
 	}
-	if wan != nil {
-		c.endWAN(ctx, wan, live)
+	if cell != nil {
+		c.endWAN(ctx, cell, live)
 	}
 	return c.rec.save()
 }
@@ -116,7 +117,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 // runs measures the block's timed runs: run 1 of every row and
 // instrument, then run 2, …; with --runs auto, past the pilot, only the
 // cells whose pilot asked for more.
-func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition, jobs map[*row]*instrument.Job, wan *wanCell) error {
+func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition, jobs map[*row]*instrument.Job, cell *wan.Cell) error {
 	last := c.plan.Runs
 	if c.plan.RunsAuto {
 		last = c.plan.MaxRuns
@@ -148,7 +149,7 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 					return err
 				}
 				if fault != nil {
-					if err := c.afterFault(ctx, fault, jobs, wan); err != nil {
+					if err := c.afterFault(ctx, fault, jobs, cell); err != nil {
 						return err
 					}
 				}
@@ -163,13 +164,13 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 
 // endWAN records what the WAN cell measured, with each path's own
 // diagnostics beside the impairment's.
-func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row) {
-	cond := wan.cond
-	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
-		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
+func (c *cellLoop) endWAN(ctx context.Context, cell *wan.Cell, live []*row) {
+	cond := cell.Cond()
+	out := cell.End(ctx, rowNames(live), func(t string) (float64, bool) {
+		return wan.CellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
 	}, func(t string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
-		e, stall := narrowEvidence(c.rec.doc, t, cond.Name, hop)
-		setUp, _ := c.wan.setUpCounts(t, cond.Name)
+		e, stall := wan.NarrowEvidence(c.rec.doc, t, cond.Name, hop)
+		setUp, _ := c.wan.SetUpCounts(t, cond.Name)
 		e.Counts = e.Counts.Add(setUp)
 		return e, stall
 	})
@@ -247,10 +248,10 @@ func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition,
 }
 
 // upAndExchange brings rw's path up and waits for its first exchange;
-// under a narrow hop both are judged by their progress (watchSetUp), so
+// under a narrow hop both are judged by their progress (wan.Run.WatchSetUp), so
 // that a path the hop black-holes costs seconds, not readyTimeout.
 func (c *cellLoop) upAndExchange(ctx context.Context, rw *row, cond results.Condition) (path *transport.Path, err error) {
-	err = c.wan.watchSetUp(ctx, cond.Name, func(ctx context.Context) error {
+	err = c.wan.WatchSetUp(ctx, cond.Name, func(ctx context.Context) error {
 		p, err := rw.t.Up(ctx, rw.view)
 		if err != nil {
 			return err
@@ -327,7 +328,7 @@ func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) 
 		warm.Payload, warm.PayloadBytes = p.Warm, p.WarmBytes
 	}
 	c.logf("%s / %s: warm-up", rw.t.Name(), cond.Name)
-	_, impaired := c.wan.impaired(cond.Name)
+	_, impaired := c.wan.Impaired(cond.Name)
 	for _, in := range c.instruments {
 		if instrument.Applicable(in, rw.path) != nil {
 			continue
@@ -360,7 +361,7 @@ func (c *cellLoop) scpPayload(cond results.Condition) string {
 	if p == nil {
 		return ""
 	}
-	if _, ok := c.wan.impaired(cond.Name); ok {
+	if _, ok := c.wan.Impaired(cond.Name); ok {
 		return p.Warm
 	}
 	return p.Large

@@ -25,6 +25,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // Options are the user's choices, unvalidated. The groups are embedded:
@@ -115,9 +116,9 @@ func Defaults() Options {
 
 // The --impairment choices.
 const (
-	ImpairmentAuto      = "auto"
-	ImpairmentNetem     = "netem"
-	ImpairmentUserspace = "userspace"
+	ImpairmentAuto      = wan.Auto
+	ImpairmentNetem     = wan.Netem
+	ImpairmentUserspace = wan.Userspace
 )
 
 // SweepDefaults are the many-client sweep's settings for counts: one
@@ -191,7 +192,12 @@ func FormatSize(b int64) string {
 type Plan struct {
 	Options
 	// WANs are the impaired conditions, in order; empty with --wan off.
-	WANs []WANProfile
+	WANs []wan.Profile
+}
+
+// wanPlan is what the WAN takes of p.
+func (p *Plan) wanPlan() wan.Plan {
+	return wan.Plan{Profiles: p.WANs, Impairment: p.Impairment, Seed: p.Seed}
 }
 
 // minPayload keeps scp's MB/s meaningful (its ~0.1 s handshake is excluded
@@ -204,7 +210,7 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	if o.Sweep() {
 		return o.sweepPlan(errs)
 	}
-	wans, err := parseWANs(o.WAN)
+	wans, err := wan.ParseAll(o.WAN)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -324,10 +330,6 @@ const (
 	OrderReference = "reference"
 )
 
-func fmtMs(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"
-}
-
 func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Hosts puts roles on other machines: the inventory and how to reach it,
@@ -357,7 +359,7 @@ func (h Hosts) validate(o Options) []error {
 		return nil
 	}
 	errs := h.validateRoles()
-	wans, _ := parseWANs(o.WAN) // NewPlan reports a malformed one
+	wans, _ := wan.ParseAll(o.WAN) // NewPlan reports a malformed one
 	for _, w := range wans {
 		if w.Narrow.MTU > 0 {
 			errs = append(errs, fmt.Errorf("--wan %s: %w", w, impair.ErrNarrowAcrossHosts))
@@ -396,7 +398,7 @@ func (h Hosts) validateRoles() []error {
 // largest of which it builds at once; a WAN condition is refused: the
 // sweep's impairment is made on this host's switch, and across hosts it
 // would have to be each client's edge.
-func (h Hosts) fan(counts []int, wans []WANProfile) ([]hosts.Host, []error) {
+func (h Hosts) fan(counts []int, wans []wan.Profile) ([]hosts.Host, []error) {
 	errs := h.validateRoles()
 	if len(wans) > 0 {
 		errs = append(errs, fmt.Errorf("--clients with --host: --wan %s: the many-client sweep across hosts runs on the LAN only (--wan off)", wans[0]))
@@ -446,7 +448,7 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))
 		}
 	}
-	wans, err := parseWANs(o.WAN)
+	wans, err := wan.ParseAll(o.WAN)
 	if err != nil {
 		errs = append(errs, err)
 	}
