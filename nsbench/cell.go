@@ -169,10 +169,7 @@ func (c *cellLoop) endWAN(ctx context.Context, cell *wan.Cell, live []*row) {
 	out := cell.End(ctx, rowNames(live), func(t string) (float64, bool) {
 		return wan.CellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
 	}, func(t string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
-		e, stall := wan.NarrowEvidence(c.rec.doc, t, cond.Name, hop)
-		setUp, _ := c.wan.SetUpCounts(t, cond.Name)
-		e.Counts = e.Counts.Add(setUp)
-		return e, stall
+		return c.wan.Evidence(c.rec.doc, t, cond.Name, hop)
 	})
 	for _, d := range out.Diagnostics {
 		c.rec.diagnostic(d)

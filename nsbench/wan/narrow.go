@@ -34,9 +34,9 @@ func isBulk(instrument string) bool {
 	return strings.HasPrefix(instrument, "iperf3-") || instrument == "scp"
 }
 
-// NarrowEvidence gathers transport's bulk transfers under cond from doc,
+// narrowEvidence gathers transport's bulk transfers under cond from doc,
 // and the first stalled one's error.
-func NarrowEvidence(doc *results.Document, transport, cond string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
+func narrowEvidence(doc *results.Document, transport, cond string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
 	e := impair.NarrowEvidence{Hop: hop}
 	for _, s := range doc.Samples {
 		if s.Transport != transport || s.Condition != cond || !isBulk(s.Instrument) {
@@ -70,6 +70,16 @@ func NarrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 			}
 		}
 	}
+	return e, stall
+}
+
+// Evidence is transport's narrow-hop evidence under cond for its
+// verdict: its bulk transfers in doc, with the hop's counts over its
+// set-up and warm-ups, and the first stalled transfer's error.
+func (w *Run) Evidence(doc *results.Document, transport, cond string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
+	e, stall := narrowEvidence(doc, transport, cond, hop)
+	setUp, _ := w.setUpCounts(transport, cond)
+	e.Counts = e.Counts.Add(setUp)
 	return e, stall
 }
 
@@ -138,7 +148,7 @@ func (c *Cell) SetUpStalled(transport string, err error) (v results.Verification
 	if cc.Narrow.MTU == 0 {
 		return v, false
 	}
-	counts, read := c.w.SetUpCounts(transport, c.cond.Name)
+	counts, read := c.w.setUpCounts(transport, c.cond.Name)
 	e := impair.NarrowEvidence{Hop: cc.Narrow, Stalled: 1, Counts: counts}
 	if read {
 		e.Failed, e.FailedRecorded = counts, 1

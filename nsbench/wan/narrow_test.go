@@ -26,7 +26,7 @@ func TestNarrowEvidenceFromDocument(t *testing.T) {
 		Failures: []results.Failure{{Transport: "wireguard-go", Condition: "wan", Instrument: "scp", Error: "scp: no result 10 s after 64 MiB",
 			Narrow: &results.NarrowCounts{TooBig: 31, ICMPSent: 31}}},
 	}
-	e, stall := NarrowEvidence(doc, "ssh", "wan", hop)
+	e, stall := narrowEvidence(doc, "ssh", "wan", hop)
 	if e.Completed != 2 || e.Stalled != 0 || e.Counts.TooBig != 3 || e.Counts.ICMPSent != 3 || stall != "" {
 		t.Errorf("ssh: %+v %q, want 2 completed, 3 too big, 3 ICMP, no stall", e, stall)
 	}
@@ -34,11 +34,11 @@ func TestNarrowEvidenceFromDocument(t *testing.T) {
 		t.Errorf("ssh: record %+v, want survives at half its LAN rate", r)
 	}
 	// Through at a thousandth of its LAN rate: it collapses.
-	e, stall = NarrowEvidence(doc, "wg2", "wan", hop)
+	e, stall = narrowEvidence(doc, "wg2", "wan", hop)
 	if r := narrowRecord(e, stall, nil); r.Verdict != "collapses" || r.How != impair.NarrowFragmentation || r.RateRatio != 0.001 {
 		t.Errorf("wg2: record %+v, want collapses (fragmentation) at 0.001", r)
 	}
-	e, stall = NarrowEvidence(doc, "wireguard-go", "wan", hop)
+	e, stall = narrowEvidence(doc, "wireguard-go", "wan", hop)
 	r := narrowRecord(e, stall, &impair.NarrowCounts{TooBig: 40, ICMPSent: 40, MaxPassed: 1280})
 	if r.Verdict != "black hole" || r.How != impair.NarrowStall || r.BulkStalled != 1 || r.Stall != "scp: no result 10 s after 64 MiB" ||
 		r.Block == nil || r.Block.MaxPassed != 1280 || r.Failed == nil || r.Failed.TooBig != 31 || r.Failed.ICMPSent != 31 {
@@ -71,7 +71,7 @@ func TestNarrowVerdictNeedsTheHopsDrops(t *testing.T) {
 		{"drops during the sample", &results.NarrowCounts{TooBig: 12, ICMPSuppressed: 12}, "black hole"},
 		{"counts not recorded", nil, "not recorded"},
 	} {
-		e, stall := NarrowEvidence(doc(tc.failed), "ssh", "wan", hop)
+		e, stall := narrowEvidence(doc(tc.failed), "ssh", "wan", hop)
 		r := narrowRecord(e, stall, &impair.NarrowCounts{TooBig: 40})
 		if r.Verdict != tc.verdict || r.BulkStalled != 1 {
 			t.Errorf("%s: verdict %q (%+v), want %q", tc.name, r.Verdict, r, tc.verdict)
@@ -98,18 +98,18 @@ func TestNarrowCollapseAgainstTheCap(t *testing.T) {
 			},
 		}
 	}
-	e, stall := NarrowEvidence(doc(0.019), "ssh", "wan", hop)
+	e, stall := narrowEvidence(doc(0.019), "ssh", "wan", hop)
 	if r := narrowRecord(e, stall, nil); r.Verdict != "survives" || r.How != impair.NarrowPMTUD || r.RateAgainst != "cap" || math.Abs(r.RateRatio-0.95) > 1e-9 {
 		t.Errorf("19 Mbit/s under a 20 Mbit/s cap: %+v, want survives at 0.95 of the cap", r)
 	}
-	e, stall = NarrowEvidence(doc(0.0015), "ssh", "wan", hop)
+	e, stall = narrowEvidence(doc(0.0015), "ssh", "wan", hop)
 	if r := narrowRecord(e, stall, nil); r.Verdict != "collapses" || r.RateAgainst != "cap" || math.Abs(r.RateRatio-0.075) > 1e-9 {
 		t.Errorf("1.5 Mbit/s under a 20 Mbit/s cap: %+v, want collapses at 0.075 of the cap", r)
 	}
 	// Without the cap, the LAN is the reference.
 	d := doc(0.019)
 	d.Conditions[1].Profile.RateBps = 0
-	e, stall = NarrowEvidence(d, "ssh", "wan", hop)
+	e, stall = narrowEvidence(d, "ssh", "wan", hop)
 	if r := narrowRecord(e, stall, nil); r.Verdict != "collapses" || r.RateAgainst != "lan" || math.Abs(r.RateRatio-0.0095) > 1e-9 {
 		t.Errorf("19 Mbit/s, no cap, 2 Gbit/s LAN: %+v, want collapses at 0.0095 of the LAN", r)
 	}
@@ -128,10 +128,10 @@ func TestNarrowSpanUnread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, read := w.SetUpCounts("ssh", "wan1"); read || ran != 2 {
+	if _, read := w.setUpCounts("ssh", "wan1"); read || ran != 2 {
 		t.Errorf("wan1: read %v, ran %d: want unread, both spans run", read, ran)
 	}
-	if _, read := w.SetUpCounts("ssh", "wan2"); !read {
+	if _, read := w.setUpCounts("ssh", "wan2"); !read {
 		t.Error("wan2 (no narrow hop) marked unread")
 	}
 }

@@ -336,10 +336,10 @@ func (w *Run) NarrowSpan(ctx context.Context, cond, transport string, f func() e
 	return err
 }
 
-// SetUpCounts is the narrow hop's counts over transport's set-up and
+// setUpCounts is the narrow hop's counts over transport's set-up and
 // warm-up under cond; read is false when some span of them could not be
 // read.
-func (w *Run) SetUpCounts(transport, cond string) (c impair.NarrowCounts, read bool) {
+func (w *Run) setUpCounts(transport, cond string) (c impair.NarrowCounts, read bool) {
 	if w == nil {
 		return impair.NarrowCounts{}, true
 	}
