@@ -19,7 +19,9 @@ import (
 // in paired rounds, and each cell gets a verdict on B against A.
 type Builds struct {
 	// MinEffect is the smallest relative change a verdict calls slower
-	// or faster (--min-effect, 0.05 for 5 %).
+	// or faster (--min-effect, 0.05 for 5 %), in every cell; 0 when not
+	// given: each cell's metric's own, else verdict.DefaultMinEffect
+	// (verdict.Options.MinEffectFor).
 	MinEffect float64
 	// MaxRounds caps the rounds the verdict may ask for (--max-rounds).
 	MaxRounds int
@@ -32,7 +34,7 @@ type Builds struct {
 }
 
 // BuildsDefaults are the defaults of a run of builds.
-var BuildsDefaults = Builds{MinEffect: 0.05, MaxRounds: 20}
+var BuildsDefaults = Builds{MaxRounds: 20}
 
 // verdictAlpha is the verdict's significance level (false discovery rate
 // across cells).
@@ -134,7 +136,7 @@ func (o Options) validateBuilds(conds []string) []error {
 	}
 	var errs []error
 	b := o.Builds
-	if b.MinEffect <= 0 || b.MinEffect >= 1 {
+	if b.MinEffect < 0 || b.MinEffect >= 1 {
 		errs = append(errs, fmt.Errorf("--min-effect %g %%: want above 0 and below 100 %%", b.MinEffect*100))
 	}
 	if b.MaxRounds < o.Runs || b.MaxRounds > 1000 {
@@ -214,7 +216,8 @@ func pairCells(doc *results.Document, pairs []buildPair) []verdict.Cell {
 				if m.Better == "" || results.OwnCPUMetric(m.Key) && ta.OwnCPUAbsent() != "" {
 					continue
 				}
-				c := verdict.Cell{Transport: p.transport, Condition: k.cond, Instrument: k.in, Metric: m.Key, Unit: m.Unit, Better: m.Better}
+				c := verdict.Cell{Transport: p.transport, Condition: k.cond, Instrument: k.in, Metric: m.Key, Unit: m.Unit, Better: m.Better,
+					OwnMinEffect: m.MinEffect}
 				if m.Difference {
 					c.Scale = verdict.ScaleDifference
 					if m.Unit == "ms" {
@@ -272,7 +275,11 @@ func sortedRuns(m map[int]results.Sample) []int {
 func decideBuilds(doc *results.Document, b Builds) *results.Verdicts {
 	pairs := buildPairs(transportNames(doc))
 	failOn := failOnOf(b)
-	v := &results.Verdicts{Order: BuildsOrder, MinEffect: b.MinEffect, Alpha: verdictAlpha, MaxRounds: b.MaxRounds, Cells: []results.Verdict{}}
+	runMinEffect := b.MinEffect
+	if runMinEffect == 0 {
+		runMinEffect = verdict.DefaultMinEffect
+	}
+	v := &results.Verdicts{Order: BuildsOrder, MinEffect: runMinEffect, Alpha: verdictAlpha, MaxRounds: b.MaxRounds, Cells: []results.Verdict{}}
 	for _, f := range failOn {
 		v.FailOn = append(v.FailOn, f.String())
 	}

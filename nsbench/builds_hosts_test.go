@@ -61,6 +61,7 @@ func TestBuildsAcrossHosts(t *testing.T) {
 	o := Quick()
 	o.Transports = []string{"ssh@a", "ssh@b"}
 	o.Runs, o.Duration, o.Warmup, o.WAN = 2, time.Second, 0, []string{"off"}
+	o.DriftProbe = false
 	o.Builds.MaxRounds = 2
 	o.Congestion = "host"
 	o.OutDir = t.TempDir()

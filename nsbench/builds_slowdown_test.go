@@ -42,6 +42,7 @@ func TestBuildsKnownSlowdown(t *testing.T) {
 	o := Quick()
 	o.Transports = []string{"wireguard-go@a", "wireguard-go@b"}
 	o.Runs, o.Duration, o.Warmup = slowdownRounds, time.Second, 0
+	o.DriftProbe = false
 	o.WAN = []string{"off"}
 	o.Builds.MaxRounds = slowdownRounds
 	failOn, err := ParseFailOn("iperf3-1")

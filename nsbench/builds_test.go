@@ -20,7 +20,7 @@ import (
 func TestBuildsScheduleABBA(t *testing.T) {
 	conds := []results.Condition{{Name: "lan"}, {Name: "wan"}}
 	rows := rowsOf("ssh", "wireguard-go@new", "wireguard", "wireguard-go@old")
-	bs, rs := schedule(OrderInterleaved, rows, conds)
+	bs, rs := schedule(OrderInterleaved, rows, conds, instrument.Default(), false)
 	var got []string
 	for _, b := range bs {
 		got = append(got, fmt.Sprintf("%s:%v:%v", b.cond.Name, rowNames(b.rows), b.paired))
@@ -184,7 +184,7 @@ func TestPlanRefusesBadBuilds(t *testing.T) {
 		change func(*Options)
 		want   string
 	}{
-		{func(o *Options) { o.Builds.MinEffect = 0 }, "--min-effect 0 %"},
+		{func(o *Options) { o.Builds.MinEffect = -0.01 }, "--min-effect -1 %"},
 		{func(o *Options) { o.Builds.MinEffect = 1 }, "--min-effect 100 %"},
 		{func(o *Options) { o.Builds.MaxRounds = 2 }, "--max-rounds 2: want 3"},
 		{func(o *Options) { o.RunsAuto, o.Runs = true, AutoMinRuns }, "--runs auto: not with builds"},
@@ -225,9 +225,9 @@ func TestMoreRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := rowsOf("wireguard-go@a", "wireguard-go@b")
-	b := block{cond: results.Condition{Name: "lan"}, rows: rows, paired: true}
+	b := block{cond: results.Condition{Name: "lan"}, rows: rows, paired: true, instruments: ins}
 	prog := newProgress(progressPlan{runs: 3, instruments: []string{"iperf3-1", "rrul"}, blocks: []progressBlock{{cond: "lan", transports: rowNames(rows)}}}, nil)
-	c := &cellLoop{plan: plan, rec: newRecorder(doc, t.TempDir()), progress: prog, instruments: ins, logf: func(string, ...any) {}}
+	c := &cellLoop{plan: plan, rec: newRecorder(doc, t.TempDir()), progress: prog, logf: func(string, ...any) {}}
 	before := prog.total()
 	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 3 {
 		t.Errorf("more rounds = %d, want 3 (asked 5, capped at --max-rounds 6 after 3)", n)
@@ -248,6 +248,39 @@ func TestMoreRounds(t *testing.T) {
 		t.Errorf("with --fail-on rrul the plan saw %+v", asked)
 	}
 	plan.Builds.FailOn = nil
+	// A block of other instruments (a counted block beside the speed
+	// block of the same condition) plans on its own cells only, and
+	// adds rounds to its own instruments' plan.
+	asked = nil
+	rrulOnly := block{cond: b.cond, rows: rows, paired: true, instruments: ins[1:]}
+	before = prog.total()
+	(&pairing{c: c, b: rrulOnly}).moreRounds(3)
+	if len(asked) != 1 || asked[0].Instrument != "rrul" {
+		t.Errorf("a block of rrul alone planned on %+v", asked)
+	}
+	if got := prog.total() - before; got != 3*2 {
+		t.Errorf("a block of rrul alone grew the plan by %d samples, want 3 rounds × 2 builds", got)
+	}
+	// The ready samples are a plain block's cells, never a counted one's
+	// (its paths take none).
+	doc.Instruments = append(doc.Instruments, results.Instrument{Name: instrument.Ready, Metrics: []results.Metric{{Key: "value", Unit: "s", Better: results.BetterLower}}})
+	for run := 1; run <= 3; run++ {
+		doc.Samples = append(doc.Samples, results.Sample{Transport: "wireguard-go@a", Condition: "lan", Instrument: instrument.Ready, Run: run, Value: 1},
+			results.Sample{Transport: "wireguard-go@b", Condition: "lan", Instrument: instrument.Ready, Run: run, Value: 1.1})
+	}
+	c.ready = true
+	for _, tc := range []struct {
+		b         block
+		wantReady bool
+	}{{rrulOnly, true}, {block{cond: b.cond, rows: rows, paired: true, instruments: ins[1:], counted: true}, false}} {
+		asked = nil
+		(&pairing{c: c, b: tc.b}).moreRounds(3)
+		gotReady := slices.ContainsFunc(asked, func(cell verdict.Cell) bool { return cell.Instrument == instrument.Ready })
+		if gotReady != tc.wantReady {
+			t.Errorf("counted %v: planned on %+v, want the ready cell %v", tc.b.counted, asked, tc.wantReady)
+		}
+	}
+	c.ready = false
 	planRounds = func([]verdict.Result, int, int, verdict.Options) int { return 0 }
 	if n := (&pairing{c: c, b: b}).moreRounds(3); n != 0 {
 		t.Errorf("more rounds = %d when the verdict asks none", n)
@@ -311,5 +344,46 @@ func TestFreeShare(t *testing.T) {
 		if got := freeShare(results.Sample{Noise: c.noise}); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%+v: %v, want %v", c.noise, got, c.want)
 		}
+	}
+}
+
+// TestDecideBuildsMinEffectPerMetric: without --min-effect a cell whose
+// metric declares its own min effect (iperf3-instr's packet path) is
+// decided and recorded with it, the others with the default, which the
+// verdicts record as the run's; --min-effect applies to every cell.
+func TestDecideBuildsMinEffectPerMetric(t *testing.T) {
+	doc := &results.Document{
+		Transports:  []results.Transport{{Name: "wireguard-go@a"}, {Name: "wireguard-go@b"}},
+		Instruments: instrument.Declarations([]instrument.Instrument{instrument.IPerf3{Streams: 1}, instrument.DefaultInstr}, false),
+	}
+	for run := 1; run <= 12; run++ {
+		// B: 3 % more instructions a byte, 3 % less goodput, every round.
+		up := 1.025 + 0.001*float64(run)
+		doc.Samples = append(doc.Samples,
+			results.Sample{Transport: "wireguard-go@a", Condition: "lan", Instrument: instrument.InstrName, Run: run, Value: 8},
+			results.Sample{Transport: "wireguard-go@b", Condition: "lan", Instrument: instrument.InstrName, Run: run, Value: 8 * up},
+			results.Sample{Transport: "wireguard-go@a", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: 2},
+			results.Sample{Transport: "wireguard-go@b", Condition: "lan", Instrument: "iperf3-1", Run: run, Value: 2 / up})
+	}
+	cellOf := func(v *results.Verdicts, in string) results.Verdict {
+		for _, c := range v.Cells {
+			if c.Instrument == in && c.Metric == "value" {
+				return c
+			}
+		}
+		t.Fatalf("no %s cell in %+v", in, v.Cells)
+		return results.Verdict{}
+	}
+	v := decideBuilds(doc, Builds{MaxRounds: 20})
+	instr, speed := cellOf(v, instrument.InstrName), cellOf(v, "iperf3-1")
+	if v.MinEffect != verdict.DefaultMinEffect || instr.MinEffect != instrument.InstrMinEffect || speed.MinEffect != verdict.DefaultMinEffect {
+		t.Errorf("min effects: run %v, %s %v, iperf3-1 %v; want 5 %%, 2 %%, 5 %%", v.MinEffect, instrument.InstrName, instr.MinEffect, speed.MinEffect)
+	}
+	if instr.Verdict != string(verdict.Slower) || speed.Verdict != string(verdict.NoChange) {
+		t.Errorf("verdicts: %s %s (%s), iperf3-1 %s (%s); want slower past its 2 %%, no change within 5 %%", instrument.InstrName, instr.Verdict, instr.Reason, speed.Verdict, speed.Reason)
+	}
+	v = decideBuilds(doc, Builds{MinEffect: 0.05, MaxRounds: 20})
+	if instr := cellOf(v, instrument.InstrName); v.MinEffect != 0.05 || instr.MinEffect != 0.05 || instr.Verdict != string(verdict.NoChange) {
+		t.Errorf("--min-effect 5 %%: run %v, %s %s at %v; want no change at 5 %%", v.MinEffect, instrument.InstrName, instr.Verdict, instr.MinEffect)
 	}
 }

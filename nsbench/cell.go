@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
@@ -21,16 +22,15 @@ import (
 // (afterFault). What it measures goes to the recorder; its own counts are
 // in tally.
 type cellLoop struct {
-	plan        *Plan
-	instruments []instrument.Instrument
-	ready       bool // record each path's time-to-ready sample
-	tb          *testbed
-	rec         *recorder
-	progress    *progress
-	wan         *wan.Run // nil without a WAN condition
-	memory      *memoryMeter
-	logf        Logf
-	tally       tally
+	plan     *Plan
+	ready    bool // record each path's time-to-ready sample
+	tb       *testbed
+	rec      *recorder
+	progress *progress
+	wan      *wan.Run // nil without a WAN condition
+	memory   *memoryMeter
+	logf     Logf
+	tally    tally
 }
 
 // tally is what the cells counted for the run's Result.
@@ -56,14 +56,14 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	var live []*row
 	defer func() {
 		for _, rw := range live {
-			c.closePath(rw)
+			c.closePath(rw, b)
 		}
 	}()
 	for _, rw := range b.rows {
 		c.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
 		var path *transport.Path
 		err := c.wan.NarrowSpan(ctx, cond.Name, rw.t.Name(), func() (err error) {
-			path, err = c.bringUp(ctx, rw, cond, 1)
+			path, err = c.bringUp(ctx, rw, b, 1)
 			return err
 		})
 		if err != nil {
@@ -76,8 +76,10 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 					c.rec.verification(v)
 				}
 			}
-			c.dropPlanned(rw.t, cond)
-			c.memory.rowDone(rw)
+			c.dropPlanned(rw.t, b)
+			if !b.counted {
+				c.memory.rowDone(rw)
+			}
 			if err := c.rec.save(); err != nil {
 				return err
 			}
@@ -85,7 +87,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 		}
 		c.rec.path(rw.t, path)
 		rw.path, rw.pathFaults, rw.copyRate = path, 0, 0
-		dropNotApplicable(c.progress, c.instruments, rw)
+		dropNotApplicable(c.progress, b.instruments, rw)
 		live = append(live, rw)
 	}
 	if len(live) == 0 {
@@ -99,25 +101,26 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	}
 	jobs := map[*row]*instrument.Job{}
 	for _, rw := range live {
-		if err := c.wan.NarrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, cond) }); err != nil {
+		if err := c.wan.NarrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, b) }); err != nil {
 			return err
 		}
 		jobs[rw] = c.tb.job(rw.path)
 		jobs[rw].Payload, jobs[rw].PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
 	}
-	if err := c.runs(ctx, live, cond, jobs, cell); err != nil {
+	if err := c.runs(ctx, live, b, jobs, cell); err != nil {
 		return err
 	}
 	if cell != nil {
-		c.endWAN(ctx, cell, live)
+		c.endWAN(ctx, cell, live, b)
 	}
 	return c.rec.save()
 }
 
-// runs measures the block's timed runs: run 1 of every row and
-// instrument, then run 2, …; with --runs auto, past the pilot, only the
-// cells whose pilot asked for more.
-func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition, jobs map[*row]*instrument.Job, cell *wan.Cell) error {
+// runs measures the block's timed runs: run 1 of every row and of the
+// block's instruments, then run 2, …; with --runs auto, past the pilot,
+// only the cells whose pilot asked for more.
+func (c *cellLoop) runs(ctx context.Context, live []*row, b block, jobs map[*row]*instrument.Job, cell *wan.Cell) error {
+	cond := b.cond
 	last := c.plan.Runs
 	if c.plan.RunsAuto {
 		last = c.plan.MaxRuns
@@ -125,7 +128,7 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 	for run := 1; run <= last; run++ {
 		more := false
 		for _, rw := range runOrder(live, run) {
-			for _, in := range c.instruments {
+			for _, in := range b.instruments {
 				if run > c.plan.Runs {
 					// --runs auto, past the pilot: only the cells whose
 					// pilot asked for this many runs. It is fixed by the
@@ -144,7 +147,7 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 					continue
 				}
 				more = true
-				fault, err := c.sample(ctx, rw, in, jobs[rw], cond, run)
+				fault, err := c.sample(ctx, rw, in, jobs[rw], b, run)
 				if err != nil {
 					return err
 				}
@@ -162,9 +165,10 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, cond results.Condition
 	return nil
 }
 
-// endWAN records what the WAN cell measured, with each path's own
-// diagnostics beside the impairment's.
-func (c *cellLoop) endWAN(ctx context.Context, cell *wan.Cell, live []*row) {
+// endWAN records what the WAN cell of block b measured, with each path's
+// own diagnostics beside the impairment's. A counted block verifies its
+// condition again, for its own cells: its rows say so.
+func (c *cellLoop) endWAN(ctx context.Context, cell *wan.Cell, live []*row, b block) {
 	cond := cell.Cond()
 	out := cell.End(ctx, rowNames(live), func(t string) (float64, bool) {
 		return wan.CellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
@@ -182,6 +186,9 @@ func (c *cellLoop) endWAN(ctx context.Context, cell *wan.Cell, live []*row) {
 		}
 	}
 	for _, v := range out.Verifications {
+		if b.counted {
+			v.Note = strings.TrimPrefix(v.Note+"; the counted instruments' cell (its paths' daemon under valgrind), verified apart", "; ")
+		}
 		c.rec.verification(v)
 		if !v.OK {
 			c.tally.unverified++
@@ -189,18 +196,23 @@ func (c *cellLoop) endWAN(ctx context.Context, cell *wan.Cell, live []*row) {
 	}
 }
 
-// closePath samples the peak memory of a row's path while its processes
-// still run, closes it, and records the row's peaks after its last block.
-func (c *cellLoop) closePath(rw *row) {
+// closePath samples the peak memory of a row's path of block b while its
+// processes still run, closes it, and records the row's peaks after its
+// last block that counts for its memory (not a counted one: block).
+func (c *cellLoop) closePath(rw *row, b block) {
 	c.dropPath(rw)
-	c.memory.rowDone(rw)
+	if !b.counted {
+		c.memory.rowDone(rw)
+	}
 }
 
 func (c *cellLoop) dropPath(rw *row) {
 	if rw.path == nil {
 		return
 	}
-	c.memory.samplePath(rw)
+	if rw.path.Target.Instructions == nil { // else its daemon's peak is valgrind's
+		c.memory.samplePath(rw)
+	}
 	if err := rw.path.Close(); err != nil {
 		c.logf("%s: close: %v", rw.t.Label(), err)
 	}
@@ -210,19 +222,23 @@ func (c *cellLoop) dropPath(rw *row) {
 // readyTimeout bounds the wait for the first exchange through a path.
 const readyTimeout = 60 * time.Second
 
-// bringUp builds t's path and waits for the first SSH exchange through it;
-// the time from the start of set-up to that exchange is the ready sample,
-// recorded as run readyRun (0: not recorded). A block brings each path up
-// once (run 1); a paired block once per round, each a sample.
-func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition, readyRun int) (*transport.Path, error) {
-	t := rw.t
+// bringUp builds t's path for block b and waits for the first SSH
+// exchange through it; the time from the start of set-up to that exchange
+// is the ready sample, recorded as run readyRun (0: not recorded). A block
+// brings each path up once (run 1); a paired block once per round, each a
+// sample. A counted block's path, its daemon under valgrind, takes none.
+func (c *cellLoop) bringUp(ctx context.Context, rw *row, b block, readyRun int) (*transport.Path, error) {
+	t, cond := rw.t, b.cond
+	if b.counted {
+		readyRun = 0
+	}
 	c.tb.sampler.Transport = rw.meters
 	before, err := c.tb.sampler.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("meters: %w", err)
 	}
 	start := time.Now()
-	path, err := c.upAndExchange(ctx, rw, cond)
+	path, err := c.upAndExchange(ctx, rw, b)
 	if err != nil {
 		return nil, err
 	}
@@ -244,12 +260,13 @@ func (c *cellLoop) bringUp(ctx context.Context, rw *row, cond results.Condition,
 	return path, c.rec.save()
 }
 
-// upAndExchange brings rw's path up and waits for its first exchange;
-// under a narrow hop both are judged by their progress (wan.Run.WatchSetUp), so
-// that a path the hop black-holes costs seconds, not readyTimeout.
-func (c *cellLoop) upAndExchange(ctx context.Context, rw *row, cond results.Condition) (path *transport.Path, err error) {
-	err = c.wan.WatchSetUp(ctx, cond.Name, func(ctx context.Context) error {
-		p, err := rw.t.Up(ctx, rw.view)
+// upAndExchange brings rw's path for b up and waits for its first
+// exchange; under a narrow hop both are judged by their progress
+// (wan.Run.WatchSetUp), so that a path the hop black-holes costs seconds, not
+// readyTimeout.
+func (c *cellLoop) upAndExchange(ctx context.Context, rw *row, b block) (path *transport.Path, err error) {
+	err = c.wan.WatchSetUp(ctx, b.cond.Name, func(ctx context.Context) error {
+		p, err := rw.t.Up(ctx, rw.viewFor(b.counted))
 		if err != nil {
 			return err
 		}
@@ -284,11 +301,11 @@ func firstExchange(ctx context.Context, job *instrument.Job) error {
 	}
 }
 
-// dropPlanned takes the samples of a transport under a condition out of
-// the progress plan: they will not run.
-func (c *cellLoop) dropPlanned(t transport.Transport, cond results.Condition) {
-	for _, in := range c.instruments {
-		c.progress.cancel(t.Name(), cond.Name, in.Name())
+// dropPlanned takes the samples of a transport in block b out of the
+// progress plan: they will not run.
+func (c *cellLoop) dropPlanned(t transport.Transport, b block) {
+	for _, in := range b.instruments {
+		c.progress.cancel(t.Name(), b.cond.Name, in.Name())
 	}
 }
 
@@ -313,9 +330,10 @@ func (c *cellLoop) skip(t transport.Transport, condition, reason string) {
 	c.rec.skip(t, condition, reason)
 }
 
-// warmUp runs every applicable instrument once, untimed, before the
-// cell's first timed run.
-func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) error {
+// warmUp runs every applicable instrument of block b once, untimed,
+// before the cell's first timed run.
+func (c *cellLoop) warmUp(ctx context.Context, rw *row, b block) error {
+	cond := b.cond
 	if c.plan.Warmup == 0 {
 		return nil
 	}
@@ -326,7 +344,7 @@ func (c *cellLoop) warmUp(ctx context.Context, rw *row, cond results.Condition) 
 	}
 	c.logf("%s / %s: warm-up", rw.t.Name(), cond.Name)
 	_, impaired := c.wan.Impaired(cond.Name)
-	for _, in := range c.instruments {
+	for _, in := range b.instruments {
 		if instrument.Applicable(in, rw.path) != nil {
 			continue
 		}

@@ -35,7 +35,7 @@ const maxPathFaults = 3
 type sampleFault struct {
 	row      *row
 	in       instrument.Instrument
-	cond     results.Condition
+	b        block // the block it was measured in
 	run      int
 	err      error
 	start    time.Time
@@ -49,7 +49,7 @@ type sampleFault struct {
 // what does not answer, and records the failure with what it found and
 // did. Only an interruption is returned.
 func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*instrument.Job, cell *wan.Cell) error {
-	rw, cond := f.row, f.cond
+	rw, cond := f.row, f.b.cond
 	c.logf("%s / %s / %s run %d: FAILED: %v; checking its path and the server's services", rw.t.Label(), cond.Name, f.in.Name(), f.run, f.err)
 	var checks, broken, repairs []string
 	// check records what a part showed; a part that did not answer is also
@@ -128,15 +128,15 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 	}
 	switch {
 	case rebuild && rw.pathFaults >= maxPathFaults:
-		c.giveUp(rw, cond, fmt.Sprintf("its path failed %d times under this condition; the remaining samples here are skipped", rw.pathFaults))
+		c.giveUp(rw, f.b, fmt.Sprintf("its path failed %d times under this condition; the remaining samples here are skipped", rw.pathFaults))
 	case rebuild:
-		took, err := c.rebuild(ctx, rw, cond, jobs)
+		took, err := c.rebuild(ctx, rw, f.b, jobs)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if err != nil {
 			check(fmt.Sprintf("path: could not be built again (%v)", err), false)
-			c.giveUp(rw, cond, "its path could not be built again after a failed sample: "+err.Error())
+			c.giveUp(rw, f.b, "its path could not be built again after a failed sample: "+err.Error())
 			break
 		}
 		repairs = append(repairs, fmt.Sprintf("the path (in %.1f s)", took.Seconds()))
@@ -163,21 +163,21 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 
 // giveUp closes a row's path for the rest of the block and says why its
 // remaining samples there are not measured.
-func (c *cellLoop) giveUp(rw *row, cond results.Condition, reason string) {
+func (c *cellLoop) giveUp(rw *row, b block, reason string) {
 	c.dropPath(rw)
-	c.dropPlanned(rw.t, cond)
-	c.skip(rw.t, cond.Name, reason)
+	c.dropPlanned(rw.t, b)
+	c.skip(rw.t, b.cond.Name, reason)
 }
 
 // rebuild closes a row's path and builds it again, so one broken sample
 // (recorded as failed) costs no other. A path that does not come back
 // leaves the row's remaining samples of the block unmeasured; the error
 // says why.
-func (c *cellLoop) rebuild(ctx context.Context, rw *row, cond results.Condition, jobs map[*row]*instrument.Job) (time.Duration, error) {
+func (c *cellLoop) rebuild(ctx context.Context, rw *row, b block, jobs map[*row]*instrument.Job) (time.Duration, error) {
 	start := time.Now()
-	c.logf("%s / %s: building the path again", rw.t.Label(), cond.Name)
+	c.logf("%s / %s: building the path again", rw.t.Label(), b.cond.Name)
 	c.dropPath(rw)
-	path, err := c.bringUp(ctx, rw, cond, 0)
+	path, err := c.bringUp(ctx, rw, b, 0)
 	if err != nil {
 		return time.Since(start), err
 	}

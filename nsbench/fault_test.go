@@ -83,6 +83,7 @@ func runFaultCase(t *testing.T, tc faultCase) {
 	o := Quick()
 	o.Transports = tc.transports
 	o.Runs, o.Duration, o.Warmup = faultRuns, faultDuration, 0
+	o.DriftProbe = false
 	o.WAN = []string{"off"}
 	cond := "lan"
 	if tc.wan {
@@ -265,6 +266,7 @@ func TestBrokenTransportIsGivenUp(t *testing.T) {
 	o := Quick()
 	o.Transports = []string{"ssh", "wireguard-go"}
 	o.Runs, o.Duration, o.Warmup, o.WAN = maxPathFaults+1, faultDuration, 0, []string{"off"}
+	o.DriftProbe = false
 	o.OutDir = t.TempDir()
 	plan, err := NewPlan(o, transport.Names())
 	if err != nil {

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,8 +46,9 @@ func compromisedHost(t *testing.T, files map[string][]byte, claimed map[string]i
 			case "host.build-role":
 				result = role.HostedRole{Name: topology.Server, NetNS: "twnsb-test-server", LogDir: "/nowhere/logs"}
 			case "nsbench.log-files":
+				// In name order, as the host's own listing (os.ReadDir).
 				var list []logFile
-				for name := range files {
+				for _, name := range slices.Sorted(maps.Keys(files)) {
 					list = append(list, logFile{Name: name, Size: claimed[name]})
 				}
 				result = list
@@ -152,7 +155,9 @@ func TestFetchLogsWritesOnlyNewLogsOfItsRole(t *testing.T) {
 		"server-planted.log": []byte("forged\n"),
 	}
 	for i := range maxFetchedLogs + 5 {
-		files[fmt.Sprintf("server-n%04d.log", i)] = []byte("n\n")
+		// After the three above in name order: those are met before the
+		// bound on how many logs are fetched.
+		files[fmt.Sprintf("server-z%04d.log", i)] = []byte("n\n")
 	}
 	var said []string
 	err := fetchLogs(context.Background(), compromisedHost(t, files, nil), "/nowhere/logs", local,
@@ -169,7 +174,7 @@ func TestFetchLogsWritesOnlyNewLogsOfItsRole(t *testing.T) {
 			t.Errorf("%s holds %q, want %q", p, b, want)
 		}
 	}
-	n, _ := filepath.Glob(filepath.Join(local, "server-n*.log"))
+	n, _ := filepath.Glob(filepath.Join(local, "server-z*.log"))
 	if len(n) > maxFetchedLogs || len(n) < maxFetchedLogs-2 {
 		t.Errorf("fetched %d numbered logs, want at most %d (and no fewer than the bound less the refused)", len(n), maxFetchedLogs)
 	}

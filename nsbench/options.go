@@ -92,6 +92,8 @@ type Schedule struct {
 	// Runs times over, instead of the instruments' cells. Empty: the
 	// instruments' cells.
 	Clients []int
+	// DriftProbe: plain iperf3 on the host before the first transport and after the last.
+	DriftProbe bool
 }
 
 // Sweep reports whether the run is the many-client sweep.
@@ -109,7 +111,7 @@ func Defaults() Options {
 		WANOptions: WANOptions{WAN: []string{"30ms:0.1%"}, Impairment: ImpairmentAuto},
 		OutDir:     "results",
 		Network:    Network{Congestion: "cubic"},
-		Schedule:   Schedule{Order: OrderInterleaved},
+		Schedule:   Schedule{Order: OrderInterleaved, DriftProbe: true},
 		Builds:     BuildsDefaults,
 	}
 }
@@ -193,11 +195,6 @@ type Plan struct {
 	Options
 	// WANs are the impaired conditions, in order; empty with --wan off.
 	WANs []wan.Profile
-}
-
-// wanPlan is what the WAN takes of p.
-func (p *Plan) wanPlan() wan.Plan {
-	return wan.Plan{Profiles: p.WANs, Impairment: p.Impairment, Seed: p.Seed}
 }
 
 // minPayload keeps scp's MB/s meaningful (its ~0.1 s handshake is excluded
@@ -443,6 +440,7 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 		{"precision", o.Precision != 0, false}, {"precision-ms", o.PrecisionMs != 0, false},
 		{"max-runs", o.MaxRuns != 0, false}, {"order", o.Order != "", false}, {"size", o.SizeBytes != 0, false},
 		{"warmup", o.Warmup != 0, false}, {"keep", o.Keep, false}, {"nic", o.NIC != "", false},
+		{"drift-probe", o.DriftProbe, false},
 	} {
 		if f.given {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))

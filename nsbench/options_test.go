@@ -57,7 +57,10 @@ func TestNewPlan(t *testing.T) {
 	if p.Runs != 3 || p.SizeBytes != 5<<30 || p.Duration != 10*time.Second || p.Congestion != "cubic" {
 		t.Errorf("defaults changed: %+v", p.Options)
 	}
-	if q := Quick(); q.Runs != 1 || q.SizeBytes != 64<<20 || q.Duration != 2*time.Second || q.Warmup != time.Second {
+	if !p.DriftProbe || SweepDefaults([]int{1}).DriftProbe {
+		t.Error("a run probes the host's drift by default, a sweep has no probe")
+	}
+	if q := Quick(); q.Runs != 1 || q.SizeBytes != 64<<20 || q.Duration != 2*time.Second || q.Warmup != time.Second || !q.DriftProbe {
 		t.Errorf("quick = %+v", q)
 	}
 	if got := Quick().WarmBytes(); got != 64<<20 {
@@ -183,6 +186,7 @@ func TestNewPlanSweep(t *testing.T) {
 		{func(o *Options) { o.Warmup = time.Second }, "--clients: --warmup does not apply"},
 		{func(o *Options) { o.Keep = true }, "--clients: --keep does not apply"},
 		{func(o *Options) { o.NIC = NICOwn }, "--clients: --nic does not apply"},
+		{func(o *Options) { o.DriftProbe = true }, "--clients: --drift-probe does not apply"},
 		{func(o *Options) { o.Precision = 0.05 }, "--clients: --precision does not apply"},
 		{func(o *Options) { o.Builds.Profile = true }, "--clients: --min-effect, --max-rounds, --fail-on and --profile do not apply"},
 		{func(o *Options) { o.RunsAuto = true }, `--clients: --runs "auto": want how many times to run the sweep, 1 to 100`},

@@ -47,13 +47,13 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 	}()
 	defer func() {
 		for _, rw := range b.rows {
-			c.closePath(rw)
+			c.closePath(rw, b)
 		}
 	}()
 	gone := map[*row]bool{} // builds given up under this condition
 	defer func() {
 		for _, rw := range b.rows {
-			for _, in := range c.instruments {
+			for _, in := range b.instruments {
 				c.progress.settle(rw.t.Name(), cond.Name, in.Name())
 			}
 		}
@@ -77,7 +77,7 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 		}
 	}
 	if cell != nil {
-		c.endWAN(ctx, cell, b.rows) // the paths are closed: no diagnostics of theirs
+		c.endWAN(ctx, cell, b.rows, b) // the paths are closed: no diagnostics of theirs
 	}
 	return c.rec.save()
 }
@@ -86,28 +86,29 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 // every instrument, path closed. An error gives the build up under this
 // condition (it was recorded as skipped).
 func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
-	c, cond, cell := p.c, p.b.cond, p.cell
+	c, b, cell := p.c, p.b, p.cell
+	cond := b.cond
 	c.logf("%s / %s: round %d: setting up", rw.t.Label(), cond.Name, run)
-	path, err := c.bringUp(ctx, rw, cond, run) // every round times its path's set-up: ready pairs too
+	path, err := c.bringUp(ctx, rw, b, run) // every round times its path's set-up: ready pairs too
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		c.skip(rw.t, cond.Name, fmt.Sprintf("set-up failed in round %d: %v", run, err))
-		c.dropPlanned(rw.t, cond)
+		c.dropPlanned(rw.t, b)
 		return err
 	}
 	c.rec.path(rw.t, path)
 	rw.path, rw.pathFaults, rw.copyRate = path, 0, 0
 	defer c.dropPath(rw)
 	if run == 1 {
-		dropNotApplicable(c.progress, c.instruments, rw)
+		dropNotApplicable(c.progress, b.instruments, rw)
 		if cell != nil && !p.probed {
 			p.probed = true
 			cell.Probe(ctx)
 		}
 	}
-	if err := c.warmUp(ctx, rw, cond); err != nil {
+	if err := c.warmUp(ctx, rw, b); err != nil {
 		return err
 	}
 	p.prof.begin(ctx, rw)
@@ -115,11 +116,11 @@ func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 	job := c.tb.job(path)
 	job.Payload, job.PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
 	jobs := map[*row]*instrument.Job{rw: job}
-	for _, in := range c.instruments {
+	for _, in := range b.instruments {
 		if rw.path == nil {
 			return errors.New("its path was given up")
 		}
-		fault, err := c.sample(ctx, rw, in, jobs[rw], cond, run)
+		fault, err := c.sample(ctx, rw, in, jobs[rw], b, run)
 		if err != nil {
 			return err
 		}
@@ -151,8 +152,14 @@ func (p *pairing) moreRounds(done int) int {
 	c, b := p.c, p.b
 	doc := c.rec.doc
 	var cells []verdict.Cell
+	// The block's own cells: its instruments', and the ready samples
+	// its paths take (not a counted block's, bringUp).
+	ins := map[string]bool{instrument.Ready: c.ready && !b.counted}
+	for _, in := range b.instruments {
+		ins[in.Name()] = true
+	}
 	for _, cell := range pairCells(doc, buildPairs(rowNames(b.rows))) {
-		if cell.Condition == b.cond.Name {
+		if cell.Condition == b.cond.Name && ins[cell.Instrument] {
 			cells = append(cells, cell)
 		}
 	}
@@ -172,7 +179,7 @@ func (p *pairing) moreRounds(done int) int {
 	}
 	c.logf("%s: the verdict asks for %d more rounds (after %d)", b.cond.Name, n, done)
 	for _, rw := range b.rows {
-		for _, in := range c.instruments {
+		for _, in := range b.instruments {
 			c.progress.more(rw.t.Name(), b.cond.Name, in.Name(), n)
 		}
 	}

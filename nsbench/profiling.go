@@ -40,6 +40,10 @@ func newBlockProfile(c *cellLoop, b block) *blockProfile {
 	if len(pairs) == 0 {
 		return nil
 	}
+	if b.counted {
+		c.rec.fallback(fmt.Sprintf("profile of %s under %s: none for the counted instruments' rounds (their server's daemon runs under valgrind, whose stacks are not the build's)", pairs[0].transport, b.cond.Name))
+		return nil
+	}
 	s, err := newSampler(c.tb)
 	if err != nil {
 		c.logf("%s / %s: no profile: %v", pairs[0].transport, b.cond.Name, err)

@@ -8,10 +8,12 @@ import (
 type cellKey struct{ transport, cond, inst string }
 
 // progressBlock is a block of the schedule as the estimate needs it: its
-// condition and the transports whose paths it brings up.
+// condition, the transports whose paths it brings up and the instruments
+// it measures (nil: every instrument of the plan).
 type progressBlock struct {
-	cond       string
-	transports []string
+	cond        string
+	transports  []string
+	instruments []string
 	// paired marks the two builds of a transport: they measure
 	// progressPlan.pairedRuns rounds before the verdict's first look, and
 	// the verdict may ask for more up to the cap (progress.settle).
@@ -85,8 +87,12 @@ func newProgress(plan progressPlan, status func(Status)) *progress {
 		if b.paired {
 			runs = max(plan.runs, plan.pairedRuns)
 		}
+		ins := b.instruments
+		if ins == nil {
+			ins = plan.instruments
+		}
 		for _, t := range b.transports {
-			for _, in := range plan.instruments {
+			for _, in := range ins {
 				k := cellKey{t, b.cond, in}
 				p.left[k] += runs
 				p.plans.planned[k] += runs

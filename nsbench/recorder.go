@@ -144,9 +144,14 @@ func (rc setupRecorder) impairment(method, description string, seed *uint64) {
 // config records the run's configuration in `run`'s words.
 func (rc setupRecorder) config(plan *Plan, deps Deps) {
 	c := &results.RunConfig{
-		Runs: strconv.Itoa(plan.Runs), SizeBytes: plan.SizeBytes,
-		DurationSec: plan.Duration.Seconds(), WarmupSec: plan.Warmup.Seconds(),
-		Network: results.Network{Congestion: plan.Congestion, NIC: plan.NIC}, Order: plan.Order, Impairment: plan.Impairment, Seed: plan.Seed,
+		CellRuns: results.CellRuns{Runs: strconv.Itoa(plan.Runs)},
+		Measure:  results.Measure{SizeBytes: plan.SizeBytes, DurationSec: plan.Duration.Seconds(), WarmupSec: plan.Warmup.Seconds()},
+		Network:  results.Network{Congestion: plan.Congestion, NIC: plan.NIC},
+		Schedule: results.Schedule{Order: plan.Order}, Impairment: plan.Impairment, Seed: plan.Seed,
+	}
+	if !plan.DriftProbe {
+		// Recorded only when off: absent means probed, as in earlier files.
+		c.DriftProbe = new(bool)
 	}
 	if plan.RunsAuto {
 		c.Runs, c.Precision, c.PrecisionMs, c.MaxRuns = "auto", plan.Precision, plan.PrecisionMs, plan.MaxRuns

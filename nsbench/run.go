@@ -115,9 +115,6 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.tb.up(ctx, r.rec); err != nil {
 		return err
 	}
-	// Valgrind slows a counted daemon tens of times: only a run that
-	// counts instructions asks the transports for it.
-	r.tb.view.CountInstructions = instrument.NeedsInstructions(r.deps.Instruments)
 	wan, err := setUpWAN(ctx, r.plan, r.tb, r.rec)
 	if err != nil {
 		return fmt.Errorf("WAN impairment: %w", err)
@@ -125,7 +122,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.rec.save(); err != nil {
 		return err
 	}
-	r.cells = &cellLoop{plan: r.plan, instruments: r.deps.Instruments, ready: r.deps.Ready,
+	r.cells = &cellLoop{plan: r.plan, ready: r.deps.Ready,
 		tb: r.tb, rec: r.rec, wan: wan, logf: r.logf,
 		memory: &memoryMeter{rec: r.rec, logf: r.logf, fixtures: r.tb.view.Fixtures.Procs}}
 	probeStart := time.Now()
@@ -170,10 +167,14 @@ func (r *runner) run(ctx context.Context) error {
 const driftProbeTime = 2 * time.Second
 
 // probeDrift measures the host itself (iperf3, one stream, straight to the
-// server) and records it as the run's start or end figure. A probe that
-// fails is logged and left out: it describes the host, not a transport.
-// Only an interruption is returned.
+// server) and records it as the run's start or end figure, unless the run
+// was asked not to (Schedule.DriftProbe). A probe that fails is logged and
+// left out: it describes the host, not a transport. Only an interruption
+// is returned.
 func (r *runner) probeDrift(ctx context.Context, when string) error {
+	if !r.plan.DriftProbe {
+		return nil
+	}
 	job := r.tb.job(r.tb.direct())
 	job.Duration = min(driftProbeTime, max(job.Duration, time.Second))
 	in := instrument.IPerf3{Streams: 1}
@@ -241,7 +242,7 @@ func (r *runner) prepareRows(ctx context.Context) ([]*row, error) {
 // schedule lays out the run in the plan's order and records it; the end's
 // drift probe will take about probeTime.
 func (r *runner) schedule(rows []*row, probeTime time.Duration) []block {
-	bs, rs := schedule(r.plan.Order, rows, r.rec.doc.Conditions)
+	bs, rs := schedule(r.plan.Order, rows, r.rec.doc.Conditions, r.deps.Instruments, r.deps.Ready)
 	var names [][]string
 	if r.plan.Order != OrderReference {
 		for _, round := range rs {
@@ -299,10 +300,22 @@ func (r *runner) newProgress(bs []block, tail time.Duration) *progress {
 		plan.payload[c.Name] = c.ScpPayloadBytes
 		plan.copyRate[c.Name] = copyRateGuess(c.Profile)
 	}
-	for _, b := range bs {
-		plan.blocks = append(plan.blocks, progressBlock{cond: b.cond.Name, transports: rowNames(b.rows), paired: b.paired})
-	}
+	plan.blocks = progressBlocks(bs)
 	return newProgress(plan, r.deps.Status)
+}
+
+// progressBlocks are the schedule's blocks as the progress plans them:
+// each with its own instruments.
+func progressBlocks(bs []block) []progressBlock {
+	var out []progressBlock
+	for _, b := range bs {
+		pb := progressBlock{cond: b.cond.Name, transports: rowNames(b.rows), paired: b.paired, instruments: []string{}}
+		for _, in := range b.instruments {
+			pb.instruments = append(pb.instruments, in.Name())
+		}
+		out = append(out, pb)
+	}
+	return out
 }
 
 // writeReports renders the reports from the results document as saved,

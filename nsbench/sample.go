@@ -17,7 +17,8 @@ import (
 // saves the document. A tool error comes back as a fault with the tool's
 // own message (see afterFault); only an interruption is returned as an
 // error.
-func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument, job *instrument.Job, cond results.Condition, run int) (*sampleFault, error) {
+func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument, job *instrument.Job, b block, run int) (*sampleFault, error) {
+	cond := b.cond
 	t, path := rw.t, rw.path
 	c.tb.sampler.Transport = rw.meters
 	if err := instrument.Applicable(in, path); err != nil {
@@ -31,7 +32,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	start := time.Now()
 	var narrow *impair.NarrowCounts // the narrow hop's counts over the sample, once read
 	fault := func(err error, deadline bool) (*sampleFault, error) {
-		return &sampleFault{row: rw, in: in, cond: cond, run: run, err: err, start: start, deadline: deadline, narrow: narrow}, nil
+		return &sampleFault{row: rw, in: in, b: b, run: run, err: err, start: start, deadline: deadline, narrow: narrow}, nil
 	}
 	quiet, ierr := c.tb.waitQuiet(ctx, in)
 	if ierr != nil {

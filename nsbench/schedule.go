@@ -3,6 +3,7 @@ package nsbench
 import (
 	"slices"
 
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/profile"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/role"
@@ -41,11 +42,30 @@ func newRow(t transport.Transport, view *transport.Testbed) *row {
 	return rw
 }
 
+// viewFor is the row's view of the testbed for a path of a counted block
+// or not: only a counted block's paths run the tunnel's daemon under
+// valgrind.
+func (rw *row) viewFor(counted bool) *transport.Testbed {
+	v := *rw.view
+	v.CountInstructions = counted
+	return &v
+}
+
 // block is cells measured together: one condition, the rows whose paths
-// are up at the same time, their runs interleaved.
+// are up at the same time, their runs interleaved, and the instruments
+// they measure.
 type block struct {
-	cond results.Condition
-	rows []*row
+	cond        results.Condition
+	rows        []*row
+	instruments []instrument.Instrument
+	// counted marks a block of the instruments that count the tunnel's
+	// daemon's instructions (instrument.Needs.Instructions): its paths
+	// come up with that daemon under valgrind (transport.Testbed.
+	// CountInstructions), tens of times slower, so no other instrument
+	// measures on them, and no other block's path runs under valgrind.
+	// Its paths take no ready sample and no part in the row's memory
+	// (valgrind's, not the tunnel's).
+	counted bool
 	// paired marks the two builds of a transport (rows NAME@LABEL, A
 	// first): their paths cannot be up together (the same devices,
 	// addresses and ports), so each round brings each up in turn, in
@@ -75,36 +95,76 @@ next:
 	return out
 }
 
+// blockKind is what a kind of block measures: the instruments that need
+// the tunnel's daemon counted (counted), or the others.
+type blockKind struct {
+	counted     bool
+	instruments []instrument.Instrument
+}
+
+// kindsOf splits ins into the kinds of block the run needs: the plain
+// instruments (and, with ready, the time-to-ready samples their paths
+// take), then the counted ones; the plain kind alone when none counts.
+func kindsOf(ins []instrument.Instrument, ready bool) []blockKind {
+	plain, counted := blockKind{}, blockKind{counted: true}
+	for _, in := range ins {
+		if in.Needs().Instructions {
+			counted.instruments = append(counted.instruments, in)
+		} else {
+			plain.instruments = append(plain.instruments, in)
+		}
+	}
+	var out []blockKind
+	if len(plain.instruments) > 0 || ready || len(counted.instruments) == 0 {
+		out = append(out, plain)
+	}
+	if len(counted.instruments) > 0 {
+		out = append(out, counted)
+	}
+	return out
+}
+
 // schedule lays out the run. Reference order: each row under every
 // condition in turn, one block each. Interleaved: each condition in turn,
-// one block per round of rows that can be up together. It returns the
-// rounds too (one per row in the reference order), for the results.
-func schedule(order string, rows []*row, conds []results.Condition) ([]block, [][]*row) {
+// one block per round of rows that can be up together. Every kind of
+// block (kindsOf ins) gets its own blocks, the counted ones after the
+// plain ones (of every row; in the reference order, of their row): a
+// row's memory is recorded after its last plain block, before valgrind
+// ever ran in its cgroups. It returns the rounds too (one
+// per row in the reference order), for the results.
+func schedule(order string, rows []*row, conds []results.Condition, ins []instrument.Instrument, ready bool) ([]block, [][]*row) {
 	var bs []block
 	var rs [][]*row
+	kinds := kindsOf(ins, ready)
 	if order == OrderReference {
 		for _, rw := range rows {
 			rs = append(rs, []*row{rw})
-			for _, c := range conds {
-				bs = append(bs, block{cond: c, rows: []*row{rw}})
+			for _, k := range kinds {
+				for _, c := range conds {
+					bs = append(bs, block{cond: c, rows: []*row{rw}, instruments: k.instruments, counted: k.counted})
+				}
 			}
 		}
 	} else {
 		plain, pairs := splitBuilds(rows)
 		rs = rounds(plain)
-		for _, c := range conds {
-			for _, round := range rs {
-				bs = append(bs, block{cond: c, rows: round})
-			}
-			for _, p := range pairs {
-				bs = append(bs, block{cond: c, rows: p, paired: true})
+		for _, k := range kinds {
+			for _, c := range conds {
+				for _, round := range rs {
+					bs = append(bs, block{cond: c, rows: round, instruments: k.instruments, counted: k.counted})
+				}
+				for _, p := range pairs {
+					bs = append(bs, block{cond: c, rows: p, paired: true, instruments: k.instruments, counted: k.counted})
+				}
 			}
 		}
 		rs = append(rs, pairs...)
 	}
 	for _, b := range bs {
 		for _, rw := range b.rows {
-			rw.blocks++
+			if !b.counted { // no part in the row's memory
+				rw.blocks++
+			}
 		}
 	}
 	return bs, rs

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 )
@@ -52,12 +53,12 @@ func TestScheduleOrders(t *testing.T) {
 		return out
 	}
 	rows := rowsOf("ssh", "wireguard", "wireguard-go")
-	if got, want := describe(first(schedule(OrderReference, rows, conds))),
+	if got, want := describe(first(schedule(OrderReference, rows, conds, instrument.Default(), true))),
 		[]string{"lan:[ssh]", "wan:[ssh]", "lan:[wireguard]", "wan:[wireguard]", "lan:[wireguard-go]", "wan:[wireguard-go]"}; !slices.Equal(got, want) {
 		t.Errorf("reference: %v, want %v", got, want)
 	}
 	rows = rowsOf("ssh", "wireguard", "wireguard-go")
-	if got, want := describe(first(schedule(OrderInterleaved, rows, conds))),
+	if got, want := describe(first(schedule(OrderInterleaved, rows, conds, instrument.Default(), true))),
 		[]string{"lan:[ssh wireguard]", "lan:[wireguard-go]", "wan:[ssh wireguard]", "wan:[wireguard-go]"}; !slices.Equal(got, want) {
 		t.Errorf("interleaved: %v, want %v", got, want)
 	}
@@ -93,5 +94,90 @@ func TestRunOrderRotates(t *testing.T) {
 	}
 	if got := runOrder(rowsOf("ssh"), 5); len(got) != 1 {
 		t.Errorf("one row: %v", rowNames(got))
+	}
+}
+
+// TestScheduleCountedBlocks: a run of iperf3-1, tcp_rr and iperf3-instr
+// measures the counted cells in blocks of their own, after every plain
+// block, whose paths come up with the daemon counted; the plain blocks'
+// paths never are, and only they count towards a row's memory. The
+// progress plans each block's own instruments.
+func TestScheduleCountedBlocks(t *testing.T) {
+	conds := []results.Condition{{Name: "lan"}, {Name: "wan"}}
+	ins, ready, err := instrument.Select([]string{"iperf3-1", "tcp_rr", "instr", "ready"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range []string{OrderInterleaved, OrderReference} {
+		rows := rowsOf("ssh", "wireguard-go@a", "wireguard-go@b")
+		for _, rw := range rows {
+			rw.view = &transport.Testbed{Prefix: "x"}
+		}
+		bs, _ := schedule(order, rows, conds, ins, ready)
+		var got []string
+		seenCounted := false
+		for _, b := range bs {
+			var names []string
+			for _, in := range b.instruments {
+				names = append(names, in.Name())
+			}
+			got = append(got, fmt.Sprintf("%s:%v:%v:%v", b.cond.Name, rowNames(b.rows), b.counted, names))
+			seenCounted = seenCounted || b.counted
+			if !b.counted && seenCounted && order == OrderInterleaved {
+				t.Errorf("%s: plain block %s after a counted one", order, got[len(got)-1])
+			}
+			for _, rw := range b.rows {
+				if v := rw.viewFor(b.counted); v.CountInstructions != b.counted || v.Prefix != "x" {
+					t.Errorf("%s: %s's view for block %s counts %v", order, rw.t.Name(), got[len(got)-1], v.CountInstructions)
+				}
+			}
+		}
+		if rows[0].view.CountInstructions {
+			t.Errorf("%s: the row's own view was changed", order)
+		}
+		plain, counted := "[iperf3-1 tcp_rr]", "[iperf3-instr]"
+		want := []string{
+			"lan:[ssh]:false:" + plain, "lan:[wireguard-go@a wireguard-go@b]:false:" + plain,
+			"wan:[ssh]:false:" + plain, "wan:[wireguard-go@a wireguard-go@b]:false:" + plain,
+			"lan:[ssh]:true:" + counted, "lan:[wireguard-go@a wireguard-go@b]:true:" + counted,
+			"wan:[ssh]:true:" + counted, "wan:[wireguard-go@a wireguard-go@b]:true:" + counted,
+		}
+		if order == OrderReference {
+			want = nil
+			for _, r := range []string{"[ssh]", "[wireguard-go@a]", "[wireguard-go@b]"} {
+				want = append(want, "lan:"+r+":false:"+plain, "wan:"+r+":false:"+plain, "lan:"+r+":true:"+counted, "wan:"+r+":true:"+counted)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: blocks\n%v\nwant\n%v", order, got, want)
+		}
+		for _, rw := range rows {
+			if rw.blocks != 2 {
+				t.Errorf("%s: %s: %d blocks count for its memory, want the 2 plain ones", order, rw.t.Name(), rw.blocks)
+			}
+		}
+		// 3 rows × 2 conditions × (2 plain instruments + 1 counted) × 3 runs;
+		// the paired rows' blocks plan their rounds (12) instead.
+		p := newProgress(progressPlan{runs: 3, pairedRuns: 12, blocks: progressBlocks(bs)}, nil)
+		wantTotal := 2 * (2 + 1) * 3
+		if order == OrderInterleaved {
+			wantTotal += 2 * 2 * (2 + 1) * 12
+		} else {
+			wantTotal += 2 * 2 * (2 + 1) * 3
+		}
+		if n := p.total(); n != wantTotal {
+			t.Errorf("%s: progress plans %d samples, want %d", order, n, wantTotal)
+		}
+	}
+	// Without a counted instrument, one kind of block as before; with
+	// only counted ones (and no ready), only counted blocks.
+	if ks := kindsOf(instrument.Default(), false); len(ks) != 1 || ks[0].counted {
+		t.Errorf("kinds of the default set: %+v", ks)
+	}
+	if ks := kindsOf(instrument.Instr(), false); len(ks) != 1 || !ks[0].counted {
+		t.Errorf("kinds of instr alone: %+v", ks)
+	}
+	if ks := kindsOf(instrument.Instr(), true); len(ks) != 2 || ks[0].counted || len(ks[0].instruments) != 0 {
+		t.Errorf("kinds of instr and ready: %+v (want a plain block for the ready samples)", ks)
 	}
 }

@@ -19,6 +19,11 @@ func setUpWAN(ctx context.Context, plan *Plan, tb *testbed, rec *recorder) (*wan
 	return wan.SetUp(ctx, plan.wanPlan(), b, wanRecorder{rec})
 }
 
+// wanPlan is what the WAN takes of p.
+func (p *Plan) wanPlan() wan.Plan {
+	return wan.Plan{Profiles: p.WANs, Impairment: p.Impairment, Seed: p.Seed}
+}
+
 // wanBed is b as the WAN stands on it, netem impairing the egress of the
 // roles named: its roles, its teardown and, on this host, its switch.
 func (b *bed) wanBed(egress []string) wan.Bed {

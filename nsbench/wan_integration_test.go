@@ -23,6 +23,7 @@ func TestWANQuickRunUserspace(t *testing.T) {
 	o := Quick()
 	o.Transports = []string{"ssh"}
 	o.WAN = []string{"30ms:0.1%"}
+	o.DriftProbe = false
 	o.Impairment = ImpairmentUserspace
 	o.SizeBytes = 16 << 20 // the WAN scp copies it at the loss-bound ~2 MB/s
 	o.OutDir = t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/report/ci"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/safedir"
+	"github.com/twnsbench/twnsbench/nsbench/verdict"
 )
 
 // buildFlags are run's flags for two builds of a transport.
@@ -20,7 +21,7 @@ func buildFlags() []cli.Flag {
 	d := nsbench.BuildsDefaults
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "build", Usage: "LABEL:OPTION=PATH, several times: the rows NAME@LABEL of --transports run the transport with its program option OPTION (e.g. tw, wireguard-go, openvpn) set to PATH (with --host, a program here, copied to the hosts of the roles that run it); exactly two builds of a transport, A (named first) and B, measured in alternating rounds (A B, then B A) and compared cell by cell: exit 1 when B is confirmed slower where --fail-on looks, 3 when undecided there (4, as any run, when samples failed and none is slower)"},
-		&cli.StringFlag{Name: "min-effect", Value: strconv.FormatFloat(d.MinEffect*100, 'f', -1, 64) + "%", Usage: "with builds: the smallest change of B against A that counts as slower or faster"},
+		&cli.StringFlag{Name: "min-effect", Usage: "with builds: the smallest change of B against A that counts as slower or faster, in every cell (default: each metric's own where it declares one, as iperf3-instr's packet path does, " + strconv.FormatFloat(verdict.DefaultMinEffect*100, 'f', -1, 64) + "% for the others)"},
 		&cli.IntFlag{Name: "max-rounds", Value: d.MaxRounds, Usage: "with builds: the most rounds the verdict may measure when it needs more to decide"},
 		&cli.BoolFlag{Name: "profile", Usage: "with builds: sample the roles' CPU stacks (perf, a software clock) during each build's samples and show B against A: the functions whose share changed most, with an interval across rounds, and a differential flame graph in the HTML report; folded stacks in OUT/profile-*.folded"},
 		&cli.StringFlag{Name: "fail-on", Value: "*/value", Usage: "with builds: the cells whose verdict sets the exit code: a comma-separated list of INSTRUMENT (its value), INSTRUMENT/METRIC or CONDITION/INSTRUMENT/METRIC, * for any part, or all (every metric with a better direction)"},
@@ -47,6 +48,9 @@ func buildsOptions(c *cli.Context, o *nsbench.Options) error {
 		p, err := parsePercent(c.String("min-effect"))
 		if err != nil {
 			return fmt.Errorf("--min-effect: %w", err)
+		}
+		if p <= 0 {
+			return fmt.Errorf("--min-effect %g %%: want above 0 and below 100 %%", p*100)
 		}
 		o.Builds.MinEffect = p
 	}

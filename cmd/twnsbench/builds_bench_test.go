@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -107,15 +108,19 @@ func BenchmarkBuildsCost(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildsInstr is the counted-instructions cell's verdict
-// (iperf3-instr: the server's wireguard-go under valgrind): wireguard-go
-// as A and, as B, $TWNSBENCH_COSTLY_WG (A then $TWNSBENCH_PLAIN_WG when
-// set), or the same program again (A/A) when it is unset; up to 20 rounds.
-// It reports the cell's smallest detectable change and B/A (%), and fails
-// when an A/A calls it slower or faster, or a costly B is not called
-// slower. Not part of make test (about 6 minutes; needs valgrind):
+// BenchmarkBuildsInstr is one run that decides the speed cells (iperf3-1,
+// tcp_rr, 5 s samples) and the counted-instructions cell (iperf3-instr:
+// the server's wireguard-go under valgrind, on paths of its own) of two
+// builds: wireguard-go as A and, as B, $TWNSBENCH_COSTLY_WG (A then
+// $TWNSBENCH_PLAIN_WG when set), or the same program again (A/A) when it
+// is unset; up to 20 rounds, each cell at its default min effect (the
+// counted cell's own 2 %). It reports each cell's smallest detectable
+// change and B/A (%) and the run's wall time, and fails when an A/A calls
+// a cell slower or faster, a costly B's counted cell is not called slower,
+// or a counted cell was not decided at its metric's own min effect. Not
+// part of make test (about 15 minutes; needs valgrind):
 //
-//	sudo TWNSBENCH_COSTLY_WG=/path/wireguard-go-spin go test -run '^$' -bench BuildsInstr -benchtime 1x ./cmd/twnsbench
+//	sudo TWNSBENCH_COSTLY_WG=/path/wireguard-go-spin go test -run '^$' -bench BuildsInstr -benchtime 1x -timeout 1h ./cmd/twnsbench
 func BenchmarkBuildsInstr(b *testing.B) {
 	nstest.RequireRoot(b)
 	if _, err := exec.LookPath("valgrind"); err != nil {
@@ -132,25 +137,40 @@ func BenchmarkBuildsInstr(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		doc, code, _, stderr := runTwoBuilds(b, b.TempDir(), [2]string{"a", "b"}, [2]string{a, bin},
-			"--instruments", instrument.InstrName, "--fail-on", instrument.InstrName, "--warmup", "1s", "--max-rounds", "20")
+			"--instruments", "iperf3-1,tcp_rr,instr", "--duration", "5s", "--warmup", "1s", "--max-rounds", "20")
 		if doc.Verdicts == nil {
 			b.Fatalf("exit %d, no verdicts\n%s", code, stderr)
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/verdict")
+		b.Logf("exit %d", code)
 		for _, c := range doc.Verdicts.Cells {
-			name := strings.ReplaceAll(c.Metric, "_", "-")
+			name := strings.ReplaceAll(c.Instrument+"-"+c.Metric, "_", "-")
 			if c.Estimate.MDE != nil {
 				b.ReportMetric(100**c.Estimate.MDE, "mde-%-"+name)
 			}
 			if c.Estimate.Ratio != nil {
 				b.ReportMetric(100**c.Estimate.Ratio, "B/A-%-"+name)
 			}
-			b.Logf("%s/%s: %s over %d pairs (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, c.Reason)
+			interval := "—"
+			if c.Ratio != nil && c.Lo != nil && c.Hi != nil {
+				interval = fmt.Sprintf("B/A %.3f (%.3f–%.3f)", *c.Ratio, *c.Lo, *c.Hi)
+			}
+			b.Logf("%s/%s: %s over %d pairs at min effect %g %%, %s (%s)", c.Instrument, c.Metric, c.Verdict, c.Pairs, 100*c.MinEffect, interval, c.Reason)
+			counted := c.Instrument == instrument.InstrName && c.Metric == "value"
 			switch {
 			case costly == "" && (c.Verdict == "slower" || c.Verdict == "faster"):
 				b.Errorf("A/A: %s/%s is %s", c.Instrument, c.Metric, c.Verdict)
-			case costly != "" && c.Metric == "value" && c.Verdict != "slower":
+			case costly != "" && counted && c.Verdict != "slower":
 				b.Errorf("a costlier B: %s/%s is %s, not slower", c.Instrument, c.Metric, c.Verdict)
+			case counted && c.MinEffect != instrument.InstrMinEffect:
+				b.Errorf("%s/%s decided at min effect %g, want its own %g", c.Instrument, c.Metric, c.MinEffect, instrument.InstrMinEffect)
+			}
+		}
+		// The speed cells' samples ran on paths without valgrind: a
+		// counted path carries tens of times less.
+		for _, s := range doc.Samples {
+			if s.Instrument == "iperf3-1" && s.Value < 0.2 {
+				b.Errorf("%s run %d: iperf3-1 %.3f Gbit/s, as if under valgrind", s.Transport, s.Run, s.Value)
 			}
 		}
 	}

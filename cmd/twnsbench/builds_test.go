@@ -98,7 +98,8 @@ func TestRerunRefusesBuilds(t *testing.T) {
 	doc := results.Document{SchemaVersion: results.SchemaVersion, Complete: true,
 		Transports: []results.Transport{{Name: "wireguard-go@a"}, {Name: "wireguard-go@b"}},
 		Config: &results.RunConfig{Transports: []string{"wireguard-go@a", "wireguard-go@b"}, WAN: []string{"off"}, Instruments: []string{"iperf3-1"},
-			Runs: "3", SizeBytes: 1 << 20, DurationSec: 1, Network: results.Network{Congestion: "cubic"}, Order: "interleaved"}}
+			CellRuns: results.CellRuns{Runs: "3"}, Measure: results.Measure{SizeBytes: 1 << 20, DurationSec: 1},
+			Network: results.Network{Congestion: "cubic"}, Schedule: results.Schedule{Order: "interleaved"}}}
 	f := filepath.Join(dir, "in.json")
 	if err := results.WriteAtomic(f, &doc); err != nil {
 		t.Fatal(err)

@@ -93,7 +93,8 @@ func TestRerunQuotesNamesFromTheFile(t *testing.T) {
 	doc := results.Document{SchemaVersion: results.SchemaVersion, Complete: true,
 		Transports: []results.Transport{{Name: hostileNames[0]}},
 		Config: &results.RunConfig{Transports: hostileNames, WAN: []string{"off"}, Instruments: []string{"iperf3-1"},
-			Runs: "1", SizeBytes: 1 << 20, DurationSec: 1, Network: results.Network{Congestion: "cubic"}, Order: "interleaved",
+			CellRuns: results.CellRuns{Runs: "1"}, Measure: results.Measure{SizeBytes: 1 << 20, DurationSec: 1},
+			Network: results.Network{Congestion: "cubic"}, Schedule: results.Schedule{Order: "interleaved"},
 			Options: map[string]string{hostileNames[0]: "x", hostileNames[1]: "y", hostileNames[2]: "z"}}}
 	f := filepath.Join(dir, "in.json")
 	if err := results.WriteAtomic(f, &doc); err != nil {

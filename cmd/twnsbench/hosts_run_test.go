@@ -33,7 +33,7 @@ func runOnLabWith(t *testing.T, lab *remotetest.Lab, out, client string, extra .
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{self, "run", "--transports", "ssh", "--instruments", "iperf3-1", "--quick", "--runs", "20",
+	args := []string{self, "run", "--drift-probe=false", "--transports", "ssh", "--instruments", "iperf3-1", "--quick", "--runs", "20",
 		"--congestion", "host", "--out", out, "--identity", lab.Identity, "--known-hosts", lab.KnownHosts,
 		"--host", client,
 		"--host", fmt.Sprintf("server=root@%s,addr=10.226.0.61/24", lab.Machines[1].Addr)}

@@ -47,7 +47,7 @@ func inOrch(t *testing.T, l *remotetest.Lab, args ...string) (code int, stdout, 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := proc.Run(ctx, proc.Program{Name: "orchestrator", NetNS: l.Orch.Path(),
-		Argv: append([]string{os.Args[0]}, args...),
+		Argv: append([]string{os.Args[0]}, withoutDriftProbe(args)...),
 		Env:  []string{asCommandEnv + "=1", "SSH_AUTH_SOCK="}})
 	var ee *exec.ExitError
 	switch {

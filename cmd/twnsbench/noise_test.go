@@ -82,7 +82,7 @@ func (b *busyLoop) stop() string {
 func TestInterleavedRunMarksABusyHost(t *testing.T) {
 	nstest.RequireRoot(t)
 	args := []string{"--transports", "ssh,wireguard", "--runs", "2", "--wan", "off", "--instruments", "iperf3-1,tcp_rr",
-		"--duration", "1s", "--warmup", "0s", "--size", "1MiB"}
+		"--duration", "1s", "--warmup", "0s", "--size", "1MiB", "--drift-probe"}
 
 	// The hog is its own process, outside the run's cgroups and not the
 	// harness (which runs in this test process): bounded by a deadline
@@ -113,8 +113,12 @@ func TestInterleavedRunMarksABusyHost(t *testing.T) {
 	if got := sampleOrder(doc); !slices.Equal(got, want) {
 		t.Errorf("sample order %v\nwant %v", got, want)
 	}
-	if len(doc.DriftProbes) != 2 || doc.DriftProbes[0].Gbps <= 0 || doc.DriftProbes[1].Gbps <= 0 {
-		t.Errorf("drift probes: %+v", doc.DriftProbes)
+	// The host's own figure before the first transport and after the last.
+	if p := doc.DriftProbes; len(p) != 2 || p[0].When != "start" || p[1].When != "end" || p[0].Gbps <= 0 || p[1].Gbps <= 0 || p[0].At > p[1].At {
+		t.Errorf("drift probes %+v: want start and end, each a plain iperf3 figure", p)
+	}
+	if doc.Config == nil || doc.Config.DriftProbe != nil {
+		t.Errorf("config %+v: a probed run records no drift_probe, as every earlier file", doc.Config)
 	}
 	var seen []string
 	for _, s := range doc.Samples {

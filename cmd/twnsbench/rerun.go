@@ -193,6 +193,9 @@ func runArgs(cfg *results.RunConfig, rows []string, out string) []string {
 	if cfg.Seed != nil {
 		args = append(args, "--seed", strconv.FormatUint(*cfg.Seed, 10))
 	}
+	if cfg.DriftProbe != nil && !*cfg.DriftProbe {
+		args = append(args, "--drift-probe=false")
+	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Options)) {
 		args = append(args, "--"+k+"="+cfg.Options[k])
 	}

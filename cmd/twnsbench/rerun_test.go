@@ -25,6 +25,9 @@ func TestRerunReproducesConfiguration(t *testing.T) {
 	if orig.Config == nil || orig.Config.Seed == nil {
 		t.Fatalf("no configuration or seed recorded: %+v", orig.Config)
 	}
+	if p := orig.Config.DriftProbe; p == nil || *p {
+		t.Errorf("drift_probe %v: want false recorded (runInProcess's --drift-probe=false), for the rerun to keep", p)
+	}
 	again := t.TempDir()
 	code, stdout, stderr := runInProcess("rerun", filepath.Join(out, results.FileName), "--out", again)
 	if code != exitOK {
@@ -59,7 +62,8 @@ func TestRerunRefusesWhatCannotRunHere(t *testing.T) {
 	doc := results.Document{SchemaVersion: results.SchemaVersion, Complete: true,
 		Transports: []results.Transport{{Name: "wireguard-kernel"}},
 		Config: &results.RunConfig{Transports: []string{"wireguard-kernel"}, WAN: []string{"off"}, Instruments: []string{"iperf3-1"},
-			Runs: "1", SizeBytes: 1 << 20, DurationSec: 1, Network: results.Network{Congestion: "cubic"}, Order: "interleaved"}}
+			CellRuns: results.CellRuns{Runs: "1"}, Measure: results.Measure{SizeBytes: 1 << 20, DurationSec: 1},
+			Network: results.Network{Congestion: "cubic"}, Schedule: results.Schedule{Order: "interleaved"}}}
 	f := filepath.Join(dir, "in.json")
 	if err := results.WriteAtomic(f, &doc); err != nil {
 		t.Fatal(err)
@@ -92,7 +96,8 @@ func TestRerunTakesNoProgramHostOrPathFromTheFile(t *testing.T) {
 	doc := results.Document{SchemaVersion: results.SchemaVersion, Complete: true,
 		Transports: []results.Transport{{Name: "tw"}},
 		Config: &results.RunConfig{Transports: []string{"tw"}, WAN: []string{"off"}, Instruments: []string{"iperf3-1"},
-			Runs: "1", SizeBytes: 1 << 20, DurationSec: 1, Network: results.Network{Congestion: "cubic"}, Order: "interleaved",
+			CellRuns: results.CellRuns{Runs: "1"}, Measure: results.Measure{SizeBytes: 1 << 20, DurationSec: 1},
+			Network: results.Network{Congestion: "cubic"}, Schedule: results.Schedule{Order: "interleaved"},
 			Options: map[string]string{"tw": prog, "caddy": prog, "host": filepath.Join(dir, "hosts"),
 				"identity": filepath.Join(dir, "key"), "known-hosts": filepath.Join(dir, "kh"), "out": elsewhere,
 				"wireguard": "userspace"}}}

@@ -130,12 +130,6 @@ type Needs struct {
 // valgrind.
 var errNotCounted = errors.New("not applicable: the tunnel has no user-space daemon counted under valgrind (wireguard-go on one host with valgrind installed)")
 
-// NeedsInstructions reports whether any of ins counts a tunnel daemon's
-// instructions, which the transports then run under valgrind.
-func NeedsInstructions(ins []Instrument) bool {
-	return slices.ContainsFunc(ins, func(in Instrument) bool { return in.Needs().Instructions })
-}
-
 // Applicable returns nil, or why in cannot measure through path (the
 // report shows it once as "not applicable"). Nothing is attempted.
 func Applicable(in Instrument, path *transport.Path) error {
@@ -375,9 +369,6 @@ func Select(names []string) (ins []Instrument, ready bool, err error) {
 		}
 	}
 	ins = append(ins, flaps...)
-	if NeedsInstructions(ins) && (len(ins) > 1 || want[Ready]) {
-		return nil, false, fmt.Errorf("%s runs the tunnel's daemon under valgrind, tens of times slower, for the whole path: measure it alone (--instruments %s)", InstrName, InstrName)
-	}
 	return ins, want[Ready], nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/twnsbench/twnsbench/nsbench/report/textfmt"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
@@ -37,10 +38,15 @@ func (v *view) writeBuilds(w *writer) {
 		return
 	}
 	w.block("## Verdicts")
+	var own []textfmt.OwnMinEffect
+	for _, c := range vs.Cells {
+		own = append(own, textfmt.OwnMinEffect{Name: c.Instrument + "/" + c.Metric, MinEffect: c.MinEffect})
+	}
+	minEffect := textfmt.MinEffects(vs.MinEffect, own)
 	w.block(fmt.Sprintf("Build B against build A, per cell: paired rounds in %s order (A then B in odd rounds, B then A in even ones); "+
 		"slower or faster only when significant and at least %s; no change only when the whole interval lies within ±%s. "+
 		"Cells marked ✱ set the exit code (--fail-on %s).%s",
-		vs.Order, pct(vs.MinEffect)+" %", pct(vs.MinEffect)+" %", strings.Join(vs.FailOn, ","), adjustedNote(vs.Cells)))
+		vs.Order, minEffect, minEffect, strings.Join(vs.FailOn, ","), adjustedNote(vs.Cells)))
 	rows := []string{"| Transport | A | B | Condition | Instrument | Metric | Pairs | B/A | Interval | Smallest detectable | Verdict |", "|---|---|---|---|---|---|---|---|---|---|---|"}
 	for _, c := range vs.Cells {
 		verdict := c.Verdict

@@ -58,6 +58,14 @@ func TestBuildsSections(t *testing.T) {
 			t.Errorf("report of an adjusted cell lacks %q", want)
 		}
 	}
+	// A cell decided with its metric's own min effect is named with it;
+	// cells of the run's (here recorded per cell too) are not.
+	d.Verdicts.Cells[0].MinEffect = 0.05
+	d.Verdicts.Cells[1].Instrument, d.Verdicts.Cells[1].Metric, d.Verdicts.Cells[1].MinEffect = "iperf3-instr", "value", 0.02
+	md = string(Markdown(d))
+	if want := "at least 5 % (iperf3-instr/value 2 %, its metric's own); no change only when the whole interval lies within ±5 % (iperf3-instr/value 2 %, its metric's own)"; !strings.Contains(md, want) {
+		t.Errorf("report of a cell with its own min effect lacks %q", want)
+	}
 	if md := string(Markdown(&results.Document{Transports: []results.Transport{{Name: "ssh"}}})); strings.Contains(md, "## Builds") || strings.Contains(md, "## Verdicts") {
 		t.Error("a run without builds has builds sections")
 	}

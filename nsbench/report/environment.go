@@ -40,7 +40,7 @@ func (v *view) envRows() []envRow {
 		{"Harness", e.Harness},
 		{"Sysctl changes (restored)", strings.Join(e.SysctlChanges, "; ")},
 		{"Fallbacks used", strings.Join(e.Fallbacks, "; ")},
-		{"Host before and after", driftText(v.doc.DriftProbes)},
+		{"Host before and after", driftText(v.doc.Config, v.doc.DriftProbes)},
 	}...)
 	out := rows[:0]
 	for _, r := range rows {
@@ -211,8 +211,12 @@ func payloadGroups(conds []results.Condition) ([]payloadGroup, int64) {
 // driftText is the host's own figure before the first transport and after
 // the last: iperf3, one stream, straight to the server. One probe each has
 // no interval, so the change between them is not called drift: it says
-// so, and that a change within the runs' own spread may be noise.
-func driftText(probes []results.DriftProbe) string {
+// so, and that a change within the runs' own spread may be noise. A run
+// asked not to probe (cfg.DriftProbe false) says so, with no figure.
+func driftText(cfg *results.RunConfig, probes []results.DriftProbe) string {
+	if cfg != nil && cfg.DriftProbe != nil && !*cfg.DriftProbe {
+		return "not probed (--drift-probe=false)"
+	}
 	var start, end *results.DriftProbe
 	for i, p := range probes {
 		switch p.When {

@@ -120,6 +120,36 @@ func TestDriftRow(t *testing.T) {
 	if strings.Contains(string(Markdown(d)), "Host before and after") {
 		t.Error("probes row without probes")
 	}
+	d.Config = &results.RunConfig{Schedule: results.Schedule{Order: "interleaved", DriftProbe: new(bool)}}
+	if md := string(Markdown(d)); !strings.Contains(md, "| Host before and after | not probed (--drift-probe=false) |") {
+		t.Errorf("a run without probes is not said so:\n%s", md)
+	}
+}
+
+// TestDriftText: a run asked not to probe says so and shows no figure,
+// whatever probes the document holds; a run that probed (drift_probe
+// absent or true) shows its figures, and none when it has none.
+func TestDriftText(t *testing.T) {
+	off, on := false, true
+	both := []results.DriftProbe{{When: "start", Gbps: 2, WallSec: 1}, {When: "end", Gbps: 2.2, WallSec: 1}}
+	for _, tc := range []struct {
+		name   string
+		cfg    *results.RunConfig
+		probes []results.DriftProbe
+		want   string
+	}{
+		{"off", &results.RunConfig{Schedule: results.Schedule{DriftProbe: &off}}, nil, "not probed (--drift-probe=false)"},
+		{"off, probes anyway", &results.RunConfig{Schedule: results.Schedule{DriftProbe: &off}}, both, "not probed (--drift-probe=false)"},
+		{"absent", &results.RunConfig{}, both, "plain iperf3, 1 stream, 1 s, no tunnel: 2.00 Gbit/s before the first transport, 2.20 after the last (+10 %"},
+		{"on", &results.RunConfig{Schedule: results.Schedule{DriftProbe: &on}}, both[1:], "plain iperf3, 1 stream, 1 s, no tunnel: 2.20 Gbit/s after the last transport (the first probe failed)"},
+		{"no config", nil, both[:1], "plain iperf3, 1 stream, 1 s, no tunnel: 2.00 Gbit/s before the first transport (no probe after the last"},
+		{"probed, none", nil, nil, ""},
+	} {
+		got := driftText(tc.cfg, tc.probes)
+		if !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q…", tc.name, got, tc.want)
+		}
+	}
 }
 
 // TestOrderRow: the interleaved order's row says the order rotates within

@@ -46,8 +46,11 @@ type ProgramCopy struct {
 type Verdicts struct {
 	// Order is how each round ordered the two builds: "ABBA" (A then B in
 	// odd rounds, B then A in even ones), so that drift falls on both.
-	Order     string  `json:"order"`
-	MinEffect float64 `json:"min_effect"` // relative, 0.05 for 5 %
+	Order string `json:"order"`
+	// MinEffect is the run's --min-effect (relative, 0.05 for 5 %), or,
+	// without it, the default of every cell whose metric declares none
+	// (Metric.MinEffect); each cell records its own (Verdict.MinEffect).
+	MinEffect float64 `json:"min_effect"`
 	Alpha     float64 `json:"alpha"`
 	MaxRounds int     `json:"max_rounds"`
 	// FailOn are the --fail-on selectors: the cells whose verdict sets
@@ -128,8 +131,13 @@ type Verdict struct {
 	Medians
 	HostAdjustment
 	PairCounts
-	Verdict string `json:"verdict"` // slower, faster, no change, undecided
-	Reason  string `json:"reason,omitempty"`
+	// MinEffect is the min effect the cell was decided with (relative):
+	// the run's --min-effect, else its metric's own, else the default.
+	// Absent in documents from before it was recorded per cell
+	// (Verdicts.MinEffect then holds for every cell).
+	MinEffect float64 `json:"min_effect,omitempty"`
+	Verdict   string  `json:"verdict"` // slower, faster, no change, undecided
+	Reason    string  `json:"reason,omitempty"`
 	// Counts marks a cell --fail-on selects: its verdict sets the exit
 	// code.
 	Counts bool `json:"counts,omitempty"`

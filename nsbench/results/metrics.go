@@ -23,6 +23,11 @@ type Metric struct {
 	// line per transport). "" and 0 for a metric that is not a point.
 	Curve string `json:"curve,omitempty"`
 	At    int    `json:"at,omitempty"`
+	// MinEffect is the two-builds verdict's min effect for this metric
+	// when the run gives no --min-effect (relative; 0: the verdict's
+	// default): a metric whose readings repeat far closer than that
+	// default declares a smaller one.
+	MinEffect float64 `json:"min_effect,omitempty"`
 }
 
 // The directions a metric improves in.

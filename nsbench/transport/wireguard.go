@@ -313,7 +313,7 @@ func (w *WireGuard) Up(ctx context.Context, tb *Testbed) (*Path, error) {
 		switch why := w.uncounted(tb); {
 		case w.counted(tb, c):
 			p.Target.Instructions = newDaemonCounter(tb.Roles[topology.Server], tun.Server.Proc, callgrindOut(tb), tun.Server.Name, wireguardGoPath)
-			p.Facts = append(p.Facts, results.Fact{Key: "instructions counted", Label: "Instructions counted", Value: "the server's wireguard-go under valgrind's callgrind (" + strings.Join(callgrind.GoEnv, " ") + ")"})
+			p.Facts = append(p.Facts, results.Fact{Key: "instructions counted", Label: "Instructions counted", Value: "the server's wireguard-go under valgrind's callgrind (" + strings.Join(callgrind.GoEnv, " ") + "), on the paths of the instruments that count it only"})
 		case tb.CountInstructions:
 			p.Fallbacks = append(p.Fallbacks, why)
 		}

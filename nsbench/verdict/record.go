@@ -27,6 +27,7 @@ func (r Result) Record() results.Verdict {
 		Medians:        m,
 		HostAdjustment: results.HostAdjustment{NoiseSlope: finite(r.Slope), MDEUnadjusted: finite(r.UnadjustedMDE)},
 		PairCounts:     results.PairCounts{Pairs: r.N, Censored: r.Censored, Bounded: r.Bounded},
+		MinEffect:      r.MinEffect,
 		Verdict:        string(r.Verdict), Reason: r.Reason,
 	}
 }

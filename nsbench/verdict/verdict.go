@@ -12,7 +12,8 @@
 // assumed about the distribution of the readings.
 //
 // A cell is "slower" or "faster" only when its change is significant, at
-// least MinEffect, and confirmed: the pairs before the last ConfirmPairs
+// least its min effect (Options.MinEffectFor: the run's, else its
+// metric's own, else DefaultMinEffect), and confirmed: the pairs before the last ConfirmPairs
 // show it on their own, and the last ConfirmPairs pairs — a disjoint batch;
 // after Plan's first look, one measured after the look before — show it
 // again on their own. It is "no change" only when its
@@ -62,6 +63,10 @@ type Cell struct {
 	// count cell calls slower or faster, whatever A's level (the band is
 	// the wider of it and MinEffect·|A's mean|); 0 for none.
 	MinDifference float64
+	// OwnMinEffect is the metric's own min effect (results.Metric.
+	// MinEffect): the cell's when the run gives none (Options.
+	// MinEffectFor); 0 for none.
+	OwnMinEffect float64
 }
 
 // Scale is how a cell's pairs are compared.
@@ -92,7 +97,9 @@ const (
 
 // Options are the verdict's thresholds; a zero field takes its default.
 type Options struct {
-	MinEffect float64 // relative, default 0.05
+	// MinEffect is relative: given, every cell's; 0: each cell's own
+	// (Cell.OwnMinEffect), else DefaultMinEffect (MinEffectFor).
+	MinEffect float64
 	Alpha     float64 // default 0.05, applied after Benjamini–Hochberg across cells
 }
 
@@ -102,15 +109,28 @@ const (
 	DefaultAlpha     = 0.05
 )
 
-// WithDefaults fills the zero fields of o.
+// WithDefaults fills the zero fields of o but MinEffect, whose zero means
+// each cell's own (MinEffectFor).
 func (o Options) WithDefaults() Options {
-	if o.MinEffect == 0 {
-		o.MinEffect = DefaultMinEffect
-	}
 	if o.Alpha == 0 {
 		o.Alpha = DefaultAlpha
 	}
 	return o
+}
+
+// MinEffectFor is the min effect c is decided with: o's when given (it
+// applies to every cell), else the cell's metric's own, else
+// DefaultMinEffect. A metric declares its own where its readings repeat
+// far closer than DefaultMinEffect (a count of instructions, ~1 %), so
+// that a run asks no more of its noisier cells to see a change there.
+func (o Options) MinEffectFor(c Cell) float64 {
+	switch {
+	case o.MinEffect != 0:
+		return o.MinEffect
+	case c.OwnMinEffect != 0:
+		return c.OwnMinEffect
+	}
+	return DefaultMinEffect
 }
 
 // Validate refuses thresholds the rule cannot use, in one line: a min
@@ -157,9 +177,17 @@ type Result struct {
 	// and spread: relative for a ratio cell, in the unit for the others.
 	MDE float64
 	HostAdjustment
-	Band    float64 // the min-effect band's half-width: relative, or in the unit (see MinDifference)
+	Threshold
 	Verdict Kind
 	Reason  string // short, why (e.g. "significant but 3 % < min effect 5 %"); report words it
+}
+
+// Threshold is what a cell's change was held against: its min effect
+// (relative, Options.MinEffectFor) and the band's half-width that makes on
+// its scale.
+type Threshold struct {
+	MinEffect float64
+	Band      float64 // relative, or in the unit (see Cell.MinDifference)
 }
 
 // Significance is a cell's signed-rank p-value, and its q: p adjusted by
@@ -314,7 +342,8 @@ func estimate(c Cell, o Options) (Result, []float64) {
 	r := Result{Cell: c, Scale: c.ScaleUsed(), PairCounts: PairCounts{N: len(u.d), Censored: u.censored, Bounded: u.bounded},
 		Change: Change{Ratio: nan, Lo: nan, Hi: nan, Delta: nan, DeltaLo: nan, DeltaHi: nan}, Significance: Significance{P: nan, Q: nan}, MDE: nan,
 		HostAdjustment: HostAdjustment{Slope: nan, UnadjustedMDE: nan}}
-	r.Band = band(r.Scale, c.MinDifference, u.as, o)
+	r.MinEffect = o.MinEffectFor(c)
+	r.Band = band(r.Scale, c.MinDifference, u.as, r.MinEffect)
 	var notes []string
 	if u.invalid > 0 {
 		what := "a reading ≤ 0 or not a number"
@@ -359,19 +388,19 @@ func estimate(c Cell, o Options) (Result, []float64) {
 	return r, d
 }
 
-// band is the min-effect band's half-width on scale s: MinEffect relative
-// for a ratio; in the unit, the wider of MinEffect·|A's mean| and
+// band is the min-effect band's half-width on scale s: minEffect relative
+// for a ratio; in the unit, the wider of minEffect·|A's mean| and
 // minDiff, for a difference or count (a level near 0 has no relative
 // band worth the name: 5 % of A's 0.5 ms is 25 µs).
-func band(s Scale, minDiff float64, as []float64, o Options) float64 {
+func band(s Scale, minDiff float64, as []float64, minEffect float64) float64 {
 	if s == ScaleRatio {
-		return o.MinEffect
+		return minEffect
 	}
 	mean := 0.0
 	for _, a := range as {
 		mean += a / float64(len(as))
 	}
-	return max(minDiff, o.MinEffect*math.Abs(mean))
+	return max(minDiff, minEffect*math.Abs(mean))
 }
 
 // worse says whether the log ratio l is a change for the worse of a metric

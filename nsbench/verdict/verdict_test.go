@@ -205,3 +205,44 @@ func TestDetectableShiftCapped(t *testing.T) {
 		t.Errorf("θ at %d pairs %.3f is below the cap's %.3f: the cap would not be an upper bound", mdeMaxPairs/2, below, at)
 	}
 }
+
+// TestMinEffectPerMetric: without a run's min effect each cell is decided
+// against its metric's own (a count of instructions: 2 %), else the
+// default 5 %; a run's min effect applies to every cell. Each result, and
+// its record, says which it used.
+func TestMinEffectPerMetric(t *testing.T) {
+	// 2.5 … 3.6 % more instructions a byte in every pair: significant and
+	// confirmed, its interval above 2 % and within 5 %.
+	counted := cellOf(results.BetterLower, seq(1.025, 0.001, 12)...)
+	counted.Instrument, counted.Unit, counted.OwnMinEffect = "iperf3-instr", "instr/B", 0.02
+	plain := cellOf(results.BetterLower, seq(1.025, 0.001, 12)...)
+	for _, tc := range []struct {
+		o                    Options
+		counted, plain       Kind
+		countedMin, plainMin float64
+	}{
+		{Options{}, Slower, NoChange, 0.02, DefaultMinEffect},
+		{Options{MinEffect: 0.05}, NoChange, NoChange, 0.05, 0.05},
+		{Options{MinEffect: 0.01}, Slower, Slower, 0.01, 0.01},
+	} {
+		rs := Decide([]Cell{counted, plain}, tc.o)
+		if rs[0].Verdict != tc.counted || rs[0].MinEffect != tc.countedMin || rs[0].Band != tc.countedMin {
+			t.Errorf("%+v: counted cell %s at min effect %v (band %v, %s); want %s at %v", tc.o, rs[0].Verdict, rs[0].MinEffect, rs[0].Band, rs[0].Reason, tc.counted, tc.countedMin)
+		}
+		if rs[1].Verdict != tc.plain || rs[1].MinEffect != tc.plainMin {
+			t.Errorf("%+v: plain cell %s at min effect %v (%s); want %s at %v", tc.o, rs[1].Verdict, rs[1].MinEffect, rs[1].Reason, tc.plain, tc.plainMin)
+		}
+		if rec := rs[0].Record(); rec.MinEffect != tc.countedMin {
+			t.Errorf("%+v: recorded min effect %v, want %v", tc.o, rec.MinEffect, tc.countedMin)
+		}
+	}
+	if r := Decide([]Cell{plain}, Options{})[0]; !strings.Contains(r.Reason, "within ±5 %") {
+		t.Errorf("plain cell's reason %q: want it to name the 5 %% it was held to", r.Reason)
+	}
+	// A difference cell's band is its own min effect of A's level.
+	d := cellOf(results.BetterLower, seq(1.025, 0.001, 12)...)
+	d.Scale, d.OwnMinEffect = ScaleDifference, 0.02
+	if r := Decide([]Cell{d}, Options{})[0]; !near(r.Band, 2) || r.MinEffect != 0.02 {
+		t.Errorf("difference cell: band %v at min effect %v, want 2 (2 %% of A's 100)", r.Band, r.MinEffect)
+	}
+}

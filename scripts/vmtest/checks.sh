@@ -39,12 +39,13 @@ residue() {
 		sed 's/^/process /'
 }
 
-# twnsbench NAME ARGS...: a run into $OUT/NAME that must exit 0.
+# twnsbench NAME ARGS...: a run into $OUT/NAME that must exit 0; no check
+# reads the host's drift probes, so none is taken.
 twnsbench_run() {
 	local name=$1
 	shift
 	local rc
-	timeout "$CHECK_TIMEOUT" "$BIN" run --out "$OUT/$name" "$@"
+	timeout "$CHECK_TIMEOUT" "$BIN" run --drift-probe=false --out "$OUT/$name" "$@"
 	rc=$?
 	[ $rc -eq 0 ] && return 0
 	jq -r '.failures[]? | "failed sample: \(.transport) / \(.condition) \(.instrument) run \(.run): \(.error)"' "$OUT/$name/bench-results.json" 2>/dev/null
@@ -162,13 +163,14 @@ check_ipsec() {
 		grep -qE '^ok +transport libreswan ' <<<"$out" ||
 		fail "doctor: ipsec, ipsec-tunnel or libreswan cannot run" || return 1
 	# Kernel-ESP rows keyed without IKE (manual SAs: a transport-mode
-	# variant per algorithm family -- AES-GCM, ChaCha20-Poly1305, AES-CBC
-	# and AES-CTR with HMAC-SHA256 -- and tunnel mode) and by strongSwan's
-	# charon (two proposals) in one run on the LAN: one topology and one
-	# drift probe for seven rows. The other key sizes and MACs of a family
-	# are the same code with another algorithm name (unit-tested).
+	# variant per kind of ESP transform -- AES-GCM, ChaCha20-Poly1305 and
+	# AES-CBC with HMAC-SHA256 (authenc) -- and tunnel mode) and by
+	# strongSwan's charon (two proposals) in one run on the LAN: one
+	# topology for six rows. The other ciphers, key sizes and MACs of a
+	# kind (AES-CTR with HMAC-SHA256 is authenc too) are the same code
+	# with another algorithm name (unit-tested).
 	# Kernel ESP under a netem WAN is Libreswan's run below.
-	twnsbench_run kernel-esp --transports ipsec:aes-gcm-128,ipsec:chacha20-poly1305,ipsec-tunnel,ipsec:aes-cbc-128-sha256,ipsec:aes-ctr-128-sha256,strongswan-kernel,strongswan-kernel:aes128-sha256 \
+	twnsbench_run kernel-esp --transports ipsec:aes-gcm-128,ipsec:chacha20-poly1305,ipsec-tunnel,ipsec:aes-cbc-128-sha256,strongswan-kernel,strongswan-kernel:aes128-sha256 \
 		--instruments iperf3-1 --wan off "${SMALL[@]}" || return 1
 	ipsec_assert kernel-esp lan iperf3-1 || return 1
 	# strongSwan keying the kernel's ESP: charon's negotiated proposal in

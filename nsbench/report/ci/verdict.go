@@ -45,7 +45,8 @@ func abCells(vs []results.Verdict) []abCell {
 				Change: verdict.Change{Ratio: orNaN(v.Ratio), Lo: orNaN(v.Lo), Hi: orNaN(v.Hi),
 					Delta: orNaN(v.Delta), DeltaLo: orNaN(v.DeltaLo), DeltaHi: orNaN(v.DeltaHi)},
 				Significance: verdict.Significance{P: orNaN(v.P), Q: orNaN(v.Q)}, MDE: orNaN(v.MDE),
-				Verdict: verdict.Kind(v.Verdict), Reason: v.Reason,
+				Threshold: verdict.Threshold{MinEffect: v.MinEffect},
+				Verdict:   verdict.Kind(v.Verdict), Reason: v.Reason,
 			},
 			aMed: orNaN(v.AMedian), bMed: orNaN(v.BMedian), bLo: orNaN(v.BMedianLo), bHi: orNaN(v.BMedianHi),
 		}
@@ -207,6 +208,11 @@ func escapeActionProperty(s string) string {
 func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	o := run.Options.WithDefaults()
 	cells := abCells(rs)
+	var own []textfmt.OwnMinEffect
+	for _, c := range cells {
+		own = append(own, textfmt.OwnMinEffect{Name: c.r.Instrument + "/" + c.r.Metric, MinEffect: c.r.MinEffect})
+	}
+	minEffect := textfmt.MinEffects(o.MinEffectFor(verdict.Cell{}), own)
 	var b strings.Builder
 	fmt.Fprintf(&b, "## A/B verdict: %s (A) against %s (B)\n\n", textfmt.MDText(run.A), textfmt.MDText(run.B))
 	count := map[verdict.Kind]int{}
@@ -225,7 +231,7 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 	fmt.Fprintf(&b, "%s of %d cells. A cell is slower or faster when its change is significant "+
 		"(q < %g after Benjamini–Hochberg), at least %s, and confirmed by its last %d pairs alone; "+
 		"no change when its whole %s interval (B against A) lies within ±%s.\n\n",
-		strings.Join(tally, ", "), len(cells), o.Alpha, textfmt.Pct(o.MinEffect), verdict.ConfirmPairs, textfmt.Pct(1-o.Alpha), textfmt.Pct(o.MinEffect))
+		strings.Join(tally, ", "), len(cells), o.Alpha, minEffect, verdict.ConfirmPairs, textfmt.Pct(1-o.Alpha), minEffect)
 	b.WriteString(textfmt.TableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
 	b.WriteString(textfmt.SeparatorRow(8) + "\n")
 	for _, c := range cells {

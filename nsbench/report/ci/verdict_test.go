@@ -214,3 +214,27 @@ func TestVerdictDifferenceCell(t *testing.T) {
 		t.Errorf("change %q, want %q", got, want)
 	}
 }
+
+// TestStepSummaryOwnMinEffect: the step summary names a cell decided with
+// its metric's own min effect beside the run's.
+func TestStepSummaryOwnMinEffect(t *testing.T) {
+	rs := fixedVerdicts()
+	for i := range rs {
+		rs[i].MinEffect = 0.05
+	}
+	var sum bytes.Buffer
+	if err := WriteStepSummary(&sum, rs, fixedABRun()); err != nil {
+		t.Fatal(err)
+	}
+	if s := sum.String(); !strings.Contains(s, "at least 5 %,") || strings.Contains(s, "its metric's own") {
+		t.Errorf("summary of cells at the run's min effect:\n%s", s)
+	}
+	rs[0].Instrument, rs[0].Metric, rs[0].MinEffect = "iperf3-instr", "value", 0.02
+	sum.Reset()
+	if err := WriteStepSummary(&sum, rs, fixedABRun()); err != nil {
+		t.Fatal(err)
+	}
+	if want := "at least 5 % (iperf3-instr/value 2 %, its metric's own), and confirmed"; !strings.Contains(sum.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, sum.String())
+	}
+}

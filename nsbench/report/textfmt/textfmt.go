@@ -94,3 +94,31 @@ var (
 	cellEscaper = strings.NewReplacer(`\`, `\\`, "&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
 	mdEscaper   = strings.NewReplacer(`\`, `\\`, "&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "`", "\\`")
 )
+
+// OwnMinEffect is a verdict's cell, named as the reader selects it
+// ("iperf3-instr/value"), and the min effect it was decided with.
+type OwnMinEffect struct {
+	Name      string
+	MinEffect float64
+}
+
+// MinEffects says what min effect a run's verdicts used: the run's, and,
+// once per name, each cell's own where it differs (its metric's):
+// "5 % (iperf3-instr/value 2 %, its metric's own)". Names are data, made
+// plain Markdown.
+func MinEffects(run float64, cells []OwnMinEffect) string {
+	var own []string
+	seen := map[string]bool{}
+	for _, c := range cells {
+		s := MDText(c.Name) + " " + Pct(c.MinEffect)
+		if c.MinEffect <= 0 || c.MinEffect == run || seen[s] {
+			continue
+		}
+		seen[s] = true
+		own = append(own, s)
+	}
+	if len(own) == 0 {
+		return Pct(run)
+	}
+	return Pct(run) + " (" + strings.Join(own, ", ") + ", its metric's own)"
+}
