@@ -21,6 +21,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/remote/remotetest"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // labHosts is an inventory putting the client on machine 0 and the server
@@ -444,7 +445,7 @@ func checkWANAcross(t *testing.T, d *results.Document, want wanAcross) {
 		if s.Instrument == "tcp_rr" {
 			rr = &d.Samples[i]
 		}
-		if cpu, ok := s.RoleCPUSec[impairCgroup]; forwarder && cpu <= 0 || !forwarder && ok {
+		if cpu, ok := s.RoleCPUSec[wan.ImpairCgroup]; forwarder && cpu <= 0 || !forwarder && ok {
 			t.Errorf("wan %s: forwarder CPU %v (%v), want it only with the forwarders", s.Instrument, cpu, s.RoleCPUSec)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // cellLoop measures the run's blocks, one at a time: under a block's
@@ -26,7 +27,7 @@ type cellLoop struct {
 	tb       *testbed
 	rec      *recorder
 	progress *progress
-	wan      *wanRun // nil without a WAN condition
+	wan      *wan.Run // nil without a WAN condition
 	memory   *memoryMeter
 	logf     Logf
 	tally    tally
@@ -45,12 +46,12 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 		return (&pairing{c: c, b: b}).measure(ctx)
 	}
 	cond := b.cond
-	wan, err := c.wan.setFor(ctx, b)
+	cell, err := c.wan.Set(ctx, cond, rowNames(b.rows))
 	if err != nil {
 		return err
 	}
-	if wan != nil {
-		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
+	if cell != nil {
+		defer func() { err = errors.Join(err, cell.Clear(ctx)) }()
 	}
 	var live []*row
 	defer func() {
@@ -61,7 +62,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	for _, rw := range b.rows {
 		c.logf("%s / %s: setting up", rw.t.Label(), cond.Name)
 		var path *transport.Path
-		err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() (err error) {
+		err := c.wan.NarrowSpan(ctx, cond.Name, rw.t.Name(), func() (err error) {
 			path, err = c.bringUp(ctx, rw, b, 1)
 			return err
 		})
@@ -70,8 +71,8 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 				return ctx.Err()
 			}
 			c.skip(rw.t, cond.Name, "set-up failed: "+err.Error())
-			if wan != nil {
-				if v, ok := wan.setUpStalled(rw.t.Name(), err); ok {
+			if cell != nil {
+				if v, ok := cell.SetUpStalled(rw.t.Name(), err); ok {
 					c.rec.verification(v)
 				}
 			}
@@ -92,25 +93,25 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 	if len(live) == 0 {
 		return nil
 	}
-	if wan != nil {
-		wan.probe(ctx)
+	if cell != nil {
+		cell.Probe(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
 	jobs := map[*row]*instrument.Job{}
 	for _, rw := range live {
-		if err := c.wan.narrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, b) }); err != nil {
+		if err := c.wan.NarrowSpan(ctx, cond.Name, rw.t.Name(), func() error { return c.warmUp(ctx, rw, b) }); err != nil {
 			return err
 		}
 		jobs[rw] = c.tb.job(rw.path)
 		jobs[rw].Payload, jobs[rw].PayloadBytes = c.scpPayload(cond), cond.ScpPayloadBytes
 	}
-	if err := c.runs(ctx, live, b, jobs, wan); err != nil {
+	if err := c.runs(ctx, live, b, jobs, cell); err != nil {
 		return err
 	}
-	if wan != nil {
-		c.endWAN(ctx, wan, live, b)
+	if cell != nil {
+		c.endWAN(ctx, cell, live, b)
 	}
 	return c.rec.save()
 }
@@ -118,7 +119,7 @@ func (c *cellLoop) block(ctx context.Context, b block) (err error) {
 // runs measures the block's timed runs: run 1 of every row and of the
 // block's instruments, then run 2, …; with --runs auto, past the pilot,
 // only the cells whose pilot asked for more.
-func (c *cellLoop) runs(ctx context.Context, live []*row, b block, jobs map[*row]*instrument.Job, wan *wanCell) error {
+func (c *cellLoop) runs(ctx context.Context, live []*row, b block, jobs map[*row]*instrument.Job, cell *wan.Cell) error {
 	cond := b.cond
 	last := c.plan.Runs
 	if c.plan.RunsAuto {
@@ -151,7 +152,7 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, b block, jobs map[*row
 					return err
 				}
 				if fault != nil {
-					if err := c.afterFault(ctx, fault, jobs, wan); err != nil {
+					if err := c.afterFault(ctx, fault, jobs, cell); err != nil {
 						return err
 					}
 				}
@@ -167,15 +168,12 @@ func (c *cellLoop) runs(ctx context.Context, live []*row, b block, jobs map[*row
 // endWAN records what the WAN cell of block b measured, with each path's
 // own diagnostics beside the impairment's. A counted block verifies its
 // condition again, for its own cells: its rows say so.
-func (c *cellLoop) endWAN(ctx context.Context, wan *wanCell, live []*row, b block) {
-	cond := wan.cond
-	out := wan.end(ctx, rowNames(live), func(t string) (float64, bool) {
-		return cellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
+func (c *cellLoop) endWAN(ctx context.Context, cell *wan.Cell, live []*row, b block) {
+	cond := cell.Cond()
+	out := cell.End(ctx, rowNames(live), func(t string) (float64, bool) {
+		return wan.CellMedian(c.rec.doc, t, cond.Name, instrument.IPerf3{Streams: 1}.Name())
 	}, func(t string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
-		e, stall := narrowEvidence(c.rec.doc, t, cond.Name, hop)
-		setUp, _ := c.wan.setUpCounts(t, cond.Name)
-		e.Counts = e.Counts.Add(setUp)
-		return e, stall
+		return c.wan.Evidence(c.rec.doc, t, cond.Name, hop)
 	})
 	for _, d := range out.Diagnostics {
 		c.rec.diagnostic(d)
@@ -264,10 +262,10 @@ func (c *cellLoop) bringUp(ctx context.Context, rw *row, b block, readyRun int) 
 
 // upAndExchange brings rw's path for b up and waits for its first
 // exchange; under a narrow hop both are judged by their progress
-// (watchSetUp), so that a path the hop black-holes costs seconds, not
+// (wan.Run.WatchSetUp), so that a path the hop black-holes costs seconds, not
 // readyTimeout.
 func (c *cellLoop) upAndExchange(ctx context.Context, rw *row, b block) (path *transport.Path, err error) {
-	err = c.wan.watchSetUp(ctx, b.cond.Name, func(ctx context.Context) error {
+	err = c.wan.WatchSetUp(ctx, b.cond.Name, func(ctx context.Context) error {
 		p, err := rw.t.Up(ctx, rw.viewFor(b.counted))
 		if err != nil {
 			return err
@@ -345,7 +343,7 @@ func (c *cellLoop) warmUp(ctx context.Context, rw *row, b block) error {
 		warm.Payload, warm.PayloadBytes = p.Warm, p.WarmBytes
 	}
 	c.logf("%s / %s: warm-up", rw.t.Name(), cond.Name)
-	_, impaired := c.wan.impaired(cond.Name)
+	_, impaired := c.wan.Impaired(cond.Name)
 	for _, in := range b.instruments {
 		if instrument.Applicable(in, rw.path) != nil {
 			continue
@@ -378,7 +376,7 @@ func (c *cellLoop) scpPayload(cond results.Condition) string {
 	if p == nil {
 		return ""
 	}
-	if _, ok := c.wan.impaired(cond.Name); ok {
+	if _, ok := c.wan.Impaired(cond.Name); ok {
 		return p.Warm
 	}
 	return p.Large

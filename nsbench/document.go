@@ -9,7 +9,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
-	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // newDocument starts the results with what is known before anything runs.
@@ -132,18 +131,3 @@ func kernelRelease() string {
 }
 
 func harnessVersion() string { return ReadProvenance().String() }
-
-// cellMedian is the median value of a cell's samples so far (for the
-// rate verdict: iperf3's goodput in Gbit/s).
-func cellMedian(doc *results.Document, transport, condition, instrument string) (float64, bool) {
-	var xs []float64
-	for _, s := range doc.Samples {
-		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument {
-			xs = append(xs, s.Value)
-		}
-	}
-	if len(xs) == 0 {
-		return 0, false
-	}
-	return stats.Summarize(xs).Median, true
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // A fault costs one sample, never the run. Every sample is bounded by its
@@ -47,7 +48,7 @@ type sampleFault struct {
 // afterFault checks the parts a failed sample went through, builds again
 // what does not answer, and records the failure with what it found and
 // did. Only an interruption is returned.
-func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*instrument.Job, wan *wanCell) error {
+func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row]*instrument.Job, cell *wan.Cell) error {
 	rw, cond := f.row, f.b.cond
 	c.logf("%s / %s / %s run %d: FAILED: %v; checking its path and the server's services", rw.t.Label(), cond.Name, f.in.Name(), f.run, f.err)
 	var checks, broken, repairs []string
@@ -61,8 +62,8 @@ func (c *cellLoop) afterFault(ctx context.Context, f *sampleFault, jobs map[*row
 	}
 	shared := false // a part every row shares was broken: not the path's fault
 
-	if wan != nil {
-		problem, repaired := wan.check(ctx)
+	if cell != nil {
+		problem, repaired := cell.Check(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -193,6 +194,6 @@ func failureCounts(c *impair.NarrowCounts) *results.NarrowCounts {
 	if c == nil {
 		return nil
 	}
-	r := resultCounts(*c)
+	r := wan.ResultCounts(*c)
 	return &r
 }

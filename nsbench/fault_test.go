@@ -16,6 +16,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // faultCase freezes (SIGSTOP) or kills (SIGKILL) a real daemon of a run
@@ -55,7 +56,7 @@ func TestFaultCostsOneSample(t *testing.T) {
 				row: "wireguard-go", instrument: "iperf3-1", sig: sig, repair: "server / iperf3 (restarted)"},
 			faultCase{name: "netserver", transports: []string{"ssh", "wireguard-go"}, cgroup: "server", comm: "netserver",
 				row: "wireguard-go", instrument: "tcp_rr", sig: sig, repair: "server / netserver (restarted)"},
-			faultCase{name: "forwarder", transports: []string{"ssh", "wireguard-go"}, wan: true, cgroup: impairCgroup,
+			faultCase{name: "forwarder", transports: []string{"ssh", "wireguard-go"}, wan: true, cgroup: wan.ImpairCgroup,
 				row: "wireguard-go", instrument: "iperf3-1", sig: sig, repair: "the WAN impairment"},
 		)
 	}

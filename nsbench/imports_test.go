@@ -18,7 +18,10 @@ var importLevels = [][]string{
 	{"nsbench/proc", "nsbench/results", "nsbench/topology", "nsbench/metrics", "nsbench/account", "nsbench/report/textfmt", "nsbench/report/svg"},
 	{"nsbench/role", "nsbench/verdict", "nsbench/manyrr", "nsbench/rpm", "nsbench/recovery", "nsbench/profile"},
 	{"nsbench/hosts", "nsbench/residue", "nsbench/impair", "nsbench/preflight", "wg", "relay", "nsbench/report", "nsbench/report/ci", "nsbench/compare"},
-	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest"},
+	// nsbench/wan sets the WAN conditions on a testbed it reaches through
+	// roles and impair, and verifies them into results records: above impair
+	// and preflight, below the cell loop that uses it.
+	{"nsbench/transport", "nsbench/remote", "nsbench/remote/remotetest", "nsbench/wan"},
 	{"nsbench/instrument"},
 	{"nsbench/fanout"},
 	{"nsbench"},

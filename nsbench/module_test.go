@@ -69,12 +69,12 @@ type shapeException struct {
 // "methods PKG.Type" (FILE and PKG relative to the module root).
 var shapeExceptions = map[string]shapeException{
 	// In files others are changing now (nsbench/instrument/, sample.go,
-	// cell.go, wancell.go, builds.go, paired.go, verdict/): left as they are.
+	// cell.go, wan/cell.go, builds.go, paired.go, verdict/): left as they are.
 	"fields nsbench/instrument.Measurement":       {11, "in nsbench/instrument/, being changed now (the RPM instrument)"},
 	"fields nsbench/instrument.iperf3Result":      {13, "mirrors iperf3's -J document; in nsbench/instrument/, being changed now"},
 	"fields nsbench/instrument.iperf3UDPResult":   {13, "mirrors iperf3's -J document; in nsbench/instrument/, being changed now"},
 	"fields nsbench/instrument.iperf3BidirResult": {11, "mirrors iperf3's -J document; in nsbench/instrument/, being changed now"},
-	"fields nsbench/results.Verification":         {25, "results schema; its one literal is in wancell.go, being changed now"},
+	"fields nsbench/results.Verification":         {25, "results schema; its one literal is in wan/cell.go, being changed now"},
 	"fields nsbench/results.Sample":               {22, "results schema; its literals are in sample.go, cell.go and builds.go, being changed now"},
 
 	// The results document's other records, still to cut by concept into

@@ -25,6 +25,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/safedir"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // Options are the user's choices, unvalidated. The groups are embedded:
@@ -117,9 +118,9 @@ func Defaults() Options {
 
 // The --impairment choices.
 const (
-	ImpairmentAuto      = "auto"
-	ImpairmentNetem     = "netem"
-	ImpairmentUserspace = "userspace"
+	ImpairmentAuto      = wan.Auto
+	ImpairmentNetem     = wan.Netem
+	ImpairmentUserspace = wan.Userspace
 )
 
 // Quick are the smoke-run settings: about a minute for one transport.
@@ -182,7 +183,7 @@ func FormatSize(b int64) string {
 type Plan struct {
 	Options
 	// WANs are the impaired conditions, in order; empty with --wan off.
-	WANs []WANProfile
+	WANs []wan.Profile
 }
 
 // minPayload keeps scp's MB/s meaningful (its ~0.1 s handshake is excluded
@@ -195,7 +196,7 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 	if o.Sweep() {
 		return o.sweepPlan(errs)
 	}
-	wans, err := parseWANs(o.WAN)
+	wans, err := wan.ParseAll(o.WAN)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -315,10 +316,6 @@ const (
 	OrderReference = "reference"
 )
 
-func fmtMs(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"
-}
-
 func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Hosts puts roles on other machines: the inventory and how to reach it,
@@ -348,7 +345,7 @@ func (h Hosts) validate(o Options) []error {
 		return nil
 	}
 	errs := h.validateRoles()
-	wans, _ := parseWANs(o.WAN) // NewPlan reports a malformed one
+	wans, _ := wan.ParseAll(o.WAN) // NewPlan reports a malformed one
 	for _, w := range wans {
 		if w.Narrow.MTU > 0 {
 			errs = append(errs, fmt.Errorf("--wan %s: %w", w, impair.ErrNarrowAcrossHosts))
@@ -387,7 +384,7 @@ func (h Hosts) validateRoles() []error {
 // largest of which it builds at once; a WAN condition is refused: the
 // sweep's impairment is made on this host's switch, and across hosts it
 // would have to be each client's edge.
-func (h Hosts) fan(counts []int, wans []WANProfile) ([]hosts.Host, []error) {
+func (h Hosts) fan(counts []int, wans []wan.Profile) ([]hosts.Host, []error) {
 	errs := h.validateRoles()
 	if len(wans) > 0 {
 		errs = append(errs, fmt.Errorf("--clients with --host: --wan %s: the many-client sweep across hosts runs on the LAN only (--wan off)", wans[0]))

@@ -10,49 +10,6 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/hosts"
 )
 
-func TestParseWAN(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		off     bool
-		rtt     time.Duration
-		loss    float64
-		wantErr string
-	}{
-		{in: "off", off: true},
-		{in: "30ms:0.1%", rtt: 30 * time.Millisecond, loss: 0.1},
-		{in: "0ms:0%", rtt: 0, loss: 0},
-		{in: "2.5ms:1%", rtt: 2500 * time.Microsecond, loss: 1},
-		{in: "30xx", wantErr: "want off or RTTms:LOSS%"},
-		{in: "30ms", wantErr: "want off or RTTms:LOSS%"},
-		{in: "30ms:-1%", wantErr: "want off or RTTms:LOSS%"},
-		{in: "30ms:100%", wantErr: "below 100"},
-		{in: "20000ms:0%", wantErr: "above 10000"},
-		{in: "", wantErr: "want off"},
-	} {
-		w, err := ParseWAN(tc.in)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseWAN(%q) error = %v, want %q", tc.in, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseWAN(%q): %v", tc.in, err)
-			continue
-		}
-		if tc.off != (w == nil) {
-			t.Errorf("ParseWAN(%q) = %v, off want %v", tc.in, w, tc.off)
-			continue
-		}
-		if w != nil && (w.RTT != tc.rtt || w.LossPct != tc.loss) {
-			t.Errorf("ParseWAN(%q) = %+v, want %v %v", tc.in, *w, tc.rtt, tc.loss)
-		}
-	}
-	if w, _ := ParseWAN("30ms:0.1%"); w.String() != "30ms:0.1%" {
-		t.Errorf("String() = %q", w.String())
-	}
-}
-
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{
 		"5GiB": 5 << 30, "256MiB": 256 << 20, "1.5GiB": 3 << 29, "100MB": 100e6,

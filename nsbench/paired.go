@@ -7,6 +7,7 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // pairing measures the two builds of a transport under b's condition
@@ -19,9 +20,9 @@ import (
 // while it asks for more (verdict.Plan), more rounds follow, up to
 // --max-rounds.
 type pairing struct {
-	c   *cellLoop
-	b   block
-	wan *wanCell // nil on an unimpaired condition
+	c    *cellLoop
+	b    block
+	cell *wan.Cell // nil on an unimpaired condition
 	// probed is set once the WAN condition was probed, with the first
 	// path up.
 	probed bool
@@ -31,14 +32,14 @@ type pairing struct {
 func (p *pairing) measure(ctx context.Context) (err error) {
 	c, b := p.c, p.b
 	cond := b.cond
-	wan, err := c.wan.setFor(ctx, b)
+	cell, err := c.wan.Set(ctx, cond, rowNames(b.rows))
 	if err != nil {
 		return err
 	}
-	if wan != nil {
-		defer func() { err = errors.Join(err, wan.clear(ctx)) }()
+	if cell != nil {
+		defer func() { err = errors.Join(err, cell.Clear(ctx)) }()
 	}
-	p.wan = wan
+	p.cell = cell
 	p.prof = newBlockProfile(c, b)
 	defer func() {
 		// What the rounds recorded, interrupted or not.
@@ -75,8 +76,8 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 			rounds += p.moreRounds(rounds)
 		}
 	}
-	if wan != nil {
-		c.endWAN(ctx, wan, b.rows, b) // the paths are closed: no diagnostics of theirs
+	if cell != nil {
+		c.endWAN(ctx, cell, b.rows, b) // the paths are closed: no diagnostics of theirs
 	}
 	return c.rec.save()
 }
@@ -85,7 +86,7 @@ func (p *pairing) measure(ctx context.Context) (err error) {
 // every instrument, path closed. An error gives the build up under this
 // condition (it was recorded as skipped).
 func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
-	c, b, wan := p.c, p.b, p.wan
+	c, b, cell := p.c, p.b, p.cell
 	cond := b.cond
 	c.logf("%s / %s: round %d: setting up", rw.t.Label(), cond.Name, run)
 	path, err := c.bringUp(ctx, rw, b, run) // every round times its path's set-up: ready pairs too
@@ -102,9 +103,9 @@ func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 	defer c.dropPath(rw)
 	if run == 1 {
 		dropNotApplicable(c.progress, b.instruments, rw)
-		if wan != nil && !p.probed {
+		if cell != nil && !p.probed {
 			p.probed = true
-			wan.probe(ctx)
+			cell.Probe(ctx)
 		}
 	}
 	if err := c.warmUp(ctx, rw, b); err != nil {
@@ -124,7 +125,7 @@ func (p *pairing) turn(ctx context.Context, rw *row, run int) error {
 			return err
 		}
 		if fault != nil {
-			if err := c.afterFault(ctx, fault, jobs, wan); err != nil {
+			if err := c.afterFault(ctx, fault, jobs, cell); err != nil {
 				return err
 			}
 		}

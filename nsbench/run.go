@@ -36,12 +36,13 @@ type Result struct {
 // fails or is interrupted.
 //
 // The pipeline: the testbed comes up (testbed.go), the WAN impairment is
-// chosen and proven on it (wan.go), every transport is checked and gets
-// its row (prepareRows), the schedule lays the rows out in blocks
-// (schedule.go), and the cell loop measures block after block (cell.go,
-// sample.go, fault.go; a WAN block's condition in wancell.go). The
-// recorder (recorder.go) is the only writer of the results document. The
-// many-client sweep (plan.Clients) runs instead in sweep.go.
+// chosen and proven on it (nsbench/wan, handed the testbed in wan.go),
+// every transport is checked and gets its row (prepareRows), the schedule
+// lays the rows out in blocks (schedule.go), and the cell loop measures
+// block after block (cell.go, sample.go, fault.go; a WAN block's condition
+// is a wan.Cell). The recorder (recorder.go) is the only writer of the
+// results document. The many-client sweep (plan.Clients) runs instead in
+// sweep.go.
 func Run(ctx context.Context, plan *Plan, deps Deps) (res *Result, err error) {
 	logf := deps.Logf
 	if logf == nil {

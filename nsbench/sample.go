@@ -10,6 +10,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // sample measures once with meters read just before and just after, and
@@ -47,7 +48,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	tunnel := tunnelMeter(path)
 	tunnelBefore, terr := tunnel()
 	synBefore, serr := synRetrans(ctx, c.tb.view.Roles)
-	narrowBefore, narrowed := c.wan.narrowStart(ctx, cond.Name)
+	narrowBefore, narrowed := c.wan.NarrowStart(ctx, cond.Name)
 	profileResume(c, rw)
 	before, err := c.tb.sampler.Snapshot()
 	if err != nil {
@@ -64,7 +65,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 	synAfter, serr2 := synRetrans(ctx, c.tb.view.Roles)
 	// The hop's counts over the sample, failed or not: a failure is the
 	// narrow hop's only if the hop dropped its packets meanwhile.
-	if narrowAfter, ok := c.wan.narrowCounts(ctx, cond.Name); narrowed && ok {
+	if narrowAfter, ok := c.wan.NarrowCounts(ctx, cond.Name); narrowed && ok {
 		d := narrowAfter.Sub(narrowBefore)
 		narrow = &d
 	}
@@ -112,7 +113,7 @@ func (c *cellLoop) sample(ctx context.Context, rw *row, in instrument.Instrument
 		"syn_retransmits":      float64(handshakes),
 	}
 	if narrow != nil {
-		maps.Copy(extras, narrowExtras(*narrow))
+		maps.Copy(extras, wan.NarrowExtras(*narrow))
 	}
 	for key, v := range extras {
 		if v > 0 {

@@ -13,20 +13,19 @@ import (
 
 // layers are the package's files from the top of the pipeline down. A
 // file may use what its own layer and the layers below it declare, never
-// what a layer above declares: run → cell → WAN cell → WAN set-up → the
-// schedule and progress → the testbed → the workspace → the recorder →
+// what a layer above declares: run → cell → the WAN (the testbed handed
+// to nsbench/wan) and memory → the schedule and progress → the testbed → the workspace → the recorder →
 // the options.
 var layers = [][]string{
-	{"run.go", "sweep.go", "sweepwan.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
+	{"run.go", "sweep.go", "selfcheck.go", "selfcheck_rpm.go", "clean.go", "reports.go", "serveagent.go", "hostops.go"},
 	{"cell.go", "sample.go", "fault.go", "paired.go", "profiling.go"}, // one type, cellLoop, in four files (paired.go's pairing is one of its blocks; profiling.go its profiles)
-	{"wancell.go", "wannarrow.go"},
-	{"wan.go", "wanstall.go", "wanhosts.go", "memory.go"},
+	{"wan.go", "memory.go"}, // wan.go: the testbed handed to nsbench/wan
 	{"schedule.go", "progress.go", "progress_times.go"},
 	{"testbed.go", "machines.go"},
 	{"bed.go", "hostsbed.go"}, // a bed's roles built here or on the hosts
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go", "sweepplan.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go", "bedagents.go"},
+	{"options.go", "sweepplan.go", "network.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go", "bedagents.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

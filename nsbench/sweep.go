@@ -18,6 +18,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
 	"github.com/twnsbench/twnsbench/nsbench/verdict"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // runSweep is Run for the many-client sweep (plan.Clients): fanout sweeps
@@ -36,7 +37,7 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Resul
 		}
 	}
 	res = &Result{OutDir: plan.OutDir, Clients: doc}
-	wan, err := newSweepWAN(plan, doc, logf)
+	sw, err := wan.NewSweep(plan.wanPlan(), doc, logf)
 	if err != nil {
 		return res, err
 	}
@@ -68,9 +69,12 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Resul
 			return b, err
 		}
 		// The condition is set before the clients' paths come up.
-		if b.imp, err = wan.on(ctx, b.b, s.Condition, fmt.Sprintf("%d clients", s.Clients)); err != nil {
+		egress := append(fanout.ClientRoles(s.Clients), topology.Server)
+		cell, err := sw.On(ctx, b.b.wanBed(egress), s.Condition, fmt.Sprintf("%d clients", s.Clients))
+		if err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", s.Condition, err), b.Down())
 		}
+		b.imp = cell
 		return b, nil
 	}
 	if sites.On() {
@@ -108,6 +112,8 @@ func runSweep(ctx context.Context, plan *Plan, deps Deps, logf Logf) (res *Resul
 	}
 	return res, err
 }
+
+var _ fanout.Impaired = (*wan.SweepCell)(nil)
 
 // sweepWANOnly, set only by tests, leaves the LAN out of a sweep under a
 // WAN condition: its rows are the LAN sweep's own tests'.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/twnsbench/twnsbench/nsbench/fanout"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // The many-client sweep's options (run --clients): its defaults and the
@@ -58,7 +59,7 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))
 		}
 	}
-	wans, err := parseWANs(o.WAN)
+	wans, err := wan.ParseAll(o.WAN)
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/transport"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // A quick Pure SSH run of the reference's instruments with its WAN condition through the
@@ -67,7 +68,7 @@ func TestWANQuickRunUserspace(t *testing.T) {
 		if s.Condition == "wan" && s.Instrument == "tcp_rr" {
 			rr = &d.Samples[i]
 		}
-		if s.Condition == "wan" && s.RoleCPUSec[impairCgroup] <= 0 {
+		if s.Condition == "wan" && s.RoleCPUSec[wan.ImpairCgroup] <= 0 {
 			t.Errorf("wan %s: no forwarder CPU recorded (%v)", s.Instrument, s.RoleCPUSec)
 		}
 	}

@@ -1,4 +1,4 @@
-package nsbench
+package wan
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 // counts.
 const setUpWatchTick = time.Second
 
-// watchSetUp runs f, a row's set-up under the condition named cond. Under
+// WatchSetUp runs f, a row's set-up under the condition named cond. Under
 // a narrow hop it reads the hop's counts every setUpWatchTick and cancels
 // f's context when impair.JudgeSetUp finds the set-up stalled (the hop
 // still dropping its packets as too big after impair.SetUpStallAfter):
 // the error is then the *impair.SetUpStallError, the evidence. A
 // set-up that does not meet the hop keeps f's own bounds. Without a narrow
 // hop it is f(ctx).
-func (w *wanRun) watchSetUp(ctx context.Context, cond string, f func(context.Context) error) error {
-	if _, ok := w.narrowCounts(ctx, cond); !ok {
+func (w *Run) WatchSetUp(ctx context.Context, cond string, f func(context.Context) error) error {
+	if _, ok := w.NarrowCounts(ctx, cond); !ok {
 		return f(ctx)
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
@@ -38,7 +38,7 @@ func (w *wanRun) watchSetUp(ctx context.Context, cond string, f func(context.Con
 		defer tick.Stop()
 		var rs []impair.NarrowReading
 		for {
-			if n, ok := w.narrowCounts(wctx, cond); ok {
+			if n, ok := w.NarrowCounts(wctx, cond); ok {
 				rs = append(rs, impair.NarrowReading{At: time.Since(start), Counts: n})
 				if stall := impair.JudgeSetUp(rs); stall != nil {
 					cancel(stall)
@@ -74,7 +74,7 @@ func (w *wanRun) watchSetUp(ctx context.Context, cond string, f func(context.Con
 // retransmits, dropped by the hop, would count as the next row's traffic
 // (wireguard-go at MTU 1220 read "recovered without icmp" on one such
 // drop). A connection that is being acknowledged has no backoff.
-func (w *wanRun) resetStalled(ctx context.Context) {
+func (w *Run) resetStalled(ctx context.Context) {
 	for _, r := range w.roles {
 		res, err := r.Run(ctx, "ss", "-tniH")
 		if err != nil {

@@ -1,4 +1,4 @@
-package nsbench
+package wan
 
 import (
 	"slices"

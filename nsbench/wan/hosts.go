@@ -1,4 +1,4 @@
-package nsbench
+package wan
 
 import (
 	"context"
@@ -23,16 +23,16 @@ import (
 // CPU is sampled as container_cpu_sec.impair (both hosts summed) and taken
 // out of the role's own figure, so that a role's CPU means what it means
 // on one host.
-func newEdges(ctx context.Context, tb *testbed) (*impair.Edges, error) {
+func newEdges(ctx context.Context, b Bed) (*impair.Edges, error) {
 	var leaves []*role.Role
 	for _, name := range []string{topology.Client, topology.Server} {
-		leaf, err := tb.role(name).Leaf(ctx, impairCgroup)
+		leaf, err := b.Roles[name].Leaf(ctx, ImpairCgroup)
 		if err != nil {
 			return nil, fmt.Errorf("userspace impairment on the %s's host: %w", name, err)
 		}
 		leaves = append(leaves, leaf)
-		whole, own := tb.sampler.Roles[name], meter(leaf, role.OwnCPUUsec)
-		tb.sampler.Roles[name] = func() (uint64, error) {
+		whole, own := b.Meters[name], meter(leaf, role.OwnCPUUsec)
+		b.Meters[name] = func() (uint64, error) {
 			// The leaf first: it is part of the whole read after it.
 			own, err := own()
 			if err != nil {
@@ -42,7 +42,7 @@ func newEdges(ctx context.Context, tb *testbed) (*impair.Edges, error) {
 			return all - min(own, all), err
 		}
 	}
-	tb.sampler.Roles[impairCgroup] = func() (uint64, error) {
+	b.Meters[ImpairCgroup] = func() (uint64, error) {
 		var sum uint64
 		for _, l := range leaves {
 			u, err := meter(l, role.OwnCPUUsec)()
@@ -58,12 +58,12 @@ func newEdges(ctx context.Context, tb *testbed) (*impair.Edges, error) {
 
 // describeEdges is the env block's description of the userspace
 // impairment across hosts.
-func (w *wanRun) describeEdges(settings []string, limit int) string {
+func describeEdges(settings []string, limit int, seed uint64) string {
 	return fmt.Sprintf("userspace impairment on the roles' own hosts (netem: see fallbacks): on the client's host and on the server's, "+
 		"twnsbench's AF_PACKET forwarder takes the place of the pipe between the role's eth0 (a veth) and its link to the host's "+
 		"interface during each WAN cell; frames the client and the server send get %s, independent random loss each; "+
 		"limit %d frames per direction; what arrives from the wire is passed on at once (the sender's host delayed it). "+
 		"Loss seed %d (pass --seed %d to repeat the drop positions). Forwarder threads SCHED_FIFO %d; their CPU is "+
 		"container_cpu_sec.%s (both hosts summed), not in the roles' own, and counts in the hosts' CPU",
-		strings.Join(settings, "; "), limit, w.seed, w.seed, impair.DefaultRTPriority, impairCgroup)
+		strings.Join(settings, "; "), limit, seed, seed, impair.DefaultRTPriority, ImpairCgroup)
 }

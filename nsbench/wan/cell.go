@@ -1,4 +1,4 @@
-package nsbench
+package wan
 
 import (
 	"context"
@@ -12,20 +12,20 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
-// wanCell is one WAN block's condition, from Set to Clear: what the
+// Cell is one WAN block's condition, from Set to Clear: what the
 // impairment holds, what was probed of it before the cells, and the
-// verdicts after them. It writes nothing: end returns what it measured,
+// verdicts after them. It writes nothing: End returns what it measured,
 // and the cell loop records it.
 //
-//	set → (paths up) → probe → (cells; check after a failed sample) → end → clear
-type wanCell struct {
-	w       *wanRun
+//	Set → (paths up) → Probe → (cells; Check after a failed sample) → End → Clear
+type Cell struct {
+	w       *Run
 	cond    results.Condition
 	rows    string // the block's transports, for messages
 	applied []impair.Applied
 	probed  wanProbe
 	// before is the impairment's counters when the cells began (again
-	// after check set the condition anew).
+	// after Check set the condition anew).
 	before    []impair.Counters
 	beforeErr error
 	// narrowBefore is the narrow hop's counts when the cells began; nil
@@ -44,16 +44,21 @@ type wanProbe struct {
 	during  []impair.Counters // over the loss probe; nil when unread
 }
 
-// wanOutcome is what a WAN cell measured: the impairment's counters of the
+// Outcome is what a WAN cell measured: the impairment's counters of the
 // block and one verification per transport.
-type wanOutcome struct {
+type Outcome struct {
 	Diagnostics   []results.Diagnostic
 	Verifications []results.Verification
 }
 
-// set applies cond's impairment for the block of transports rows.
-func (w *wanRun) set(ctx context.Context, cond results.Condition, rows []string) (*wanCell, error) {
-	c := &wanCell{w: w, cond: cond, rows: strings.Join(rows, ", ")}
+// Set applies cond's impairment for the block of transports rows and
+// returns the cell, to clear after the block; nil when the condition is
+// not impaired (always, without a WAN).
+func (w *Run) Set(ctx context.Context, cond results.Condition, rows []string) (*Cell, error) {
+	if _, impaired := w.Impaired(cond.Name); !impaired {
+		return nil, nil
+	}
+	c := &Cell{w: w, cond: cond, rows: strings.Join(rows, ", ")}
 	applied, err := w.imp.Set(ctx, w.conds[cond.Name])
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("%s / %s: impairment: %w", c.rows, cond.Name, err), w.imp.Clear(ctx))
@@ -68,8 +73,11 @@ func (w *wanRun) set(ctx context.Context, cond results.Condition, rows []string)
 	return c, nil
 }
 
-// clear removes the impairment again.
-func (c *wanCell) clear(ctx context.Context) error {
+// Cond is the cell's condition.
+func (c *Cell) Cond() results.Condition { return c.cond }
+
+// Clear removes the impairment again.
+func (c *Cell) Clear(ctx context.Context) error {
 	if err := c.w.imp.Clear(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("%s / %s: clear impairment: %w", c.rows, c.cond.Name, err)
 	}
@@ -82,11 +90,11 @@ func (c *wanCell) clear(ctx context.Context) error {
 	return nil
 }
 
-// probe measures the RTT and the loss end to end, and snapshots the
+// Probe measures the RTT and the loss end to end, and snapshots the
 // impairment's counters, once the block's paths are up and before their
 // warm-ups. The loss probe takes impair.LossProbeDuration plus about a
 // round trip and 0.2 s.
-func (c *wanCell) probe(ctx context.Context) {
+func (c *Cell) Probe(ctx context.Context) {
 	w := c.w
 	cc := w.conds[c.cond.Name]
 	count, gap := cc.Probes()
@@ -94,7 +102,7 @@ func (c *wanCell) probe(ctx context.Context) {
 	pre, preErr := w.imp.Counters(ctx)
 	c.probed.loss, c.probed.lossErr = w.probe.ProbeLoss(ctx, cc.LossProbe(), cc.RTT+2*cc.Jitter)
 	c.before, c.beforeErr = w.imp.Counters(ctx)
-	if n, ok := w.narrowCounts(ctx, c.cond.Name); ok {
+	if n, ok := w.NarrowCounts(ctx, c.cond.Name); ok {
 		c.narrowBefore = &n
 	}
 	if preErr == nil && c.beforeErr == nil {
@@ -105,12 +113,12 @@ func (c *wanCell) probe(ctx context.Context) {
 // impairmentCheckTimeout bounds the question to the WAN impairment.
 const impairmentCheckTimeout = 5 * time.Second
 
-// check asks the impairment for its counters (the userspace forwarder
+// Check asks the impairment for its counters (the userspace forwarder
 // answers on its control socket, a frozen or dead one does not) and sets
 // the condition again when it cannot answer; it returns what was wrong
 // ("" when nothing) and whether it was set again. The cell's counters then
 // start again from the new forwarder's.
-func (c *wanCell) check(ctx context.Context) (problem string, repaired bool) {
+func (c *Cell) Check(ctx context.Context) (problem string, repaired bool) {
 	w := c.w
 	cctx, cancel := context.WithTimeout(ctx, impairmentCheckTimeout)
 	_, err := w.imp.Counters(cctx)
@@ -126,16 +134,16 @@ func (c *wanCell) check(ctx context.Context) (problem string, repaired bool) {
 	return problem, true
 }
 
-// end reads the impairment's counters and judges the cell of every
+// End reads the impairment's counters and judges the cell of every
 // transport in names (goodput gives each one's iperf3-1 median so far, in
 // Gbit/s). With several transports in the block the RTT probe and the
 // counters are the block's, shared by all.
-func (c *wanCell) end(ctx context.Context, names []string, goodput func(transport string) (float64, bool),
-	narrow func(transport string, hop impair.NarrowHop) (impair.NarrowEvidence, string)) wanOutcome {
+func (c *Cell) End(ctx context.Context, names []string, goodput func(transport string) (float64, bool),
+	narrow func(transport string, hop impair.NarrowHop) (impair.NarrowEvidence, string)) Outcome {
 	w := c.w
 	after, afterErr := w.imp.Counters(ctx)
 	var block *impair.NarrowCounts
-	if n, ok := w.narrowCounts(ctx, c.cond.Name); ok && c.narrowBefore != nil {
+	if n, ok := w.NarrowCounts(ctx, c.cond.Name); ok && c.narrowBefore != nil {
 		d := n.Sub(*c.narrowBefore)
 		block = &d
 	}
@@ -146,7 +154,7 @@ func (c *wanCell) end(ctx context.Context, names []string, goodput func(transpor
 		}
 		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
 	}
-	var out wanOutcome
+	var out Outcome
 	for _, d := range cell {
 		out.Diagnostics = append(out.Diagnostics, results.Diagnostic{
 			Transport: names[0], Condition: c.cond.Name, Name: diagnosticName(w.imp.Method(), d),
@@ -186,7 +194,7 @@ func appliedFor(applied []impair.Applied, role string) *impair.Applied {
 }
 
 // verify judges one transport's cell: configured against measured.
-func (c *wanCell) verify(transport string, goodput float64, measured bool, cell []impair.Counters, countersErr error, sharedWith []string) results.Verification {
+func (c *Cell) verify(transport string, goodput float64, measured bool, cell []impair.Counters, countersErr error, sharedWith []string) results.Verification {
 	w := c.w
 	cc := w.conds[c.cond.Name]
 	rtt := c.probed.rtt
@@ -209,18 +217,18 @@ func (c *wanCell) verify(transport string, goodput float64, measured bool, cell 
 	}
 	rec := results.Verification{
 		Transport: transport, Condition: c.cond.Name, Method: w.imp.Method(),
-		ConfiguredRTTMs: durationMs(cc.RTT), RTTProbes: rtt.N,
+		ConfiguredRTTMs: ms(cc.RTT), RTTProbes: rtt.N,
 		ConfiguredLossPct: cc.LossPct, LossProbeDatagrams: v.Packets, LossProbeLost: v.Lost,
 		Packets: v.CounterPackets, Lost: v.CounterLost,
 		LossFallback: v.LossFallback,
 		LossJudged:   v.LossJudged, OK: v.OK, Note: note, SharedWith: sharedWith,
 	}
 	if rtt.N > 0 {
-		m := durationMs(rtt.Median)
+		m := ms(rtt.Median)
 		rec.MeasuredRTTMs = &m
 	}
 	if cc.Jitter > 0 {
-		exp, got := durationMs(v.ExpectedRTTIQR), durationMs(v.MeasuredRTTIQR)
+		exp, got := ms(v.ExpectedRTTIQR), ms(v.MeasuredRTTIQR)
 		rec.ExpectedRTTIQRMs, rec.MeasuredRTTIQRMs = &exp, &got
 	}
 	if cc.RateBps > 0 {
@@ -248,7 +256,7 @@ func (c *wanCell) verify(transport string, goodput float64, measured bool, cell 
 		lossBy = fmt.Sprintf("by the impairment's loss draws over the probe, of %d frames (fallback)", v.LossDrawn)
 	}
 	w.logf("%s / %s: verification %s: RTT %.2f ms (configured %v), loss %.3f %% (%.3f–%.3f %%) %s (configured %v %%; the impairment's counters %.3f %% of %d packets)%s",
-		transport, c.cond.Name, verdict, durationMs(rtt.Median), durationMs(cc.RTT), v.MeasuredLossPct, v.LossLowPct, v.LossHighPct, lossBy, cc.LossPct,
+		transport, c.cond.Name, verdict, ms(rtt.Median), ms(cc.RTT), v.MeasuredLossPct, v.LossLowPct, v.LossHighPct, lossBy, cc.LossPct,
 		v.CounterLossPct, v.CounterPackets,
 		map[bool]string{true: "; " + note, false: ""}[note != ""])
 	return rec
@@ -262,14 +270,4 @@ func joinNote(a, b string) string {
 		return a
 	}
 	return a + "; " + b
-}
-
-// setFor sets b's condition on its rows' paths when that condition is
-// impaired and returns the cell, to clear after the block; nil when the
-// condition is not impaired.
-func (w *wanRun) setFor(ctx context.Context, b block) (*wanCell, error) {
-	if _, impaired := w.impaired(b.cond.Name); !impaired {
-		return nil, nil
-	}
-	return w.set(ctx, b.cond, rowNames(b.rows))
 }

@@ -1,4 +1,4 @@
-package nsbench
+package wan
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/twnsbench/twnsbench/nsbench/fanout"
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/stats"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -30,44 +30,44 @@ import (
 // The server's egress is one port (one netem qdisc) that every client's
 // traffic from the server crosses, the sweep's shared WAN link.
 
-// sweepWAN is how a sweep's WAN conditions are made here, chosen once for
+// Sweep is how a sweep's WAN conditions are made here, chosen once for
 // the sweep, and the loss seed they share.
-type sweepWAN struct {
+type Sweep struct {
 	conds  map[string]impair.Condition
 	method string // impair.MethodNetem or impair.MethodUserspace
 	seed   uint64
-	logf   Logf
+	logf   func(format string, args ...any)
 }
 
-// newSweepWAN chooses the mechanism of plan's WAN conditions and states
+// NewSweep chooses the mechanism of plan's WAN conditions and states
 // them in doc (the conditions, the method and its settings, a fallback);
 // nil without a WAN condition.
-func newSweepWAN(plan *Plan, doc *results.Clients, logf Logf) (*sweepWAN, error) {
-	if len(plan.WANs) == 0 {
+func NewSweep(plan Plan, doc *results.Clients, logf func(format string, args ...any)) (*Sweep, error) {
+	if len(plan.Profiles) == 0 {
 		return nil, nil
 	}
-	sw := &sweepWAN{conds: map[string]impair.Condition{}, seed: rand.Uint64(), logf: logf}
+	sw := &Sweep{conds: map[string]impair.Condition{}, seed: rand.Uint64(), logf: logf}
 	if plan.Seed != nil {
 		sw.seed = *plan.Seed
 	}
 	var specs []string
-	w := &wanRun{conds: sw.conds, seed: sw.seed}
-	for _, p := range plan.WANs {
+	w := &Run{conds: sw.conds, seed: sw.seed}
+	for _, p := range plan.Profiles {
 		c := p.Condition(sw.seed)
 		sw.conds[p.Name] = c
 		w.order = append(w.order, p.Name)
 		specs = append(specs, c.String())
 		doc.Conditions = append(doc.Conditions, results.Condition{Name: p.Name, Label: p.Label(),
-			Profile: &results.Profile{Spec: c.String(), RTTMs: durationMs(c.RTT), LossPct: c.LossPct,
-				JitterMs: durationMs(c.Jitter), RateBps: c.RateBps}})
+			Profile: &results.Profile{Spec: c.String(), RTTMs: ms(c.RTT), LossPct: c.LossPct,
+				JitterMs: ms(c.Jitter), RateBps: c.RateBps}})
 	}
 	doc.Env.WAN = strings.Join(specs, " ")
 	sw.method = impair.MethodUserspace
 	netemOK, how := preflight.KernelFeature("netem")
 	switch {
-	case plan.Impairment == ImpairmentNetem && !netemOK:
+	case plan.Impairment == Netem && !netemOK:
 		return nil, fmt.Errorf("--impairment netem: this kernel has no netem (%s)", how)
-	case plan.Impairment == ImpairmentUserspace:
+	case plan.Impairment == Userspace:
 	case netemOK:
 		sw.method = impair.MethodNetem
 	default:
@@ -84,8 +84,8 @@ func newSweepWAN(plan *Plan, doc *results.Clients, logf Logf) (*sweepWAN, error)
 }
 
 // describe is the env block's description of a sweep's impairment, its
-// settings in words (wanRun.settings) and its queue limit.
-func (sw *sweepWAN) describe(settings []string, limit int) string {
+// settings in words (Run.settings) and its queue limit.
+func (sw *Sweep) describe(settings []string, limit int) string {
 	shared := "; the server's egress is the one link every client's traffic from the server crosses, each client's egress its own"
 	if sw.method == impair.MethodNetem {
 		return fmt.Sprintf("netem through netlink on every client's and the server's eth0 egress (the relay has none): %s, limit %d; "+
@@ -99,71 +99,71 @@ func (sw *sweepWAN) describe(settings []string, limit int) string {
 		strings.Join(settings, "; "), limit, shared, sw.seed, sw.seed, impair.DefaultRTPriority)
 }
 
-// on sets the condition named cond on b, before the clients' paths come
+// On sets the condition named cond on b, before the clients' paths come
 // up: the probes' two ends (the listener in the server, the loss probe's
-// sender in the first client), the impairment, each undone by b's
-// teardown. what names the bed, for messages.
-func (sw *sweepWAN) on(ctx context.Context, b *bed, cond, what string) (fanout.Impaired, error) {
-	client := b.role(topology.Client)
-	w := &wanRun{conds: map[string]impair.Condition{cond: sw.conds[cond]}, order: []string{cond}, seed: sw.seed,
+// sender in the first client), the impairment (netem on b's Egress, or
+// the forwarder on its switch), each undone by b's teardown. what names
+// the bed, for messages.
+func (sw *Sweep) On(ctx context.Context, b Bed, cond, what string) (*SweepCell, error) {
+	client := b.Roles[topology.Client]
+	w := &Run{conds: map[string]impair.Condition{cond: sw.conds[cond]}, order: []string{cond}, seed: sw.seed,
 		client: client, logf: sw.logf}
-	for _, name := range slices.Sorted(maps.Keys(b.view.Roles)) {
-		w.roles = append(w.roles, b.role(name))
+	for _, name := range slices.Sorted(maps.Keys(b.Roles)) {
+		w.roles = append(w.roles, b.Roles[name])
 	}
-	probe, err := impair.StartProbe(ctx, client, b.role(topology.Server), "")
+	probe, err := impair.StartProbe(ctx, client, b.Roles[topology.Server], "")
 	if err != nil {
 		return nil, err
 	}
 	w.probe = probe
-	b.onTeardown("WAN probes", func(context.Context) error { return probe.Close() })
+	b.OnTeardown("WAN probes", func(context.Context) error { return probe.Close() })
 	if sw.method == impair.MethodNetem {
-		w.imp = impair.NewNetem(netemTargets(b, append(fanout.ClientRoles(b.cfg.Clients.Clients), topology.Server)...))
-	} else if w.imp, _, err = switchForwarder(b); err != nil {
+		w.imp = impair.NewNetem(netemTargets(b))
+	} else if w.imp, _, err = switchForwarder(*b.Switch, b.OnTeardown); err != nil {
 		return nil, err
 	}
 	imp := w.imp
-	b.onTeardown("impairment ("+imp.Method()+")", func(ctx context.Context) error { return imp.Clear(ctx) })
-	c, err := w.set(ctx, results.Condition{Name: cond}, []string{what})
+	b.OnTeardown("impairment ("+imp.Method()+")", func(ctx context.Context) error { return imp.Clear(ctx) })
+	c, err := w.Set(ctx, results.Condition{Name: cond}, []string{what})
 	if err != nil {
 		return nil, err
 	}
-	return &sweepCell{c: c, b: b}, nil
+	return &SweepCell{c: c, roles: b.Roles}, nil
 }
 
-// sweepCell is the condition set on one sweep testbed, from the probes
-// before the load to the verification after it (fanout.Impaired).
-type sweepCell struct {
-	c       *wanCell
-	b       *bed
+// SweepCell is the condition set on one sweep testbed, from the probes
+// before the load to the verification after it (the sweep's
+// fanout.Impaired).
+type SweepCell struct {
+	c       *Cell
+	roles   map[string]*role.Role
 	clients []*float64 // each client's median RTT (ms), nil where none was measured
 }
-
-var _ fanout.Impaired = (*sweepCell)(nil)
 
 // Probe measures the RTT from every client but the first, all at once,
 // then runs the run's probes from the first (its RTT, the loss end to
 // end, the impairment's counters): the loss probe meets no other traffic.
-func (s *sweepCell) Probe(ctx context.Context, clients []string) {
+func (s *SweepCell) Probe(ctx context.Context, clients []string) {
 	w := s.c.w
 	count, gap := w.conds[s.c.cond.Name].Probes()
 	s.clients = make([]*float64, len(clients))
 	var wg sync.WaitGroup
 	for i, name := range clients[1:] {
 		wg.Go(func() {
-			rtt, err := impair.ProbeRTTEvery(ctx, s.b.role(name), w.probe.Addr(), count, gap)
+			rtt, err := impair.ProbeRTTEvery(ctx, s.roles[name], w.probe.Addr(), count, gap)
 			if err != nil {
 				w.logf("%s / %s: %s: %v", s.c.rows, s.c.cond.Name, name, err)
 			}
 			if rtt.N > 0 {
-				m := durationMs(rtt.Median)
+				m := ms(rtt.Median)
 				s.clients[i+1] = &m
 			}
 		})
 	}
 	wg.Wait()
-	s.c.probe(ctx)
+	s.c.Probe(ctx)
 	if rtt := s.c.probed.rtt; rtt.N > 0 {
-		m := durationMs(rtt.Median)
+		m := ms(rtt.Median)
 		s.clients[0] = &m
 	}
 }
@@ -171,7 +171,7 @@ func (s *sweepCell) Probe(ctx context.Context, clients []string) {
 // Verify reads the impairment's counters over the row, judges the
 // condition as a run's cell (a rate cap against what the clients received
 // together) and clears it.
-func (s *sweepCell) Verify(ctx context.Context, row results.ClientsRow) *results.ClientsWAN {
+func (s *SweepCell) Verify(ctx context.Context, row results.ClientsRow) *results.ClientsWAN {
 	goodput := func(string) (float64, bool) {
 		if row.Error != "" || len(row.Failed) > 0 || len(row.PerClientMbps) != row.N {
 			return 0, false
@@ -179,8 +179,8 @@ func (s *sweepCell) Verify(ctx context.Context, row results.ClientsRow) *results
 		return stats.SummarizeClients(row.N, row.PerClientMbps).Aggregate / 1000, true
 	}
 	noHop := func(string, impair.NarrowHop) (impair.NarrowEvidence, string) { return impair.NarrowEvidence{}, "" }
-	out := s.c.end(ctx, []string{row.Transport}, goodput, noHop)
-	if err := s.c.clear(ctx); err != nil {
+	out := s.c.End(ctx, []string{row.Transport}, goodput, noHop)
+	if err := s.c.Clear(ctx); err != nil {
 		s.c.w.logf("%v", err)
 	}
 	return &results.ClientsWAN{ClientRTTMs: s.clients, Verification: out.Verifications[0]}

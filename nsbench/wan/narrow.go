@@ -1,10 +1,11 @@
-package nsbench
+package wan
 
 import (
 	"strings"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/stats"
 )
 
 // A narrow hop's verdict per transport: its bulk transfers (iperf3, scp)
@@ -21,8 +22,8 @@ const (
 	extraNarrowSuppressed = "narrow_icmp_suppressed"
 )
 
-// narrowExtras are the hop's counts over a sample, d, as its extras.
-func narrowExtras(d impair.NarrowCounts) map[string]float64 {
+// NarrowExtras are the hop's counts over a sample, d, as its extras.
+func NarrowExtras(d impair.NarrowCounts) map[string]float64 {
 	return map[string]float64{extraNarrowTooBig: float64(d.TooBig), extraNarrowICMPSent: float64(d.ICMPSent),
 		extraNarrowFragmented: float64(d.Fragmented), extraNarrowSuppressed: float64(d.ICMPSuppressed)}
 }
@@ -47,8 +48,8 @@ func narrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 		e.Counts.Fragmented += uint64(s.Extra[extraNarrowFragmented])
 		e.Counts.ICMPSuppressed += uint64(s.Extra[extraNarrowSuppressed])
 	}
-	lan, _ := cellMedian(doc, transport, results.LAN, "iperf3-1")
-	narrow, okHop := cellMedian(doc, transport, cond, "iperf3-1")
+	lan, _ := CellMedian(doc, transport, results.LAN, "iperf3-1")
+	narrow, okHop := CellMedian(doc, transport, cond, "iperf3-1")
 	if ref, againstCap, ok := impair.RateReference(lan, capGbps(doc, cond)); ok && okHop {
 		e.RateRatio, e.AgainstCap = narrow/ref, againstCap
 	}
@@ -69,6 +70,16 @@ func narrowEvidence(doc *results.Document, transport, cond string, hop impair.Na
 			}
 		}
 	}
+	return e, stall
+}
+
+// Evidence is transport's narrow-hop evidence under cond for its
+// verdict: its bulk transfers in doc, with the hop's counts over its
+// set-up and warm-ups, and the first stalled transfer's error.
+func (w *Run) Evidence(doc *results.Document, transport, cond string, hop impair.NarrowHop) (impair.NarrowEvidence, string) {
+	e, stall := narrowEvidence(doc, transport, cond, hop)
+	setUp, _ := w.setUpCounts(transport, cond)
+	e.Counts = e.Counts.Add(setUp)
 	return e, stall
 }
 
@@ -97,24 +108,26 @@ func narrowRecord(e impair.NarrowEvidence, stall string, block *impair.NarrowCou
 	case !v.Survives:
 		verdict = "unmeasured"
 	}
-	r := &results.NarrowPath{MTU: e.Hop.MTU, ICMPDropped: e.Hop.DropICMP, Verdict: verdict, How: v.How, Row: resultCounts(e.Counts),
+	r := &results.NarrowPath{MTU: e.Hop.MTU, ICMPDropped: e.Hop.DropICMP, Verdict: verdict, How: v.How, Row: ResultCounts(e.Counts),
 		NarrowBulk: results.NarrowBulk{BulkCompleted: e.Completed, BulkStalled: e.Stalled, Stall: stall},
 		NarrowRate: results.NarrowRate{RateRatio: e.RateRatio}}
 	if e.FailedRecorded > 0 {
-		f := resultCounts(e.Failed)
+		f := ResultCounts(e.Failed)
 		r.Failed = &f
 	}
 	if e.RateRatio > 0 {
 		r.RateAgainst = map[bool]string{true: "cap", false: "lan"}[e.AgainstCap]
 	}
 	if block != nil {
-		b := resultCounts(*block)
+		b := ResultCounts(*block)
 		r.Block = &b
 	}
 	return r
 }
 
-func resultCounts(c impair.NarrowCounts) results.NarrowCounts {
+// ResultCounts are a narrow hop's counts as the results document keeps
+// them.
+func ResultCounts(c impair.NarrowCounts) results.NarrowCounts {
 	return results.NarrowCounts{TooBig: c.TooBig, ICMPSent: c.ICMPSent, Fragmented: c.Fragmented,
 		ICMPSuppressed: c.ICMPSuppressed, MaxPassed: c.MaxPassed}
 }
@@ -124,13 +137,13 @@ func impairCounts(c results.NarrowCounts) impair.NarrowCounts {
 		ICMPSuppressed: c.ICMPSuppressed, MaxPassed: c.MaxPassed}
 }
 
-// setUpStalled is the verification record of a row whose path could not
+// SetUpStalled is the verification record of a row whose path could not
 // be set up under a narrow hop, with the set-up's error as its stall and
 // the hop's counts over the attempt: a black hole when the hop dropped its
 // packets meanwhile (an SSH key exchange whose packets the hop drops never
 // ends), "failed, not the hop" when it dropped none. ok is false when c's
 // condition has no narrow hop.
-func (c *wanCell) setUpStalled(transport string, err error) (v results.Verification, ok bool) {
+func (c *Cell) SetUpStalled(transport string, err error) (v results.Verification, ok bool) {
 	cc := c.w.conds[c.cond.Name]
 	if cc.Narrow.MTU == 0 {
 		return v, false
@@ -141,10 +154,25 @@ func (c *wanCell) setUpStalled(transport string, err error) (v results.Verificat
 		e.Failed, e.FailedRecorded = counts, 1
 	}
 	v = results.Verification{Transport: transport, Condition: c.cond.Name, Method: c.w.imp.Method(),
-		ConfiguredRTTMs: durationMs(cc.RTT), ConfiguredLossPct: cc.LossPct, OK: true,
+		ConfiguredRTTMs: ms(cc.RTT), ConfiguredLossPct: cc.LossPct, OK: true,
 		Note:   "the path could not be set up under the narrow hop: nothing else was measured",
 		Narrow: narrowRecord(e, "set-up: "+err.Error(), nil)}
 	c.w.logf("%s / %s: narrow path (MTU %d): %s (%s): its set-up failed; too big %d, ICMP sent %d, suppressed %d",
 		transport, c.cond.Name, cc.Narrow.MTU, v.Narrow.Verdict, v.Narrow.How, counts.TooBig, counts.ICMPSent, counts.ICMPSuppressed)
 	return v, true
+}
+
+// CellMedian is the median value of a cell's samples so far (for the
+// rate verdict: iperf3's goodput in Gbit/s).
+func CellMedian(doc *results.Document, transport, condition, instrument string) (float64, bool) {
+	var xs []float64
+	for _, s := range doc.Samples {
+		if s.Transport == transport && s.Condition == condition && s.Instrument == instrument {
+			xs = append(xs, s.Value)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return stats.Summarize(xs).Median, true
 }

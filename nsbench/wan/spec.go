@@ -1,4 +1,11 @@
-package nsbench
+// Package wan is the run's WAN conditions: each --wan SPEC parsed into a
+// profile, the impairment chosen (netem, or the userspace forwarder) and
+// proven on a testbed, a condition set on a block of rows and cleared
+// after it, the narrow hop's verdict and its set-up stall, the WAN across
+// hosts' edges, and the verification of what was measured against what
+// was configured. It knows a testbed only through Bed and the results
+// document only through Recorder and the records it returns.
+package wan
 
 import (
 	"errors"
@@ -11,8 +18,8 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/impair"
 )
 
-// WAN is a parsed WAN profile.
-type WAN struct {
+// Spec is a parsed WAN profile.
+type Spec struct {
 	RTT     time.Duration
 	LossPct float64
 	Jitter  time.Duration // ± on each impaired direction; 0 for none
@@ -21,21 +28,21 @@ type WAN struct {
 }
 
 // Condition is w as the impairment takes it, with the run's loss seed.
-func (w WAN) Condition(seed uint64) impair.Condition {
+func (w Spec) Condition(seed uint64) impair.Condition {
 	return impair.Condition{RTT: w.RTT, LossPct: w.LossPct, Jitter: w.Jitter, RateBps: w.RateBps, Narrow: w.Narrow, Seed: seed}
 }
 
-func (w WAN) String() string { return w.Condition(0).String() }
+func (w Spec) String() string { return w.Condition(0).String() }
 
 var wanRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)ms:([0-9]+(?:\.[0-9]+)?)%((?::[a-z]+=[^:]+)*)$`)
 
-// ParseWAN parses one --wan SPEC (BENCH_WAN's grammar, extended): "off",
+// Parse parses one --wan SPEC (BENCH_WAN's grammar, extended): "off",
 // or "RTTms:LOSS%" such as "30ms:0.1%", optionally followed by
 // ":jitter=Dms" and ":rate=R" (tc's units: kbit, mbit, gbit), e.g.
 // "100ms:1%:jitter=10ms:rate=20mbit", and a narrow hop: ":mtu=N" (the
 // switch passes no IP packet over N bytes) with ":icmp=drop" for a PMTU
 // black hole, e.g. "0ms:0%:mtu=1280:icmp=drop". It returns nil for off.
-func ParseWAN(s string) (*WAN, error) {
+func Parse(s string) (*Spec, error) {
 	s = strings.TrimSpace(s)
 	if strings.EqualFold(s, "off") {
 		return nil, nil
@@ -52,7 +59,7 @@ func ParseWAN(s string) (*WAN, error) {
 	if loss >= 100 {
 		return nil, fmt.Errorf("--wan %q: loss must be below 100 %%", s)
 	}
-	w := &WAN{RTT: time.Duration(rtt * float64(time.Millisecond)), LossPct: loss}
+	w := &Spec{RTT: time.Duration(rtt * float64(time.Millisecond)), LossPct: loss}
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(strings.TrimPrefix(m[3], ":"), ":") {
 		if kv == "" {
@@ -98,16 +105,16 @@ func ParseWAN(s string) (*WAN, error) {
 	return w, nil
 }
 
-// WANProfile is one impaired condition of a plan: its name in the results
+// Profile is one impaired condition of a plan: its name in the results
 // and its settings.
-type WANProfile struct {
+type Profile struct {
 	Name string // "wan" for a single profile (the reference's); "wan1", "wan2", … for several
-	WAN
+	Spec
 }
 
 // Label is the report's condition label: the reference's "WAN (30 ms RTT,
 // 0.1 % loss)" for a single profile, numbered for several.
-func (p WANProfile) Label() string {
+func (p Profile) Label() string {
 	l := p.Condition(0).Label()
 	if n, ok := strings.CutPrefix(p.Name, "wan"); ok && n != "" {
 		return "WAN " + n + strings.TrimPrefix(l, "WAN")
@@ -115,14 +122,14 @@ func (p WANProfile) Label() string {
 	return l
 }
 
-// parseWANs parses every --wan SPEC into named profiles; "off" stands
+// ParseAll parses every --wan SPEC into named profiles; "off" stands
 // alone.
-func parseWANs(specs []string) ([]WANProfile, error) {
-	var ws []WAN
+func ParseAll(specs []string) ([]Profile, error) {
+	var ws []Spec
 	var errs []error
 	off := false
 	for _, s := range specs {
-		w, err := ParseWAN(s)
+		w, err := Parse(s)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
@@ -138,13 +145,46 @@ func parseWANs(specs []string) ([]WANProfile, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	var ps []WANProfile
+	var ps []Profile
 	for i, w := range ws {
 		name := "wan"
 		if len(ws) > 1 {
 			name = "wan" + strconv.Itoa(i+1)
 		}
-		ps = append(ps, WANProfile{Name: name, WAN: w})
+		ps = append(ps, Profile{Name: name, Spec: w})
 	}
 	return ps, nil
+}
+
+// firstNarrow is the first profile with a narrow hop, "" when none has
+// one.
+func firstNarrow(ps []Profile) string {
+	for _, w := range ps {
+		if w.Narrow.MTU > 0 {
+			return w.String()
+		}
+	}
+	return ""
+}
+
+// The ways a plan asks the WAN conditions to be made (--impairment).
+const (
+	Auto      = "auto" // netem where the kernel has it, else the userspace forwarder (named as a fallback)
+	Netem     = "netem"
+	Userspace = "userspace"
+)
+
+// Plan is what a run's options say of its WAN conditions.
+type Plan struct {
+	Profiles   []Profile
+	Impairment string  // Auto, Netem or Userspace
+	Seed       *uint64 // the loss seed; nil: a random one
+}
+
+// ms is d in milliseconds, the unit of the records.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// fmtMs is d in milliseconds, in words.
+func fmtMs(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + " ms"
 }
