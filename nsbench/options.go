@@ -253,7 +253,7 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 		errs = append(errs, fmt.Errorf("--warmup %s: want whole seconds, or 0 for none", o.Warmup))
 	}
 	o.Network = o.Network.resolve(o.Hosts.On())
-	errs = append(errs, o.Network.validate(o.WAN)...)
+	errs = append(errs, o.Network.validate(o.WAN, o.Hosts.On())...)
 	if err := checkOutDir(o.OutDir); err != nil {
 		errs = append(errs, err)
 	}
@@ -441,6 +441,7 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 		{"precision", o.Precision != 0, false}, {"precision-ms", o.PrecisionMs != 0, false},
 		{"max-runs", o.MaxRuns != 0, false}, {"order", o.Order != "", false}, {"size", o.SizeBytes != 0, false},
 		{"warmup", o.Warmup != 0, false}, {"keep", o.Keep, false}, {"nic", o.NIC != "", false},
+		{"pin", o.Pin != "", true},
 	} {
 		if f.given {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))

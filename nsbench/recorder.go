@@ -146,7 +146,7 @@ func (rc setupRecorder) config(plan *Plan, deps Deps) {
 	c := &results.RunConfig{
 		Runs: strconv.Itoa(plan.Runs), SizeBytes: plan.SizeBytes,
 		DurationSec: plan.Duration.Seconds(), WarmupSec: plan.Warmup.Seconds(),
-		Network: results.Network{Congestion: plan.Congestion, NIC: plan.NIC}, Order: plan.Order, Impairment: plan.Impairment, Seed: plan.Seed,
+		Network: results.Network{Congestion: plan.Congestion, NIC: plan.NIC, Pin: plan.Pin}, Order: plan.Order, Impairment: plan.Impairment, Seed: plan.Seed,
 	}
 	if plan.RunsAuto {
 		c.Runs, c.Precision, c.PrecisionMs, c.MaxRuns = "auto", plan.Precision, plan.PrecisionMs, plan.MaxRuns

@@ -26,7 +26,7 @@ var layers = [][]string{
 	{"bed.go", "hostsbed.go"}, // a bed's roles built here or on the hosts
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go", "network.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go", "bedagents.go"},
+	{"options.go", "network.go", "pin.go", "wanspec.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go", "bedagents.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

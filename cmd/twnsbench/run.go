@@ -78,10 +78,8 @@ func runCommand() *cli.Command {
 			historyFlag(),
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
-			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
-			&cli.StringFlag{Name: "nic", Usage: "the role interfaces' settings: reference (tso/gso/gro off and gso_max_segs 1, the reference's: every packet crosses as itself) or own (as the kernel and driver set them: what the machines can do); default: reference on one host, own with --host"},
 			impairmentFlag(), seedFlag(), strictFlag(), clientsFlag(),
-		}, append(append(buildFlags(), hostFlags(runHostUsage)...), transportFlags()...)...),
+		}, append(append(append(networkFlags(d.Congestion), buildFlags()...), hostFlags(runHostUsage)...), transportFlags()...)...),
 		Action: runAction,
 	}
 }
@@ -466,8 +464,7 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	}
 	o.OutDir = c.String("out")
 	o.Keep = c.Bool("keep")
-	o.Congestion = c.String("congestion")
-	o.NIC = c.String("nic")
+	o.Network = networkOptions(c)
 	switch {
 	case c.IsSet("size"):
 		n, err := nsbench.ParseSize(c.String("size"))
