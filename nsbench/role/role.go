@@ -32,8 +32,8 @@ import (
 // Contract:
 //   - Every process of the role starts from Program (Start, Run and
 //     WaitTCP build on it): in the role's network namespace, in the Role's
-//     cgroup leaf, with the role's hosts file as /etc/hosts and its output
-//     in the run's log directory. A caller never sets a namespace or a
+//     cgroup leaf (and on its CPUs, OnCPUs), with the role's hosts file as
+//     /etc/hosts and its output in the run's log directory. A caller never sets a namespace or a
 //     cgroup on a program.
 //   - Work inside the role's network namespace (a netlink change, a socket,
 //     a /proc/thread-self/net file) is an Op (op.go) carried out with
