@@ -22,3 +22,16 @@ func TestRunArgsKeepPrecisionMs(t *testing.T) {
 		t.Errorf("args %q: an older document has no --precision-ms to pass on", got)
 	}
 }
+
+// TestRunArgsKeepPin: a pinned run is run again pinned the same way; an
+// unpinned one gets no --pin.
+func TestRunArgsKeepPin(t *testing.T) {
+	cfg := &results.RunConfig{Instruments: []string{"tcp_rr"}, Runs: "3", Network: results.Network{Congestion: "cubic", Pin: "split"}, Order: "interleaved"}
+	if got := strings.Join(runArgs(cfg, []string{"ssh"}, "out"), " "); !strings.Contains(got, " --pin split") {
+		t.Errorf("args %q: want --pin split", got)
+	}
+	cfg.Pin = ""
+	if got := strings.Join(runArgs(cfg, []string{"ssh"}, "out"), " "); strings.Contains(got, "--pin") {
+		t.Errorf("args %q: an unpinned run has no --pin", got)
+	}
+}
