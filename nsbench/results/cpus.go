@@ -1,5 +1,11 @@
 package results
 
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
 // CPUs are the CPUs of the run's host and how the run used them.
 type CPUs struct {
 	// CPUsOnline are the host's CPUs online (/sys/devices/system/cpu/online:
@@ -27,4 +33,18 @@ type Pin struct {
 type CPUSet struct {
 	List  string `json:"list"`
 	Count int    `json:"count"`
+}
+
+// String is the layout and each role's CPUs ("split: client 0, relay 1,
+// server 1"), or "off" for a run whose roles were not pinned (nil): what
+// compare and the history tell runs apart by.
+func (p *Pin) String() string {
+	if p == nil {
+		return "off"
+	}
+	var roles []string
+	for _, name := range slices.Sorted(maps.Keys(p.Roles)) {
+		roles = append(roles, name+" "+p.Roles[name])
+	}
+	return p.Layout + ": " + strings.Join(roles, ", ")
 }

@@ -73,6 +73,11 @@ func TestHistoryLinesCarryTheCell(t *testing.T) {
 	if s := HistoryLines(d)[0].Settings; !strings.HasSuffix(s, "order interleaved, the interfaces' own offloads") {
 		t.Errorf("--nic own settings %q", s)
 	}
+	// So is a run whose roles were pinned.
+	d.Env.Pin = &Pin{Layout: "split", Roles: map[string]string{"server": "1", "client": "0"}}
+	if s := HistoryLines(d)[0].Settings; !strings.HasSuffix(s, "own offloads, roles pinned (split: client 0, server 1)") {
+		t.Errorf("--pin split settings %q", s)
+	}
 }
 
 func TestAppendHistoryAppendsAndReadsBack(t *testing.T) {
