@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,7 +13,6 @@ import (
 
 	"github.com/twnsbench/twnsbench/nsbench"
 	"github.com/twnsbench/twnsbench/nsbench/fanout"
-	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/report"
@@ -27,24 +24,6 @@ import (
 )
 
 var errInterrupted = errors.New("interrupted: results measured so far are kept")
-
-// instrumentList names ins, comma-separated.
-func instrumentList(ins []instrument.Instrument) string {
-	names := make([]string, len(ins))
-	for i, in := range ins {
-		names[i] = in.Name()
-	}
-	return strings.Join(names, ", ")
-}
-
-// instrumentSets names each set --instruments takes with its members.
-func instrumentSets() string {
-	var sets []string
-	for _, name := range slices.Sorted(maps.Keys(instrument.Sets)) {
-		sets = append(sets, name+": "+instrumentList(instrument.Sets[name]()))
-	}
-	return strings.Join(sets, "; ")
-}
 
 // tools are the programs a run starts.
 var tools = []string{"iperf3", "netperf", "netserver", "ssh", "scp", "sshd", "ssh-keygen", "ping"}
@@ -290,29 +269,6 @@ func namedTransports(plan *nsbench.Plan, recipe transport.Recipe, ts []transport
 		return named, checkNamed(named)
 	}
 	return named, nil
-}
-
-// instrumentsFrom reads --instruments, --sizes and --cost-rate.
-func instrumentsFrom(c *cli.Context) ([]instrument.Instrument, bool, error) {
-	ins, ready, err := instrument.Select(splitList(c.String("instruments")))
-	if err != nil {
-		return nil, false, fmt.Errorf("--instruments: %w", err)
-	}
-	if sizes, ok := c.Generic("sizes").(*entries); ok {
-		if ins, err = instrument.ApplySizes(ins, *sizes); err != nil {
-			return nil, false, fmt.Errorf("--sizes: %w", err)
-		}
-	}
-	if c.IsSet("cost-rate") {
-		bps, err := impair.ParseRate(c.String("cost-rate"))
-		if err == nil {
-			ins, err = instrument.WithCostRate(ins, bps)
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("--cost-rate: %w", err)
-		}
-	}
-	return ins, ready, nil
 }
 
 // preflightOptions are the checks of this host before a run: the tools
