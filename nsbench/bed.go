@@ -190,8 +190,14 @@ func (b *bed) upHere(ctx context.Context, spec topology.Spec, dir string) (map[s
 }
 
 // startFixtures starts the server fixtures on roles and makes the
-// testbed's view of them.
+// testbed's view of them, each role on its CPUs (--pin) from here on: the
+// fixtures, every transport's processes and every tool.
 func (b *bed) startFixtures(ctx context.Context, roles map[string]*role.Role, dir string) error {
+	pin, err := hostPinLayout(b.cfg.Pin)
+	if err != nil {
+		return err
+	}
+	roles = pin.apply(roles)
 	b.view = &transport.Testbed{Prefix: b.prefix, Roles: roles, Dir: dir, LogDir: b.logDir(), Logf: b.logf}
 	if b.cfg.Sites.On() {
 		b.view.Copies = b.cfg.Sites.Copies()

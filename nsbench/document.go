@@ -9,6 +9,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
+	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
 
 // newDocument starts the results with what is known before anything runs.
@@ -44,6 +45,9 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		d.Env.RunsAuto = &results.RunsAuto{Precision: plan.Precision, PrecisionMs: plan.PrecisionMs, MaxRuns: plan.MaxRuns}
 	}
 	recordCPUs(&d.Env)
+	if pin, err := hostPinLayout(plan.Pin); err == nil { // NewPlan refused the layout otherwise
+		d.Env.Pin = pin.record(topology.DefaultRoles)
+	}
 	for _, t := range toolFacts {
 		d.Env.Facts.Add(results.Fact{Key: t.key, Label: t.label, Value: versions[t.tool]})
 	}

@@ -21,17 +21,25 @@ const (
 	NICOwn = "own"
 )
 
-// Network is how the roles' network stacks are set.
+// Network is how the roles' network stacks are set, and which CPUs run
+// them: a packet a role sends crosses the veths and the bridge on the
+// sender's CPU and wakes its receiver there or on another.
 type Network struct {
 	Congestion string // a kernel algorithm name, or "host"
 	// NIC is NICReference or NICOwn; "" is the default of where the roles
 	// run (NewPlan resolves it: own across hosts, reference on one).
 	NIC string
+	// Pin is a --pin layout (PinOff, PinSame, PinSplit; "" is off): the
+	// CPUs every process a role starts is kept on.
+	Pin string
 }
 
 // resolve returns n with its NIC default filled in for a run across hosts
-// or not.
+// or not, and --pin off as no layout.
 func (n Network) resolve(acrossHosts bool) Network {
+	if n.Pin == PinOff {
+		n.Pin = ""
+	}
 	if n.NIC == "" {
 		n.NIC = NICReference
 		if acrossHosts {
@@ -41,9 +49,16 @@ func (n Network) resolve(acrossHosts bool) Network {
 	return n
 }
 
-// validate checks n (resolved) against the run's WAN conditions.
-func (n Network) validate(wan []string) []error {
+// validate checks n (resolved) against the run's WAN conditions and
+// this host's CPUs.
+func (n Network) validate(wan []string, acrossHosts bool) []error {
 	var errs []error
+	if _, err := hostPinLayout(n.Pin); err != nil {
+		errs = append(errs, err)
+	} else if acrossHosts && n.Pin != "" {
+		// The layout's CPUs are this machine's; a host's may differ.
+		errs = append(errs, fmt.Errorf("--pin %s: not with --host yet: the layout's CPUs are this machine's", n.Pin))
+	}
 	if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(n.Congestion) {
 		errs = append(errs, fmt.Errorf("--congestion %q: want an algorithm name such as cubic or bbr, or host", n.Congestion))
 	}

@@ -245,7 +245,7 @@ func NewPlan(o Options, known []string) (*Plan, error) {
 		errs = append(errs, fmt.Errorf("--warmup %s: want whole seconds, or 0 for none", o.Warmup))
 	}
 	o.Network = o.Network.resolve(o.Hosts.On())
-	errs = append(errs, o.Network.validate(o.WAN)...)
+	errs = append(errs, o.Network.validate(o.WAN, o.Hosts.On())...)
 	if err := checkOutDir(o.OutDir); err != nil {
 		errs = append(errs, err)
 	}

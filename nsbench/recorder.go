@@ -146,7 +146,7 @@ func (rc setupRecorder) config(plan *Plan, deps Deps) {
 	c := &results.RunConfig{
 		CellRuns: results.CellRuns{Runs: strconv.Itoa(plan.Runs)},
 		Measure:  results.Measure{SizeBytes: plan.SizeBytes, DurationSec: plan.Duration.Seconds(), WarmupSec: plan.Warmup.Seconds()},
-		Network:  results.Network{Congestion: plan.Congestion, NIC: plan.NIC},
+		Network:  results.Network{Congestion: plan.Congestion, NIC: plan.NIC, Pin: plan.Pin},
 		Schedule: results.Schedule{Order: plan.Order}, Impairment: plan.Impairment, Seed: plan.Seed,
 	}
 	if !plan.DriftProbe {

@@ -25,7 +25,7 @@ var layers = [][]string{
 	{"bed.go", "hostsbed.go"}, // a bed's roles built here or on the hosts
 	{"workspace.go", "undo.go"},
 	{"recorder.go", "document.go"},
-	{"options.go", "sweepplan.go", "network.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go", "bedagents.go"},
+	{"options.go", "sweepplan.go", "network.go", "pin.go", "status.go", "builds.go", "provenance.go", "sites.go", "sitebuilds.go", "bedagents.go"},
 }
 
 // parsePackage parses the package's non-test files and resolves each

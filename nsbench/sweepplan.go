@@ -53,7 +53,7 @@ func (o Options) sweepPlan(errs []error) (*Plan, error) {
 		{"precision", o.Precision != 0}, {"precision-ms", o.PrecisionMs != 0},
 		{"max-runs", o.MaxRuns != 0}, {"order", o.Order != ""}, {"size", o.SizeBytes != 0},
 		{"warmup", o.Warmup != 0}, {"keep", o.Keep}, {"nic", o.NIC != ""},
-		{"drift-probe", o.DriftProbe},
+		{"drift-probe", o.DriftProbe}, {"pin", o.Pin != ""},
 	} {
 		if f.given {
 			errs = append(errs, fmt.Errorf("--clients: --%s does not apply to the many-client sweep", f.flag))

@@ -19,7 +19,7 @@ import (
 func historyRunDoc(day int, kernel string, goodput float64) *results.Document {
 	d := &results.Document{
 		Env: results.Env{Generated: fmt.Sprintf("2026-12-%02dT10:00:00Z", day), CPUModel: "AMD EPYC 7B13", Cores: 2,
-			Kernel: kernel, CPUsOnline: &results.CPUSet{List: "0-1", Count: 2}},
+			Kernel: kernel, CPUs: results.CPUs{CPUsOnline: &results.CPUSet{List: "0-1", Count: 2}}},
 		Conditions: []results.Condition{{Name: results.LAN, Label: "LAN"}},
 		Cells: []results.Cell{{CellKey: results.CellKey{Transport: "tw", Condition: results.LAN, Instrument: "iperf3-1", Metric: "value"},
 			Unit: "Gbit/s", Better: results.BetterHigher, Summary: results.Summary{N: 6, Median: goodput, MedianCI: results.MedianCI{CILow: goodput, CIHigh: goodput, CILevel: 0.969}}}},

@@ -116,6 +116,8 @@ func TestBadInputIsRefusedAndCreatesNothing(t *testing.T) {
 		{[]string{"run", "--congestion", "nope"}, "--congestion nope: not available in this kernel (available: "},
 		{[]string{"run", "--nic", "fast"}, `--nic "fast": want reference`},
 		{[]string{"run", "--nic", "own"}, "--nic own: the WAN conditions drop and delay whole packets"},
+		{[]string{"run", "--pin", "spread"}, `--pin "spread": want off, same`},
+		{[]string{"run", "--clients", "1", "--pin", "same"}, "--clients: --pin does not apply"},
 		// A transport the user named must run: refused before anything exists.
 		{[]string{"run", "--transports", "ssh,tw", "--tw", "/etc/passwd"}, "tw cannot run here"},
 		{[]string{"run", "--transports", "tw", "--tw", filepath.Join(noTW, "tw")}, "tw not found"},

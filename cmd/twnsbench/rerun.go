@@ -184,6 +184,9 @@ func runArgs(cfg *results.RunConfig, rows []string, out string) []string {
 			args = append(args, "--precision-ms", strconv.FormatFloat(cfg.PrecisionMs, 'f', -1, 64))
 		}
 	}
+	if cfg.Pin != "" {
+		args = append(args, "--pin", cfg.Pin)
+	}
 	for _, w := range cfg.WAN {
 		args = append(args, "--wan", w)
 	}

@@ -41,3 +41,16 @@ func TestRunArgsKeepDriftProbeOff(t *testing.T) {
 		}
 	}
 }
+
+// TestRunArgsKeepPin: a pinned run is run again pinned the same way; an
+// unpinned one gets no --pin.
+func TestRunArgsKeepPin(t *testing.T) {
+	cfg := &results.RunConfig{Instruments: []string{"tcp_rr"}, CellRuns: results.CellRuns{Runs: "3"}, Network: results.Network{Congestion: "cubic", Pin: "split"}, Schedule: results.Schedule{Order: "interleaved"}}
+	if got := strings.Join(runArgs(cfg, []string{"ssh"}, "out"), " "); !strings.Contains(got, " --pin split") {
+		t.Errorf("args %q: want --pin split", got)
+	}
+	cfg.Pin = ""
+	if got := strings.Join(runArgs(cfg, []string{"ssh"}, "out"), " "); strings.Contains(got, "--pin") {
+		t.Errorf("args %q: an unpinned run has no --pin", got)
+	}
+}

@@ -3,17 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/twnsbench/twnsbench/nsbench"
-	"github.com/twnsbench/twnsbench/nsbench/impair"
 	"github.com/twnsbench/twnsbench/nsbench/instrument"
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/report"
@@ -23,24 +20,6 @@ import (
 )
 
 var errInterrupted = errors.New("interrupted: results measured so far are kept")
-
-// instrumentList names ins, comma-separated.
-func instrumentList(ins []instrument.Instrument) string {
-	names := make([]string, len(ins))
-	for i, in := range ins {
-		names[i] = in.Name()
-	}
-	return strings.Join(names, ", ")
-}
-
-// instrumentSets names each set --instruments takes with its members.
-func instrumentSets() string {
-	var sets []string
-	for _, name := range slices.Sorted(maps.Keys(instrument.Sets)) {
-		sets = append(sets, name+": "+instrumentList(instrument.Sets[name]()))
-	}
-	return strings.Join(sets, "; ")
-}
 
 // tools are the programs a run starts.
 var tools = []string{"iperf3", "netperf", "netserver", "ssh", "scp", "sshd", "ssh-keygen", "ping"}
@@ -75,10 +54,8 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quick", Usage: "smoke run: 1 run, 2s instruments, 1s warm-up, 64MiB payload (explicit flags win)"},
 			&cli.BoolFlag{Name: "drift-probe", Value: d.DriftProbe, Usage: "measure the host itself (plain iperf3, 1 stream, no tunnel) before the first transport and after the last, for the report's \"Host before and after\"; --drift-probe=false skips both (about 2.5 s), and the report says so"},
 			&cli.BoolFlag{Name: "keep", Usage: "after measuring, keep the topology up and print how to enter each namespace; Ctrl-C tears it down"},
-			&cli.StringFlag{Name: "congestion", Value: d.Congestion, Usage: "TCP congestion control in every namespace: cubic (Linux's default, the reference's), bbr, or host (inherit)"},
-			&cli.StringFlag{Name: "nic", Usage: "the role interfaces' settings: reference (tso/gso/gro off and gso_max_segs 1, the reference's: every packet crosses as itself) or own (as the kernel and driver set them: what the machines can do); default: reference on one host, own with --host"},
 			impairmentFlag(), seedFlag(), strictFlag(), clientsFlag(),
-		}, append(append(buildFlags(), hostFlags(runHostUsage)...), transportFlags()...)...),
+		}, append(append(append(networkFlags(d.Congestion), buildFlags()...), hostFlags(runHostUsage)...), transportFlags()...)...),
 		Action: runAction,
 	}
 }
@@ -109,29 +86,6 @@ func runAction(c *cli.Context) error {
 	}
 	res, err := job.measure(c, sites)
 	return job.outcome(c, res, err)
-}
-
-// instrumentsFrom reads --instruments, --sizes and --cost-rate.
-func instrumentsFrom(c *cli.Context) ([]instrument.Instrument, bool, error) {
-	ins, ready, err := instrument.Select(splitList(c.String("instruments")))
-	if err != nil {
-		return nil, false, fmt.Errorf("--instruments: %w", err)
-	}
-	if sizes, ok := c.Generic("sizes").(*entries); ok {
-		if ins, err = instrument.ApplySizes(ins, *sizes); err != nil {
-			return nil, false, fmt.Errorf("--sizes: %w", err)
-		}
-	}
-	if c.IsSet("cost-rate") {
-		bps, err := impair.ParseRate(c.String("cost-rate"))
-		if err == nil {
-			ins, err = instrument.WithCostRate(ins, bps)
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("--cost-rate: %w", err)
-		}
-	}
-	return ins, ready, nil
 }
 
 // preflightOptions are the checks of this host before a run: the tools
@@ -286,8 +240,7 @@ func optionsFrom(c *cli.Context) (nsbench.Options, error) {
 	if c.IsSet("drift-probe") {
 		o.DriftProbe = c.Bool("drift-probe")
 	}
-	o.Congestion = c.String("congestion")
-	o.NIC = c.String("nic")
+	o.Network = networkOptions(c)
 	switch {
 	case c.IsSet("size"):
 		n, err := nsbench.ParseSize(c.String("size"))

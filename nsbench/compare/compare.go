@@ -116,7 +116,7 @@ func Rows(old, cur *results.Document) []Row {
 
 // EnvDiffs lists the environment differences that make a comparison
 // meaningless: a different kernel, CPU, congestion control, impairment,
-// WAN condition, offloads, implementation (a fact a transport marks so:
+// WAN condition, offloads, the roles' CPUs (--pin), implementation (a fact a transport marks so:
 // kernel or userspace WireGuard), a role's host (hostDiffs), instrument duration,
 // warm-up, run order or payload (the LAN's, or any condition's scp copy)
 // measures something else. So does scp's form (SFTP, the legacy protocol
@@ -138,6 +138,7 @@ func EnvDiffs(old, cur *results.Document) []string {
 	check("impairment", a.Impairment, b.Impairment)
 	check("wan", a.WAN, b.WAN)
 	check("offloads", a.Offloads, b.Offloads)
+	check("roles' cpus", a.Pin.String(), b.Pin.String())
 	diffs = append(diffs, factDiffs(a.Facts, b.Facts, true)...)
 	diffs = append(diffs, hostDiffs(a.HostsAcross(), b.HostsAcross())...)
 	check("scp payload bytes", strconv.FormatInt(a.PayloadBytes(), 10), strconv.FormatInt(b.PayloadBytes(), 10))

@@ -68,6 +68,12 @@ func TestEnvDiffs(t *testing.T) {
 	if d := EnvDiffs(a, a); len(d) != 0 {
 		t.Errorf("identical envs differ: %q", d)
 	}
+	// A pinned run against an unpinned one: tcp_rr's rate alone doubles.
+	pinned := doc("6.18", 1, 1)
+	pinned.Env.Pin = &results.Pin{Layout: "same", Roles: map[string]string{"client": "0", "server": "0"}}
+	if d := EnvDiffs(a, pinned); len(d) != 1 || d[0] != `roles' cpus "off" vs "same: client 0, server 0"` {
+		t.Errorf("pinned against unpinned: diffs = %q", d)
+	}
 }
 
 // TestDeclaredMetricsAndDirection: with declarations, compare covers every

@@ -136,8 +136,8 @@ func TestCPUList(t *testing.T) {
 	if _, err := countCPUList("3-1"); err == nil {
 		t.Error("a backwards range is accepted")
 	}
-	if got := formatCPUList([]int{0, 1, 2, 3, 6, 8, 9}); got != "0-3,6,8-9" {
-		t.Errorf("formatCPUList = %q", got)
+	if got := FormatCPUList([]int{0, 1, 2, 3, 6, 8, 9}); got != "0-3,6,8-9" {
+		t.Errorf("FormatCPUList = %q", got)
 	}
 	on, err := OnlineCPUs()
 	if err != nil || on.Count < 1 {

@@ -38,9 +38,18 @@ func OnlineCPUs() (CPUSet, error) {
 // Affinity reads the CPUs this process may run on (sched_getaffinity):
 // what the run's tools and daemons, which inherit it, can use.
 func Affinity() (CPUSet, error) {
+	cpus, err := AffinityCPUs()
+	if err != nil {
+		return CPUSet{}, err
+	}
+	return CPUSet{List: FormatCPUList(cpus), Count: len(cpus)}, nil
+}
+
+// AffinityCPUs are the CPUs this process may run on, in order.
+func AffinityCPUs() ([]int, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return CPUSet{}, fmt.Errorf("cpu affinity: %w", err)
+		return nil, fmt.Errorf("cpu affinity: %w", err)
 	}
 	var cpus []int
 	for i := 0; i < len(set)*64; i++ {
@@ -48,7 +57,7 @@ func Affinity() (CPUSet, error) {
 			cpus = append(cpus, i)
 		}
 	}
-	return CPUSet{List: formatCPUList(cpus), Count: len(cpus)}, nil
+	return cpus, nil
 }
 
 // onlineCount is the number of CPUs online, for shares of the host's
@@ -87,8 +96,8 @@ func countCPUList(list string) (int, error) {
 	return n, nil
 }
 
-// formatCPUList writes sorted CPU numbers in the kernel's list form.
-func formatCPUList(cpus []int) string {
+// FormatCPUList writes sorted CPU numbers in the kernel's list form.
+func FormatCPUList(cpus []int) string {
 	var parts []string
 	for i := 0; i < len(cpus); {
 		j := i

@@ -44,6 +44,10 @@ type Plan struct {
 	// multi-host test creates named network namespaces everyone sees.
 	// Mounts must then be empty.
 	HostMounts bool `json:"host_mounts,omitempty"`
+	// CPUs, when set, are the only CPUs the program may run on: set on
+	// the launcher's thread before exec, so every thread and child the
+	// program makes inherits them (a thread inherits only its creator's).
+	CPUs []int `json:"cpus,omitempty"`
 }
 
 // HelperCommand returns the argv and the extra environment variable that run
@@ -102,6 +106,9 @@ func runHelper() error {
 		return fmt.Errorf("enter netns %s: %w", plan.NetNS, err)
 	}
 	unix.Close(fd)
+	if err := pin(plan.CPUs); err != nil {
+		return err
+	}
 	// Overlays first: an overlay shows its lower directory's own files,
 	// not what is mounted beneath it (the hosts file's bind mount).
 	for _, overlays := range []bool{true, false} {
@@ -124,6 +131,27 @@ func runHelper() error {
 	}
 	if err := unix.Exec(plan.Argv[0], plan.Argv, env); err != nil {
 		return fmt.Errorf("exec %s: %w", plan.Argv[0], err)
+	}
+	return nil
+}
+
+// pin keeps this thread, and so the program it execs, on cpus; nil leaves
+// the affinity inherited from the harness.
+func pin(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	var set unix.CPUSet
+	set.Zero()
+	for _, c := range cpus {
+		if c < 0 || c >= len(set)*64 {
+			return fmt.Errorf("pin to CPUs %v: no CPU %d", cpus, c)
+		}
+		set.Set(c)
+	}
+	// pid 0 is this thread, the one that execs.
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin to CPUs %v: %w", cpus, err)
 	}
 	return nil
 }

@@ -34,6 +34,9 @@ type Program struct {
 	// HostMounts keeps the host's mount namespace (no Mounts then): what
 	// the program mounts, such as a named network namespace, is the host's.
 	HostMounts bool
+	// CPUs are the only CPUs it and everything it starts may run on (set
+	// by the launcher before exec); nil: the harness's own affinity.
+	CPUs []int
 }
 
 // Process is a running daemon.
@@ -284,7 +287,7 @@ func command(spec Program) (cmd *exec.Cmd, release func(), err error) {
 	if argv[0], err = filepath.Abs(path); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}
-	helperArgv, planEnv, err := ns.HelperCommand(ns.Plan{NetNS: spec.NetNS, Mounts: spec.Mounts, Argv: argv, HostMounts: spec.HostMounts})
+	helperArgv, planEnv, err := ns.HelperCommand(ns.Plan{NetNS: spec.NetNS, Mounts: spec.Mounts, Argv: argv, HostMounts: spec.HostMounts, CPUs: spec.CPUs})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}

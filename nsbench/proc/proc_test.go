@@ -2,6 +2,7 @@ package proc_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -358,5 +359,62 @@ func TestRootsPath(t *testing.T) {
 	}
 	if err := proc.RootsPath("TOOL", filepath.Join(dir, "none")); err == nil || !strings.Contains(err.Error(), "$TOOL=") {
 		t.Errorf("missing program: %v", err)
+	}
+}
+
+// A pinned program runs on its CPUs alone, and so do the threads and
+// children it makes: the launcher sets the affinity before exec.
+func TestRunPinned(t *testing.T) {
+	n, cg := newEnv(t)
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		t.Fatal(err)
+	}
+	last := -1
+	for i := 0; i < len(allowed)*64; i++ {
+		if allowed.IsSet(i) {
+			last = i
+		}
+	}
+	// A child of the program's (grep, forked by sh), then every thread of
+	// the program itself (sh).
+	res, err := proc.Run(context.Background(), proc.Program{
+		Name: "test/pinned", NetNS: n.Path(), Cgroup: cg, CPUs: []int{last},
+		Argv: []string{"sh", "-c", "grep Cpus_allowed_list /proc/self/status; grep -h Cpus_allowed_list /proc/$$/task/*/status"},
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res.Stderr)
+	}
+	want := fmt.Sprintf("Cpus_allowed_list:\t%d", last)
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("got %q, want the child's and the grandchild's lists", res.Stdout)
+	}
+	for _, l := range lines {
+		if l != want {
+			t.Errorf("got %q, want %q (every line)", l, want)
+		}
+	}
+	// Unpinned, the child keeps the harness's own affinity.
+	res, err = proc.Run(context.Background(), proc.Program{
+		Name: "test/unpinned", NetNS: n.Path(), Cgroup: cg,
+		Argv: []string{"grep", "Cpus_allowed_list", "/proc/self/status"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(own), "\n") {
+		if strings.HasPrefix(l, "Cpus_allowed_list:") && strings.TrimSpace(string(res.Stdout)) != l {
+			t.Errorf("unpinned: got %q, want the harness's %q", res.Stdout, l)
+		}
+	}
+	// A CPU the host lacks fails the start, naming it.
+	_, err = proc.Run(context.Background(), proc.Program{
+		Name: "test/nowhere", NetNS: n.Path(), Cgroup: cg, CPUs: []int{len(allowed)*64 - 1},
+		Argv: []string{"true"},
+	})
+	if err == nil {
+		t.Error("pinned to a CPU the host lacks: want an error")
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,6 +20,7 @@ func (v *view) envRows() []envRow {
 	e := v.doc.Env
 	rows := []envRow{
 		{"CPU", cpuText(e)},
+		{"Roles' CPUs", pinText(e.Pin)},
 		{"Host kernel", e.Kernel},
 		{"Docker", e.Docker},
 		{"Container image", e.Image},
@@ -69,6 +71,28 @@ func cpuText(e results.Env) string {
 		return fmt.Sprintf("%d logical cores", e.Cores)
 	}
 	return e.CPUModel
+}
+
+// pinText says which CPUs each role's processes were kept on (--pin),
+// the roles that share CPUs together; "" when the scheduler placed them.
+func pinText(p *results.Pin) string {
+	if p == nil {
+		return ""
+	}
+	var cpus []string
+	byCPUs := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(p.Roles)) {
+		c := p.Roles[name]
+		if byCPUs[c] == nil {
+			cpus = append(cpus, c)
+		}
+		byCPUs[c] = append(byCPUs[c], name)
+	}
+	var parts []string
+	for _, c := range cpus {
+		parts = append(parts, fmt.Sprintf("%s on CPU %s", joinAnd(byCPUs[c]), c))
+	}
+	return fmt.Sprintf("pinned (--pin %s): %s; every process a role started, its threads and children included", p.Layout, strings.Join(parts, "; "))
 }
 
 func scpFormText(e results.Env) string {

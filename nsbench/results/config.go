@@ -42,6 +42,8 @@ type Network struct {
 	// NIC is "reference" (tso/gso/gro off, gso_max_segs 1) or "own" (the
 	// interfaces as they were); absent before --nic: the reference's.
 	NIC string `json:"nic,omitempty"`
+	// Pin is --pin's layout ("same", "split"); absent: off.
+	Pin string `json:"pin,omitempty"`
 }
 
 // Schedule is the run's order and what it measured besides the cells

@@ -202,6 +202,9 @@ func HistoryLines(d *Document) []HistoryLine {
 	if d.Config != nil && d.Config.NIC == "own" { // reference's runs keep the line they always had
 		settings += ", the interfaces' own offloads"
 	}
+	if d.Env.Pin != nil { // unpinned runs keep the line they always had
+		settings += ", roles pinned (" + d.Env.Pin.String() + ")"
+	}
 	facts := map[string]map[string]string{}
 	for _, t := range d.Transports {
 		facts[t.Name] = t.Facts

@@ -11,7 +11,7 @@ import (
 func historyDoc(generated, kernel, iperf3 string, goodput float64) *Document {
 	d := &Document{
 		Env: Env{Generated: generated, CPUModel: "AMD EPYC 7B13", Cores: 2, Kernel: kernel,
-			CPUsOnline: &CPUSet{List: "0-1", Count: 2}, DurationSec: 10, WarmupSec: 2, SizeBytes: 5 << 30,
+			CPUs: CPUs{CPUsOnline: &CPUSet{List: "0-1", Count: 2}}, DurationSec: 10, WarmupSec: 2, SizeBytes: 5 << 30,
 			Congestion: "cubic", Order: "interleaved", Harness: "twnsbench devel 0123456789ab (go1.26.0)",
 			Provenance: &Provenance{Version: "devel", Commit: "0123456789abcdef", Go: "go1.26.0"}},
 		Conditions: []Condition{{Name: LAN, Label: "LAN (0 ms RTT, no loss)"}},
@@ -72,6 +72,11 @@ func TestHistoryLinesCarryTheCell(t *testing.T) {
 	d.Config = &RunConfig{Network: Network{Congestion: "cubic", NIC: "own"}}
 	if s := HistoryLines(d)[0].Settings; !strings.HasSuffix(s, "order interleaved, the interfaces' own offloads") {
 		t.Errorf("--nic own settings %q", s)
+	}
+	// So is a run whose roles were pinned.
+	d.Env.Pin = &Pin{Layout: "split", Roles: map[string]string{"server": "1", "client": "0"}}
+	if s := HistoryLines(d)[0].Settings; !strings.HasSuffix(s, "own offloads, roles pinned (split: client 0, server 1)") {
+		t.Errorf("--pin split settings %q", s)
 	}
 }
 

@@ -114,24 +114,12 @@ type Env struct {
 	// then the least per cell.
 	RunsAuto *RunsAuto `json:"runs_auto,omitempty"`
 
-	// CPUsOnline are the host's CPUs online (/sys/devices/system/cpu/online:
-	// those /proc/stat's host CPU sums over); Affinity those the run could
-	// use (the harness's sched_getaffinity, which its tools and daemons
-	// inherit). Cores, the reference's field, is runtime.NumCPU: the
-	// affinity's count.
-	CPUsOnline *CPUSet `json:"cpus_online,omitempty"`
-	Affinity   *CPUSet `json:"cpu_affinity,omitempty"`
+	// CPUs are the CPUs the run had and where its roles ran on them.
+	CPUs
 
 	// Hosts are the machines a run across hosts put its roles on (see
 	// Host); absent when every role was on this one.
 	Hosts []Host `json:"hosts,omitempty"`
-}
-
-// CPUSet is a set of logical CPUs in the kernel's list form ("0-3,6") and
-// its size.
-type CPUSet struct {
-	List  string `json:"list"`
-	Count int    `json:"count"`
 }
 
 // RunsAuto is --runs auto's rule: per cell, a pilot of Env.Runs runs fixes

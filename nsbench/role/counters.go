@@ -72,12 +72,12 @@ func CPUUsec(ctx context.Context, r *Role) (uint64, error) {
 
 // OwnCPUUsec is the CPU r's leaf has used (µs).
 func OwnCPUUsec(ctx context.Context, r *Role) (uint64, error) {
-	return cgroupUsageOp.On(ctx, r, r.leaf.Path)
+	return cgroupUsageOp.On(ctx, r, r.at.leaf.Path)
 }
 
 // OwnMemoryPeakKB is r's leaf's memory.peak, where the kernel keeps it.
 func OwnMemoryPeakKB(ctx context.Context, r *Role) (int64, bool) {
-	p, err := cgroupPeakOp.On(ctx, r, r.leaf.Path)
+	p, err := cgroupPeakOp.On(ctx, r, r.at.leaf.Path)
 	return p.KB, err == nil && p.OK
 }
 
@@ -89,7 +89,7 @@ func PeakRSSKB(ctx context.Context, r *Role, pid int) (int64, error) {
 
 // PIDs are the processes in r's leaf.
 func PIDs(ctx context.Context, r *Role) ([]int, error) {
-	return cgroupPIDsOp.On(ctx, r, r.leaf.Path)
+	return cgroupPIDsOp.On(ctx, r, r.at.leaf.Path)
 }
 
 // RxBytes is the bytes role r's link to the network has received.

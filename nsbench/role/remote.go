@@ -177,7 +177,7 @@ func BuildSwitch(ctx context.Context, m Machine, a RolesOnSwitch) (map[string]*R
 
 // hosted is r as the machine that built it hands it back.
 func hosted(r *Role, links topology.LinkFacts) HostedRole {
-	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Cgroup: r.dir.Path, Leaf: r.leaf.Path,
+	return HostedRole{Name: r.name, NetNS: r.netns, Addr: r.addr, Hosts: r.hosts, Cgroup: r.dir.Path, Leaf: r.at.leaf.Path,
 		LogDir: r.logDir, Dir: r.private, Self: r.self, LinkFacts: links}
 }
 
@@ -188,7 +188,7 @@ func builtRole(m Machine, h HostedRole) (*Role, error) {
 		return nil, fmt.Errorf("%s: %w", h.Name, err)
 	}
 	return &Role{name: h.Name, netns: h.NetNS, addr: h.Addr, hosts: h.Hosts, dir: &proc.Cgroup{Path: h.Cgroup},
-		leaf: &proc.Cgroup{Path: h.Leaf}, logDir: h.LogDir, private: h.Dir, self: h.Self, host: on}, nil
+		at: where{leaf: &proc.Cgroup{Path: h.Leaf}}, logDir: h.LogDir, private: h.Dir, self: h.Self, host: on}, nil
 }
 
 // socketBufferMaxOp reads net.core.rmem_max or wmem_max as the machine's

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"slices"
 
 	"github.com/twnsbench/twnsbench/nsbench/ns"
 	"github.com/twnsbench/twnsbench/nsbench/proc"
@@ -31,8 +32,8 @@ import (
 // Contract:
 //   - Every process of the role starts from Program (Start, Run and
 //     WaitTCP build on it): in the role's network namespace, in the Role's
-//     cgroup leaf, with the role's hosts file as /etc/hosts and its output
-//     in the run's log directory. A caller never sets a namespace or a
+//     cgroup leaf (and on its CPUs, OnCPUs), with the role's hosts file as
+//     /etc/hosts and its output in the run's log directory. A caller never sets a namespace or a
 //     cgroup on a program.
 //   - Work inside the role's network namespace (a netlink change, a socket,
 //     a /proc/thread-self/net file) is an Op (op.go) carried out with
@@ -58,7 +59,7 @@ type Role struct {
 	addr   netip.Addr
 	hosts  string       // the file its processes see as /etc/hosts
 	dir    *proc.Cgroup // the role's cgroup: its CPU, children included
-	leaf   *proc.Cgroup // where this Role's processes go
+	at     where        // where this Role's processes go
 	logDir string
 	// private is the role's own directory on its host (keys,
 	// configurations, the payload); self is twnsbench there.
@@ -129,7 +130,8 @@ func (r *Role) Program(name string, argv ...string) proc.Program {
 	return proc.Program{
 		Name:   r.name + "/" + name,
 		NetNS:  filepath.Join(ns.RunDir, r.netns),
-		Cgroup: r.leaf,
+		Cgroup: r.at.leaf,
+		CPUs:   r.at.cpus,
 		Argv:   argv,
 		Mounts: []ns.Mount{{Kind: "bind", Source: r.hosts, Target: "/etc/hosts"}},
 		Log:    filepath.Join(r.logDir, r.name+"-"+name+".log"),
@@ -183,6 +185,24 @@ func (r *Role) Leaf(ctx context.Context, name string) (*Role, error) {
 		return nil, err
 	}
 	l := *r
-	l.leaf = &proc.Cgroup{Path: path}
+	l.at.leaf = &proc.Cgroup{Path: path}
 	return &l, nil
+}
+
+// where is where a Role's processes go: the cgroup leaf that accounts
+// for them, and the CPUs they may run on (nil: the harness's own), as a
+// cpuset cgroup would hold them; the launcher sets them before exec, as
+// the roles' cgroups are v2 and a hybrid host's cpuset is v1 only.
+type where struct {
+	leaf *proc.Cgroup
+	cpus []int
+}
+
+// OnCPUs is the same role with every process it starts from now on (and
+// their threads and children) kept on cpus, on the role's host; nil
+// lets them run anywhere the harness may. Its Leafs keep cpus.
+func (r *Role) OnCPUs(cpus []int) *Role {
+	p := *r
+	p.at.cpus = slices.Clone(cpus)
+	return &p
 }

@@ -2,15 +2,18 @@ package role_test
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twnsbench/twnsbench/internal/nstest"
 	"github.com/twnsbench/twnsbench/nsbench/metrics"
+	"github.com/twnsbench/twnsbench/nsbench/proc"
 	"github.com/twnsbench/twnsbench/nsbench/role"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
 )
@@ -123,5 +126,52 @@ func TestRoleRunsInItsNamespaceAndCgroup(t *testing.T) {
 	}
 	if res, err := server.Run(ctx, "cat", f); err != nil || string(res.Stdout) != "x=1\n" {
 		t.Errorf("cat %s in the server: %q, %v", f, res.Stdout, err)
+	}
+}
+
+// A role kept on CPUs starts every process there, daemons and tools, its
+// transport leaves too; the role it came from is left as it was.
+func TestRoleOnCPUs(t *testing.T) {
+	_, _, roles := nstest.Roles(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cpus, err := metrics.AffinityCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := cpus[len(cpus)-1:]
+	want := "Cpus_allowed_list:\t" + metrics.FormatCPUList(last)
+	pinned := roles[topology.Server].OnCPUs(last)
+	own, err := role.ForTransport(ctx, map[string]*role.Role{topology.Server: pinned}, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*role.Role{pinned, own[topology.Server]} {
+		p, err := r.Start(ctx, r.Program("sleep", "sleep", "30"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Start returns once the launcher is forked: wait until it has
+		// exec'd sleep.
+		var status []byte
+		err = proc.WaitUntil(ctx, "sleep exec'd", func() (err error) {
+			status, err = role.ReadFile(ctx, r, "/proc/"+strconv.Itoa(p.PID())+"/status")
+			if err == nil && !strings.HasPrefix(string(status), "Name:\tsleep\n") {
+				err = errors.New("not yet")
+			}
+			return err
+		}, p)
+		p.Stop(time.Second)
+		if err != nil || !strings.Contains(string(status), want+"\n") {
+			t.Errorf("daemon: %v, status without %q:\n%s", err, want, status)
+		}
+		res, err := r.Run(ctx, "grep", "Cpus_allowed_list", "/proc/self/status")
+		if err != nil || strings.TrimSpace(string(res.Stdout)) != want {
+			t.Errorf("tool: %q, %v; want %q", res.Stdout, err, want)
+		}
+	}
+	res, err := roles[topology.Server].Run(ctx, "grep", "Cpus_allowed_list", "/proc/self/status")
+	if all := "Cpus_allowed_list:\t" + metrics.FormatCPUList(cpus); err != nil || strings.TrimSpace(string(res.Stdout)) != all {
+		t.Errorf("the role it came from: %q, %v; want %q", res.Stdout, err, all)
 	}
 }

@@ -80,7 +80,7 @@ func (t *Tree) Roles(topo *topology.Topology, dirs Dirs) (map[string]*Role, erro
 			return roles, fmt.Errorf("%s: private directory: %w", name, err)
 		}
 		r := topo.Roles[name]
-		roles[name] = &Role{name: name, netns: r.NS.Name, addr: r.Addr, hosts: topo.HostsFile(name), dir: dir, leaf: base,
+		roles[name] = &Role{name: name, netns: r.NS.Name, addr: r.Addr, hosts: topo.HostsFile(name), dir: dir, at: where{leaf: base},
 			logDir: dirs.Log, private: private, self: self, host: nsHost{r.NS}}
 	}
 	return roles, nil
