@@ -10,6 +10,7 @@ import (
 	"github.com/twnsbench/twnsbench/nsbench/preflight"
 	"github.com/twnsbench/twnsbench/nsbench/results"
 	"github.com/twnsbench/twnsbench/nsbench/topology"
+	"github.com/twnsbench/twnsbench/nsbench/wan"
 )
 
 // newDocument starts the results with what is known before anything runs.
@@ -63,8 +64,7 @@ func newDocument(plan *Plan, versions map[string]string) *results.Document {
 		// WAN scp copies the warm-up file: a loss-bound copy of the full
 		// payload would take hours (the reference's choice).
 		d.Conditions = append(d.Conditions, results.Condition{Name: w.Name, Label: w.Label(), ScpPayloadBytes: plan.WarmBytes(),
-			Profile: &results.Profile{Spec: c.String(), RTTMs: durationMs(c.RTT), LossPct: c.LossPct,
-				JitterMs: durationMs(c.Jitter), RateBps: c.RateBps}})
+			Profile: wan.ProfileOf(c)})
 	}
 	if len(specs) > 0 {
 		d.Env.WAN = strings.Join(specs, " ") // BENCH_WAN's form: profiles separated by spaces

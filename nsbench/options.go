@@ -316,8 +316,6 @@ const (
 	OrderReference = "reference"
 )
 
-func durationMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 // Hosts puts roles on other machines: the inventory and how to reach it,
 // as data. An empty inventory keeps every role on this host. A run holds
 // the machines themselves, reached, as Sites.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/twnsbench/twnsbench/nsbench/impair"
+	"github.com/twnsbench/twnsbench/nsbench/results"
 )
 
 // Spec is a parsed WAN profile.
@@ -183,6 +184,11 @@ type Plan struct {
 
 // ms is d in milliseconds, the unit of the records.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ProfileOf is condition c as the results record it.
+func ProfileOf(c impair.Condition) *results.Profile {
+	return &results.Profile{Spec: c.String(), RTTMs: ms(c.RTT), LossPct: c.LossPct, JitterMs: ms(c.Jitter), RateBps: c.RateBps}
+}
 
 // fmtMs is d in milliseconds, in words.
 func fmtMs(d time.Duration) string {

@@ -57,9 +57,7 @@ func NewSweep(plan Plan, doc *results.Clients, logf func(format string, args ...
 		sw.conds[p.Name] = c
 		w.order = append(w.order, p.Name)
 		specs = append(specs, c.String())
-		doc.Conditions = append(doc.Conditions, results.Condition{Name: p.Name, Label: p.Label(),
-			Profile: &results.Profile{Spec: c.String(), RTTMs: ms(c.RTT), LossPct: c.LossPct,
-				JitterMs: ms(c.Jitter), RateBps: c.RateBps}})
+		doc.Conditions = append(doc.Conditions, results.Condition{Name: p.Name, Label: p.Label(), Profile: ProfileOf(c)})
 	}
 	doc.Env.WAN = strings.Join(specs, " ")
 	sw.method = impair.MethodUserspace
