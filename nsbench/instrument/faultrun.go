@@ -173,25 +173,14 @@ func parseSSHConnection(line string) (client, server netip.AddrPort, err error) 
 	if len(f) != 4 {
 		return client, server, fmt.Errorf("SSH_CONNECTION %q: want 4 fields", line)
 	}
-	if client, err = parseAddrPort(f[0], f[1]); err != nil {
+	if client, err = netip.ParseAddrPort(net.JoinHostPort(f[0], f[1])); err != nil {
 		return client, server, fmt.Errorf("SSH_CONNECTION %q: client: %w", line, err)
 	}
-	if server, err = parseAddrPort(f[2], f[3]); err != nil {
+	if server, err = netip.ParseAddrPort(net.JoinHostPort(f[2], f[3])); err != nil {
 		return client, server, fmt.Errorf("SSH_CONNECTION %q: server: %w", line, err)
 	}
-	return client, server, nil
-}
-
-func parseAddrPort(ip, port string) (netip.AddrPort, error) {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return netip.AddrPort{}, err
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, err
-	}
-	return netip.AddrPortFrom(a.Unmap(), uint16(p)), nil
+	// sshd on a dual-stack socket writes IPv4 peers mapped (::ffff:a.b.c.d).
+	return netip.AddrPortFrom(client.Addr().Unmap(), client.Port()), netip.AddrPortFrom(server.Addr().Unmap(), server.Port()), nil
 }
 
 // endStrandedBound bounds ending a lost session's server side.
