@@ -215,9 +215,11 @@ func (c *Wire) send(req request) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := c.enc.Encode(req); err != nil {
-		err = fmt.Errorf("%s: send: %w", c.host, err)
-		c.end(err)
-		return err
+		// A write that fails has lost the connection as a read's end does:
+		// the reader may not have seen its end yet.
+		lost := &LostError{Host: c.host, Why: "connection lost (send: " + err.Error() + ")"}
+		c.end(lost)
+		return lost
 	}
 	return nil
 }
