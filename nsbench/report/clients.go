@@ -101,7 +101,7 @@ func clientsBuilds(c *results.Clients) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\n## Verdicts\n\nBuild B's aggregate throughput against A's, per client count: one pair per run of the sweep (`--runs`), "+
-		"decided as a run's build cells are: slower or faster only when significant, at least %s and confirmed by the last %d pairs on their own "+
+		"decided as a run's build cells are: slower or faster only when significant, at least %s and confirmed by each half of the pairs on its own, the later half at least %d "+
 		"(so from %d runs on); no change only when the whole interval lies within ±%s. The exit code does not depend on it.\n\n",
 		pctText(c.MinEffect), verdict.ConfirmPairs, 2*verdict.ConfirmPairs, pctText(c.MinEffect))
 	b.WriteString(tableRow("Transport", "A", "B", "Clients", "Pairs", "B/A", "Interval", "Smallest detectable", "Verdict") + "\n")

@@ -11,8 +11,8 @@ const FirstLook = 2 * ConfirmPairs
 // rounds and then every ConfirmPairs rounds: while any cell is undecided
 // (which includes a change not yet confirmed by a batch of its own), it
 // measures another ConfirmPairs rounds, never past maxRounds. Each look
-// can turn an unchanged cell "slower" only if the pairs before its last
-// ConfirmPairs and the last ConfirmPairs both show it on their own, so the
+// can turn an unchanged cell "slower" only if the earlier and the later
+// half of its pairs (ConfirmBatch) both show it on their own, so the
 // false alarms grow slowly with the number of looks; TestAAFalseAlarms
 // measures the rate of the whole procedure (Decide at every look, Plan
 // between them, Decide's verdict at the stop) at caps of 20, 30 and 60

@@ -13,10 +13,10 @@
 //
 // A cell is "slower" or "faster" only when its change is significant, at
 // least its min effect (Options.MinEffectFor: the run's, else its
-// metric's own, else DefaultMinEffect), and confirmed: the pairs before the last ConfirmPairs
-// show it on their own, and the last ConfirmPairs pairs — a disjoint batch;
-// after Plan's first look, one measured after the look before — show it
-// again on their own. It is "no change" only when its
+// metric's own, else DefaultMinEffect), and confirmed: the earlier half of
+// the pairs shows it on its own, and the later half (ConfirmBatch, at least
+// ConfirmPairs) — a disjoint batch, measured after — shows it again on its
+// own. It is "no change" only when its
 // whole interval lies within the equivalence band, and "undecided"
 // otherwise. The band is symmetric in log space: [1/(1+MinEffect),
 // 1+MinEffect], so a 5 % band is 0.952…1.05 in ratio.
@@ -196,12 +196,22 @@ type Significance struct {
 	P, Q float64
 }
 
-// ConfirmPairs is the size of the confirmation batch: the last pairs of a
+// ConfirmPairs is the smallest confirmation batch: the last pairs of a
 // cell, which must show a change again on their own. Six is the fewest
 // pairs whose signed-rank test can reach p < 0.05 (all six of one sign:
 // two-sided 2/64); a cell therefore needs 2·ConfirmPairs pairs before it
 // can be called slower or faster.
 const ConfirmPairs = 6
+
+// ConfirmBatch is the confirmation batch of a cell of n pairs: its later
+// half, at least ConfirmPairs. A batch of fixed size would bound the
+// rule's power whatever n: six pairs show a change in four runs of five
+// only when it is about 1.2 standard deviations of one pair's change, so
+// many short rounds could never see less than that. Half and half keeps
+// the two tests alike in power, and each grows with n.
+func ConfirmBatch(n int) int {
+	return max(ConfirmPairs, n/2)
+}
 
 // Decide gives each cell its verdict. The cells' p-values are adjusted
 // together (Benjamini–Hochberg), so call it once with every cell of a run.
@@ -445,7 +455,7 @@ func judge(r Result, d []float64, o Options) (Kind, string) {
 		if ok, because := confirmed(d, est > 0, o); !ok {
 			return Undecided, why(fmt.Sprintf("%s on all %d pairs, not confirmed: %s", kind, r.N, because))
 		}
-		return kind, why(fmt.Sprintf("q %.2g, confirmed on the last %d pairs", r.Q, ConfirmPairs))
+		return kind, why(fmt.Sprintf("q %.2g, confirmed on the last %d pairs", r.Q, ConfirmBatch(len(d))))
 	}
 	if lo >= -band && hi <= band {
 		return NoChange, why(fmt.Sprintf("interval within ±%s", size(band)))
@@ -470,14 +480,15 @@ func unitText(x float64, unit string) string {
 }
 
 // confirmed says whether a change in the direction up (log ratio > 0)
-// shows on its own both in the pairs before the last ConfirmPairs (two-
-// sided p < Alpha, estimate the same way) and in the last ConfirmPairs
+// shows on its own both in the pairs before the last ConfirmBatch (two-
+// sided p < Alpha, estimate the same way) and in the last ConfirmBatch
 // (one-sided p < Alpha that way).
 func confirmed(d []float64, up bool, o Options) (bool, string) {
 	if len(d) < 2*ConfirmPairs {
 		return false, fmt.Sprintf("needs %d pairs, %d before a fresh batch of %d", 2*ConfirmPairs, ConfirmPairs, ConfirmPairs)
 	}
-	first, last := d[:len(d)-ConfirmPairs], d[len(d)-ConfirmPairs:]
+	k := ConfirmBatch(len(d))
+	first, last := d[:len(d)-k], d[len(d)-k:]
 	s := stats.WilcoxonSignedRank(first)
 	if s.P() >= o.Alpha || (stats.HodgesLehmann(first) > 0) != up {
 		return false, fmt.Sprintf("the first %d pairs alone: p %.2g", len(first), s.P())

@@ -149,11 +149,15 @@ func TestPlan(t *testing.T) {
 // TestMDEIsDetectedFourTimesInFive: cells whose log ratios are normal
 // with spread 0.1, shifted by the MDE their spread gives, are called
 // slower by Decide in about 80 % of cases (the MDE's promise), at 12 and
-// 24 pairs. (The spread is large enough that the MDE is far above the min
-// effect, which the MDE leaves out.)
+// 24 pairs, and with spread 0.2 at 60. (The spread is large enough that
+// the MDE is far above the min effect, which the MDE leaves out.)
 func TestMDEIsDetectedFourTimesInFive(t *testing.T) {
-	const cells, sigma = 2000, 0.1
-	for _, n := range []int{12, 24} {
+	const cells = 2000
+	for _, c := range []struct {
+		n     int
+		sigma float64
+	}{{12, 0.1}, {24, 0.1}, {60, 0.2}} {
+		n, sigma := c.n, c.sigma
 		shift := detectableShift(n, DefaultAlpha) * sigma
 		rng := rand.New(rand.NewPCG(uint64(n), 7))
 		hits := 0
@@ -177,6 +181,31 @@ func TestMDEIsDetectedFourTimesInFive(t *testing.T) {
 		if m := stats.Median(mdes); math.Abs(m-math.Expm1(shift)) > 0.02 {
 			t.Errorf("%d pairs: median MDE %.3f, want about %.3f", n, m, math.Expm1(shift))
 		}
+	}
+}
+
+// TestConfirmationGrowsWithPairs: the confirmation batch is the later
+// half of the pairs, so many pairs confirm a change that their last six
+// alone would not (three of them against it), and the rule's detectable
+// shift keeps falling with the pairs instead of stopping at the six
+// pairs' 1.2 standard deviations.
+func TestConfirmationGrowsWithPairs(t *testing.T) {
+	c := Cell{Better: results.BetterHigher}
+	for i := range 54 {
+		c.Pairs = append(c.Pairs, Pair{Round: i + 1, A: 1, B: math.Exp(-0.08 + 0.05*float64(i%2*2-1))})
+	}
+	for i, l := range []float64{0.03, -0.15, 0.02, -0.14, 0.04, -0.16} {
+		c.Pairs = append(c.Pairs, Pair{Round: 55 + i, A: 1, B: math.Exp(l)})
+	}
+	r := Decide([]Cell{c}, Options{})[0]
+	if r.Verdict != Slower || !strings.Contains(r.Reason, "confirmed on the last 30 pairs") {
+		t.Errorf("60 pairs about 8 %% slower, 3 of the last 6 the other way: %s (%s), want slower, confirmed on the last 30 pairs", r.Verdict, r.Reason)
+	}
+	if ConfirmBatch(12) != 6 || ConfirmBatch(13) != 6 || ConfirmBatch(60) != 30 {
+		t.Errorf("confirmation batches %d, %d, %d for 12, 13, 60 pairs; want 6, 6, 30", ConfirmBatch(12), ConfirmBatch(13), ConfirmBatch(60))
+	}
+	if at12, at60 := detectableShift(12, DefaultAlpha), detectableShift(60, DefaultAlpha); at60 > 0.65 || at60 > at12/2 {
+		t.Errorf("θ at 60 pairs %.3f (at 12: %.3f), want at most 0.65 and half of 12's", at60, at12)
 	}
 }
 

@@ -229,7 +229,7 @@ func WriteStepSummary(w io.Writer, rs []results.Verdict, run ABRun) error {
 		tally = []string{"no cells"}
 	}
 	fmt.Fprintf(&b, "%s of %d cells. A cell is slower or faster when its change is significant "+
-		"(q < %g after Benjamini–Hochberg), at least %s, and confirmed by its last %d pairs alone; "+
+		"(q < %g after Benjamini–Hochberg), at least %s, and confirmed by each half of its pairs alone (the later half at least %d); "+
 		"no change when its whole %s interval (B against A) lies within ±%s.\n\n",
 		strings.Join(tally, ", "), len(cells), o.Alpha, minEffect, verdict.ConfirmPairs, textfmt.Pct(1-o.Alpha), minEffect)
 	b.WriteString(textfmt.TableRow("Cell", "Unit", "A (median)", "B (median)", "B against A (interval)", "Smallest detectable", "Pairs", "Verdict") + "\n")
