@@ -14,10 +14,11 @@ type progressBlock struct {
 	cond        string
 	transports  []string
 	instruments []string
-	// paired marks the two builds of a transport: they measure
-	// progressPlan.pairedRuns rounds before the verdict's first look, and
-	// the verdict may ask for more up to the cap (progress.settle).
-	paired bool
+	// pairedRuns, for the two builds of a transport (0 for other
+	// blocks), is the rounds they measure before the verdict's first look
+	// (pairedRounds); the verdict may ask for more up to the cap
+	// (progress.settle).
+	pairedRuns int
 }
 
 // progressPlan is what the estimate starts from: the schedule and what
@@ -25,7 +26,6 @@ type progressBlock struct {
 type progressPlan struct {
 	runs        int // per cell; under --runs auto, the pilot
 	maxRuns     int // under --runs auto, the most per cell; 0 otherwise
-	pairedRuns  int // per cell of a paired block: the rounds before the verdict's first look (pairedRounds)
 	instruments []string
 	sized       map[string]bool    // instruments whose time scales with the payload
 	payload     map[string]int64   // condition → the bytes a payload-sized instrument copies
@@ -84,8 +84,8 @@ func newProgress(plan progressPlan, status func(Status)) *progress {
 		left:   map[cellKey]int{}, status: status, now: time.Now, tail: plan.tail}
 	for _, b := range plan.blocks {
 		runs := plan.runs
-		if b.paired {
-			runs = max(plan.runs, plan.pairedRuns)
+		if b.pairedRuns > 0 {
+			runs = b.pairedRuns
 		}
 		ins := b.instruments
 		if ins == nil {
@@ -96,7 +96,7 @@ func newProgress(plan progressPlan, status func(Status)) *progress {
 				k := cellKey{t, b.cond, in}
 				p.left[k] += runs
 				p.plans.planned[k] += runs
-				p.plans.open[k] = p.plans.open[k] || b.paired
+				p.plans.open[k] = p.plans.open[k] || b.pairedRuns > 0
 			}
 		}
 	}

@@ -214,20 +214,25 @@ func TestProgressForecastAndTail(t *testing.T) {
 
 // TestProgressPairedPlansTheFirstLook: two builds' block plans the rounds
 // before the verdict's first look (12 with --runs 3), not --runs, and its
-// estimate is a guess until the verdict has stopped asking for more.
+// estimate is a guess until the verdict has stopped asking for more. A
+// counted block looks first at 12 whatever --runs asks of the others.
 func TestProgressPairedPlansTheFirstLook(t *testing.T) {
 	o := Defaults()
 	o.Runs, o.Builds.MaxRounds = 3, 20
-	if got := pairedRounds(o); got != 12 {
+	if got := pairedRounds(o, false); got != 12 {
 		t.Errorf("paired rounds with --runs 3, cap 20: %d, want 12", got)
 	}
-	o.Builds.MaxRounds = 8
-	if got := pairedRounds(o); got != 8 {
-		t.Errorf("paired rounds with cap 8: %d, want 8", got)
+	o.Runs, o.Builds.MaxRounds = 60, 100
+	if got, counted := pairedRounds(o, false), pairedRounds(o, true); got != 60 || counted != 12 {
+		t.Errorf("paired rounds with --runs 60, cap 100: %d, counted %d; want 60, counted 12", got, counted)
+	}
+	o.Runs, o.Builds.MaxRounds = 3, 8
+	if got, counted := pairedRounds(o, false), pairedRounds(o, true); got != 8 || counted != 8 {
+		t.Errorf("paired rounds with cap 8: %d, counted %d; want 8 each", got, counted)
 	}
 	clock := time.Unix(0, 0)
-	blocks := []progressBlock{{cond: "lan", transports: []string{"tw@a", "tw@b"}, paired: true}}
-	p := newProgress(progressPlan{runs: 3, pairedRuns: 12, instruments: []string{"iperf3-1"}, blocks: blocks}, nil)
+	blocks := []progressBlock{{cond: "lan", transports: []string{"tw@a", "tw@b"}, pairedRuns: 12}}
+	p := newProgress(progressPlan{runs: 3, instruments: []string{"iperf3-1"}, blocks: blocks}, nil)
 	p.now = func() time.Time { return clock }
 	p.start, p.blocks.mark = clock, clock
 	if p.total() != 12*2 {

@@ -288,7 +288,7 @@ func (r *runner) finish(runErr error) error {
 // copies move and a first guess of their rate, and which instruments copy
 // it, and the time after the last block (the end's drift probe).
 func (r *runner) newProgress(bs []block, tail time.Duration) *progress {
-	plan := progressPlan{runs: r.plan.Runs, pairedRuns: pairedRounds(r.plan.Options), sized: map[string]bool{}, payload: map[string]int64{}, copyRate: map[string]float64{}, tail: tail}
+	plan := progressPlan{runs: r.plan.Runs, sized: map[string]bool{}, payload: map[string]int64{}, copyRate: map[string]float64{}, tail: tail}
 	if r.plan.RunsAuto {
 		plan.maxRuns = r.plan.MaxRuns
 	}
@@ -300,16 +300,19 @@ func (r *runner) newProgress(bs []block, tail time.Duration) *progress {
 		plan.payload[c.Name] = c.ScpPayloadBytes
 		plan.copyRate[c.Name] = copyRateGuess(c.Profile)
 	}
-	plan.blocks = progressBlocks(bs)
+	plan.blocks = progressBlocks(bs, r.plan.Options)
 	return newProgress(plan, r.deps.Status)
 }
 
 // progressBlocks are the schedule's blocks as the progress plans them:
 // each with its own instruments.
-func progressBlocks(bs []block) []progressBlock {
+func progressBlocks(bs []block, o Options) []progressBlock {
 	var out []progressBlock
 	for _, b := range bs {
-		pb := progressBlock{cond: b.cond.Name, transports: rowNames(b.rows), paired: b.paired, instruments: []string{}}
+		pb := progressBlock{cond: b.cond.Name, transports: rowNames(b.rows), instruments: []string{}}
+		if b.paired {
+			pb.pairedRuns = pairedRounds(o, b.counted)
+		}
 		for _, in := range b.instruments {
 			pb.instruments = append(pb.instruments, in.Name())
 		}

@@ -157,11 +157,14 @@ func TestScheduleCountedBlocks(t *testing.T) {
 			}
 		}
 		// 3 rows × 2 conditions × (2 plain instruments + 1 counted) × 3 runs;
-		// the paired rows' blocks plan their rounds (12) instead.
-		p := newProgress(progressPlan{runs: 3, pairedRuns: 12, blocks: progressBlocks(bs)}, nil)
+		// the paired rows' blocks plan the rounds before the first look
+		// instead: 20 (--runs 20) for the plain instruments, 12 counted.
+		o := Defaults()
+		o.Runs, o.Builds.MaxRounds = 20, 40
+		p := newProgress(progressPlan{runs: 3, blocks: progressBlocks(bs, o)}, nil)
 		wantTotal := 2 * (2 + 1) * 3
 		if order == OrderInterleaved {
-			wantTotal += 2 * 2 * (2 + 1) * 12
+			wantTotal += 2 * 2 * (2*20 + 1*12)
 		} else {
 			wantTotal += 2 * 2 * (2 + 1) * 3
 		}
