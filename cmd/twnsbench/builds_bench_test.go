@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -396,14 +395,7 @@ func pidsRunning(path string) []int {
 //	sudo go test -run '^$' -bench BuildsPublished -benchtime 1x -timeout 1h ./cmd/twnsbench
 func BenchmarkBuildsPublished(b *testing.B) {
 	nstest.RequireRoot(b)
-	newer := buildWireGuardGo(b)
-	gobin := b.TempDir()
-	install := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "install", publishedWireGuardGo)
-	install.Env = append(os.Environ(), "GOBIN="+gobin)
-	if out, err := install.CombinedOutput(); err != nil {
-		b.Fatalf("go install %s: %v\n%s", publishedWireGuardGo, err, out)
-	}
-	older := filepath.Join(gobin, "wireguard") // go install names it after the module's last element
+	newer, older := buildWireGuardGo(b), installPublishedWireGuardGo(b)
 	for i := 0; i < b.N; i++ {
 		doc, code, _, stderr := runTwoBuilds(b, b.TempDir(), [2]string{"old", "new"}, [2]string{older, newer},
 			append([]string{"--instruments", "iperf3-1,tcp_rr"}, manyShortRounds...)...)

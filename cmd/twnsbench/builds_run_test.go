@@ -206,6 +206,19 @@ func verdictExit(doc *results.Document) int {
 // publishedWireGuardGo is an older published wireguard-go than go.mod's.
 const publishedWireGuardGo = "golang.zx2c4.com/wireguard@v0.0.0-20230325221338-052af4a8072b"
 
+// installPublishedWireGuardGo builds publishedWireGuardGo through the Go
+// module proxy and returns the program's path.
+func installPublishedWireGuardGo(t testing.TB) string {
+	t.Helper()
+	gobin := t.TempDir()
+	install := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "install", publishedWireGuardGo)
+	install.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s: %v\n%s", publishedWireGuardGo, err, out)
+	}
+	return filepath.Join(gobin, "wireguard") // go install names it after the module's last element
+}
+
 // TestBuildsPublishedVersions runs two published versions of wireguard-go
 // side by side, the older one fetched through the Go module proxy and
 // built here (so it needs the network: set TWNSBENCH_NET_TESTS=1): each
@@ -216,14 +229,7 @@ func TestBuildsPublishedVersions(t *testing.T) {
 	if os.Getenv("TWNSBENCH_NET_TESTS") != "1" {
 		t.Skip("fetches " + publishedWireGuardGo + " through the Go module proxy: set TWNSBENCH_NET_TESTS=1")
 	}
-	newer := buildWireGuardGo(t)
-	gobin := t.TempDir()
-	install := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "install", publishedWireGuardGo)
-	install.Env = append(os.Environ(), "GOBIN="+gobin)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("go install %s: %v\n%s", publishedWireGuardGo, err, out)
-	}
-	older := filepath.Join(gobin, "wireguard") // go install names it after the module's last element
+	newer, older := buildWireGuardGo(t), installPublishedWireGuardGo(t)
 	out := t.TempDir()
 	doc, code, stdout, stderr := runTwoBuilds(t, out, [2]string{"old", "new"}, [2]string{older, newer},
 		"--instruments", "iperf3-1,tcp_rr", "--duration", "1s", "--warmup", "0", "--runs", "6", "--max-rounds", "6", "--profile")
