@@ -15,7 +15,7 @@ const FirstLook = 2 * ConfirmPairs
 // half of its pairs (ConfirmBatch) both show it on their own, so the
 // false alarms grow slowly with the number of looks; TestAAFalseAlarms
 // measures the rate of the whole procedure (Decide at every look, Plan
-// between them, Decide's verdict at the stop) at caps of 20, 30 and 60
+// between them, Decide's verdict at the stop) at caps of 20, 30, 60 and 100
 // rounds, and TestPower its power. o is not used yet: the rule's batch
 // sizes do not depend on the thresholds.
 func Plan(rs []Result, rounds, maxRounds int, o Options) int {
