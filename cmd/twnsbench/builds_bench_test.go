@@ -234,10 +234,7 @@ func BenchmarkBuildsAAHog(b *testing.B) {
 // the returned stop ends them (by PID, and waits for them).
 func startHog(b *testing.B, on, off time.Duration) (stop func()) {
 	b.Helper()
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
+	return inBackground(func(done <-chan struct{}) {
 		for {
 			var hogs []*exec.Cmd
 			for range 2 {
@@ -264,6 +261,17 @@ func startHog(b *testing.B, on, off time.Duration) (stop func()) {
 			case <-time.After(off):
 			}
 		}
+	})
+}
+
+// inBackground runs loop in a goroutine until the returned stop closes
+// its done channel, and waits for loop to return.
+func inBackground(loop func(done <-chan struct{})) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		loop(done)
 	}()
 	return func() {
 		close(done)
@@ -333,10 +341,7 @@ func BenchmarkBuildsKnownSlowdown(b *testing.B) {
 // only the run's own daemons run it.
 func startStopping(b *testing.B, path string, pause, period time.Duration) (end func()) {
 	b.Helper()
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
+	return inBackground(func(done <-chan struct{}) {
 		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for {
@@ -354,11 +359,7 @@ func startStopping(b *testing.B, path string, pause, period time.Duration) (end 
 				_ = syscall.Kill(pid, syscall.SIGCONT)
 			}
 		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	})
 }
 
 // pidsRunning lists the PIDs whose executable is path.
