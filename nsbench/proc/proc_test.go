@@ -123,9 +123,10 @@ func TestRunReportsToolFailure(t *testing.T) {
 func TestRunStampsStderrLines(t *testing.T) {
 	n, cg := newEnv(t)
 	// The program's own pause stages the timing; nothing waits on it.
+	const pause = time.Second
 	res, err := proc.Run(context.Background(), proc.Program{
 		Name: "test/lines", NetNS: n.Path(), Cgroup: cg,
-		Argv: []string{"sh", "-c", "printf 'connected\\r\\n' >&2; sleep 0.3; echo done >&2; echo out"},
+		Argv: []string{"sh", "-c", fmt.Sprintf("printf 'connected\\r\\n' >&2; sleep %g; echo done >&2; echo out", pause.Seconds())},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +135,12 @@ func TestRunStampsStderrLines(t *testing.T) {
 	if len(l) != 2 || l[0].Text != "connected" || l[1].Text != "done" {
 		t.Fatalf("lines = %+v", l)
 	}
-	if gap := l[1].At - l[0].At; gap < 300*time.Millisecond || l[1].At > res.Wall || l[0].At <= 0 {
-		t.Errorf("stamps %v, %v within wall %v: want 0 < first, second ≥ first + 0.3 s, ≤ wall", l[0].At, l[1].At, res.Wall)
+	// Certain: the second line cannot arrive before the pause ended, nor
+	// after the exit. The first is stamped on its own arrival, not with
+	// the second: only a reader that waited half the pause to wake on
+	// a ready pipe would stamp it later.
+	if l[0].At <= 0 || l[1].At < pause || l[1].At > res.Wall || l[1].At-l[0].At < pause/2 {
+		t.Errorf("stamps %v, %v within wall %v: want 0 < first ≤ second − %v, %v ≤ second ≤ wall", l[0].At, l[1].At, res.Wall, pause/2, pause)
 	}
 }
 
