@@ -37,7 +37,7 @@ type row struct {
 func newRow(t transport.Transport, view *transport.Testbed) *row {
 	rw := &row{t: t, view: view, meters: map[string]func() (uint64, error){}, peaks: rssPeaks{}}
 	for name, r := range view.Roles {
-		rw.meters[name] = meter(r, role.OwnCPUUsec)
+		rw.meters[name] = role.Meter(r, role.OwnCPUUsec)
 	}
 	return rw
 }

@@ -142,14 +142,14 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 
 	tb.sampler = &metrics.Sampler{
 		Roles:         map[string]func() (uint64, error){},
-		ClientRxBytes: meter(roles[topology.Client], role.RxBytes),
+		ClientRxBytes: role.Meter(roles[topology.Client], role.RxBytes),
 		Machines:      machines,
 	}
 	if tb.tree != nil {
 		tb.sampler.Run, tb.sampler.RunCgroup = tb.tree.Usage, tb.tree.Name()
 	}
 	for name, r := range roles {
-		tb.sampler.Roles[name] = meter(r, role.CPUUsec)
+		tb.sampler.Roles[name] = role.Meter(r, role.CPUUsec)
 	}
 
 	if tb.client.udpBuffer, err = socketBufferLimit(ctx, roles); err != nil {
@@ -169,13 +169,6 @@ func (tb *testbed) up(ctx context.Context, rec *recorder) error {
 		rec.setup.scp(form, instrument.OptionsString())
 	}
 	return nil
-}
-
-// meter is a counter of role r as metrics.Sampler reads it: without a
-// context, around each sample. A host lost meanwhile fails the read
-// through the wire's keepalive (role.Wire.KeepAlive), not a deadline.
-func meter(r *role.Role, read func(context.Context, *role.Role) (uint64, error)) func() (uint64, error) {
-	return func() (uint64, error) { return read(context.Background(), r) }
 }
 
 // direct is the path to the server as the client reaches it without any

@@ -65,6 +65,13 @@ var (
 	})
 )
 
+// Meter is counter read of role r as metrics.Sampler reads it: without a
+// context, around each sample. A host lost meanwhile fails the read
+// through the wire's keepalive (Wire.KeepAlive), not a deadline.
+func Meter(r *Role, read func(context.Context, *Role) (uint64, error)) func() (uint64, error) {
+	return func() (uint64, error) { return read(context.Background(), r) }
+}
+
 // CPUUsec is the CPU role r's whole cgroup has used (µs).
 func CPUUsec(ctx context.Context, r *Role) (uint64, error) {
 	return cgroupUsageOp.On(ctx, r, r.dir.Path)

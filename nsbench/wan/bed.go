@@ -62,9 +62,3 @@ func netemTargets(b Bed) []impair.Target {
 	}
 	return ts
 }
-
-// meter is a counter of role r as the sampler reads it: without a context,
-// around each sample.
-func meter(r *role.Role, read func(context.Context, *role.Role) (uint64, error)) func() (uint64, error) {
-	return func() (uint64, error) { return read(context.Background(), r) }
-}

@@ -31,7 +31,7 @@ func newEdges(ctx context.Context, b Bed) (*impair.Edges, error) {
 			return nil, fmt.Errorf("userspace impairment on the %s's host: %w", name, err)
 		}
 		leaves = append(leaves, leaf)
-		whole, own := b.Meters[name], meter(leaf, role.OwnCPUUsec)
+		whole, own := b.Meters[name], role.Meter(leaf, role.OwnCPUUsec)
 		b.Meters[name] = func() (uint64, error) {
 			// The leaf first: it is part of the whole read after it.
 			own, err := own()
@@ -45,7 +45,7 @@ func newEdges(ctx context.Context, b Bed) (*impair.Edges, error) {
 	b.Meters[ImpairCgroup] = func() (uint64, error) {
 		var sum uint64
 		for _, l := range leaves {
-			u, err := meter(l, role.OwnCPUUsec)()
+			u, err := role.Meter(l, role.OwnCPUUsec)()
 			if err != nil {
 				return 0, err
 			}
