@@ -65,7 +65,7 @@ var (
 	})
 )
 
-// Meter is counter read of role r as metrics.Sampler reads it: without a
+// Meter is a counter of role r as metrics.Sampler reads it: without a
 // context, around each sample. A host lost meanwhile fails the read
 // through the wire's keepalive (Wire.KeepAlive), not a deadline.
 func Meter(r *Role, read func(context.Context, *Role) (uint64, error)) func() (uint64, error) {
